@@ -1,0 +1,34 @@
+// scalelens: how well does my training scale, why not better, and at what cost?
+// The binary only parses arguments and prints; libscalelens (src/) does the work.
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"scalelens: how well your multi-GPU training scales, why not better, and at what cost"};
+  app.set_version_flag("--version", std::string("scalelens ") + SCALELENS_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  scalelens report runs/                      scaling report over every run found in runs/\n"
+      "  scalelens report runs/ --format json        the summary as JSON on standard output\n"
+      "  scalelens trace traces/                     communication vs computation per rank\n"
+      "Run 'scalelens COMMAND --help' for a command's options.\n"
+      "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict.");
+  int exit_code = 0;
+  scalelens::cli::add_report_command(app, exit_code);
+  scalelens::cli::add_trace_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 1;  // DESIGN.md: every usage error is exit code 1
+  }
+  return exit_code;
+}

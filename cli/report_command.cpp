@@ -1,0 +1,155 @@
+// scalelens report: a scalability report over a folder of runs.
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "commands.hpp"
+#include "ingest/ingest.hpp"
+#include "report/output_folder.hpp"
+#include "report/summary_writers.hpp"
+#include "terminal.hpp"
+
+namespace scalelens::cli {
+
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::string format = "table";
+  std::string pattern;
+  int warmup_epochs = 1;
+  std::string baseline = "per-label";
+  int baseline_gpus = 0;
+  std::string scaling = "auto";
+  bool strict = false;
+  bool quiet = false;
+  unsigned threads = 0;
+};
+
+int run_report(const ReportArgs& args) {
+  IngestOptions in;
+  in.inputs = args.inputs;
+  if (!args.pattern.empty()) in.pattern = args.pattern;
+  in.threads = args.threads;
+  ProgressBar bar("reading", !args.quiet && is_terminal(STDERR_FILENO));
+  in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
+  Study study = ingest(in);
+  bar.finish();
+
+  AnalysisOptions options;
+  options.warmup_epochs = args.warmup_epochs;
+  options.baseline = args.baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
+  if (args.baseline_gpus > 0) options.baseline_gpus = args.baseline_gpus;
+  if (args.scaling != "auto") options.scaling = args.scaling;
+  Summary summary = analyze(study, options);
+
+  const bool color = is_terminal(STDOUT_FILENO);
+  const std::string diagnostics = render_diagnostics(summary, TableStyle{is_terminal(STDERR_FILENO)});
+  for (const auto& d : summary.warnings) {
+    if (d.code == "bad-pattern") {
+      std::fputs(diagnostics.c_str(), stderr);
+      return 1;
+    }
+  }
+  if (summary.configurations.empty()) {
+    std::fputs(diagnostics.c_str(), stderr);
+    std::fprintf(stderr,
+                 "error: no usable data: %zu files seen, %zu recognized, no run with a known label and GPU count.\n"
+                 "scalelens reads scalelens run folders, itwinai MLflow stores and CSVs, MLPerf logs, nvidia-smi CSV logs\n"
+                 "and PyTorch profiler traces; see 'scalelens report --help'.\n",
+                 study.files_seen, study.files_read);
+    return 2;
+  }
+
+  // Files: -o, else <first input>/scalelens-report, else (read-only input) ./scalelens-report.
+  std::filesystem::path out_dir = args.output_dir;
+  bool chosen = !out_dir.empty();
+  if (!chosen) {
+    std::filesystem::path first(args.inputs.front());
+    out_dir = (std::filesystem::is_directory(first) ? first : first.parent_path()) / "scalelens-report";
+  }
+  // A folder without write bits is read-only by intent, even to root (who could write anyway).
+  auto writable = [](const std::filesystem::path& dir) {
+    std::error_code ec;
+    auto probe = std::filesystem::exists(dir, ec) ? dir : dir.parent_path();
+    auto perms = std::filesystem::status(probe, ec).permissions();
+    using std::filesystem::perms;
+    return !ec && (perms & (perms::owner_write | perms::group_write | perms::others_write)) != perms::none;
+  };
+  auto written = !chosen && !writable(out_dir)
+                     ? Result<std::vector<std::filesystem::path>>(Error{"the input folder is read-only", out_dir.string()})
+                     : write_report_files(summary, out_dir);
+  if (!written && !chosen) {
+    auto fallback = std::filesystem::current_path() / "scalelens-report";
+    std::fprintf(stderr, "note: %s; writing to %s instead (choose with -o DIR)\n",
+                 format_location({Severity::note, "", written.error().message, written.error().path, 0, {}}).c_str(),
+                 fallback.c_str());
+    out_dir = fallback;
+    written = write_report_files(summary, out_dir);
+  }
+  if (!written) {
+    std::fprintf(stderr, "error: %s: %s\n", written.error().path.c_str(), written.error().message.c_str());
+    return 1;
+  }
+
+  if (args.format == "json") {
+    std::cout << render_summary_json(summary);
+    std::fputs(diagnostics.c_str(), stderr);
+  } else if (args.format == "csv") {
+    std::cout << render_summary_csv(summary);
+    std::fputs(diagnostics.c_str(), stderr);
+  } else {
+    std::cout << render_table(summary, TableStyle{color});
+    if (!summary.warnings.empty()) std::cout << "\n" << render_diagnostics(summary, TableStyle{color});
+    if (!args.quiet) std::cout << fmt::format("\nWrote {}\n", out_dir.string());
+  }
+  std::cout.flush();
+
+  if (args.strict) {
+    for (const auto& d : summary.warnings)
+      if (d.severity != Severity::note) return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand("report", "Scalability report over folders of runs (searched recursively)");
+  cmd->add_option("inputs", args->inputs, "Folders or files: scalelens run folders, itwinai MLflow stores or CSVs, "
+                                          "MLPerf logs, nvidia-smi logs, PyTorch profiler traces")
+      ->required();
+  cmd->add_option("-o,--output", args->output_dir, "Output folder (default: <first input>/scalelens-report)");
+  cmd->add_option("--format", args->format, "What goes to standard output")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--pattern", args->pattern, "Only paths (relative to their input) matching this regex");
+  cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--baseline", args->baseline, "per-label: each label's smallest GPU count; common: the fastest label at the smallest GPU count")
+      ->check(CLI::IsMember({"per-label", "common"}))
+      ->capture_default_str();
+  cmd->add_option("--baseline-gpus", args->baseline_gpus, "Measure speedup against this GPU count")->check(CLI::PositiveNumber);
+  cmd->add_option("--scaling", args->scaling, "Strong or weak scaling (auto: from the manifests or the global batch)")
+      ->check(CLI::IsMember({"auto", "strong", "weak"}))
+      ->capture_default_str();
+  cmd->add_flag("--strict", args->strict, "Exit with code 3 when there are warnings");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
+  cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
+  cmd->footer(
+      "Examples:\n"
+      "  scalelens report runs/\n"
+      "  scalelens report runs/ mllogs/mlflow --pattern 'ddp|deepspeed' --warmup-epochs 2\n"
+      "  scalelens report runs/ --baseline common --format json > summary.json\n"
+      "  scalelens report runs/ -o paper/scaling --strict\n"
+      "Files written to the output folder: summary.json (schema scalelens.summary/1), summary.csv.\n"
+      "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings.");
+  cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
+}
+
+}  // namespace scalelens::cli

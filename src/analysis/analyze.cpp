@@ -1,0 +1,287 @@
+// Configurations, baselines, speedup, efficiency, Karp–Flatt and the validity warnings.
+#include "analysis/analyze.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace scalelens {
+
+namespace {
+
+std::optional<double> mean_of(const std::vector<double>& v) {
+  if (v.empty()) return std::nullopt;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+Diagnostic config_warning(const ConfigurationSummary& c, std::string code, std::string message,
+                          Severity sev = Severity::warning) {
+  return Diagnostic{sev, std::move(code), std::move(message), {}, 0, c.key()};
+}
+
+// Collects "figure X could not be computed for A, B: reason" into one line per (figure, reason).
+class MissingFigures {
+ public:
+  void add(const std::string& figure, const std::string& reason, const std::string& config) {
+    items_[{figure, reason}].push_back(config);
+  }
+  void emit(std::vector<Diagnostic>& out) const {
+    for (const auto& [what, configs] : items_) {
+      std::string list;
+      for (std::size_t i = 0; i < configs.size(); ++i) list += (i ? ", " : "") + configs[i];
+      out.push_back({Severity::note, "missing-figure", fmt::format("{} not computed for {}: {}", what.first, list, what.second),
+                     {}, 0, {}});
+    }
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> items_;
+};
+
+// The time speedup is measured with: epoch time where the baseline has it, else run time.
+std::optional<double> time_of(const ConfigurationSummary& c, bool use_epochs) {
+  const auto& s = use_epochs ? c.epoch_time_s : c.run_time_s;
+  return s ? std::optional<double>(s->mean) : std::nullopt;
+}
+
+// Whether a label's curve is weak scaling: declared by its runs, or its global batch grows in
+// proportion to the GPU count.
+std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, const std::vector<RunSummary>& runs,
+                           const std::vector<const Run*>& sources, std::vector<Diagnostic>& warnings) {
+  std::set<std::string> declared;
+  for (auto* c : curve)
+    for (auto i : c->run_indices)
+      if (sources[i]->scaling) declared.insert(*sources[i]->scaling);
+  if (declared.size() == 1) return *declared.begin();
+  if (declared.size() > 1)
+    warnings.push_back({Severity::warning, "mixed-scaling",
+                        fmt::format("runs of '{}' declare both weak and strong scaling; treated as strong", curve.front()->label),
+                        {}, 0, {}});
+  (void)runs;
+  std::vector<std::pair<int, double>> batches;
+  for (auto* c : curve)
+    if (c->global_batch_size) batches.emplace_back(c->world_size, *c->global_batch_size);
+  if (batches.size() < 2) return "strong";
+  bool constant_batch = true, constant_per_gpu = true;
+  for (auto& [p, b] : batches) {
+    constant_batch &= std::fabs(b - batches.front().second) <= 1e-9 * b;
+    double per = b / p, per0 = batches.front().second / batches.front().first;
+    constant_per_gpu &= std::fabs(per - per0) <= 1e-6 * per0;
+  }
+  if (!constant_batch && constant_per_gpu) return "weak";
+  return "strong";
+}
+
+}  // namespace
+
+Summary analyze(const Study& study, const AnalysisOptions& options) {
+  Summary summary;
+  summary.warnings = study.diagnostics;
+  if (options.baseline_gpus) summary.baseline = std::to_string(*options.baseline_gpus);
+  else if (options.baseline == BaselineKind::common) summary.baseline = "common";
+
+  // Runs, then configurations (label, world size).
+  std::vector<Diagnostic> run_warnings;
+  std::vector<const Run*> sources;
+  for (const auto& run : study.runs) {
+    if (!run.world_size) {
+      run_warnings.push_back({Severity::warning, "unknown-world-size",
+                              "the run's GPU count (world size) is unknown, so it cannot be placed on a scaling curve; "
+                              "add \"world_size\" to a scalelens.json in or above it",
+                              run.path, 0, {}});
+      continue;
+    }
+    summary.runs.push_back(summarize_run(run, options, run_warnings));
+    if (summary.runs.back().label.empty()) summary.runs.back().label = "unlabelled";
+    sources.push_back(&run);
+  }
+  std::map<std::pair<std::string, int>, std::size_t> index;
+  for (std::size_t i = 0; i < summary.runs.size(); ++i) {
+    const auto& r = summary.runs[i];
+    auto [it, inserted] = index.emplace(std::make_pair(r.label, *r.world_size), summary.configurations.size());
+    if (inserted) {
+      ConfigurationSummary c;
+      c.label = r.label;
+      c.world_size = *r.world_size;
+      summary.configurations.push_back(c);
+    }
+    summary.configurations[it->second].run_indices.push_back(i);
+  }
+  std::sort(summary.configurations.begin(), summary.configurations.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.label, a.world_size) < std::tie(b.label, b.world_size); });
+
+  MissingFigures missing;
+  std::vector<Diagnostic> config_warnings;
+  for (auto& c : summary.configurations) {
+    c.runs = c.run_indices.size();
+    std::vector<double> epochs, run_times, throughput, utils_mean, energy_wh, j_per_sample, host_wh;
+    std::vector<double> score, raw, overlap, exposed, idle, spread;
+    std::set<int> nodes, per_node;
+    std::set<double> batches;
+    std::set<std::string> models;
+    double util_min = 0, util_max = 0;
+    bool have_util = false;
+    for (auto i : c.run_indices) {
+      const auto& r = summary.runs[i];
+      epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
+      if (r.run_time_s) run_times.push_back(*r.run_time_s);
+      if (r.throughput_samples_per_s) throughput.push_back(*r.throughput_samples_per_s);
+      if (r.gpu_util_pct) {
+        utils_mean.push_back(r.gpu_util_pct->mean);
+        util_min = have_util ? std::min(util_min, r.gpu_util_pct->min) : r.gpu_util_pct->min;
+        util_max = have_util ? std::max(util_max, r.gpu_util_pct->max) : r.gpu_util_pct->max;
+        have_util = true;
+      }
+      if (r.energy_j) energy_wh.push_back(*r.energy_j / 3600);
+      if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
+      if (r.host_energy_j) host_wh.push_back(*r.host_energy_j / 3600);
+      if (r.computation_score) score.push_back(*r.computation_score);
+      if (r.comp_comm_raw_share) raw.push_back(*r.comp_comm_raw_share);
+      if (r.overlap_ratio) overlap.push_back(*r.overlap_ratio);
+      if (r.exposed_comm_share) exposed.push_back(*r.exposed_comm_share);
+      if (r.idle_share) idle.push_back(*r.idle_share);
+      if (r.straggler_spread) spread.push_back(*r.straggler_spread);
+      if (r.nodes) nodes.insert(*r.nodes);
+      if (r.gpus_per_node) per_node.insert(*r.gpus_per_node);
+      if (r.global_batch_size) batches.insert(*r.global_batch_size);
+      if (!r.gpu_model.empty()) models.insert(r.gpu_model);
+    }
+    c.epoch_time_s = describe(epochs);
+    c.run_time_s = describe(run_times);
+    c.throughput_samples_per_s = mean_of(throughput);
+    if (c.throughput_samples_per_s) c.throughput_per_gpu = *c.throughput_samples_per_s / c.world_size;
+    if (have_util) c.gpu_util_pct = RangeStat{*mean_of(utils_mean), util_min, util_max};
+    c.energy_wh = mean_of(energy_wh);
+    c.energy_j_per_sample = mean_of(j_per_sample);
+    c.host_energy_wh = mean_of(host_wh);
+    c.computation_score = mean_of(score);
+    c.comp_comm_raw_share = mean_of(raw);
+    c.overlap_ratio = mean_of(overlap);
+    c.exposed_comm_share = mean_of(exposed);
+    c.idle_share = mean_of(idle);
+    c.straggler_spread = mean_of(spread);
+    if (!nodes.empty()) c.nodes = *nodes.begin();
+    if (!per_node.empty()) c.gpus_per_node = *per_node.begin();
+    if (!batches.empty()) c.global_batch_size = *batches.begin();
+
+    // Validity of the configuration itself.
+    if (c.runs < 3)
+      config_warnings.push_back(config_warning(c, "few-repeats",
+          fmt::format("only {} run{}; with fewer than 3 repeats the confidence interval is wide or missing", c.runs, c.runs == 1 ? "" : "s")));
+    if (c.epoch_time_s && c.epoch_time_s->n >= 2 && c.epoch_time_s->cv() > 0.05)
+      config_warnings.push_back(config_warning(c, "high-variation",
+          fmt::format("epoch time varies by {:.1f}% (coefficient of variation over 5%): look for noisy neighbours, I/O or throttling",
+                      100 * c.epoch_time_s->cv())));
+    auto list = [](const auto& set) {
+      std::string s;
+      for (const auto& x : set) s += (s.empty() ? "" : ", ") + fmt::format("{}", x);
+      return s;
+    };
+    if (batches.size() > 1)
+      config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs disagree on the global batch size ({})", list(batches))));
+    if (models.size() > 1)
+      config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs ran on different GPU models ({})", list(models))));
+    if (nodes.size() > 1)
+      config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
+    if (!c.throughput_samples_per_s)
+      missing.add("throughput", "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global_batch_size with steps)", c.key());
+    if (!c.epoch_time_s && !c.run_time_s) missing.add("time", "no epochs and no run start/end", c.key());
+  }
+
+  // Scaling curves: one per label.
+  std::map<std::string, std::vector<ConfigurationSummary*>> curves;
+  for (auto& c : summary.configurations) curves[c.label].push_back(&c);
+  std::set<std::string> kinds;
+  for (auto& [label, curve] : curves) {
+    std::string scaling = options.scaling ? *options.scaling : detect_scaling(curve, summary.runs, sources, config_warnings);
+    kinds.insert(scaling);
+    for (auto* c : curve) c->scaling = scaling;
+    if (scaling == "strong") {
+      std::set<double> batches;
+      std::string detail;
+      for (auto* c : curve)
+        if (c->global_batch_size) {
+          batches.insert(*c->global_batch_size);
+          detail += (detail.empty() ? "" : ", ") + fmt::format("{} at {} GPUs", *c->global_batch_size, c->world_size);
+        }
+      if (batches.size() > 1)
+        config_warnings.push_back({Severity::warning, "batch-changed",
+                                   fmt::format("the global batch size changes along the strong-scaling curve of '{}' ({}): "
+                                               "speedup then mixes parallel scaling with a change of the problem",
+                                               label, detail),
+                                   {}, 0, {}});
+    }
+  }
+  summary.scaling = kinds.size() == 1 ? *kinds.begin() : kinds.empty() ? "strong" : "mixed";
+
+  // Baselines and speedup.
+  const ConfigurationSummary* common_ref = nullptr;
+  if (!options.baseline_gpus && options.baseline == BaselineKind::common && !summary.configurations.empty()) {
+    int p0 = summary.configurations.front().world_size;
+    for (auto& c : summary.configurations) p0 = std::min(p0, c.world_size);
+    for (auto& c : summary.configurations) {
+      if (c.world_size != p0) continue;
+      auto better = [&](const ConfigurationSummary& a, const ConfigurationSummary* b) {
+        if (!b) return true;
+        if (a.scaling == "weak" && a.throughput_samples_per_s && b->throughput_samples_per_s)
+          return *a.throughput_samples_per_s > *b->throughput_samples_per_s;
+        auto ta = time_of(a, a.epoch_time_s.has_value()), tb = time_of(*b, a.epoch_time_s.has_value());
+        return ta && (!tb || *ta < *tb);
+      };
+      if (better(c, common_ref)) common_ref = &c;
+    }
+  }
+  for (auto& [label, curve] : curves) {
+    const ConfigurationSummary* base = common_ref;
+    if (!base) {
+      if (options.baseline_gpus) {
+        for (auto* c : curve)
+          if (c->world_size == *options.baseline_gpus) base = c;
+        if (!base) {
+          config_warnings.push_back({Severity::warning, "no-baseline",
+                                     fmt::format("'{}' has no configuration at {} GPUs (--baseline-gpus); its speedup is left out",
+                                                 label, *options.baseline_gpus),
+                                     {}, 0, {}});
+          continue;
+        }
+      } else {
+        base = curve.front();  // sorted by world size
+      }
+    }
+    const bool use_epochs = base->epoch_time_s.has_value();
+    const auto t_base = time_of(*base, use_epochs);
+    const double p0 = base->world_size;
+    for (auto* c : curve) {
+      c->baseline_world_size = base->world_size;
+      c->baseline_label = base->label;
+      const double p = c->world_size;
+      c->ideal_speedup = p / p0;
+      std::optional<double> s;
+      if (c->scaling == "weak") {
+        if (c->throughput_samples_per_s && base->throughput_samples_per_s)
+          s = *c->throughput_samples_per_s / *base->throughput_samples_per_s;
+        else
+          missing.add("speedup", "weak scaling needs throughput, which needs a samples count", c->key());
+      } else {
+        auto t = time_of(*c, use_epochs);
+        if (t && t_base && *t > 0) s = *t_base / *t;
+        else missing.add("speedup", use_epochs ? "no epoch times here or at the baseline" : "no run times here or at the baseline", c->key());
+      }
+      if (!s) continue;
+      c->speedup = s;
+      c->efficiency = *s * p0 / p;
+      if (p > p0 && *s > 0) c->karp_flatt = (1 / *s - p0 / p) / (1 - p0 / p);
+    }
+  }
+  missing.emit(config_warnings);
+  summary.warnings.insert(summary.warnings.end(), run_warnings.begin(), run_warnings.end());
+  summary.warnings.insert(summary.warnings.end(), config_warnings.begin(), config_warnings.end());
+  return summary;
+}
+
+}  // namespace scalelens

@@ -1,0 +1,36 @@
+#pragma once
+// Turns a Study into a Summary, following DESIGN.md's metric definitions exactly.
+#include <optional>
+#include <string>
+
+#include "analysis/summary.hpp"
+#include "model/study.hpp"
+
+namespace scalelens {
+
+enum class BaselineKind { per_label, common };
+
+struct AnalysisOptions {
+  int warmup_epochs = 1;
+  BaselineKind baseline = BaselineKind::per_label;
+  std::optional<int> baseline_gpus;   // --baseline-gpus N: fixes p0
+  std::optional<std::string> scaling;  // "strong" | "weak": overrides detection
+};
+
+// Per-run figures (no configuration context); diagnostics about the run go to `warnings`.
+RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
+
+Summary analyze(const Study& study, const AnalysisOptions& options);
+
+// Integral over [t0, t1] of the piecewise-linear function through (t_ns[i], v[i]) (NaN values
+// skipped), restricted to where samples exist. Returns {integral in value·seconds, seconds covered}.
+struct Integral {
+  double value = 0, covered_s = 0;
+};
+Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v, std::int64_t t0,
+                           std::int64_t t1);
+
+// A cumulative counter with resets (a decrease means it restarted from 0) made monotonic.
+std::vector<double> unwrap_counter(const std::vector<double>& v);
+
+}  // namespace scalelens

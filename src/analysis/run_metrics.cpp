@@ -1,0 +1,323 @@
+// Figures of one run: epoch times, throughput, GPU utilization, energy, trace breakdown.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+
+namespace scalelens {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Diagnostic run_warning(const Run& run, std::string code, std::string message, Severity sev = Severity::warning) {
+  Diagnostic d{sev, std::move(code), std::move(message), run.path, 0, {}};
+  if (run.world_size) d.configuration = run.label + "/" + std::to_string(*run.world_size);
+  return d;
+}
+
+// Epoch time of epoch e = max over the ranks that logged e of (end − start).
+struct EpochTable {
+  std::map<std::int64_t, double> seconds;
+  std::map<std::int64_t, double> samples;  // summed over ranks
+  std::set<std::int64_t> missing_samples;   // epochs where some rank gave no samples
+};
+
+EpochTable tabulate_epochs(const std::vector<Interval>& epochs) {
+  EpochTable t;
+  for (const auto& e : epochs) {
+    auto& s = t.seconds[e.index];
+    s = std::max(s, e.seconds());
+    if (e.samples) t.samples[e.index] += *e.samples;
+    else t.missing_samples.insert(e.index);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<double> unwrap_counter(const std::vector<double>& v) {
+  std::vector<double> out(v.size(), kNaN);
+  double offset = 0, prev = kNaN;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) continue;
+    if (!std::isnan(prev) && v[i] < prev) offset += prev;  // reset: the counter restarted from 0
+    prev = v[i];
+    out[i] = v[i] + offset;
+  }
+  return out;
+}
+
+Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v, std::int64_t t0,
+                           std::int64_t t1) {
+  Integral r;
+  std::int64_t prev_t = 0;
+  double prev_v = kNaN;
+  for (std::size_t i = 0; i < t_ns.size(); ++i) {
+    if (std::isnan(v[i])) continue;
+    if (!std::isnan(prev_v) && t_ns[i] > prev_t) {
+      // Clip the segment [prev_t, t] to [t0, t1], interpolating linearly at the cut points.
+      std::int64_t a = std::max(prev_t, t0), b = std::min(t_ns[i], t1);
+      if (b > a) {
+        double span = static_cast<double>(t_ns[i] - prev_t);
+        auto at = [&](std::int64_t t) { return prev_v + (v[i] - prev_v) * static_cast<double>(t - prev_t) / span; };
+        double secs = static_cast<double>(b - a) * 1e-9;
+        r.value += 0.5 * (at(a) + at(b)) * secs;
+        r.covered_s += secs;
+      }
+    }
+    prev_t = t_ns[i];
+    prev_v = v[i];
+  }
+  return r;
+}
+
+RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
+  RunSummary r;
+  r.run_id = run.run_id;
+  r.label = run.label;
+  r.path = run.path;
+  r.format = run.format;
+  r.world_size = run.world_size;
+  r.nodes = run.nodes;
+  r.gpus_per_node = run.gpus_per_node;
+  r.global_batch_size = run.global_batch_size;
+  r.gpu_model = run.gpu_model;
+  r.exit_status = run.exit_status;
+  if (run.start_ns && run.end_ns) r.run_time_s = static_cast<double>(*run.end_ns - *run.start_ns) * 1e-9;
+
+  // Epochs, with the first `warmup_epochs` left out when the run has more than that.
+  auto table = tabulate_epochs(run.epochs);
+  r.epochs_logged = table.seconds.size();
+  std::size_t skip = 0;
+  if (options.warmup_epochs > 0 && r.epochs_logged > 0) {
+    if (r.epochs_logged > static_cast<std::size_t>(options.warmup_epochs)) {
+      skip = static_cast<std::size_t>(options.warmup_epochs);
+    } else {
+      warnings.push_back(run_warning(run, "warmup-not-excluded",
+                                     fmt::format("the run logged {} epoch{}, so the {} warm-up epoch{} could not be left out; "
+                                                 "its epoch time includes start-up costs",
+                                                 r.epochs_logged, r.epochs_logged == 1 ? "" : "s", options.warmup_epochs,
+                                                 options.warmup_epochs == 1 ? "" : "s")));
+    }
+  }
+  r.warmup_excluded = skip;
+  double kept_seconds = 0, kept_samples = 0;
+  bool kept_have_samples = true;
+  std::size_t i = 0;
+  for (const auto& [index, secs] : table.seconds) {
+    if (i++ < skip) continue;
+    r.epoch_times_s.push_back(secs);
+    kept_seconds += secs;
+    if (table.samples.count(index) && !table.missing_samples.count(index)) kept_samples += table.samples[index];
+    else kept_have_samples = false;
+  }
+
+  // Throughput, from the best source there is (DESIGN.md, "Throughput").
+  std::set<std::int64_t> step_ids;
+  std::int64_t steps_begin = std::numeric_limits<std::int64_t>::max(), steps_end = 0;
+  for (const auto& s : run.steps) {
+    step_ids.insert(s.index);
+    steps_begin = std::min(steps_begin, s.start_ns);
+    steps_end = std::max(steps_end, s.end_ns);
+  }
+  if (!r.epoch_times_s.empty() && kept_have_samples && kept_seconds > 0) {
+    r.throughput_samples_per_s = kept_samples / kept_seconds;
+    r.throughput_from = "samples column";
+  } else if (!r.epoch_times_s.empty() && run.samples_per_epoch && kept_seconds > 0) {
+    r.throughput_samples_per_s = *run.samples_per_epoch * static_cast<double>(r.epoch_times_s.size()) / kept_seconds;
+    r.throughput_from = "samples_per_epoch";
+  } else if (!step_ids.empty() && run.global_batch_size && steps_end > steps_begin) {
+    r.throughput_samples_per_s = *run.global_batch_size * static_cast<double>(step_ids.size()) /
+                                 (static_cast<double>(steps_end - steps_begin) * 1e-9);
+    r.throughput_from = "global_batch_size x steps";
+  }
+  // Samples processed in the whole run, for energy per sample (energy covers the whole run).
+  if (!table.seconds.empty() && table.missing_samples.empty()) {
+    double total = 0;
+    for (auto& [idx, s] : table.samples) total += s;
+    r.samples = total;
+  } else if (!table.seconds.empty() && run.samples_per_epoch) {
+    r.samples = *run.samples_per_epoch * static_cast<double>(table.seconds.size());
+  } else if (!step_ids.empty() && run.global_batch_size) {
+    r.samples = *run.global_batch_size * static_cast<double>(step_ids.size());
+  }
+
+  // GPUs: each physical GPU counted once, whichever sources saw it.
+  const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
+  const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
+  std::map<std::string, const GpuSeries*> chosen;
+  for (const auto& g : run.gpus) {
+    std::string key = g.node + "/" + (g.uuid.empty() ? std::to_string(g.index) : g.uuid);
+    auto [it, inserted] = chosen.emplace(key, &g);
+    if (inserted) continue;
+    warnings.push_back(run_warning(run, "energy-double-counted",
+                                   fmt::format("GPU {} of node '{}' appears in two sources ({} and {}); it is counted once, from the first",
+                                               g.uuid.empty() ? std::to_string(g.index) : g.uuid, g.node, it->second->source, g.source)));
+  }
+  std::vector<double> utils;
+  double energy = 0;
+  bool any_energy = false, used_counter = false, used_power = false, nominal = false;
+  std::size_t min_samples = std::numeric_limits<std::size_t>::max();
+  std::vector<std::int64_t> ts;
+  std::vector<double> util, power, counter;
+  for (const auto& [key, g] : chosen) {
+    ts.clear(); util.clear(); power.clear(); counter.clear();
+    // Nominal times (sample index × interval) start at 0, not at a wall-clock time: the run's
+    // window cannot be applied to them.
+    const std::int64_t t0 = g->nominal_timestamps ? std::numeric_limits<std::int64_t>::min() : run_t0;
+    const std::int64_t t1 = g->nominal_timestamps ? std::numeric_limits<std::int64_t>::max() : run_t1;
+    std::size_t inside = 0;
+    for (const auto& s : g->samples) {
+      ts.push_back(s.t_ns);
+      util.push_back(s.util_pct);
+      power.push_back(s.power_w);
+      counter.push_back(s.energy_mj);
+      if (s.t_ns >= t0 && s.t_ns <= t1) ++inside;
+    }
+    nominal |= g->nominal_timestamps;
+    min_samples = std::min(min_samples, inside);
+    auto u = integrate_samples(ts, util, t0, t1);
+    if (u.covered_s > 0) utils.push_back(u.value / u.covered_s);
+    else {
+      // One sample (or all at one instant): its plain mean is all there is.
+      double sum = 0; std::size_t n = 0;
+      for (std::size_t k = 0; k < ts.size(); ++k)
+        if (!std::isnan(util[k]) && ts[k] >= t0 && ts[k] <= t1) { sum += util[k]; ++n; }
+      if (n) utils.push_back(sum / static_cast<double>(n));
+    }
+    // Energy: the counter when it has two readings in the run, else the power integral.
+    auto unwrapped = unwrap_counter(counter);
+    std::size_t counter_readings = 0;
+    for (std::size_t k = 0; k < ts.size(); ++k)
+      if (!std::isnan(unwrapped[k]) && ts[k] >= t0 && ts[k] <= t1) ++counter_readings;
+    if (counter_readings >= 2) {
+      // Counter difference between the first and last readings inside the run.
+      double first = kNaN, last = kNaN;
+      for (std::size_t k = 0; k < ts.size(); ++k) {
+        if (std::isnan(unwrapped[k]) || ts[k] < t0 || ts[k] > t1) continue;
+        if (std::isnan(first)) first = unwrapped[k];
+        last = unwrapped[k];
+      }
+      energy += (last - first) * 1e-3;  // mJ → J
+      any_energy = used_counter = true;
+    } else {
+      auto p = integrate_samples(ts, power, t0, t1);
+      if (p.covered_s > 0) {
+        energy += p.value;
+        any_energy = used_power = true;
+      }
+    }
+  }
+  r.gpus = chosen.size();
+  r.min_gpu_samples = chosen.empty() ? 0 : min_samples;
+  if (!utils.empty()) {
+    RangeStat u{0, utils.front(), utils.front()};
+    for (double x : utils) {
+      u.mean += x;
+      u.min = std::min(u.min, x);
+      u.max = std::max(u.max, x);
+    }
+    u.mean /= static_cast<double>(utils.size());
+    r.gpu_util_pct = u;
+  }
+  if (any_energy) {
+    r.energy_j = energy;
+    r.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
+    if (r.samples && *r.samples > 0) r.energy_j_per_sample = energy / *r.samples;
+  }
+  if (!chosen.empty() && r.min_gpu_samples < 20)
+    warnings.push_back(run_warning(run, "coarse-sampling",
+                                   fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
+                                               "are rough; sample more often (scalelens run --interval)",
+                                               r.min_gpu_samples, r.min_gpu_samples == 1 ? "" : "s")));
+  if (nominal)
+    warnings.push_back(run_warning(run, "nominal-timestamps",
+                                   "GPU sample times were rebuilt from sample index × probing interval, not measured; "
+                                   "energy assumes the sampler kept its interval exactly",
+                                   Severity::note));
+
+  // Host CPU energy, per node from its package-energy counter.
+  double host_energy = 0;
+  bool any_host = false;
+  for (const auto& h : run.host_series) {
+    std::vector<double> c;
+    std::vector<std::int64_t> t;
+    for (const auto& s : h.samples) {
+      if (s.t_ns < run_t0 || s.t_ns > run_t1) continue;
+      c.push_back(s.cpu_energy_uj);
+      t.push_back(s.t_ns);
+    }
+    auto u = unwrap_counter(c);
+    double first = kNaN, last = kNaN;
+    for (double x : u)
+      if (!std::isnan(x)) { if (std::isnan(first)) first = x; last = x; }
+    if (!std::isnan(first) && last > first) {
+      host_energy += (last - first) * 1e-6;
+      any_host = true;
+    }
+  }
+  if (any_host) r.host_energy_j = host_energy;
+
+  // Missing ranks or nodes: the run says how many there should be.
+  if (run.world_size && !run.ranks.empty()) {
+    std::set<int> ranks;
+    for (const auto& rk : run.ranks) ranks.insert(rk.rank);
+    if (static_cast<int>(ranks.size()) < *run.world_size)
+      warnings.push_back(run_warning(run, "missing-ranks",
+                                     fmt::format("{} of {} ranks left a rank record; the others may have failed to start",
+                                                 ranks.size(), *run.world_size)));
+  }
+  if (run.nodes && (!run.gpus.empty() || !run.host_series.empty())) {
+    std::set<std::string> nodes;
+    for (const auto& g : run.gpus) nodes.insert(g.node);
+    for (const auto& h : run.host_series) nodes.insert(h.node);
+    if (static_cast<int>(nodes.size()) < *run.nodes)
+      warnings.push_back(run_warning(run, "missing-nodes",
+                                     fmt::format("samples from {} of {} nodes; GPU utilization and energy cover only those",
+                                                 nodes.size(), *run.nodes)));
+  }
+
+  // Trace breakdown summed over ranks and steps.
+  if (!run.breakdown.empty()) {
+    double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, step = 0;
+    for (const auto& b : run.breakdown) {
+      comp += b.comp_us; comm += b.comm_us; overlap += b.overlap_us; exposed += b.exposed_comm_us;
+      idle += b.idle_us; step += b.step_time_us;
+    }
+    if (comp + exposed > 0) r.computation_score = comp / (comp + exposed);
+    if (comp + comm > 0) r.comp_comm_raw_share = comp / (comp + comm);
+    if (comm > 0) r.overlap_ratio = overlap / comm;
+    if (step > 0) {
+      r.exposed_comm_share = exposed / step;
+      r.idle_share = idle / step;
+    }
+    // Straggler spread: per step, (slowest − fastest rank) / mean; averaged over steps.
+    std::size_t steps = 0;
+    for (const auto& b : run.breakdown) steps = std::max(steps, b.step_times_us.size());
+    double spread = 0;
+    std::size_t counted = 0;
+    for (std::size_t s = 0; s < steps && run.breakdown.size() > 1; ++s) {
+      double lo = std::numeric_limits<double>::max(), hi = 0, sum = 0;
+      std::size_t n = 0;
+      for (const auto& b : run.breakdown) {
+        if (s >= b.step_times_us.size()) continue;
+        double v = b.step_times_us[s];
+        lo = std::min(lo, v); hi = std::max(hi, v); sum += v; ++n;
+      }
+      if (n > 1 && sum > 0) {
+        spread += (hi - lo) / (sum / static_cast<double>(n));
+        ++counted;
+      }
+    }
+    if (counted) r.straggler_spread = spread / static_cast<double>(counted);
+  }
+  return r;
+}
+
+}  // namespace scalelens

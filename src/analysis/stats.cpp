@@ -1,0 +1,85 @@
+#include "analysis/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace scalelens {
+
+namespace {
+// Continued fraction for the incomplete beta function (modified Lentz's method).
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double tiny = 1e-300, eps = 1e-15;
+  double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::fabs(d) < tiny) d = tiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    int m2 = 2 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < eps) break;
+  }
+  return h;
+}
+}  // namespace
+
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  double ln_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  double front = std::exp(ln_front);
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_critical(double confidence, std::size_t dof) {
+  if (dof == 0) return std::numeric_limits<double>::quiet_NaN();
+  const double nu = static_cast<double>(dof);
+  // Two-sided tail probability of |T| > t is I_{nu/(nu+t^2)}(nu/2, 1/2); find t by bisection.
+  const double tail = 1 - confidence;
+  double lo = 0, hi = 1e4;
+  for (int i = 0; i < 200; ++i) {
+    double mid = 0.5 * (lo + hi);
+    double p = incomplete_beta(nu / 2, 0.5, nu / (nu + mid * mid));
+    (p > tail ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+std::optional<Stat> describe(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  Stat s;
+  s.n = values.size();
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(s.n);
+  std::sort(values.begin(), values.end());
+  s.median = s.n % 2 ? values[s.n / 2] : 0.5 * (values[s.n / 2 - 1] + values[s.n / 2]);
+  if (s.n < 2) {
+    s.ci95_low = s.ci95_high = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+  double ss = 0;
+  for (double v : values) ss += (v - s.mean) * (v - s.mean);
+  s.std = std::sqrt(ss / static_cast<double>(s.n - 1));
+  double half = student_t_critical(0.95, s.n - 1) * s.std / std::sqrt(static_cast<double>(s.n));
+  s.ci95_low = s.mean - half;
+  s.ci95_high = s.mean + half;
+  return s;
+}
+
+}  // namespace scalelens

@@ -1,0 +1,26 @@
+#pragma once
+// Descriptive statistics as every figure of the report uses them (DESIGN.md, "Time").
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+namespace scalelens {
+
+struct Stat {
+  double mean = 0, median = 0, std = 0;  // std: sample standard deviation (n − 1); 0 when n = 1
+  std::size_t n = 0;
+  // Student-t 95% confidence interval of the mean; absent (NaN) when n < 2.
+  double ci95_low = 0, ci95_high = 0;
+  double cv() const { return mean != 0 ? std / mean : 0; }
+};
+
+// nullopt for an empty sample.
+std::optional<Stat> describe(std::vector<double> values);
+
+// Two-sided Student-t critical value: P(|T| <= t) = confidence, with `dof` degrees of freedom.
+double student_t_critical(double confidence, std::size_t dof);
+
+// Regularized incomplete beta function I_x(a, b), exposed for testing.
+double incomplete_beta(double a, double b, double x);
+
+}  // namespace scalelens

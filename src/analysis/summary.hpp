@@ -1,0 +1,69 @@
+#pragma once
+// What analysis produces and every renderer (table, CSV, JSON, HTML) reads. Field names follow
+// the summary.json contract (DESIGN.md, "Outputs"). Absent figures are nullopt, never 0.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.hpp"
+#include "common/diagnostics.hpp"
+
+namespace scalelens {
+
+struct RangeStat {
+  double mean = 0, min = 0, max = 0;
+};
+
+struct RunSummary {
+  std::string run_id, label, path, format;
+  std::optional<int> world_size, nodes, gpus_per_node;
+  std::optional<double> global_batch_size;
+  std::string gpu_model;
+  std::size_t epochs_logged = 0, warmup_excluded = 0;
+  std::vector<double> epoch_times_s;  // after warm-up exclusion, by epoch number
+  std::optional<double> run_time_s;
+  std::optional<double> throughput_samples_per_s;
+  std::string throughput_from;     // "samples column" | "samples_per_epoch" | "global_batch_size x steps"
+  std::optional<double> samples;   // processed in the whole run, for energy per sample
+  std::optional<RangeStat> gpu_util_pct;
+  std::size_t gpus = 0;             // distinct GPUs seen
+  std::size_t min_gpu_samples = 0;  // fewest samples of one GPU inside the run
+  std::optional<double> energy_j;   // all GPUs of all nodes
+  std::string energy_from;          // "counter" | "power" | "counter+power"
+  std::optional<double> energy_j_per_sample;
+  std::optional<double> host_energy_j;
+  // Trace breakdown, summed over ranks and steps (DESIGN.md, "Trace breakdown").
+  std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
+      straggler_spread;
+  std::optional<int> exit_status;
+};
+
+struct ConfigurationSummary {
+  std::string label;
+  int world_size = 0;
+  std::optional<int> nodes, gpus_per_node;
+  std::size_t runs = 0;
+  std::string scaling;  // of its label's curve: "strong" | "weak"
+  std::optional<double> global_batch_size;
+  std::optional<Stat> epoch_time_s, run_time_s;
+  std::optional<double> throughput_samples_per_s, throughput_per_gpu;
+  std::optional<double> speedup, ideal_speedup, efficiency, karp_flatt;
+  std::optional<int> baseline_world_size;
+  std::string baseline_label;
+  std::optional<RangeStat> gpu_util_pct;
+  std::optional<double> energy_wh, energy_j_per_sample, host_energy_wh;
+  std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
+      straggler_spread, mfu;
+  std::vector<std::size_t> run_indices;  // into Summary::runs
+  std::string key() const { return label + "/" + std::to_string(world_size); }
+};
+
+struct Summary {
+  std::string baseline = "per-label";  // "per-label" | "common" | "<N>"
+  std::string scaling = "strong";      // "strong" | "weak" | "mixed"
+  std::vector<ConfigurationSummary> configurations;  // by label, then world size
+  std::vector<RunSummary> runs;
+  std::vector<Diagnostic> warnings;  // ingest's and analysis's, in that order
+};
+
+}  // namespace scalelens

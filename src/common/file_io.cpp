@@ -1,0 +1,134 @@
+#include "common/file_io.hpp"
+
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+namespace scalelens {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t limit) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), path.string()};
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), path.string()};
+  if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", path.string()};
+  std::string out;
+  std::size_t want = std::min<std::size_t>(limit, st.st_size > 0 ? static_cast<std::size_t>(st.st_size) : 65536);
+  out.resize(want);
+  std::size_t have = 0;
+  while (have < limit) {
+    if (have == out.size()) out.resize(std::min(limit, out.size() * 2 + 4096));
+    ssize_t n = ::read(f.fd, out.data() + have, out.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error{fmt::format("cannot read: {}", errno_text(errno)), path.string()};
+    }
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  out.resize(have);
+  return out;
+}
+
+}  // namespace
+
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors) {
+  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
+      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+  if (!d) return Error{"out of memory while inflating", path_for_errors};
+  // The gzip trailer holds the size modulo 2^32; use it as a first guess and grow on demand.
+  std::size_t guess = compressed.size() * 4;
+  if (compressed.size() >= 18) {
+    std::uint32_t isize;
+    std::memcpy(&isize, compressed.data() + compressed.size() - 4, 4);
+    if (isize > guess) guess = isize;
+  }
+  std::string out;
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    out.resize(guess + 1);
+    std::size_t in_used = 0, out_used = 0;
+    auto rc = libdeflate_gzip_decompress_ex(d.get(), compressed.data(), compressed.size(), out.data(),
+                                            out.size(), &in_used, &out_used);
+    if (rc == LIBDEFLATE_SUCCESS) {
+      // Concatenated gzip members (as `cat a.gz b.gz` makes) are rare in traces; read only the first
+      // but say so rather than drop data silently.
+      if (in_used < compressed.size() && !is_gzip(compressed.substr(in_used)))
+        return Error{fmt::format("trailing garbage after gzip data at byte {}", in_used), path_for_errors};
+      out.resize(out_used);
+      if (in_used < compressed.size()) {
+        auto rest = gunzip(compressed.substr(in_used), path_for_errors);
+        if (!rest) return rest;
+        out += rest.value();
+      }
+      return out;
+    }
+    if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      guess = guess * 2 + 65536;
+      continue;
+    }
+    return Error{"corrupt or truncated gzip data", path_for_errors};
+  }
+  return Error{"gzip data inflates beyond the supported size", path_for_errors};
+}
+
+Result<std::string> read_file(const std::filesystem::path& path) {
+  auto raw = read_up_to(path, static_cast<std::size_t>(-1) / 2);
+  if (!raw) return raw;
+  if (is_gzip(raw.value())) return gunzip(raw.value(), path.string());
+  return raw;
+}
+
+Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes) {
+  return read_up_to(path, max_bytes);
+}
+
+Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
+  auto tmp = path;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  {
+    Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (f.fd < 0) return Error{fmt::format("cannot write: {}", errno_text(errno)), path.string()};
+    std::size_t done = 0;
+    while (done < contents.size()) {
+      ssize_t n = ::write(f.fd, contents.data() + done, contents.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::unlink(tmp.c_str());
+        return Error{fmt::format("cannot write: {}", errno_text(err)), path.string()};
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return Error{fmt::format("cannot rename into place: {}", errno_text(err)), path.string()};
+  }
+  return true;
+}
+
+}  // namespace scalelens

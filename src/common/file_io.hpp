@@ -1,0 +1,29 @@
+#pragma once
+// Reading whole files (plain or gzip) and writing files atomically.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace scalelens {
+
+// Whole file; gzip (by its magic bytes, not its name) is inflated in memory, no temporary file.
+Result<std::string> read_file(const std::filesystem::path& path);
+
+// The first `max_bytes` bytes as stored on disk (still compressed if the file is gzip).
+Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes);
+
+bool is_gzip(std::string_view bytes);
+
+// Inflates a gzip buffer; the error names `path_for_errors`.
+Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors);
+
+// Writes through a temporary file in the same folder and renames it over `path`, so a reader
+// never sees half a file.
+Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+// strerror(errno) in a form that reads well after "cannot read FILE: ".
+std::string errno_text(int err);
+
+}  // namespace scalelens

@@ -1,0 +1,101 @@
+#include "common/text.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace scalelens {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+      return false;
+  return true;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  if (s.front() == '+') s.remove_prefix(1);
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  if (s.front() == '+') s.remove_prefix(1);
+  std::int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool LineCursor::next(std::string_view& line) {
+  if (pos_ >= text_.size()) return false;
+  const char* begin = text_.data() + pos_;
+  const void* nl = std::memchr(begin, '\n', text_.size() - pos_);
+  std::size_t len;
+  if (nl) {
+    len = static_cast<std::size_t>(static_cast<const char*>(nl) - begin);
+    pos_ += len + 1;
+    unterminated_ = false;
+  } else {
+    len = text_.size() - pos_;
+    pos_ = text_.size();
+    unterminated_ = true;
+  }
+  if (len > 0 && begin[len - 1] == '\r') --len;
+  line = std::string_view(begin, len);
+  ++line_no_;
+  return true;
+}
+
+void split_csv(std::string_view line, std::vector<std::string_view>& out, char sep) {
+  out.clear();
+  std::size_t i = 0;
+  const std::size_t n = line.size();
+  while (true) {
+    if (i < n && line[i] == '"') {
+      std::size_t close = line.find('"', i + 1);
+      if (close == std::string_view::npos) close = n;
+      out.push_back(line.substr(i + 1, close - i - 1));
+      std::size_t next = line.find(sep, close);
+      if (next == std::string_view::npos) return;
+      i = next + 1;
+      continue;
+    }
+    const void* hit = i < n ? std::memchr(line.data() + i, sep, n - i) : nullptr;
+    if (!hit) {
+      out.push_back(line.substr(std::min(i, n)));
+      return;
+    }
+    std::size_t pos = static_cast<std::size_t>(static_cast<const char*>(hit) - line.data());
+    out.push_back(line.substr(i, pos - i));
+    i = pos + 1;
+  }
+}
+
+int find_column(const std::vector<std::string_view>& header, std::string_view name) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (trim(header[i]) == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace scalelens

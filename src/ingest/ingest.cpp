@@ -1,0 +1,278 @@
+#include "ingest/ingest.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/file_io.hpp"
+#include "ingest/reader.hpp"
+
+namespace scalelens {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kSniffBytes = 64 * 1024;
+
+// Folders that never hold study data: our own output, VCS and package folders.
+bool skipped_folder(const fs::path& p) {
+  auto name = p.filename().string();
+  return name == "scalelens-report" || name == ".git" || name == "node_modules" || name == "__pycache__" ||
+         name == ".scalelens-cache";
+}
+
+// First bytes of a gzip file, inflated: enough to recognize its content without inflating it all.
+std::string inflate_head(std::string_view compressed) {
+  std::string out(kSniffBytes, '\0');
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return {};
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  inflate(&zs, Z_SYNC_FLUSH);
+  out.resize(out.size() - zs.avail_out);
+  inflateEnd(&zs);
+  return out;
+}
+
+struct Candidate {
+  fs::path path;
+  std::uintmax_t size = 0;
+  int reader = -1;  // index into readers, -1 = not recognized
+};
+
+// Runs `work(i)` for i in [0, n) on `threads` threads, reporting progress from the caller's thread.
+template <class Work>
+void parallel_for(std::size_t n, unsigned threads, Work&& work,
+                  const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::atomic<std::size_t> next{0}, done{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      work(i);
+      done.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> pool;
+  unsigned extra = threads > 1 ? std::min<std::size_t>(threads - 1, n) : 0;
+  for (unsigned t = 0; t < extra; ++t) pool.emplace_back(worker);
+  if (progress) {
+    // The calling thread works too, reporting between items.
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      work(i);
+      progress(done.fetch_add(1) + 1, n);
+    }
+  } else {
+    worker();
+  }
+  for (auto& t : pool) t.join();
+  if (progress) progress(n, n);
+}
+
+template <class T>
+void fill(std::optional<T>& into, const std::optional<T>& from) {
+  if (!into && from) into = from;
+}
+
+template <class T>
+void append(std::vector<T>& into, std::vector<T>& from) {
+  into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+// Fields the target lacks come from `src`; data is appended.
+void merge_run_into(Run& target, Run&& src) {
+  if (target.label.empty()) target.label = src.label;
+  if (target.run_id.empty()) target.run_id = src.run_id;
+  if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
+  if (target.hosts.empty()) target.hosts = src.hosts;
+  fill(target.world_size, src.world_size);
+  fill(target.nodes, src.nodes);
+  fill(target.gpus_per_node, src.gpus_per_node);
+  fill(target.global_batch_size, src.global_batch_size);
+  fill(target.samples_per_epoch, src.samples_per_epoch);
+  fill(target.scaling, src.scaling);
+  fill(target.start_ns, src.start_ns);
+  fill(target.end_ns, src.end_ns);
+  fill(target.exit_status, src.exit_status);
+  fill(target.sampling_interval_s, src.sampling_interval_s);
+  for (auto& [k, v] : src.detected_from) target.detected_from.emplace(k, v);
+  append(target.epochs, src.epochs);
+  append(target.steps, src.steps);
+  append(target.gpus, src.gpus);
+  append(target.host_series, src.host_series);
+  append(target.ranks, src.ranks);
+  append(target.breakdown, src.breakdown);
+}
+
+}  // namespace
+
+Study ingest(const IngestOptions& options) {
+  Study study;
+  study.inputs = options.inputs;
+  auto readers = all_readers();
+  std::optional<std::regex> pattern;
+  if (options.pattern) {
+    try {
+      pattern.emplace(*options.pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      study.diagnostics.push_back({Severity::error, "bad-pattern",
+                                   fmt::format("--pattern '{}' is not a valid regular expression: {}", *options.pattern, e.what()),
+                                   {}, 0, {}});
+      return study;
+    }
+  }
+
+  // 1. Walk.
+  std::vector<Candidate> files;
+  for (const auto& input : options.inputs) {
+    fs::path root(input);
+    std::error_code ec;
+    auto st = fs::status(root, ec);
+    if (ec || !fs::exists(st)) {
+      study.diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input, 0, {}});
+      continue;
+    }
+    auto consider = [&](const fs::path& p, std::uintmax_t size) {
+      if (pattern) {
+        auto rel = p.lexically_relative(root).generic_string();
+        if (rel.empty() || rel == ".") rel = p.filename().generic_string();
+        if (!std::regex_search(rel, *pattern)) return;
+      }
+      files.push_back({p, size, -1});
+    };
+    if (fs::is_regular_file(st)) {
+      consider(root, fs::file_size(root, ec));
+      continue;
+    }
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) {
+      study.diagnostics.push_back({Severity::error, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), input, 0, {}});
+      continue;
+    }
+    for (; it != end; it.increment(ec)) {
+      if (ec) {
+        study.diagnostics.push_back({Severity::warning, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), it->path().string(), 0, {}});
+        ec.clear();
+        continue;
+      }
+      std::error_code e2;
+      if (it->is_directory(e2)) {
+        if (skipped_folder(it->path())) it.disable_recursion_pending();
+        continue;
+      }
+      if (!it->is_regular_file(e2)) {
+        if (it->is_symlink(e2) && !fs::exists(it->path(), e2))
+          study.diagnostics.push_back({Severity::warning, "unreadable-file", "broken symbolic link; left out", it->path().string(), 0, {}});
+        continue;
+      }
+      consider(it->path(), it->file_size(e2));
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
+  files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());
+  study.files_seen = files.size();
+
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::vector<Diagnostic>> sniff_diags(files.size());
+
+  // 2. Recognize each file by its first bytes.
+  parallel_for(files.size(), threads, [&](std::size_t i) {
+    auto head = read_head(files[i].path, kSniffBytes);
+    if (!head) {
+      sniff_diags[i].push_back({Severity::warning, "unreadable-file", head.error().message, files[i].path.string(), 0, {}});
+      return;
+    }
+    std::string text = is_gzip(head.value()) ? inflate_head(head.value()) : std::move(head.value());
+    for (std::size_t r = 0; r < readers.size(); ++r) {
+      if (readers[r]->recognizes(files[i].path, text)) {
+        files[i].reader = static_cast<int>(r);
+        break;
+      }
+    }
+  }, nullptr);
+  for (auto& d : sniff_diags) append(study.diagnostics, d);
+
+  std::vector<std::size_t> manifests, others;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (files[i].reader < 0) continue;
+    (readers[files[i].reader]->is_manifest() ? manifests : others).push_back(i);
+  }
+  study.files_read = manifests.size() + others.size();
+
+  // 3. Manifests first: they define the run folders everything else attaches to.
+  std::map<fs::path, Run> folder_runs;
+  for (std::size_t i : manifests) {
+    ReadOutput out;
+    readers[files[i].reader]->read(ReadContext{files[i].path, nullptr}, out);
+    append(study.diagnostics, out.diagnostics);
+    for (auto& run : out.runs) folder_runs.emplace(files[i].path.parent_path(), std::move(run));
+  }
+  auto enclosing_folder = [&](const fs::path& file) -> const fs::path* {
+    for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {
+      auto it = folder_runs.find(dir);
+      if (it != folder_runs.end()) return &it->first;
+      if (!dir.has_relative_path() || dir == dir.parent_path()) return nullptr;
+    }
+  };
+
+  // 4. Everything else, in parallel, largest first so one big file does not come last.
+  std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
+  std::vector<ReadOutput> outputs(others.size());
+  std::vector<const fs::path*> owner(others.size());
+  parallel_for(others.size(), threads, [&](std::size_t k) {
+    const auto& f = files[others[k]];
+    owner[k] = enclosing_folder(f.path);
+    const Run* header = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
+    readers[f.reader]->read(ReadContext{f.path, header}, outputs[k]);
+  }, options.progress);
+
+  // 5. Merge in path order, so the study does not depend on thread timing.
+  std::vector<std::size_t> order(others.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return files[others[a]].path < files[others[b]].path; });
+  std::vector<Run> standalone;
+  for (std::size_t k : order) {
+    auto& out = outputs[k];
+    const auto& path = files[others[k]].path;
+    append(study.diagnostics, out.diagnostics);
+    Run* target = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
+    for (auto& run : out.runs) {
+      if (target) merge_run_into(*target, std::move(run));
+      else standalone.push_back(std::move(run));
+    }
+    if (out.has_attachment()) {
+      if (target) merge_run_into(*target, std::move(out.attach));
+      else
+        study.diagnostics.push_back({Severity::warning, "no-manifest",
+                                     "no scalelens.json above this file, so its label and world size are unknown; "
+                                     "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
+                                     path.string(), 0, {}});
+    }
+  }
+
+  // 6. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
+  std::vector<Run> all;
+  for (auto& [dir, run] : folder_runs) all.push_back(std::move(run));
+  append(all, standalone);
+  std::map<std::string, std::string> seen;
+  for (auto& run : all) {
+    auto [it, inserted] = seen.emplace(run.run_id, run.path);
+    if (!inserted && !run.run_id.empty()) {
+      study.diagnostics.push_back({Severity::warning, "duplicate-run-id",
+                                   fmt::format("run id '{}' was already read from {}; this copy is left out", run.run_id, it->second),
+                                   run.path, 0, {}});
+      continue;
+    }
+    study.runs.push_back(std::move(run));
+  }
+  return study;
+}
+
+}  // namespace scalelens

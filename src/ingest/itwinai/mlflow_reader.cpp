@@ -1,0 +1,353 @@
+// itwinai's MLflow file store (docs/DESIGN.md, "Inputs"): mllogs/mlflow/<experiment_id>/ holds the
+// experiment's meta.yaml (artifact_location, experiment_id, name, lifecycle_stage) and one folder
+// per run: meta.yaml (run_id, run_name, start_time/end_time in ms, status, lifecycle_stage),
+// params/<name> (raw value), metrics/<name> (lines "timestamp_ms value step"), tags/<name>.
+//
+// How itwinai fills it (interTwin-eu/itwinai: torch/trainer.py _run_worker, torch/monitoring/
+// monitoring.py, torch/mlflow.py get_*_by_parent):
+//   train run (named by the user; with Ray: tune run -> one trial run per trial)
+//     worker runs "worker_<rank>" / "worker_0 (main)", tag mlflow.parentRunId = train run, with
+//       params strategy, global_rank, global_world_size, probing_interval, the hyperparameters;
+//       metric epoch_time_s (main worker only, step = epoch);
+//       metrics gpu_power_W and gpu_utilization_percent (each rank its own GPU, step = whole
+//       seconds since monitoring began; MLflow adds the real time of each sample in ms);
+//       artifact torch_profiling_averages/torch_profiling_averages.csv (not read here).
+// One scalelens Run per train run, with its worker runs folded in; with Ray each trial is a run of
+// its own (trials may differ in hyperparameters, and pooling their epochs would mix them).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "common/file_io.hpp"
+#include "common/text.hpp"
+#include "ingest/bad_lines.hpp"
+#include "ingest/reader.hpp"
+
+namespace scalelens {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Fields = std::map<std::string, std::string, std::less<>>;
+
+// Milliseconds since 1970 beyond the year 2286 are junk, and their nanoseconds would overflow.
+constexpr std::int64_t kMaxMs = 10'000'000'000'000;
+
+// Top-level "key: value" lines of an MLflow meta.yaml; quotes around scalars removed.
+Fields parse_meta_yaml(std::string_view text) {
+  Fields out;
+  LineCursor lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    if (line.empty() || line.front() == ' ' || line.front() == '-' || line.front() == '#') continue;
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto value = trim(line.substr(colon + 1));
+    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    if (value == "null") value = {};
+    out.emplace(std::string(trim(line.substr(0, colon))), std::string(value));
+  }
+  return out;
+}
+
+std::string get(const Fields& f, std::string_view key) {
+  auto it = f.find(key);
+  return it == f.end() ? std::string() : it->second;
+}
+
+// Files of a folder (params/, tags/): name -> trimmed content.
+Fields read_folder(const fs::path& dir) {
+  Fields out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    if (auto text = read_file(it->path())) out.emplace(it->path().filename().string(), std::string(trim(text.value())));
+  }
+  return out;
+}
+
+struct MetricPoint {
+  std::int64_t t_ms = 0;
+  double value = 0;
+  std::int64_t step = 0;
+};
+
+// metrics/<name>: "timestamp value step" per line (older MLflow: no step).
+std::vector<MetricPoint> read_metric(const fs::path& file, ReadOutput& out) {
+  std::vector<MetricPoint> points;
+  auto text = read_file(file);
+  if (!text) return points;  // the metric was not logged by this run
+  LineCursor lines(text.value());
+  std::string_view line;
+  std::vector<std::string_view> f;
+  BadLines bad;
+  while (lines.next(line)) {
+    if (trim(line).empty()) continue;
+    split_csv(trim(line), f, ' ');
+    std::optional<std::int64_t> t, step = 0;
+    std::optional<double> v;
+    if (f.size() == 2 || f.size() == 3) {
+      t = parse_int(f[0]);
+      v = parse_double(f[1]);
+      if (f.size() == 3) step = parse_int(f[2]);
+    }
+    if (!t || !v || !step || *t < 0 || *t > kMaxMs) {
+      bad.add(lines.line_no(), fmt::format("'{}' is not 'timestamp value step' with finite numbers", trim(line)));
+      continue;
+    }
+    points.push_back({*t, *v, *step});
+  }
+  bad.report(out, file);
+  return points;
+}
+
+struct MlflowRun {
+  fs::path dir;
+  Fields meta, params, tags;
+  std::string id() const { return get(meta, "run_id").empty() ? get(meta, "run_uuid") : get(meta, "run_id"); }
+  std::string name() const { return get(tags, "mlflow.runName").empty() ? get(meta, "run_name") : get(tags, "mlflow.runName"); }
+  std::string parent() const { return get(tags, "mlflow.parentRunId"); }
+  std::optional<std::int64_t> ms(std::string_view key) const {
+    auto v = parse_int(get(meta, key));
+    return v && *v >= 0 && *v <= kMaxMs ? v : std::nullopt;
+  }
+  // global_rank param; else the N of itwinai's run name "worker_N"; else 0 (the main worker).
+  int rank() const {
+    if (auto r = parse_int(get(params, "global_rank"))) return static_cast<int>(*r);
+    auto n = name();
+    if (n.rfind("worker_", 0) == 0) {
+      auto digits = std::string_view(n).substr(7);
+      digits = digits.substr(0, digits.find_first_not_of("0123456789"));
+      if (auto r = parse_int(digits)) return static_cast<int>(*r);
+    }
+    return 0;
+  }
+};
+
+// MLflow RunStatus, written as its number (1 RUNNING, 2 SCHEDULED, 3 FINISHED, 4 FAILED, 5 KILLED)
+// or, by some versions, its name.
+std::string status_name(const std::string& s) {
+  static const std::map<std::string, std::string, std::less<>> kNames{
+      {"1", "RUNNING"}, {"2", "SCHEDULED"}, {"3", "FINISHED"}, {"4", "FAILED"}, {"5", "KILLED"}};
+  auto it = kNames.find(s);
+  return it == kNames.end() ? s : it->second;
+}
+
+bool is_deleted(const Fields& meta) { return get(meta, "lifecycle_stage") == "deleted"; }
+
+class ItwinaiMlflowReader final : public Reader {
+ public:
+  std::string_view name() const override { return "itwinai_mlflow"; }
+
+  // The experiment's meta.yaml; the experiment is read as a whole from it.
+  bool recognizes(const fs::path& path, std::string_view head) const override {
+    if (path.filename() != "meta.yaml") return false;
+    auto meta = parse_meta_yaml(head);
+    return meta.count("artifact_location") && !meta.count("run_id") && !meta.count("run_uuid");
+  }
+
+  void read(const ReadContext& ctx, ReadOutput& out) const override {
+    auto text = read_file(ctx.file);
+    if (!text) {
+      out.warn("unreadable-file", text.error().message, ctx.file);
+      return;
+    }
+    const fs::path exp_dir = ctx.file.parent_path();
+    if (is_deleted(parse_meta_yaml(text.value()))) {
+      out.diagnostics.push_back({Severity::note, "deleted-experiment", "MLflow experiment marked deleted; left out",
+                                 ctx.file.string(), 0, {}});
+      return;
+    }
+
+    // Every live run of the experiment, by id.
+    std::map<std::string, MlflowRun> runs;
+    std::set<std::string> deleted;
+    std::error_code ec;
+    for (fs::directory_iterator it(exp_dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->is_directory(ec)) continue;
+      auto meta_text = read_file(it->path() / "meta.yaml");
+      if (!meta_text) continue;  // not a run folder (e.g. the experiment's tags/)
+      MlflowRun r{it->path(), parse_meta_yaml(meta_text.value()), {}, {}};
+      if (r.id().empty()) continue;
+      if (is_deleted(r.meta)) {
+        deleted.insert(r.id());
+        continue;
+      }
+      r.params = read_folder(it->path() / "params");
+      r.tags = read_folder(it->path() / "tags");
+      runs.emplace(r.id(), std::move(r));
+    }
+    // The workers of a deleted run go with it.
+    for (bool removed = true; removed;) {
+      removed = false;
+      for (auto it = runs.begin(); it != runs.end();) {
+        if (deleted.count(it->second.parent())) {
+          deleted.insert(it->first);
+          it = runs.erase(it);
+          removed = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (!deleted.empty())
+      out.diagnostics.push_back({Severity::note, "deleted-runs",
+                                 fmt::format("{} MLflow run{} marked deleted, or part of one; left out", deleted.size(),
+                                             deleted.size() == 1 ? "" : "s"),
+                                 exp_dir.string(), 0, {}});
+
+    std::map<std::string, std::vector<std::string>> children;
+    std::vector<std::string> top;
+    for (const auto& [id, r] : runs) {
+      if (!r.parent().empty() && runs.count(r.parent())) children[r.parent()].push_back(id);
+      else top.push_back(id);
+    }
+    auto has_children = [&](const std::string& id) { return children.count(id) > 0; };
+    auto collect = [&](const std::string& root) {
+      std::vector<const MlflowRun*> group;
+      std::vector<std::string> todo{root};
+      while (!todo.empty()) {
+        auto id = todo.back();
+        todo.pop_back();
+        group.push_back(&runs.at(id));
+        if (auto c = children.find(id); c != children.end()) todo.insert(todo.end(), c->second.begin(), c->second.end());
+      }
+      // The train run first, then its workers by rank, so output does not depend on run ids.
+      std::stable_sort(group.begin() + 1, group.end(),
+                       [](const MlflowRun* a, const MlflowRun* b) { return a->rank() < b->rank(); });
+      return group;
+    };
+
+    for (const auto& id : top) {
+      const auto& kids = children[id];
+      // With Ray, the top run is a tune run whose children are trials, each with its workers.
+      if (std::any_of(kids.begin(), kids.end(), has_children)) {
+        for (const auto& kid : kids)
+          if (has_children(kid)) add_run(collect(kid), out);
+      } else {
+        add_run(collect(id), out);
+      }
+    }
+  }
+
+ private:
+  // One train run (group[0]) and its worker runs -> one Run.
+  static void add_run(const std::vector<const MlflowRun*>& group, ReadOutput& out) {
+    const MlflowRun& train = *group[0];
+    Run run;
+    run.format = "itwinai-mlflow";
+    run.run_id = train.id();
+    run.path = train.dir.string();
+
+    // Params logged by every worker; they must agree.
+    auto param = [&](std::string_view key) -> std::string {
+      std::string value;
+      for (const auto* r : group) {
+        auto v = get(r->params, key);
+        if (v.empty()) continue;
+        if (value.empty()) value = v;
+        else if (v != value)
+          out.warn("inconsistent-param",
+                   fmt::format("param '{}' is '{}' in one run and '{}' in another of the same training run; the first "
+                               "is used",
+                               key, value, v),
+                   r->dir / "params" / std::string(key));
+      }
+      return value;
+    };
+    run.label = param("strategy");
+    if (auto ws = parse_int(param("global_world_size")); ws && *ws > 0) {
+      run.world_size = static_cast<int>(*ws);
+      run.detected_from["world_size"] = "MLflow param global_world_size";
+    }
+    if (auto interval = parse_double(param("probing_interval")); interval && *interval > 0)
+      run.sampling_interval_s = *interval;
+
+    // The train run itself is ended as soon as its workers start, so the run spans all of them.
+    bool all_finished = true, any_failed = false, any_open = false;
+    for (const auto* r : group) {
+      if (auto s = r->ms("start_time")) run.start_ns = std::min(run.start_ns.value_or(*s * 1'000'000), *s * 1'000'000);
+      if (auto e = r->ms("end_time")) run.end_ns = std::max(run.end_ns.value_or(*e * 1'000'000), *e * 1'000'000);
+      auto status = status_name(get(r->meta, "status"));
+      all_finished &= status == "FINISHED";
+      any_failed |= status == "FAILED" || status == "KILLED";
+      any_open |= status == "RUNNING" || status == "SCHEDULED";
+    }
+    if (any_open) run.end_ns.reset();  // still running, or it died without telling MLflow
+    if (any_failed) {
+      run.exit_status = 1;
+      run.detected_from["exit_status"] = "an MLflow run of it ended FAILED or KILLED";
+    } else if (all_finished) {
+      run.exit_status = 0;
+    }
+
+    for (const auto* r : group) {
+      const int rank = r->rank();
+      for (const auto& p : read_metric(r->dir / "metrics" / "epoch_time_s", out)) {
+        if (p.value < 0 || p.value > 1e9) {
+          out.warn("bad-epoch-time", fmt::format("epoch_time_s {} of epoch {} is not a duration; left out", p.value, p.step),
+                   r->dir / "metrics" / "epoch_time_s");
+          continue;
+        }
+        // Logged right after the epoch ends: its timestamp is the end, its value the length.
+        const std::int64_t end = p.t_ms * 1'000'000;
+        run.epochs.push_back({rank, p.step, end - std::llround(p.value * 1e9), end, std::nullopt});
+      }
+      add_gpu_series(*r, rank, run, out);
+    }
+    std::sort(run.epochs.begin(), run.epochs.end(),
+              [](const Interval& a, const Interval& b) { return std::tie(a.index, a.rank) < std::tie(b.index, b.rank); });
+
+    if (run.label.empty() && !run.world_size && run.epochs.empty() && run.gpus.empty()) {
+      out.diagnostics.push_back({Severity::note, "not-itwinai",
+                                 fmt::format("MLflow run '{}' has no itwinai scalability data (params strategy, "
+                                             "global_world_size; metrics epoch_time_s, gpu_power_W); left out",
+                                             train.name()),
+                                 train.dir.string(), 0, {}});
+      return;
+    }
+    if (!run.world_size)
+      out.warn("unknown-world-size",
+               "MLflow run has no param global_world_size, so speedup and efficiency cannot be computed for it; write a "
+               "scalelens.json above the MLflow store with world_size, or log the param",
+               train.dir);
+    out.runs.push_back(std::move(run));
+  }
+
+  // gpu_power_W and gpu_utilization_percent of one worker: the GPU of its rank. Samples are paired by
+  // step and placed at MLflow's real timestamps.
+  static void add_gpu_series(const MlflowRun& r, int rank, Run& run, ReadOutput& out) {
+    auto power = read_metric(r.dir / "metrics" / "gpu_power_W", out);
+    auto util = read_metric(r.dir / "metrics" / "gpu_utilization_percent", out);
+    if (power.empty() && util.empty()) return;
+    std::map<std::int64_t, GpuSample> by_step;
+    auto place = [&](const MetricPoint& p) -> GpuSample& {
+      auto [it, inserted] = by_step.try_emplace(p.step);
+      if (inserted) it->second.t_ns = p.t_ms * 1'000'000;
+      return it->second;
+    };
+    // Beyond float's range (the model stores floats) a reading is junk: left missing.
+    auto as_float = [](double v) { return std::abs(v) > 1e30 ? kMissing : static_cast<float>(v); };
+    for (const auto& p : power) place(p).power_w = as_float(p.value);
+    for (const auto& p : util) place(p).util_pct = as_float(p.value);
+    GpuSeries g;
+    // The GPU's host and device number are not logged; ranks tell the GPUs of a run apart.
+    g.index = rank;
+    g.source = r.dir.string();
+    for (auto& [step, s] : by_step) g.samples.push_back(s);
+    std::stable_sort(g.samples.begin(), g.samples.end(),
+                     [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
+    run.gpus.push_back(std::move(g));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reader> make_itwinai_mlflow_reader() { return std::make_unique<ItwinaiMlflowReader>(); }
+
+}  // namespace scalelens

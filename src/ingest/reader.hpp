@@ -1,0 +1,67 @@
+#pragma once
+// The one interface every input format implements. A reader is chosen by a file's content (its
+// first bytes), never by a file-name pattern; see ingest.hpp for how files are walked and how what
+// a reader returns is merged into the study.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/diagnostics.hpp"
+#include "model/study.hpp"
+
+namespace scalelens {
+
+struct ReadContext {
+  std::filesystem::path file;
+  // Header of the run whose scalelens.json is nearest above `file` (label, world size, start/end,
+  // ...; its data vectors are empty), or null. Foreign files take missing labels from it.
+  const Run* enclosing = nullptr;
+};
+
+struct ReadOutput {
+  // Runs this file defines (an MLPerf log, an MLflow experiment). Inside a scalelens run folder
+  // they are merged into that run instead.
+  std::vector<Run> runs;
+  // Data for the enclosing run (epochs, steps, GPU and host series, ranks, breakdowns); only its
+  // data vectors are used. Without an enclosing run it is dropped with a warning naming the file.
+  Run attach;
+  std::vector<Diagnostic> diagnostics;
+
+  void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
+    diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});
+  }
+  void error(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
+    diagnostics.push_back({Severity::error, std::move(code), std::move(message), path.string(), line, {}});
+  }
+  bool has_attachment() const {
+    return !attach.epochs.empty() || !attach.steps.empty() || !attach.gpus.empty() ||
+           !attach.host_series.empty() || !attach.ranks.empty() || !attach.breakdown.empty();
+  }
+};
+
+class Reader {
+ public:
+  virtual ~Reader() = default;
+  virtual std::string_view name() const = 0;
+  // True when `head` (up to the first 64 KiB of the file, gzip already inflated) is this format.
+  virtual bool recognizes(const std::filesystem::path& path, std::string_view head) const = 0;
+  virtual void read(const ReadContext& ctx, ReadOutput& out) const = 0;
+  // Manifest readers run first so that every other file can see its enclosing run.
+  virtual bool is_manifest() const { return false; }
+};
+
+// Every reader, in the order they are asked; the first that recognizes a file reads it.
+std::vector<std::unique_ptr<Reader>> all_readers();
+
+// Factories, one per format folder.
+std::unique_ptr<Reader> make_run_manifest_reader();   // ingest/scalelens
+std::unique_ptr<Reader> make_run_csv_reader();        // ingest/scalelens: epochs/steps/gpu/host.csv
+std::unique_ptr<Reader> make_rank_record_reader();    // ingest/scalelens: ranks/<rank>.json
+std::unique_ptr<Reader> make_mlperf_reader();         // ingest/mlperf
+std::unique_ptr<Reader> make_itwinai_mlflow_reader(); // ingest/itwinai
+std::unique_ptr<Reader> make_itwinai_csv_reader();    // ingest/itwinai
+std::unique_ptr<Reader> make_nvsmi_reader();          // ingest/nvsmi
+
+}  // namespace scalelens

@@ -1,0 +1,139 @@
+// scalelens.json (DESIGN.md, "The run folder"): the manifest that makes a folder a run.
+#include <simdjson.h>
+
+#include <fmt/format.h>
+
+#include "common/file_io.hpp"
+#include "ingest/reader.hpp"
+
+namespace scalelens {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+std::optional<double> number_of(od::value v) {
+  double d;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d)) return d;
+  return std::nullopt;
+}
+
+std::optional<std::string> string_of(od::value v) {
+  std::string_view s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) return std::string(s);
+  return std::nullopt;
+}
+
+class ManifestReader final : public Reader {
+ public:
+  std::string_view name() const override { return "scalelens-manifest"; }
+  bool is_manifest() const override { return true; }
+
+  // The contract names the manifest file; a file of another name counts when it says its schema.
+  bool recognizes(const std::filesystem::path& path, std::string_view head) const override {
+    if (path.filename() == "scalelens.json") return true;
+    return head.find("\"scalelens.run/") != std::string_view::npos;
+  }
+
+  void read(const ReadContext& ctx, ReadOutput& out) const override {
+    const auto& path = ctx.file;
+    auto folder = path.parent_path();
+    Run run;
+    run.format = "scalelens";
+    run.path = folder.string();
+    run.run_id = folder.filename().string();
+
+    auto text = read_file(path);
+    if (!text) {
+      out.error("bad-manifest", text.error().message, path);
+      out.runs.push_back(std::move(run));  // keeps the folder's data files from being reported as orphans
+      return;
+    }
+    simdjson::padded_string json(text.value());
+    od::parser parser;
+    od::document doc;
+    od::object obj;
+    auto fail = [&](simdjson::error_code e, std::string_view where) {
+      out.error("bad-manifest",
+                fmt::format("not a valid scalelens.json ({}{}); the run is left out", simdjson::error_message(e), where),
+                path);
+      run.world_size.reset();
+      run.label.clear();
+      out.runs.push_back(std::move(run));
+    };
+    if (auto e = parser.iterate(json).get(doc)) return fail(e, "");
+    if (auto e = doc.get_object().get(obj)) return fail(e, ": the top level must be an object");
+
+    for (auto field : obj) {
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) return fail(e, "");
+      od::value v;
+      if (auto e = field.value().get(v)) return fail(e, fmt::format(" at \"{}\"", key));
+      auto bad = [&](std::string_view expected) {
+        out.warn("bad-manifest-field", fmt::format("field \"{}\" should be {}; ignored", key, expected), path);
+      };
+      if (key == "schema") {
+        auto s = string_of(v);
+        if (s && s->rfind("scalelens.run/", 0) != 0) bad("\"scalelens.run/1\"");
+      } else if (key == "run_id") {
+        if (auto s = string_of(v)) run.run_id = *s; else bad("a string");
+      } else if (key == "label") {
+        if (auto s = string_of(v)) run.label = *s; else bad("a string");
+      } else if (key == "world_size" || key == "nodes" || key == "gpus_per_node") {
+        auto d = number_of(v);
+        if (!d || *d < 1 || *d != std::floor(*d) || *d > 1e7) {
+          bad("a positive whole number");
+          continue;
+        }
+        int n = static_cast<int>(*d);
+        (key == "world_size" ? run.world_size : key == "nodes" ? run.nodes : run.gpus_per_node) = n;
+      } else if (key == "global_batch_size" || key == "samples_per_epoch") {
+        auto d = number_of(v);
+        if (!d || *d <= 0) { bad("a positive number"); continue; }
+        (key == "global_batch_size" ? run.global_batch_size : run.samples_per_epoch) = *d;
+      } else if (key == "scaling") {
+        auto s = string_of(v);
+        if (s && (*s == "weak" || *s == "strong")) run.scaling = *s; else bad("\"weak\" or \"strong\"");
+      } else if (key == "start_ns" || key == "end_ns") {
+        std::int64_t t;
+        if (v.get_int64().get(t) != simdjson::SUCCESS || t < 0) { bad("a non-negative integer of nanoseconds"); continue; }
+        (key == "start_ns" ? run.start_ns : run.end_ns) = t;
+      } else if (key == "exit_status") {
+        std::int64_t s;
+        if (v.get_int64().get(s) == simdjson::SUCCESS) run.exit_status = static_cast<int>(s); else bad("an integer");
+      } else if (key == "sampling_interval_s") {
+        auto d = number_of(v);
+        if (d && *d > 0) run.sampling_interval_s = *d; else bad("a positive number");
+      } else if (key == "gpu_model") {
+        if (auto s = string_of(v)) run.gpu_model = *s;
+      } else if (key == "hosts") {
+        od::array arr;
+        if (v.get_array().get(arr) != simdjson::SUCCESS) { bad("an array of strings"); continue; }
+        for (auto item : arr) {
+          std::string_view s;
+          if (item.get_string().get(s) == simdjson::SUCCESS) run.hosts.emplace_back(s);
+        }
+      } else if (key == "detected_from") {
+        od::object d;
+        if (v.get_object().get(d) != simdjson::SUCCESS) continue;
+        for (auto f : d) {
+          std::string_view k, s;
+          if (f.unescaped_key().get(k) == simdjson::SUCCESS && f.value().get_string().get(s) == simdjson::SUCCESS)
+            run.detected_from.emplace(std::string(k), std::string(s));
+        }
+      }
+      // Unknown fields are kept in the file and ignored here (DESIGN.md).
+    }
+    if (run.start_ns && run.end_ns && *run.end_ns < *run.start_ns) {
+      out.warn("bad-manifest-field", "end_ns is before start_ns; run time is left out", path);
+      run.start_ns.reset();
+      run.end_ns.reset();
+    }
+    out.runs.push_back(std::move(run));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reader> make_run_manifest_reader() { return std::make_unique<ManifestReader>(); }
+
+}  // namespace scalelens

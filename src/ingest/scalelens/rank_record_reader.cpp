@@ -1,0 +1,76 @@
+// ranks/<rank>.json: what each wrapper of `scalelens run` records about its own rank.
+// {"schema": "scalelens.rank/1", "rank": 3, "host": "n01", "local_rank": 3, "devices": ["0"],
+//  "start_ns": ..., "end_ns": ..., "exit_status": 0}
+#include <simdjson.h>
+
+#include <fmt/format.h>
+
+#include "common/file_io.hpp"
+#include "ingest/reader.hpp"
+
+namespace scalelens {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+class RankRecordReader final : public Reader {
+ public:
+  std::string_view name() const override { return "scalelens-rank"; }
+  bool recognizes(const std::filesystem::path& path, std::string_view head) const override {
+    if (head.find("\"scalelens.rank/") != std::string_view::npos) return true;
+    // Hand-written rank files without a schema: a JSON object in a ranks/ folder naming its rank.
+    return path.parent_path().filename() == "ranks" && !head.empty() && head.front() == '{' &&
+           head.find("\"rank\"") != std::string_view::npos;
+  }
+  void read(const ReadContext& ctx, ReadOutput& out) const override {
+    auto text = read_file(ctx.file);
+    if (!text) return out.error("unreadable-file", text.error().message, ctx.file);
+    simdjson::padded_string json(text.value());
+    od::parser parser;
+    od::document doc;
+    od::object obj;
+    RankRecord r;
+    r.source = ctx.file.string();
+    bool has_rank = false;
+    auto fail = [&](simdjson::error_code e) {
+      out.warn("bad-rank-file", fmt::format("not a valid rank record ({}); left out", simdjson::error_message(e)), ctx.file);
+    };
+    if (auto e = parser.iterate(json).get(doc)) return fail(e);
+    if (auto e = doc.get_object().get(obj)) return fail(e);
+    for (auto field : obj) {
+      std::string_view key;
+      od::value v;
+      if (auto e = field.unescaped_key().get(key)) return fail(e);
+      if (auto e = field.value().get(v)) return fail(e);
+      std::int64_t i;
+      std::string_view s;
+      if (key == "rank" && v.get_int64().get(i) == simdjson::SUCCESS && i >= 0) {
+        r.rank = static_cast<int>(i);
+        has_rank = true;
+      } else if (key == "host" && v.get_string().get(s) == simdjson::SUCCESS) {
+        r.host = s;
+      } else if (key == "local_rank" && v.get_int64().get(i) == simdjson::SUCCESS) {
+        r.local_rank = static_cast<int>(i);
+      } else if (key == "start_ns" && v.get_int64().get(i) == simdjson::SUCCESS) {
+        r.start_ns = i;
+      } else if (key == "end_ns" && v.get_int64().get(i) == simdjson::SUCCESS) {
+        r.end_ns = i;
+      } else if (key == "exit_status" && v.get_int64().get(i) == simdjson::SUCCESS) {
+        r.exit_status = static_cast<int>(i);
+      } else if (key == "devices") {
+        od::array arr;
+        if (v.get_array().get(arr) == simdjson::SUCCESS)
+          for (auto item : arr)
+            if (item.get_string().get(s) == simdjson::SUCCESS) r.devices.emplace_back(s);
+      }
+    }
+    if (!has_rank) return out.warn("bad-rank-file", "no non-negative integer \"rank\"; left out", ctx.file);
+    out.attach.ranks.push_back(std::move(r));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reader> make_rank_record_reader() { return std::make_unique<RankRecordReader>(); }
+
+}  // namespace scalelens

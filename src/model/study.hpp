@@ -1,0 +1,117 @@
+#pragma once
+// The one study model every reader fills and every analysis reads (see docs/DESIGN.md). Readers
+// never compute figures; analyses never look at file formats.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnostics.hpp"
+
+namespace scalelens {
+
+// One application-reported interval (epochs.csv / steps.csv, an MLPerf epoch, an itwinai epoch).
+// Formats that give only a duration set start_ns = 0 and end_ns = duration.
+struct Interval {
+  int rank = 0;
+  std::int64_t index = 0;  // epoch or step number
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::optional<double> samples;  // samples processed by that rank in it
+  double seconds() const { return static_cast<double>(end_ns - start_ns) * 1e-9; }
+};
+
+// A value a source did not provide. Samples use NaN rather than std::optional: a study holds tens
+// of millions of them, and this halves their size (see bench/RESULTS.md).
+inline constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
+inline bool present(double v) { return !std::isnan(v); }
+
+// One GPU sample (gpu.csv, nvidia-smi, itwinai energy data).
+struct GpuSample {
+  std::int64_t t_ns = 0;
+  double energy_mj = kMissing;  // cumulative counter; double because it is large and differenced
+  float util_pct = kMissing, mem_util_pct = kMissing, mem_used_bytes = kMissing, power_w = kMissing,
+        sm_clock_mhz = kMissing, temp_c = kMissing;
+};
+
+// Samples of one GPU from one source file. Identity is (node, uuid) where a uuid is known, else
+// (node, index): the same GPU seen in two sources would be counted twice, which analysis flags.
+struct GpuSeries {
+  std::string node;  // host name; "" when the source does not say
+  int index = 0;
+  std::string uuid;
+  std::string name;    // GPU model, e.g. "NVIDIA A100-SXM4-80GB", when known
+  std::string source;  // file it came from
+  bool nominal_timestamps = false;  // times rebuilt from sample index × interval, not measured
+  std::vector<GpuSample> samples;   // sorted by t_ns
+};
+
+struct HostSample {
+  std::int64_t t_ns = 0;
+  double cpu_util_pct = kMissing, mem_used_bytes = kMissing, cpu_energy_uj = kMissing;
+};
+
+struct HostSeries {
+  std::string node;
+  std::string source;
+  std::vector<HostSample> samples;
+};
+
+// ranks/<rank>.json
+struct RankRecord {
+  int rank = 0;
+  std::string host;
+  std::optional<int> local_rank;
+  std::vector<std::string> devices;
+  std::optional<std::int64_t> start_ns, end_ns;
+  std::optional<int> exit_status;
+  std::string source;
+};
+
+// Per-rank communication/computation breakdown (from a Kineto trace or an MPI interposer), summed
+// over the steps analysed. Filled by the trace and comm readers; all times in microseconds.
+struct RankBreakdown {
+  int rank = 0;
+  std::string source;
+  int steps = 0;
+  double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
+  double mem_us = 0, busy_us = 0, idle_us = 0, span_us = 0;
+  std::vector<double> step_times_us;  // per step, for stragglers
+};
+
+// Everything known about one execution of one configuration.
+struct Run {
+  std::string run_id;
+  std::string label;
+  std::string path;    // run folder or file that defines the run
+  std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"
+  std::optional<int> world_size, nodes, gpus_per_node;
+  std::optional<double> global_batch_size, samples_per_epoch;
+  std::optional<std::string> scaling;  // "weak" | "strong" as the source declares it
+  std::optional<std::int64_t> start_ns, end_ns;
+  std::optional<int> exit_status;
+  std::optional<double> sampling_interval_s;
+  std::string gpu_model;
+  std::vector<std::string> hosts;
+  std::map<std::string, std::string> detected_from;
+
+  std::vector<Interval> epochs;
+  std::vector<Interval> steps;
+  std::vector<GpuSeries> gpus;
+  std::vector<HostSeries> host_series;
+  std::vector<RankRecord> ranks;
+  std::vector<RankBreakdown> breakdown;
+};
+
+struct Study {
+  std::vector<std::string> inputs;
+  std::vector<Run> runs;
+  std::vector<Diagnostic> diagnostics;  // from ingest; analysis adds its own to its result
+  std::size_t files_seen = 0;
+  std::size_t files_read = 0;
+};
+
+}  // namespace scalelens

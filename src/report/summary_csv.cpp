@@ -1,0 +1,60 @@
+#include <fmt/format.h>
+
+#include "report/summary_writers.hpp"
+
+namespace scalelens {
+
+namespace {
+
+std::string csv_text(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+template <class T>
+std::string cell(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
+
+}  // namespace
+
+std::string render_summary_csv(const Summary& summary) {
+  std::string out =
+      "label,world_size,nodes,gpus_per_node,runs,scaling,global_batch_size,baseline_world_size,"
+      "epoch_time_mean_s,epoch_time_median_s,epoch_time_std_s,epoch_time_n,epoch_time_ci95_low_s,epoch_time_ci95_high_s,"
+      "run_time_mean_s,run_time_median_s,run_time_std_s,run_time_n,run_time_ci95_low_s,run_time_ci95_high_s,"
+      "throughput_samples_per_s,throughput_per_gpu,speedup,ideal_speedup,efficiency,karp_flatt,"
+      "gpu_util_mean_pct,gpu_util_min_pct,gpu_util_max_pct,energy_wh,energy_j_per_sample,host_energy_wh,"
+      "computation_score,comp_comm_raw_share,overlap_ratio,exposed_comm_share,idle_share,straggler_spread,mfu\n";
+  auto stat_cells = [](const std::optional<Stat>& s) {
+    if (!s) return std::string(",,,,,");
+    auto ci = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
+    return fmt::format("{},{},{},{},{},{}", s->mean, s->median, s->std, s->n, ci(s->ci95_low), ci(s->ci95_high));
+  };
+  for (const auto& c : summary.configurations) {
+    std::optional<double> umean, umin, umax;
+    if (c.gpu_util_pct) {
+      umean = c.gpu_util_pct->mean;
+      umin = c.gpu_util_pct->min;
+      umax = c.gpu_util_pct->max;
+    }
+    out += fmt::format("{},{},{},{},{},{},{},{},", csv_text(c.label), c.world_size, cell(c.nodes), cell(c.gpus_per_node),
+                       c.runs, c.scaling, cell(c.global_batch_size), cell(c.baseline_world_size));
+    out += stat_cells(c.epoch_time_s) + "," + stat_cells(c.run_time_s) + ",";
+    out += fmt::format("{},{},{},{},{},{},", cell(c.throughput_samples_per_s), cell(c.throughput_per_gpu), cell(c.speedup),
+                       cell(c.ideal_speedup), cell(c.efficiency), cell(c.karp_flatt));
+    out += fmt::format("{},{},{},{},{},{},", cell(umean), cell(umin), cell(umax), cell(c.energy_wh),
+                       cell(c.energy_j_per_sample), cell(c.host_energy_wh));
+    out += fmt::format("{},{},{},{},{},{},{}\n", cell(c.computation_score), cell(c.comp_comm_raw_share),
+                       cell(c.overlap_ratio), cell(c.exposed_comm_share), cell(c.idle_share), cell(c.straggler_spread),
+                       cell(c.mfu));
+  }
+  return out;
+}
+
+}  // namespace scalelens

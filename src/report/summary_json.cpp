@@ -1,0 +1,125 @@
+#include "common/json.hpp"
+#include "report/summary_writers.hpp"
+
+namespace scalelens {
+
+namespace {
+
+void write_stat(JsonWriter& w, const std::optional<Stat>& s) {
+  if (!s) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.key("mean").value(s->mean).key("median").value(s->median).key("std").value(s->std);
+  w.key("n").value(s->n).key("ci95_low").value(s->ci95_low).key("ci95_high").value(s->ci95_high);
+  w.end_object();
+}
+
+void write_range(JsonWriter& w, const std::optional<RangeStat>& r) {
+  if (!r) {
+    w.null();
+    return;
+  }
+  w.begin_object().key("mean").value(r->mean).key("min").value(r->min).key("max").value(r->max).end_object();
+}
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::note: return "note";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "warning";
+}
+
+std::optional<double> wh(const std::optional<double>& joules) {
+  return joules ? std::optional<double>(*joules / 3600) : std::nullopt;
+}
+
+}  // namespace
+
+std::string render_summary_json(const Summary& summary) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("schema").value(kSummarySchema);
+  w.key("scalelens_version").value(SCALELENS_VERSION);
+  w.key("baseline").value(summary.baseline);
+  w.key("scaling").value(summary.scaling);
+  w.key("configurations").begin_array();
+  for (const auto& c : summary.configurations) {
+    w.begin_object();
+    w.key("label").value(c.label).key("world_size").value(c.world_size);
+    w.key("nodes").value(c.nodes).key("gpus_per_node").value(c.gpus_per_node).key("runs").value(c.runs);
+    w.key("scaling").value(c.scaling).key("global_batch_size").value(c.global_batch_size);
+    w.key("baseline_world_size").value(c.baseline_world_size);
+    w.key("baseline_label").value(c.baseline_label);
+    w.key("epoch_time_s");
+    write_stat(w, c.epoch_time_s);
+    w.key("run_time_s");
+    write_stat(w, c.run_time_s);
+    w.key("throughput_samples_per_s").value(c.throughput_samples_per_s);
+    w.key("throughput_per_gpu").value(c.throughput_per_gpu);
+    w.key("speedup").value(c.speedup).key("ideal_speedup").value(c.ideal_speedup);
+    w.key("efficiency").value(c.efficiency).key("karp_flatt").value(c.karp_flatt);
+    w.key("gpu_util_pct");
+    write_range(w, c.gpu_util_pct);
+    w.key("energy_wh").value(c.energy_wh).key("energy_j_per_sample").value(c.energy_j_per_sample);
+    w.key("host_energy_wh").value(c.host_energy_wh);
+    w.key("computation_score").value(c.computation_score).key("comp_comm_raw_share").value(c.comp_comm_raw_share);
+    w.key("overlap_ratio").value(c.overlap_ratio).key("exposed_comm_share").value(c.exposed_comm_share);
+    w.key("idle_share").value(c.idle_share).key("straggler_spread").value(c.straggler_spread);
+    w.key("mfu").value(c.mfu);
+    w.key("run_ids").begin_array();
+    for (auto i : c.run_indices) w.value(summary.runs[i].run_id);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("runs").begin_array();
+  for (const auto& r : summary.runs) {
+    w.begin_object();
+    w.key("run_id").value(r.run_id).key("label").value(r.label).key("world_size").value(r.world_size);
+    w.key("path").value(r.path).key("format").value(r.format);
+    w.key("nodes").value(r.nodes).key("gpus_per_node").value(r.gpus_per_node);
+    w.key("global_batch_size").value(r.global_batch_size);
+    if (!r.gpu_model.empty()) w.key("gpu_model").value(r.gpu_model);
+    w.key("epochs_logged").value(r.epochs_logged).key("warmup_excluded").value(r.warmup_excluded);
+    w.key("epoch_times_s").begin_array();
+    for (double t : r.epoch_times_s) w.value(t);
+    w.end_array();
+    w.key("run_time_s").value(r.run_time_s);
+    w.key("throughput_samples_per_s").value(r.throughput_samples_per_s);
+    if (!r.throughput_from.empty()) w.key("throughput_from").value(r.throughput_from);
+    w.key("samples").value(r.samples);
+    w.key("gpus").value(r.gpus);
+    w.key("gpu_util_pct");
+    write_range(w, r.gpu_util_pct);
+    w.key("energy_wh").value(wh(r.energy_j));
+    if (!r.energy_from.empty()) w.key("energy_from").value(r.energy_from);
+    w.key("energy_j_per_sample").value(r.energy_j_per_sample);
+    w.key("host_energy_wh").value(wh(r.host_energy_j));
+    w.key("computation_score").value(r.computation_score).key("comp_comm_raw_share").value(r.comp_comm_raw_share);
+    w.key("overlap_ratio").value(r.overlap_ratio).key("exposed_comm_share").value(r.exposed_comm_share);
+    w.key("idle_share").value(r.idle_share).key("straggler_spread").value(r.straggler_spread);
+    w.key("exit_status").value(r.exit_status);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("warnings").begin_array();
+  for (const auto& d : summary.warnings) {
+    w.begin_object();
+    w.key("severity").value(severity_name(d.severity)).key("code").value(d.code).key("message").value(d.message);
+    if (!d.configuration.empty()) w.key("configuration").value(d.configuration);
+    if (!d.path.empty()) w.key("path").value(d.path);
+    if (d.line > 0) w.key("line").value(static_cast<std::int64_t>(d.line));
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  auto out = w.take();
+  out += '\n';
+  return out;
+}
+
+}  // namespace scalelens

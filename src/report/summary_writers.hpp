@@ -1,0 +1,26 @@
+#pragma once
+// Renderers of a Summary: summary.json (schema scalelens.summary/1), summary.csv and the terminal
+// table. They only format; every figure comes computed from analysis.
+#include <string>
+
+#include "analysis/summary.hpp"
+
+namespace scalelens {
+
+inline constexpr const char* kSummarySchema = "scalelens.summary/1";
+
+std::string render_summary_json(const Summary& summary);
+std::string render_summary_csv(const Summary& summary);
+
+struct TableStyle {
+  bool color = false;  // ANSI colours, only on a terminal
+};
+// One row per configuration; columns with no data in any row are left out.
+std::string render_table(const Summary& summary, const TableStyle& style = {});
+// Warnings and notes, one per line, "warning: path:line: message [code]".
+std::string render_diagnostics(const Summary& summary, const TableStyle& style = {});
+
+// A figure with 3 significant digits (more for large values), as people read them.
+std::string human_number(double v);
+
+}  // namespace scalelens

@@ -1,0 +1,133 @@
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "report/summary_writers.hpp"
+
+namespace scalelens {
+
+std::string human_number(double v) {
+  if (!std::isfinite(v)) return "-";
+  double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a >= 1e5) return fmt::format("{:.0f}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  if (a >= 1) return fmt::format("{:.3g}", v);
+  if (a >= 1e-3) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.2e}", v);
+}
+
+namespace {
+
+struct Column {
+  std::string title;
+  bool right = true;
+  std::function<std::optional<std::string>(const ConfigurationSummary&)> cell;
+};
+
+std::optional<std::string> opt(const std::optional<double>& v, const char* suffix = "") {
+  if (!v) return std::nullopt;
+  return human_number(*v) + suffix;
+}
+
+std::optional<std::string> pct(const std::optional<double>& v) {
+  if (!v) return std::nullopt;
+  return fmt::format("{:.0f}%", 100 * *v);
+}
+
+// "8.93 ± 0.12": the mean and the half width of its 95% confidence interval.
+std::optional<std::string> mean_ci(const std::optional<Stat>& s) {
+  if (!s) return std::nullopt;
+  if (std::isnan(s->ci95_high)) return human_number(s->mean);
+  return human_number(s->mean) + " ± " + human_number(s->ci95_high - s->mean);
+}
+
+// Display width of UTF-8 text (± is two bytes, one column).
+std::size_t columns_of(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::string render_table(const Summary& summary, const TableStyle& style) {
+  std::vector<Column> all = {
+      {"label", false, [](auto& c) { return std::optional<std::string>(c.label); }},
+      {"GPUs", true, [](auto& c) { return std::optional<std::string>(std::to_string(c.world_size)); }},
+      {"nodes", true, [](auto& c) { return c.nodes ? std::optional<std::string>(std::to_string(*c.nodes)) : std::nullopt; }},
+      {"runs", true, [](auto& c) { return std::optional<std::string>(std::to_string(c.runs)); }},
+      {"epoch s (95% CI)", true, [](auto& c) { return mean_ci(c.epoch_time_s); }},
+      {"median s", true, [](auto& c) { return c.epoch_time_s ? opt(c.epoch_time_s->median) : std::nullopt; }},
+      {"run s (95% CI)", true, [](auto& c) { return c.epoch_time_s ? std::nullopt : mean_ci(c.run_time_s); }},
+      {"samples/s", true, [](auto& c) { return opt(c.throughput_samples_per_s); }},
+      {"/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
+      {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
+      {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},
+      {"efficiency", true, [](auto& c) { return pct(c.efficiency); }},
+      {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},
+      {"comp score", true, [](auto& c) { return opt(c.computation_score); }},
+      {"exposed comm", true, [](auto& c) { return pct(c.exposed_comm_share); }},
+      {"GPU util", true, [](auto& c) {
+         return c.gpu_util_pct ? std::optional<std::string>(fmt::format("{:.0f}%", c.gpu_util_pct->mean)) : std::nullopt;
+       }},
+      {"energy Wh", true, [](auto& c) { return opt(c.energy_wh); }},
+      {"J/sample", true, [](auto& c) { return opt(c.energy_j_per_sample); }},
+  };
+  // Keep the columns that have data in some row; "label" and "GPUs" always.
+  std::vector<const Column*> cols;
+  std::vector<std::vector<std::string>> cells(summary.configurations.size());
+  for (const auto& col : all) {
+    bool any = false;
+    std::vector<std::string> values;
+    for (const auto& c : summary.configurations) {
+      auto v = col.cell(c);
+      any |= v.has_value();
+      values.push_back(v.value_or("-"));
+    }
+    if (!any && col.title != "label" && col.title != "GPUs") continue;
+    cols.push_back(&col);
+    for (std::size_t r = 0; r < values.size(); ++r) cells[r].push_back(values[r]);
+  }
+  std::vector<std::size_t> width(cols.size());
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    width[k] = columns_of(cols[k]->title);
+    for (const auto& row : cells) width[k] = std::max(width[k], columns_of(row[k]));
+  }
+  auto pad = [](const std::string& s, std::size_t w, bool right) {
+    std::string fill(w - std::min(w, columns_of(s)), ' ');
+    return right ? fill + s : s + fill;
+  };
+  std::string out;
+  std::string header;
+  for (std::size_t k = 0; k < cols.size(); ++k) header += (k ? "  " : "") + pad(cols[k]->title, width[k], cols[k]->right);
+  out += style.color ? "\x1b[1m" + header + "\x1b[0m\n" : header + "\n";
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t k = 0; k < cols.size(); ++k) line += (k ? "  " : "") + pad(row[k], width[k], cols[k]->right);
+    out += line + "\n";
+  }
+  std::string scaling = summary.scaling + " scaling";
+  std::string baseline = summary.baseline == "per-label" ? "each label's smallest GPU count"
+                         : summary.baseline == "common" ? "the fastest label at the smallest GPU count"
+                                                        : summary.baseline + " GPUs";
+  out += fmt::format("{}; speedup against {}; epoch times exclude warm-up epochs.\n", scaling, baseline);
+  return out;
+}
+
+std::string render_diagnostics(const Summary& summary, const TableStyle& style) {
+  std::string out;
+  for (const auto& d : summary.warnings) {
+    const char* word = d.severity == Severity::error ? "error" : d.severity == Severity::warning ? "warning" : "note";
+    const char* color = d.severity == Severity::error ? "\x1b[31m" : d.severity == Severity::warning ? "\x1b[33m" : "\x1b[36m";
+    out += style.color ? fmt::format("{}{}\x1b[0m: ", color, word) : fmt::format("{}: ", word);
+    out += format_location(d);
+    out += fmt::format(" [{}]\n", d.code);
+  }
+  return out;
+}
+
+}  // namespace scalelens

@@ -1,0 +1,132 @@
+// `scalelens report` as a user runs it: real binary, real folders, real exit codes.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+
+namespace {
+
+void write_run(const ScratchDir& dir, const std::string& name, const std::string& label, int p, double epoch_s) {
+  auto ns = [](double s) { return std::to_string(static_cast<long long>(s * 1e9)); };
+  dir.write(name + "/scalelens.json", "{\"label\": \"" + label + "\", \"world_size\": " + std::to_string(p) +
+                                          ", \"samples_per_epoch\": 1000, \"start_ns\": 0, \"end_ns\": " + ns(3 * epoch_s) + "}");
+  dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0," + ns(epoch_s) + "\n0,1," + ns(epoch_s) + "," +
+                                      ns(2 * epoch_s) + "\n0,2," + ns(2 * epoch_s) + "," + ns(3 * epoch_s) + "\n");
+}
+
+}  // namespace
+
+TEST(ReportCli, MlperfDeepcamPrintsBothScalesSpeedupAndBatchWarning) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir out;
+  auto r = run_scalelens("report " + quoted(data / "mlperf-hpc-v1.0-deepcam") + " -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("deepcam"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 512 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 2048 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8.84"), std::string::npos) << r.out;  // median epoch time at 512 GPUs
+  EXPECT_NE(r.out.find("3.3"), std::string::npos) << r.out;   // median at 2048 GPUs
+  EXPECT_NE(r.out.find("2.67x"), std::string::npos) << r.out;  // 8.8709 / 3.3248
+  EXPECT_NE(r.out.find("4x"), std::string::npos) << r.out;    // ideal
+  EXPECT_NE(r.out.find("[batch-changed]"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(out / "summary.json"));
+  EXPECT_TRUE(std::filesystem::exists(out / "summary.csv"));
+}
+
+TEST(ReportCli, ReadOnlyInputFallsBackToCurrentFolderAndSaysSo) {
+  ScratchDir cwd, data;
+  write_run(data, "a", "ddp", 1, 10);
+  std::filesystem::permissions(data.path(), std::filesystem::perms::owner_write | std::filesystem::perms::group_write |
+                                                std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::remove);
+  auto r = run_scalelens("report " + quoted(data.path()) + " -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(data / "scalelens-report"));
+  EXPECT_NE(r.err.find("instead"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(cwd / "scalelens-report/summary.json"));
+}
+
+TEST(ReportCli, JsonOnStdoutFollowsTheSummarySchema) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  write_run(dir, "b", "ddp", 4, 3);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  EXPECT_EQ(std::string_view(doc["schema"]), "scalelens.summary/1");
+  auto configs = doc["configurations"].get_array();
+  ASSERT_EQ(configs.size(), 2u);
+  double speedup = configs.at(1)["speedup"];
+  EXPECT_NEAR(speedup, 10.0 / 3, 1e-9);
+  double tput = configs.at(1)["throughput_samples_per_s"];
+  EXPECT_NEAR(tput, 1000.0 / 3, 1e-6);
+  EXPECT_TRUE(std::filesystem::exists(dir / "scalelens-report/summary.json"));
+  // The written file is the same document.
+  EXPECT_EQ(slurp(dir / "scalelens-report/summary.json"), r.out);
+}
+
+TEST(ReportCli, CsvHasOneRowPerConfiguration) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  write_run(dir, "b", "ddp", 2, 6);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);
+  EXPECT_EQ(r.out.rfind("label,world_size,", 0), 0u);
+  EXPECT_NE(r.out.find("\nddp,2,"), std::string::npos);
+}
+
+TEST(ReportCli, EmptyFolderIsNoUsableDataExitTwo) {
+  ScratchDir dir;
+  dir.write("notes.txt", "nothing here\n");
+  auto r = run_scalelens("report " + quoted(dir.path()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no usable data"), std::string::npos) << r.err;
+}
+
+TEST(ReportCli, UsageErrorsExitOne) {
+  EXPECT_EQ(run_scalelens("report").exit_code, 1);
+  EXPECT_EQ(run_scalelens("report . --format yaml").exit_code, 1);
+  EXPECT_EQ(run_scalelens("report . --pattern '('").exit_code, 1);
+  EXPECT_EQ(run_scalelens("frobnicate").exit_code, 1);
+}
+
+TEST(ReportCli, StrictTurnsWarningsIntoExitThree) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);  // one run per configuration: few-repeats
+  EXPECT_EQ(run_scalelens("report " + quoted(dir.path())).exit_code, 0);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --strict");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("[few-repeats]"), std::string::npos);
+}
+
+TEST(ReportCli, HelpShowsExamples) {
+  auto r = run_scalelens("report --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  EXPECT_NE(r.out.find("--baseline"), std::string::npos);
+}
+
+TEST(ReportCli, BadFileIsNamedAndTheRestIsReported) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  write_run(dir, "b", "ddp", 2, 6);
+  dir.write("b/nodes/h1/gpu.csv", "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+                                  "0,0,,50,,,100,,,\n1000000000,0,,NaN,,,100,,,\n");
+  auto r = run_scalelens("report " + quoted(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gpu.csv:3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ddp"), std::string::npos);
+}
+
+TEST(ReportCli, ProgressBarStaysOffWhenNotATerminal) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  auto r = run_scalelens("report " + quoted(dir.path()));
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+}

@@ -1,0 +1,56 @@
+#pragma once
+// Helpers shared by the tests: real-data location, scratch folders, running the binary.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace scalelens::testing {
+
+// ../shared/data, from SCALELENS_REALDATA. CI sets it, so there real-data tests cannot skip.
+inline std::filesystem::path realdata() {
+  const char* env = std::getenv("SCALELENS_REALDATA");
+  if (!env || !*env) return {};
+  return std::filesystem::absolute(env);
+}
+
+#define SCALELENS_REQUIRE_REALDATA(var)                                             \
+  const auto var = ::scalelens::testing::realdata();                                \
+  if (var.empty()) GTEST_SKIP() << "SCALELENS_REALDATA is not set (CI sets it)"
+
+// A fresh folder under the system temp dir, removed when the object dies.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("scalelens-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& rel) const { return path_ / rel; }
+  // Writes `contents` to `rel`, creating folders.
+  std::filesystem::path write(const std::string& rel, const std::string& contents) const {
+    auto p = path_ / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << contents;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace scalelens::testing

@@ -1,0 +1,337 @@
+// Every metric of DESIGN.md against a hand computation on a small study built in the test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/analyze.hpp"
+
+using namespace scalelens;
+
+namespace {
+
+constexpr std::int64_t kSec = 1'000'000'000;
+
+Run make_run(std::string label, int p, std::vector<double> epoch_seconds, std::string id) {
+  Run r;
+  r.label = std::move(label);
+  r.world_size = p;
+  r.run_id = std::move(id);
+  r.path = "/runs/" + r.run_id;
+  std::int64_t t = 0;
+  for (std::size_t e = 0; e < epoch_seconds.size(); ++e) {
+    auto d = static_cast<std::int64_t>(epoch_seconds[e] * kSec);
+    r.epochs.push_back(Interval{0, static_cast<std::int64_t>(e), t, t + d, std::nullopt});
+    t += d;
+  }
+  r.start_ns = 0;
+  r.end_ns = t;
+  return r;
+}
+
+const ConfigurationSummary& config(const Summary& s, const std::string& label, int p) {
+  auto it = std::find_if(s.configurations.begin(), s.configurations.end(),
+                         [&](auto& c) { return c.label == label && c.world_size == p; });
+  EXPECT_NE(it, s.configurations.end()) << label << "/" << p;
+  return *it;
+}
+
+bool has_warning(const Summary& s, const std::string& code) {
+  return std::any_of(s.warnings.begin(), s.warnings.end(), [&](auto& d) { return d.code == code; });
+}
+
+GpuSeries gpu(std::string node, int index, std::vector<std::pair<double, double>> t_power,
+              std::vector<double> energy_mj = {}, std::vector<double> util = {}) {
+  GpuSeries g;
+  g.node = std::move(node);
+  g.index = index;
+  g.source = "gpu.csv";
+  for (std::size_t i = 0; i < t_power.size(); ++i) {
+    GpuSample s;
+    s.t_ns = static_cast<std::int64_t>(t_power[i].first * kSec);
+    s.power_w = static_cast<float>(t_power[i].second);
+    if (i < energy_mj.size()) s.energy_mj = energy_mj[i];
+    if (i < util.size()) s.util_pct = static_cast<float>(util[i]);
+    g.samples.push_back(s);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST(EpochTime, ExcludesWarmupEpochs) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 1, {100, 10, 12}, "a"));
+  auto s = analyze(st, {});
+  const auto& c = config(s, "ddp", 1);
+  ASSERT_TRUE(c.epoch_time_s);
+  EXPECT_DOUBLE_EQ(c.epoch_time_s->mean, 11);  // (10 + 12) / 2; the 100 s warm-up epoch is out
+  EXPECT_EQ(c.epoch_time_s->n, 2u);
+  AnalysisOptions two;
+  two.warmup_epochs = 2;
+  EXPECT_DOUBLE_EQ(config(analyze(st, two), "ddp", 1).epoch_time_s->mean, 12);
+}
+
+TEST(EpochTime, IsTheSlowestRankOfEachEpoch) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 2, {}, "a");
+  r.epochs = {{0, 0, 0, 5 * kSec, {}}, {1, 0, 0, 6 * kSec, {}},        // warm-up
+              {0, 1, 0, 10 * kSec, {}}, {1, 1, 1 * kSec, 13 * kSec, {}}};  // 10 s and 12 s: max is 12
+  st.runs.push_back(r);
+  AnalysisOptions o;
+  auto s = analyze(st, o);
+  EXPECT_DOUBLE_EQ(config(s, "ddp", 2).epoch_time_s->mean, 12);
+}
+
+TEST(EpochTime, SingleEpochRunKeepsItAndWarns) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 1, {7}, "a"));
+  auto s = analyze(st, {});
+  EXPECT_DOUBLE_EQ(config(s, "ddp", 1).epoch_time_s->mean, 7);
+  EXPECT_TRUE(has_warning(s, "warmup-not-excluded"));
+}
+
+TEST(EpochTime, PooledOverRepeatsWithConfidenceInterval) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 4, {99, 10, 11}, "a"));
+  st.runs.push_back(make_run("ddp", 4, {99, 12, 13}, "b"));
+  st.runs.push_back(make_run("ddp", 4, {99, 10, 10}, "c"));
+  auto s = analyze(st, {});
+  const auto& c = config(s, "ddp", 4);
+  // Pooled: 10 11 12 13 10 10 → mean 11, median 10.5
+  EXPECT_DOUBLE_EQ(c.epoch_time_s->mean, 11);
+  EXPECT_DOUBLE_EQ(c.epoch_time_s->median, 10.5);
+  EXPECT_EQ(c.runs, 3u);
+  EXPECT_FALSE(has_warning(s, "few-repeats"));
+  EXPECT_TRUE(has_warning(s, "high-variation"));  // std 1.265 / 11 = 11.5% > 5%
+}
+
+TEST(Throughput, FromSamplesColumnSummedOverRanks) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 2, {}, "a");
+  r.epochs = {{0, 0, 0, 4 * kSec, 100.0}, {1, 0, 0, 4 * kSec, 100.0},
+              {0, 1, 4 * kSec, 8 * kSec, 100.0}, {1, 1, 4 * kSec, 9 * kSec, 150.0}};
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  // Epoch 1 kept: 250 samples in max(4, 5) = 5 s → 50 samples/s; per GPU 25.
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 2).throughput_samples_per_s, 50);
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 2).throughput_per_gpu, 25);
+}
+
+TEST(Throughput, FromSamplesPerEpochElseBatchTimesSteps) {
+  Study st;
+  scalelens::Run a = make_run("x", 1, {1, 2, 2}, "a");
+  a.samples_per_epoch = 1000;  // 1000 / 2 s
+  scalelens::Run b = make_run("y", 1, {}, "b");
+  b.global_batch_size = 32;
+  for (int i = 0; i < 10; ++i) b.steps.push_back({0, i, i * kSec / 2, (i + 1) * kSec / 2, {}});
+  st.runs = {a, b};
+  auto s = analyze(st, {});
+  EXPECT_DOUBLE_EQ(*config(s, "x", 1).throughput_samples_per_s, 500);
+  EXPECT_DOUBLE_EQ(*config(s, "y", 1).throughput_samples_per_s, 64);  // 32 × 10 steps / 5 s
+}
+
+TEST(Throughput, MissingSamplesCountIsNamedNotGuessed) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 1, {1, 2}, "a"));
+  auto s = analyze(st, {});
+  EXPECT_FALSE(config(s, "ddp", 1).throughput_samples_per_s);
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "missing-figure"; });
+  ASSERT_NE(it, s.warnings.end());
+  EXPECT_NE(it->message.find("throughput not computed for ddp/1"), std::string::npos) << it->message;
+}
+
+TEST(Speedup, StrongScalingPerLabelBaselineAndKarpFlatt) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 1, {9, 100}, "a"));
+  st.runs.push_back(make_run("ddp", 4, {9, 40}, "b"));
+  st.runs.push_back(make_run("hvd", 2, {9, 30}, "c"));
+  st.runs.push_back(make_run("hvd", 8, {9, 10}, "d"));
+  auto s = analyze(st, {});
+  const auto& d4 = config(s, "ddp", 4);
+  EXPECT_DOUBLE_EQ(*d4.speedup, 2.5);        // 100 / 40
+  EXPECT_DOUBLE_EQ(*d4.ideal_speedup, 4);
+  EXPECT_DOUBLE_EQ(*d4.efficiency, 0.625);   // 2.5 × 1 / 4
+  EXPECT_NEAR(*d4.karp_flatt, 0.2, 1e-12);   // (1/2.5 − 1/4) / (1 − 1/4) = 0.15 / 0.75
+  const auto& h8 = config(s, "hvd", 8);
+  EXPECT_DOUBLE_EQ(*h8.speedup, 3);          // 30 / 10, against hvd's own 2 GPUs
+  EXPECT_DOUBLE_EQ(*h8.ideal_speedup, 4);
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 1).speedup, 1);
+  EXPECT_FALSE(config(s, "ddp", 1).karp_flatt);  // defined for p > p0 only
+  EXPECT_EQ(s.baseline, "per-label");
+}
+
+TEST(Speedup, CommonBaselineIsFastestLabelAtSmallestGpuCount) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 2, {9, 50}, "a"));
+  st.runs.push_back(make_run("hvd", 2, {9, 40}, "b"));
+  st.runs.push_back(make_run("ddp", 8, {9, 20}, "c"));
+  AnalysisOptions o;
+  o.baseline = BaselineKind::common;
+  auto s = analyze(st, o);
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 8).speedup, 2);     // 40 (hvd at 2) / 20
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 2).speedup, 0.8);   // 40 / 50
+  EXPECT_EQ(config(s, "ddp", 8).baseline_label, "hvd");
+  EXPECT_EQ(s.baseline, "common");
+}
+
+TEST(Speedup, BaselineGpusFixesP0) {
+  Study st;
+  st.runs.push_back(make_run("ddp", 1, {9, 100}, "a"));
+  st.runs.push_back(make_run("ddp", 2, {9, 60}, "b"));
+  st.runs.push_back(make_run("ddp", 4, {9, 30}, "c"));
+  AnalysisOptions o;
+  o.baseline_gpus = 2;
+  auto s = analyze(st, o);
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 4).speedup, 2);  // 60 / 30
+  EXPECT_DOUBLE_EQ(*config(s, "ddp", 4).ideal_speedup, 2);
+  EXPECT_EQ(s.baseline, "2");
+  o.baseline_gpus = 3;
+  EXPECT_TRUE(has_warning(analyze(st, o), "no-baseline"));
+}
+
+TEST(Speedup, WeakScalingDetectedFromBatchGrowingWithGpus) {
+  Study st;
+  scalelens::Run a = make_run("ddp", 1, {9, 10}, "a");
+  a.global_batch_size = 64;
+  a.samples_per_epoch = 6400;   // 640 samples/s
+  scalelens::Run b = make_run("ddp", 4, {9, 12}, "b");
+  b.global_batch_size = 256;
+  b.samples_per_epoch = 25600;  // 2133.3 samples/s
+  st.runs = {a, b};
+  auto s = analyze(st, {});
+  EXPECT_EQ(s.scaling, "weak");
+  const auto& c = config(s, "ddp", 4);
+  EXPECT_NEAR(*c.speedup, (25600.0 / 12) / 640, 1e-9);  // X(4) / X(1) = 3.333
+  EXPECT_NEAR(*c.efficiency, 3.3333333333 / 4, 1e-9);
+  EXPECT_FALSE(has_warning(s, "batch-changed"));
+}
+
+TEST(Speedup, StrongCurveWithChangedBatchIsFlagged) {
+  Study st;
+  scalelens::Run a = make_run("deepcam", 512, {9, 8.8}, "a");
+  a.global_batch_size = 1024;
+  scalelens::Run b = make_run("deepcam", 2048, {9, 3.3}, "b");
+  b.global_batch_size = 2048;
+  st.runs = {a, b};
+  auto s = analyze(st, {});
+  EXPECT_EQ(s.scaling, "strong");  // batch grew, but not in proportion to the GPUs
+  EXPECT_TRUE(has_warning(s, "batch-changed"));
+  EXPECT_NEAR(*config(s, "deepcam", 2048).speedup, 8.8 / 3.3, 1e-9);
+}
+
+TEST(GpuUtilization, IsTimeWeightedOverTheRun) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {10}, "a");  // run 0..10 s
+  // Samples at 0 s (0%), 1 s (100%), 10 s (100%): trapezoids 0.5·1 + 1·9 = 9.5 %·s... over 10 s = 95%,
+  // where a plain mean of samples would say 66.7%.
+  r.gpus.push_back(gpu("n0", 0, {{0, 0}, {1, 0}, {10, 0}}, {}, {0, 100, 100}));
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(config(s, "ddp", 1).gpu_util_pct->mean, 95, 1e-4);
+}
+
+TEST(Energy, TrapezoidOverRealTimestampsInsideTheRun) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {10}, "a");
+  r.start_ns = 2 * kSec;
+  r.end_ns = 8 * kSec;
+  // Power 100 W at 0 s rising to 200 W at 10 s; sampled unevenly. Inside [2, 8] s: mean 150 W × 6 s = 900 J.
+  r.gpus.push_back(gpu("n0", 0, {{0, 100}, {1, 110}, {5, 150}, {10, 200}}));
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(*s.runs[0].energy_j, 900, 1e-3);
+  EXPECT_NEAR(*config(s, "ddp", 1).energy_wh, 0.25, 1e-6);
+  EXPECT_EQ(s.runs[0].energy_from, "power");
+}
+
+TEST(Energy, PrefersCounterOverPowerAndHandlesReset) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {10}, "a");
+  // Power says 100 W × 10 s = 1000 J, the counter says 5000 J (it is the better instrument).
+  // Counter (mJ): 1e6, 3e6, reset to 0, 1e6, 4e6 → +2e6 + (0) + 1e6 + 3e6 = 6e6 mJ... the reset
+  // loses nothing: 3e6 → 0 counts as a restart, so the span is 2e6 + 0 + 1e6 + 3e6 = 6e6 mJ = 6000 J.
+  r.gpus.push_back(gpu("n0", 0, {{0, 100}, {2, 100}, {4, 100}, {6, 100}, {10, 100}}, {1e6, 3e6, 0, 1e6, 4e6}));
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(*s.runs[0].energy_j, 6000, 1e-6);
+  EXPECT_EQ(s.runs[0].energy_from, "counter");
+}
+
+TEST(Energy, SumsGpusOfAllNodesAndPerSample) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 2, {10}, "a");
+  r.samples_per_epoch = 100;
+  r.gpus.push_back(gpu("n0", 0, {{0, 100}, {10, 100}}));  // 1000 J
+  r.gpus.push_back(gpu("n1", 0, {{0, 200}, {10, 200}}));  // 2000 J (same index, other node)
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(*s.runs[0].energy_j, 3000, 1e-6);
+  EXPECT_NEAR(*s.runs[0].energy_j_per_sample, 30, 1e-9);  // 3000 J / (100 samples × 1 epoch)
+}
+
+TEST(Energy, SameGpuFromTwoSourcesIsCountedOnceAndFlagged) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {10}, "a");
+  r.gpus.push_back(gpu("n0", 0, {{0, 100}, {10, 100}}));
+  auto copy = gpu("n0", 0, {{0, 100}, {10, 100}});
+  copy.source = "nvidia-smi.csv";
+  r.gpus.push_back(copy);
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(*s.runs[0].energy_j, 1000, 1e-6);
+  EXPECT_TRUE(has_warning(s, "energy-double-counted"));
+}
+
+TEST(Warnings, CoarseSamplingFewRepeatsMissingRanksAndNodes) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 4, {10, 10}, "a");
+  r.nodes = 2;
+  r.gpus.push_back(gpu("n0", 0, {{0, 100}, {10, 100}}));
+  r.ranks.push_back({0, "n0", 0, {}, {}, {}, 0, "ranks/0.json"});
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_TRUE(has_warning(s, "coarse-sampling"));
+  EXPECT_TRUE(has_warning(s, "few-repeats"));
+  EXPECT_TRUE(has_warning(s, "missing-ranks"));
+  EXPECT_TRUE(has_warning(s, "missing-nodes"));
+}
+
+TEST(Warnings, RunsOfOneConfigurationThatDisagreeAreFlagged) {
+  Study st;
+  scalelens::Run a = make_run("ddp", 4, {10, 10}, "a");
+  a.global_batch_size = 128;
+  a.gpu_model = "A100";
+  scalelens::Run b = make_run("ddp", 4, {10, 10}, "b");
+  b.global_batch_size = 256;
+  b.gpu_model = "H100";
+  st.runs = {a, b};
+  auto s = analyze(st, {});
+  auto n = std::count_if(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "inconsistent-runs"; });
+  EXPECT_EQ(n, 2);
+}
+
+TEST(Runs, UnknownWorldSizeIsLeftOutWithAReason) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {1, 1}, "a");
+  r.world_size.reset();
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_TRUE(s.configurations.empty());
+  EXPECT_TRUE(has_warning(s, "unknown-world-size"));
+}
+
+TEST(Breakdown, ComputationScoreFromExposedCommunication) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 2, {1, 1}, "a");
+  // Rank 0: comp 80, comm 40 of which 20 overlapped → exposed 20; rank 1: comp 70, comm 30, overlap 0.
+  r.breakdown.push_back({0, "t0", 1, 120, 80, 40, 20, 20, 0, 100, 20, 120, {120}});
+  r.breakdown.push_back({1, "t1", 1, 100, 70, 30, 0, 30, 0, 100, 0, 100, {100}});
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  const auto& c = config(s, "ddp", 2);
+  EXPECT_NEAR(*c.computation_score, 150.0 / 200, 1e-12);  // 150 / (150 + 50)
+  EXPECT_NEAR(*c.comp_comm_raw_share, 150.0 / 220, 1e-12);
+  EXPECT_NEAR(*c.overlap_ratio, 20.0 / 70, 1e-12);
+  EXPECT_NEAR(*c.exposed_comm_share, 50.0 / 220, 1e-12);
+  EXPECT_NEAR(*c.straggler_spread, 20.0 / 110, 1e-12);     // (120 − 100) / 110
+}

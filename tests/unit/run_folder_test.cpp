@@ -1,0 +1,178 @@
+// scalelens run folders through the public ingest(): recognized by content, merged into runs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
+#include "support/test_support.hpp"
+
+using namespace scalelens;
+using scalelens::testing::ScratchDir;
+
+namespace {
+
+Study read(const ScratchDir& dir) { return ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}); }
+
+const Diagnostic* find(const std::vector<Diagnostic>& ds, const std::string& code) {
+  auto it = std::find_if(ds.begin(), ds.end(), [&](auto& d) { return d.code == code; });
+  return it == ds.end() ? nullptr : &*it;
+}
+
+void write_run(const ScratchDir& dir, const std::string& name, int p, const std::string& epochs) {
+  dir.write(name + "/scalelens.json",
+            "{\"schema\": \"scalelens.run/1\", \"run_id\": \"" + name + "\", \"label\": \"ddp\", \"world_size\": " +
+                std::to_string(p) + ", \"nodes\": 1, \"start_ns\": 1000000000, \"end_ns\": 21000000000, \"future_field\": [1, 2]}");
+  dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n" + epochs);
+}
+
+}  // namespace
+
+TEST(RunFolder, ManifestEpochsGpuHostAndRanksMakeOneRun) {
+  ScratchDir dir;
+  write_run(dir, "ddp-2", 2,
+            "0,0,1000000000,6000000000,100\n1,0,1000000000,6000000000,100\n"
+            "0,1,6000000000,11000000000,100\n1,1,6000000000,12000000000,100\n");
+  dir.write("ddp-2/nodes/n01/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "1000000000,0,GPU-a,50,10,1e9,100,,1400,60\n"
+            "1000000000,1,GPU-b,60,10,1e9,200,,1400,61\n"
+            "21000000000,0,GPU-a,50,10,1e9,100,,1400,60\n"
+            "21000000000,1,GPU-b,60,10,1e9,200,,1400,61\n");
+  dir.write("ddp-2/nodes/n01/host.csv", "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n"
+                                        "1000000000,50,1000,0\n21000000000,50,1000,2000000000\n");
+  dir.write("ddp-2/ranks/0.json", R"({"schema":"scalelens.rank/1","rank":0,"host":"n01","local_rank":0,"exit_status":0})");
+  dir.write("ddp-2/ranks/1.json", R"({"rank":1,"host":"n01"})");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  const auto& r = study.runs[0];
+  EXPECT_EQ(r.label, "ddp");
+  EXPECT_EQ(r.run_id, "ddp-2");
+  EXPECT_EQ(*r.world_size, 2);
+  EXPECT_EQ(r.epochs.size(), 4u);
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_EQ(r.gpus[0].node, "n01");
+  EXPECT_EQ(r.ranks.size(), 2u);
+  EXPECT_TRUE(study.diagnostics.empty()) << format_location(study.diagnostics[0]);
+
+  auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  const auto& c = s.configurations[0];
+  EXPECT_DOUBLE_EQ(c.epoch_time_s->mean, 6);                // epoch 1: max(5 s, 6 s)
+  EXPECT_DOUBLE_EQ(*c.throughput_samples_per_s, 200.0 / 6);  // 2 ranks × 100 samples
+  EXPECT_NEAR(*c.energy_wh, (100 + 200) * 20 / 3600.0, 1e-9);  // 300 W for 20 s
+  EXPECT_NEAR(*c.host_energy_wh, 2000.0 / 3600, 1e-9);         // 2e9 µJ
+  EXPECT_DOUBLE_EQ(c.gpu_util_pct->min, 50);
+  EXPECT_DOUBLE_EQ(c.gpu_util_pct->max, 60);
+}
+
+TEST(RunFolder, MinimalHandWrittenManifestIsEnough) {
+  ScratchDir dir;
+  dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 8})");
+  dir.write("r/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n0,1,1000,3000\n");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(*study.runs[0].world_size, 8);
+  EXPECT_EQ(study.runs[0].epochs.size(), 2u);
+}
+
+TEST(RunFolder, TruncatedLastLineIsLeftOutAndNamed) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n0,1,1000,2000,1\n0,2,2000,30");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].epochs.size(), 2u);
+  auto* d = find(study.diagnostics, "truncated-line");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->line, 4);
+  EXPECT_NE(d->path.find("epochs.csv"), std::string::npos);
+}
+
+TEST(RunFolder, BadLinesNaNAndNegativeTimesAreNamedWithFileAndLine) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n0,1,nan,2000,1\n0,2,-5,2000,1\n0,3,3000,2000,1\n0,4,4000\n0,5,5000,6000,1\n");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].epochs.size(), 2u);  // epochs 0 and 5
+  auto* d = find(study.diagnostics, "bad-lines");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->line, 3);  // first bad line: "nan"
+  EXPECT_NE(d->message.find("4 lines skipped"), std::string::npos) << d->message;
+}
+
+TEST(RunFolder, WrongColumnsLeaveTheFileOut) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n0,1,1000,2000,1\n");
+  dir.write("a/nodes/h/gpu.csv", "t_ns,gpu_index,power\n1,0,100\n");  // not our header: not recognized
+  dir.write("a/nodes/h/host.csv", "t_ns,cpu_util_pct\n1,50\n");      // fine: the other columns are optional
+  dir.write("a/steps.csv", "rank,step,begin,end\n0,0,0,1\n");         // recognized, lacks start_ns
+  auto study = read(dir);
+  auto* d = find(study.diagnostics, "bad-columns");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->message.find("start_ns"), std::string::npos);
+  EXPECT_NE(d->path.find("steps.csv"), std::string::npos);
+  EXPECT_EQ(d->line, 1);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_TRUE(study.runs[0].steps.empty());
+  EXPECT_TRUE(study.runs[0].gpus.empty());
+  EXPECT_EQ(study.runs[0].host_series.size(), 1u);
+}
+
+TEST(RunFolder, FilesWithoutManifestAreNamed) {
+  ScratchDir dir;
+  dir.write("orphan/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
+  auto study = read(dir);
+  EXPECT_TRUE(study.runs.empty());
+  auto* d = find(study.diagnostics, "no-manifest");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->path.find("orphan/epochs.csv"), std::string::npos);
+}
+
+TEST(RunFolder, InvalidManifestIsAnErrorAndTheRunIsLeftOut) {
+  ScratchDir dir;
+  dir.write("a/scalelens.json", R"({"label": "ddp", "world_size": )");
+  write_run(dir, "b", 2, "0,0,0,1000,1\n0,1,1000,2000,1\n");
+  auto study = read(dir);
+  ASSERT_TRUE(find(study.diagnostics, "bad-manifest"));
+  auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 1u);  // b is still reported
+  EXPECT_EQ(s.configurations[0].world_size, 2);
+}
+
+TEST(RunFolder, DuplicateRunIdsKeepTheFirst) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  dir.write("copy/scalelens.json", R"({"run_id": "a", "label": "ddp", "world_size": 1})");
+  auto study = read(dir);
+  EXPECT_EQ(study.runs.size(), 1u);
+  auto* d = find(study.diagnostics, "duplicate-run-id");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->message.find("'a'"), std::string::npos);
+}
+
+TEST(RunFolder, BrokenLinkIsReportedAsUnreadable) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  std::filesystem::create_symlink(dir / "nowhere.csv", dir / "a/steps.csv");
+  auto study = read(dir);
+  auto* d = find(study.diagnostics, "unreadable-file");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->path.find("steps.csv"), std::string::npos);
+  EXPECT_EQ(study.runs.size(), 1u);
+}
+
+TEST(Ingest, PatternFiltersPathsInsideInputs) {
+  ScratchDir dir;
+  write_run(dir, "ddp-1", 1, "0,0,0,1000,1\n");
+  write_run(dir, "fsdp-1", 1, "0,0,0,1000,1\n");
+  auto study = ingest(IngestOptions{{dir.path().string()}, std::string("^ddp"), 1, {}});
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "ddp-1");
+}
+
+TEST(Ingest, MissingInputIsNamed) {
+  auto study = ingest(IngestOptions{{"/nonexistent/scalelens"}, {}, 1, {}});
+  auto* d = find(study.diagnostics, "missing-input");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->path, "/nonexistent/scalelens");
+}

@@ -1,0 +1,36 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/stats.hpp"
+
+using namespace scalelens;
+
+// Critical values from any Student-t table (two-sided 95%).
+TEST(StudentT, CriticalValuesMatchTables) {
+  EXPECT_NEAR(student_t_critical(0.95, 1), 12.706, 1e-3);
+  EXPECT_NEAR(student_t_critical(0.95, 4), 2.776, 1e-3);
+  EXPECT_NEAR(student_t_critical(0.95, 30), 2.042, 1e-3);
+  EXPECT_NEAR(student_t_critical(0.95, 100000), 1.960, 1e-3);
+}
+
+TEST(Describe, MeanMedianStdAndConfidenceInterval) {
+  // 2, 4, 4, 4, 5, 5, 7, 9: mean 5, median 4.5, sample variance 32/7.
+  auto s = describe({9, 2, 4, 4, 4, 5, 5, 7});
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->mean, 5);
+  EXPECT_DOUBLE_EQ(s->median, 4.5);
+  EXPECT_NEAR(s->std, std::sqrt(32.0 / 7), 1e-12);
+  // t(0.975, 7) = 2.3646; half width = 2.3646 * 2.138 / sqrt(8) = 1.7874
+  EXPECT_NEAR(s->ci95_high - s->mean, 1.7874, 1e-3);
+  EXPECT_NEAR(s->mean - s->ci95_low, 1.7874, 1e-3);
+}
+
+TEST(Describe, SingleValueHasNoConfidenceInterval) {
+  auto s = describe({3});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->n, 1u);
+  EXPECT_DOUBLE_EQ(s->std, 0);
+  EXPECT_TRUE(std::isnan(s->ci95_low));
+  EXPECT_FALSE(describe({}).has_value());
+}
