@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <libdeflate.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -99,6 +101,52 @@ Result<std::string> read_file(const std::filesystem::path& path) {
   if (!raw) return raw;
   if (is_gzip(raw.value())) return gunzip(raw.value(), path.string());
   return raw;
+}
+
+FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
+  if (this == &other) return *this;
+  if (map_) ::munmap(map_, map_size_);
+  const bool owned_view = other.map_ == nullptr;
+  owned_ = std::move(other.owned_);
+  map_ = std::exchange(other.map_, nullptr);
+  map_size_ = std::exchange(other.map_size_, 0);
+  view_ = owned_view ? std::string_view(owned_) : other.view_;
+  other.view_ = {};
+  return *this;
+}
+
+FileBytes::~FileBytes() {
+  if (map_) ::munmap(map_, map_size_);
+  map_ = nullptr;
+}
+
+Result<FileBytes> map_file(const std::filesystem::path& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), path.string()};
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), path.string()};
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+    // Not mappable (empty, a pipe, /proc): read it the ordinary way.
+    auto text = read_file(path);
+    if (!text) return text.error();
+    return FileBytes(std::move(text.value()));
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f.fd, 0);
+  if (p == MAP_FAILED) return Error{fmt::format("cannot map: {}", errno_text(errno)), path.string()};
+  ::madvise(p, size, MADV_SEQUENTIAL);
+  std::string_view bytes(static_cast<const char*>(p), size);
+  if (is_gzip(bytes)) {
+    auto inflated = gunzip(bytes, path.string());
+    ::munmap(p, size);
+    if (!inflated) return inflated.error();
+    return FileBytes(std::move(inflated.value()));
+  }
+  FileBytes out;
+  out.map_ = p;
+  out.map_size_ = size;
+  out.view_ = bytes;
+  return out;
 }
 
 Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes) {

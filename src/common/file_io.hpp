@@ -11,6 +11,30 @@ namespace scalelens {
 // Whole file; gzip (by its magic bytes, not its name) is inflated in memory, no temporary file.
 Result<std::string> read_file(const std::filesystem::path& path);
 
+// A whole file's bytes without copying them: memory-mapped when plain, inflated when gzip.
+// The hot path of ingest: a read() into a string costs a zero-fill and a copy per byte.
+class FileBytes {
+ public:
+  FileBytes() = default;
+  explicit FileBytes(std::string owned) : owned_(std::move(owned)), view_(owned_) {}
+  FileBytes(FileBytes&& other) noexcept { *this = std::move(other); }
+  FileBytes& operator=(FileBytes&& other) noexcept;
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  ~FileBytes();
+  std::string_view view() const { return view_; }
+  operator std::string_view() const { return view_; }  // NOLINT: reads like the text it holds
+
+ private:
+  friend Result<FileBytes> map_file(const std::filesystem::path& path);
+  std::string owned_;
+  void* map_ = nullptr;
+  std::size_t map_size_ = 0;
+  std::string_view view_;
+};
+
+Result<FileBytes> map_file(const std::filesystem::path& path);
+
 // The first `max_bytes` bytes as stored on disk (still compressed if the file is gzip).
 Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes);
 

@@ -69,26 +69,23 @@ bool LineCursor::next(std::string_view& line) {
 
 void split_csv(std::string_view line, std::vector<std::string_view>& out, char sep) {
   out.clear();
-  std::size_t i = 0;
-  const std::size_t n = line.size();
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  // A plain byte loop: fields are short, so memchr's set-up per field costs more than it saves.
   while (true) {
-    if (i < n && line[i] == '"') {
-      std::size_t close = line.find('"', i + 1);
-      if (close == std::string_view::npos) close = n;
-      out.push_back(line.substr(i + 1, close - i - 1));
-      std::size_t next = line.find(sep, close);
-      if (next == std::string_view::npos) return;
-      i = next + 1;
-      continue;
+    if (p < end && *p == '"') {
+      const char* close = p + 1;
+      while (close < end && *close != '"') ++close;
+      out.emplace_back(p + 1, static_cast<std::size_t>(close - p - 1));
+      p = close;
+      while (p < end && *p != sep) ++p;
+    } else {
+      const char* start = p;
+      while (p < end && *p != sep) ++p;
+      out.emplace_back(start, static_cast<std::size_t>(p - start));
     }
-    const void* hit = i < n ? std::memchr(line.data() + i, sep, n - i) : nullptr;
-    if (!hit) {
-      out.push_back(line.substr(std::min(i, n)));
-      return;
-    }
-    std::size_t pos = static_cast<std::size_t>(static_cast<const char*>(hit) - line.data());
-    out.push_back(line.substr(i, pos - i));
-    i = pos + 1;
+    if (p >= end) return;
+    ++p;  // past the separator
   }
 }
 

@@ -122,7 +122,15 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   static constexpr std::array<std::string_view, 10> cols{"t_ns", "gpu", "uuid", "util_pct", "mem_util_pct",
                                                          "mem_used_bytes", "power_w", "energy_mj", "sm_clock_mhz", "temp_c"};
   std::string node = node_of(path);
-  std::vector<GpuSeries> series;  // by position of first appearance; few GPUs per node
+  // All samples in file order first, tagged with their GPU, then split per GPU in one pass: a
+  // single reservation up front instead of growing a vector per GPU.
+  std::vector<GpuSeries> series;
+  std::vector<std::uint32_t> owner;
+  std::vector<GpuSample> samples;
+  const std::size_t first_len = text.find('\n') + 1;
+  const std::size_t expected = first_len > 0 ? text.size() / first_len + 16 : 16;
+  samples.reserve(expected);
+  owner.reserve(expected);
   BadLines bad;
   for_each_row(text, cols, 2, out, path, bad, [&](const auto& f, std::int64_t line) {
     auto t = parse_int(f[0]);
@@ -137,16 +145,17 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     if ((present(s.power_w) && s.power_w < 0) || (present(s.util_pct) && (s.util_pct < 0 || s.util_pct > 100)))
       return bad.add(line, "power below 0 or utilization outside 0..100");
     auto uuid = trim(f[2]);
-    GpuSeries* target = nullptr;
-    for (auto& g : series)
-      if (g.index == *gpu && g.uuid == uuid) { target = &g; break; }
-    if (!target) {
-      series.push_back(GpuSeries{node, static_cast<int>(*gpu), std::string(uuid), {}, path.string(), false, {}});
-      target = &series.back();
-    }
-    target->samples.push_back(s);
+    std::uint32_t k = 0;
+    while (k < series.size() && (series[k].index != *gpu || series[k].uuid != uuid)) ++k;
+    if (k == series.size()) series.push_back(GpuSeries{node, static_cast<int>(*gpu), std::string(uuid), {}, path.string(), false, {}});
+    owner.push_back(k);
+    samples.push_back(s);
   });
   bad.report(out, path);
+  std::vector<std::size_t> counts(series.size());
+  for (auto k : owner) ++counts[k];
+  for (std::size_t k = 0; k < series.size(); ++k) series[k].samples.reserve(counts[k]);
+  for (std::size_t i = 0; i < samples.size(); ++i) series[owner[i]].samples.push_back(samples[i]);
   for (auto& g : series) {
     auto by_time = [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; };
     if (!std::is_sorted(g.samples.begin(), g.samples.end(), by_time)) std::stable_sort(g.samples.begin(), g.samples.end(), by_time);
@@ -180,7 +189,7 @@ class RunCsvReader final : public Reader {
     return kind_of_header(first_line(head)) != Kind::none;
   }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
-    auto text = read_file(ctx.file);
+    auto text = map_file(ctx.file);
     if (!text) return out.error("unreadable-file", text.error().message, ctx.file);
     switch (kind_of_header(first_line(text.value()))) {
       case Kind::epochs: return read_intervals(text.value(), Kind::epochs, ctx.file, out);

@@ -1,0 +1,56 @@
+// Writes a synthetic scalelens study for the ingest benchmark: RUNS run folders, each with a
+// manifest, epochs.csv and one gpu.csv per node holding GPUS GPUs × SAMPLES samples (0.5 s apart).
+// Usage: generate_study DIR [RUNS=1000] [GPUS=8] [SAMPLES=3600]
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s DIR [RUNS] [GPUS] [SAMPLES]\n", argv[0]);
+    return 1;
+  }
+  std::filesystem::path root(argv[1]);
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 1000;
+  const int gpus = argc > 3 ? std::atoi(argv[3]) : 8;
+  const int samples = argc > 4 ? std::atoi(argv[4]) : 3600;
+  const long long t0 = 1'700'000'000'000'000'000LL, step = 500'000'000LL;
+  std::string buf;
+  for (int r = 0; r < runs; ++r) {
+    const int p = 1 << (r % 4);  // 1, 2, 4, 8 GPUs... all on one node of `gpus` GPUs
+    auto dir = root / fmt::format("run-{:04d}", r);
+    std::filesystem::create_directories(dir / "nodes/node0");
+    const long long end = t0 + static_cast<long long>(samples) * step;
+    auto write = [](const std::filesystem::path& path, const std::string& text) {
+      FILE* f = std::fopen(path.c_str(), "w");
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+    };
+    write(dir / "scalelens.json",
+          fmt::format("{{\"schema\": \"scalelens.run/1\", \"run_id\": \"run-{:04d}\", \"label\": \"ddp\", \"world_size\": {}, "
+                      "\"nodes\": 1, \"gpus_per_node\": {}, \"samples_per_epoch\": 50000, \"start_ns\": {}, \"end_ns\": {}}}\n",
+                      r, p, gpus, t0, end));
+    buf = "rank,epoch,start_ns,end_ns,samples\n";
+    const long long epoch = (end - t0) / 10;
+    for (int e = 0; e < 10; ++e)
+      buf += fmt::format("0,{},{},{},{}\n", e, t0 + e * epoch, t0 + (e + 1) * epoch, 50000 / p);
+    write(dir / "epochs.csv", buf);
+    buf = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    buf.reserve(static_cast<std::size_t>(samples) * gpus * 120);
+    double energy[64] = {};
+    for (int s = 0; s < samples; ++s) {
+      for (int g = 0; g < gpus; ++g) {
+        double power = 250 + 100 * ((s * 7 + g * 13) % 17) / 17.0;
+        energy[g] += power * 500;  // mJ over 0.5 s
+        buf += fmt::format("{},{},GPU-{:08x}-1c2d-3e4f-5a6b-7c8d9e0f{:04x},{},{},{},{:.2f},{:.0f},1410,{}\n", t0 + s * step, g,
+                           r * 64 + g, r, (s + g) % 101, (s * 3 + g) % 60, 40000000000LL + s * 1000, power, energy[g],
+                           55 + (s + g) % 20);
+      }
+    }
+    write(dir / "nodes/node0/gpu.csv", buf);
+  }
+  return 0;
+}
