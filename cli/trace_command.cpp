@@ -1,6 +1,86 @@
-// Placeholder until `scalelens trace` lands.
+// `scalelens trace PATHS...`: communication vs computation per rank from PyTorch profiler traces.
+#include <cstdio>
+#include <memory>
+#include <regex>
+
+#include <fmt/format.h>
+
 #include "commands.hpp"
+#include "common/diagnostics.hpp"
+#include "trace/trace_output.hpp"
+#include "trace/trace_set.hpp"
 
 namespace scalelens::cli {
-void add_trace_command(CLI::App&, int&) {}
+
+namespace {
+
+struct TraceArgs {
+  std::vector<std::string> paths;
+  bool steps = false;
+  int kernels = 0;
+  bool hta = false;
+  std::string format = "table";
+  std::string comm_kernel_regex;
+  unsigned threads = 0;
+};
+
+int run_trace(const TraceArgs& args) {
+  if (!args.comm_kernel_regex.empty()) {
+    try {
+      std::regex check(args.comm_kernel_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      std::fprintf(stderr, "scalelens trace: --comm-kernel-regex '%s' is not a valid regular expression: %s\n",
+                   args.comm_kernel_regex.c_str(), e.what());
+      return 1;
+    }
+  }
+  trace::TraceSetOptions options;
+  for (const auto& p : args.paths) options.inputs.emplace_back(p);
+  options.comm_kernel_regex = args.comm_kernel_regex;
+  options.threads = args.threads;
+  auto set = trace::analyse_traces(options);
+
+  trace::OutputOptions out{args.steps, args.kernels, args.hta};
+  if (args.format == "json") {
+    std::fputs(trace::format_json(set, out).c_str(), stdout);
+  } else {
+    if (!set.ranks.empty()) std::fputs(trace::format_table(set, out).c_str(), stdout);
+    for (const auto& d : set.diagnostics)
+      std::fprintf(stderr, "%s: %s\n", d.severity == Severity::error ? "error" : "warning", format_location(d).c_str());
+  }
+  if (set.ranks.empty()) {
+    if (args.format != "json") std::fputs("scalelens trace: no trace could be analysed\n", stderr);
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<TraceArgs>();
+  auto* cmd = app.add_subcommand("trace", "Communication vs computation per rank from PyTorch profiler (Kineto) traces");
+  cmd->add_option("paths", args->paths, "Trace files (.json, .json.gz) or folders searched for them")->required();
+  cmd->add_flag("--steps", args->steps, "One row per rank and profiler step");
+  cmd->add_option("--kernels", args->kernels, "Top N kernels by time, per type (computation, communication, memory)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_flag("--hta", args->hta, "Also compute Holistic Trace Analysis's temporal breakdown and comm/comp overlap");
+  cmd->add_option("--format", args->format, "What goes to standard output: table or json (schema scalelens.trace/1)")
+      ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--comm-kernel-regex", args->comm_kernel_regex,
+                  "Kernels whose name matches this ECMAScript regex count as communication "
+                  "(default: nccl…, ncclKernel…, ncclDevKernel…, rccl…)");
+  cmd->add_option("-j,--threads", args->threads, "Files analysed at once (default: all cores)");
+  cmd->footer(
+      "Examples:\n"
+      "  scalelens trace traces/                      a folder or files; one row per rank\n"
+      "  scalelens trace traces/ --steps              one row per rank and profiler step\n"
+      "  scalelens trace traces/ --kernels 20         top kernels by time, per type\n"
+      "  scalelens trace traces/ --hta                HTA's definitions too, for cross-checking\n"
+      "  scalelens trace rank0.json.gz --format json  the scalelens.trace/1 JSON on standard output\n"
+      "  scalelens trace traces/ --comm-kernel-regex '^(nccl|ncclDevKernel|my_allreduce)'\n"
+      "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace.");
+  cmd->callback([args, &exit_code] { exit_code = run_trace(*args); });
+}
+
 }  // namespace scalelens::cli

@@ -63,5 +63,6 @@ std::unique_ptr<Reader> make_mlperf_reader();         // ingest/mlperf
 std::unique_ptr<Reader> make_itwinai_mlflow_reader(); // ingest/itwinai
 std::unique_ptr<Reader> make_itwinai_csv_reader();    // ingest/itwinai
 std::unique_ptr<Reader> make_nvsmi_reader();          // ingest/nvsmi
+std::unique_ptr<Reader> make_kineto_reader();         // trace/kineto_reader.cpp: Kineto traces
 
 }  // namespace scalelens

@@ -11,6 +11,7 @@ std::vector<std::unique_ptr<Reader>> all_readers() {
   readers.push_back(make_itwinai_mlflow_reader());
   readers.push_back(make_itwinai_csv_reader());
   readers.push_back(make_nvsmi_reader());
+  readers.push_back(make_kineto_reader());
   return readers;
 }
 

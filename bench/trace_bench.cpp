@@ -1,0 +1,76 @@
+// Trace analysis speed on the shared large Kineto trace (53.7 MB inflated, 216 k events):
+// inflate, parse (simdjson On-Demand), analyse, and all together. SCALELENS_REALDATA must point at
+// shared/data; results go to bench/RESULTS.md ("Trace analysis").
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "trace/breakdown.hpp"
+#include "trace/kineto.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using namespace scalelens::trace;
+
+fs::path large_trace() {
+  const char* env = std::getenv("SCALELENS_REALDATA");
+  return fs::path(env ? env : "../shared/data") / "kineto" / "hta" / "v100-rank1of2-large.json.gz";
+}
+
+void BM_Inflate(benchmark::State& state) {
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    auto b = load_trace_bytes(large_trace());
+    if (!b) {
+      state.SkipWithError(b.error().message.c_str());
+      return;
+    }
+    bytes = b.value().size();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+}
+BENCHMARK(BM_Inflate)->Unit(benchmark::kMillisecond);
+
+void BM_Parse(benchmark::State& state) {
+  auto original = load_trace_bytes(large_trace());
+  if (!original) {
+    state.SkipWithError(original.error().message.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    auto parsed = parse_kineto(original.value(), "large");
+    benchmark::DoNotOptimize(parsed);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(original.value().size()) * state.iterations());
+}
+BENCHMARK(BM_Parse)->Unit(benchmark::kMillisecond);
+
+void BM_Analyse(benchmark::State& state) {
+  auto parsed = load_kineto(large_trace());
+  if (!parsed) {
+    state.SkipWithError(parsed.error().message.c_str());
+    return;
+  }
+  CommMatcher comm;
+  for (auto _ : state) benchmark::DoNotOptimize(analyse(parsed.value(), comm));
+  state.counters["events"] = static_cast<double>(parsed.value().events.size());
+}
+BENCHMARK(BM_Analyse)->Unit(benchmark::kMillisecond);
+
+void BM_LoadParseAnalyse(benchmark::State& state) {
+  CommMatcher comm;
+  for (auto _ : state) {
+    auto parsed = load_kineto(large_trace());
+    if (!parsed) {
+      state.SkipWithError(parsed.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(analyse(parsed.value(), comm));
+  }
+}
+BENCHMARK(BM_LoadParseAnalyse)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,385 @@
+#include "trace/breakdown.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace scalelens::trace {
+
+using Span = std::pair<std::int64_t, std::int64_t>;
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+// Sorted, merged copy; intervals that touch merge (as HTA does).
+std::vector<Span> merged(std::vector<Span>& v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Span> out;
+  for (const auto& s : v) {
+    if (!out.empty() && s.first <= out.back().second) out.back().second = std::max(out.back().second, s.second);
+    else out.push_back(s);
+  }
+  return out;
+}
+
+std::int64_t length(const std::vector<Span>& merged_spans) {
+  std::int64_t total = 0;
+  for (const auto& s : merged_spans) total += s.second - s.first;
+  return total;
+}
+
+// |A ∩ B| of two merged, sorted lists.
+std::int64_t intersection_length(const std::vector<Span>& a, const std::vector<Span>& b) {
+  std::int64_t total = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    auto lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) total += hi - lo;
+    (a[i].second < b[j].second) ? ++i : ++j;
+  }
+  return total;
+}
+
+double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+struct StepIntervals {
+  std::vector<Span> comp, comm, mem;
+  std::size_t events = 0;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+};
+
+StepFigures figures_of(StepIntervals& s) {
+  StepFigures f;
+  f.gpu_events = s.events;
+  if (s.events == 0) return f;
+  auto comp = merged(s.comp), comm = merged(s.comm), mem = merged(s.mem);
+  std::vector<Span> all;
+  all.reserve(comp.size() + comm.size() + mem.size());
+  all.insert(all.end(), comp.begin(), comp.end());
+  all.insert(all.end(), comm.begin(), comm.end());
+  all.insert(all.end(), mem.begin(), mem.end());
+  auto busy = merged(all);
+  f.comp_us = us(length(comp));
+  f.comm_us = us(length(comm));
+  f.mem_us = us(length(mem));
+  f.overlap_us = us(intersection_length(comp, comm));
+  f.exposed_comm_us = f.comm_us - f.overlap_us;
+  f.busy_us = us(length(busy));
+  f.span_us = us(s.last - s.first);
+  f.idle_us = f.span_us - f.busy_us;
+  return f;
+}
+
+void add_into(StepFigures& total, const StepFigures& s) {
+  total.step_time_us += s.step_time_us;
+  total.comp_us += s.comp_us;
+  total.comm_us += s.comm_us;
+  total.overlap_us += s.overlap_us;
+  total.exposed_comm_us += s.exposed_comm_us;
+  total.mem_us += s.mem_us;
+  total.busy_us += s.busy_us;
+  total.span_us += s.span_us;
+  total.idle_us += s.idle_us;
+  total.gpu_events += s.gpu_events;
+}
+
+double ratio(double num, double den) { return den > 0 ? num / den : std::numeric_limits<double>::quiet_NaN(); }
+
+}  // namespace
+
+CommMatcher::CommMatcher() = default;
+
+CommMatcher::CommMatcher(const std::string& regex) : regex_(std::regex(regex, std::regex::ECMAScript | std::regex::optimize)) {}
+
+bool CommMatcher::is_comm(std::string_view name) const {
+  if (regex_) return std::regex_search(name.begin(), name.end(), *regex_);
+  return starts_with(name, "nccl") || starts_with(name, "rccl") || contains(name, "ncclKernel") ||
+         contains(name, "ncclDevKernel");
+}
+
+std::int64_t union_length(std::vector<Span>& intervals) { return length(merged(intervals)); }
+
+std::string collective_from_kernel(std::string_view name) {
+  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_", "rcclKernel_", "rcclDevKernel_"}) {
+    auto pos = name.find(prefix);
+    if (pos == std::string_view::npos) continue;
+    auto rest = name.substr(pos + prefix.size());
+    auto end = rest.find_first_of("_( <");
+    auto op = rest.substr(0, end);
+    if (!op.empty()) return std::string(op);
+  }
+  return {};
+}
+
+int dtype_bytes(std::string_view d) {
+  std::string t;
+  for (char c : d) t.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (starts_with(t, "c10::")) t = t.substr(5);
+  if (starts_with(t, "torch.")) t = t.substr(6);
+  if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "uint32" || t == "ncclfloat32") return 4;
+  if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
+  if (t == "double" || t == "float64" || t == "long" || t == "int64" || t == "uint64") return 8;
+  if (t == "byte" || t == "char" || t == "bool" || t == "int8" || t == "uint8" || t == "float8_e4m3fn" ||
+      t == "float8_e5m2")
+    return 1;
+  return 0;
+}
+
+double RankSummary::computation_score() const { return ratio(total.comp_us, total.comp_us + total.exposed_comm_us); }
+double RankSummary::raw_share() const { return ratio(total.comp_us, total.comp_us + total.comm_us); }
+double RankSummary::overlap_ratio() const { return ratio(total.overlap_us, total.comm_us); }
+
+RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
+  RankSummary r;
+  r.file = trace.path;
+  r.rank_known = trace.rank.has_value() || trace.hta_rank_found;
+  r.rank = trace.rank ? *trace.rank : trace.hta_rank;
+  r.world_size = trace.world_size;
+  if (!trace.device_names.empty()) r.device = trace.device_names.front();
+  if (!r.rank_known) r.warnings.push_back("no rank in the trace (distributedInfo.rank); taken as 0");
+  for (const auto& issue : trace.issues)
+    r.warnings.push_back(issue.count > 1 ? fmt::format("{} ({} events)", issue.message, issue.count) : issue.message);
+
+  // CPU step markers in time order; a gpu_user_annotation copy only mirrors them.
+  std::vector<ProfilerStep> steps;
+  for (const auto& s : trace.steps)
+    if (!s.on_gpu) steps.push_back(s);
+  std::sort(steps.begin(), steps.end(), [](auto& a, auto& b) { return a.ts_ns < b.ts_ns; });
+  steps.erase(std::unique(steps.begin(), steps.end(), [](auto& a, auto& b) { return a.number == b.number; }), steps.end());
+  for (const auto& s : trace.steps) r.step_numbers.push_back(s.number);
+  std::sort(r.step_numbers.begin(), r.step_numbers.end());
+  r.step_numbers.erase(std::unique(r.step_numbers.begin(), r.step_numbers.end()), r.step_numbers.end());
+
+  auto step_at = [&](std::int64_t ts) -> int {
+    auto it = std::upper_bound(steps.begin(), steps.end(), ts, [](std::int64_t t, const ProfilerStep& s) { return t < s.ts_ns; });
+    if (it == steps.begin()) return -1;
+    --it;
+    return ts < it->ts_ns + it->dur_ns ? static_cast<int>(it - steps.begin()) : -1;
+  };
+
+  // The launch (CPU side) of each GPU operation carries the same correlation id.
+  std::unordered_map<std::int64_t, int> step_of_correlation;
+  std::int64_t window_end = std::numeric_limits<std::int64_t>::min();
+  for (const auto& e : trace.events) {
+    if (e.cat == EventCat::trace_span) window_end = std::max(window_end, e.end_ns());
+    if (e.correlation < 0 || is_gpu_activity(e.cat) || e.cat == EventCat::gpu_user_annotation) continue;
+    step_of_correlation.emplace(e.correlation, step_at(e.ts_ns));
+  }
+
+  // Classification is per distinct name, not per event.
+  std::vector<std::int8_t> class_of_name(trace.names.size(), -1);
+  std::vector<StepIntervals> per_step(steps.size());
+  StepIntervals outside;
+  std::vector<std::int64_t> last_gpu_end(steps.size(), std::numeric_limits<std::int64_t>::min());
+  std::map<std::string, CollectiveFigures> collectives;
+  std::unordered_map<std::uint32_t, KernelFigures> kernels;
+  std::vector<std::pair<std::size_t, int>> comm_events;  // event index, step
+
+  for (std::size_t i = 0; i < trace.events.size(); ++i) {
+    const auto& e = trace.events[i];
+    if (!is_gpu_activity(e.cat)) continue;
+    ++r.gpu_events;
+    KernelClass cls;
+    if (e.cat != EventCat::kernel) {
+      cls = KernelClass::memory;
+    } else {
+      auto& c = class_of_name[e.name];
+      if (c < 0) c = static_cast<std::int8_t>(comm.is_comm(trace.names[e.name]) ? KernelClass::communication : KernelClass::computation);
+      cls = static_cast<KernelClass>(c);
+    }
+    int step = -1;
+    if (e.correlation >= 0) {
+      auto it = step_of_correlation.find(e.correlation);
+      if (it != step_of_correlation.end()) step = it->second;
+    }
+    auto& into = step >= 0 ? per_step[step] : outside;
+    Span span{e.ts_ns, e.end_ns()};
+    (cls == KernelClass::computation ? into.comp : cls == KernelClass::communication ? into.comm : into.mem).push_back(span);
+    ++into.events;
+    into.first = std::min(into.first, e.ts_ns);
+    into.last = std::max(into.last, e.end_ns());
+    if (step >= 0) last_gpu_end[step] = std::max(last_gpu_end[step], e.end_ns());
+    auto& k = kernels[e.name];
+    if (k.count == 0) {
+      k.name = trace.names[e.name];
+      k.cls = cls;
+    }
+    ++k.count;
+    k.time_us += us(e.dur_ns);
+    if (cls == KernelClass::communication) comm_events.emplace_back(i, step);
+  }
+
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    auto f = figures_of(per_step[s]);
+    f.step = steps[s].number;
+    f.step_time_us = us(steps[s].dur_ns);
+    r.steps.push_back(f);
+  }
+  // The last step is cut off when profiling stopped inside it: it ends after the profiler's
+  // window, the GPU work it launched ends after that window, or it launched (far) less GPU work
+  // than the step before it (work lost at stop).
+  if (!r.steps.empty()) {
+    auto& last = r.steps.back();
+    const std::size_t n = steps.size();
+    bool cut = false;
+    if (window_end != std::numeric_limits<std::int64_t>::min())
+      cut = steps[n - 1].ts_ns + steps[n - 1].dur_ns > window_end || last_gpu_end[n - 1] > window_end;
+    if (n >= 2 && last.gpu_events * 2 < r.steps[n - 2].gpu_events) cut = true;
+    last.cut_off = cut;
+    if (cut)
+      r.warnings.push_back(fmt::format("ProfilerStep#{} is cut off by the end of profiling; left out of the totals", last.step));
+  }
+  for (const auto& s : r.steps)
+    if (!s.cut_off) {
+      add_into(r.total, s);
+      ++r.steps_analysed;
+    }
+  r.no_step = figures_of(outside);
+  if (r.no_step.gpu_events > 0 && !steps.empty())
+    r.warnings.push_back(fmt::format("{} GPU events were not launched inside any ProfilerStep; reported apart as \"no step\"",
+                                     r.no_step.gpu_events));
+  if (steps.empty() && r.gpu_events > 0)
+    r.warnings.push_back("no ProfilerStep in the trace: all GPU activity is reported as \"no step\"");
+  if (r.gpu_events == 0) r.warnings.push_back("no GPU activity in the trace (CPU-only profile)");
+
+  // Collectives of the analysed steps.
+  for (auto [i, step] : comm_events) {
+    if (step < 0 || r.steps[step].cut_off) continue;
+    const auto& e = trace.events[i];
+    std::string name = collective_from_kernel(trace.names[e.name]);
+    const CollectiveArgs* args = e.extra != kNoExtra ? &trace.collectives[e.extra] : nullptr;
+    if (name.empty() && args && args->collective_name) name = trace.names[args->collective_name];
+    if (name.empty()) name = "other";
+    auto& c = collectives[name];
+    c.name = name;
+    ++c.count;
+    c.time_us += us(e.dur_ns);
+    if (args && args->in_msg_nelems >= 0) {
+      int size = dtype_bytes(trace.names[args->dtype]);
+      if (size > 0) {
+        c.bytes += static_cast<double>(args->in_msg_nelems) * size;
+        c.time_sized_us += us(e.dur_ns);
+        ++c.sized;
+      }
+    }
+  }
+  for (auto& [name, c] : collectives) r.collectives.push_back(std::move(c));
+  std::sort(r.collectives.begin(), r.collectives.end(), [](auto& a, auto& b) { return a.time_us > b.time_us; });
+  for (auto& [id, k] : kernels) r.kernels.push_back(std::move(k));
+  std::sort(r.kernels.begin(), r.kernels.end(), [](auto& a, auto& b) { return a.time_us > b.time_us; });
+
+  r.hta_filtered = hta_breakdown(trace, true);
+  r.hta_unfiltered = hta_breakdown(trace, false);
+  return r;
+}
+
+HtaKernelType hta_kernel_type(std::string_view n) {
+  if (starts_with(n, "nccl") || starts_with(n, "hip") || starts_with(n, "hccl") || contains(n, "ncclKernel"))
+    return HtaKernelType::communication;
+  if (starts_with(n, "Memcpy") || starts_with(n, "hipMemcpy") || starts_with(n, "Memset") ||
+      starts_with(n, "hipMemset") || starts_with(n, "dma"))
+    return HtaKernelType::memory;
+  auto cuda_launch = [&] {
+    if (!starts_with(n, "cuda")) return false;
+    return n.find("LaunchKernel", 4) != std::string_view::npos;
+  };
+  if (contains(n, "Memcpy") || contains(n, "Memset") || contains(n, "dma") || contains(n, "Sync") ||
+      starts_with(n, "Stream Wait Event") || cuda_launch() || starts_with(n, "runFunction") ||
+      starts_with(n, "job_exe") || starts_with(n, "packet") || starts_with(n, "pe_exe") ||
+      starts_with(n, "cpum_exe_subgraph") || starts_with(n, "collective_subgraph_execution"))
+    return HtaKernelType::other;
+  return HtaKernelType::computation;
+}
+
+namespace {
+double round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+// The double Python's json parses from the trace's µs text (nanoseconds → "W.FFF" → nearest double).
+double python_double_us(std::int64_t ns) {
+  char text[48];
+  const bool negative = ns < 0;
+  const std::uint64_t mag = negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  auto n = fmt::format_to_n(text, sizeof text - 1, "{}{}.{:03}", negative ? "-" : "", mag / 1000, mag % 1000).size;
+  double v = 0;
+  std::from_chars(text, text + n, v);
+  return v;
+}
+}  // namespace
+
+HtaFigures hta_breakdown(const ParsedTrace& trace, bool apply_step_filter) {
+  HtaFigures h;
+  // HTA rounds every event when any ts is a float: end = floor(ts + dur), ts = ceil(ts).
+  // Python holds ts as a double, which at 1.7e15 µs keeps only quarter-µs steps; HTA's figures
+  // depend on that, so the rounding is done on the same doubles.
+  auto rounded = [&](const TraceEvent& e) -> Span {
+    if (!trace.any_float_ts) return {e.ts_ns, e.end_ns()};
+    const double ts = python_double_us(e.ts_ns), dur = python_double_us(e.dur_ns);
+    auto end = static_cast<std::int64_t>(std::floor(ts + dur));
+    auto start = static_cast<std::int64_t>(std::ceil(ts));
+    return {start * 1000, end * 1000};
+  };
+  auto kept_row = [](const TraceEvent& e) { return e.cat != EventCat::none && e.cat != EventCat::trace_span; };
+
+  std::optional<std::int64_t> cut;
+  if (apply_step_filter) {
+    for (const auto& e : trace.events)
+      if (kept_row(e) && profiler_step_number(trace.names[e.name])) {
+        auto ts = rounded(e).first;
+        cut = cut ? std::max(*cut, ts) : ts;
+      }
+  }
+  std::unordered_set<std::int64_t> kept_correlations;
+  if (cut) {
+    for (const auto& e : trace.events) {
+      if (!kept_row(e)) continue;
+      bool gpu = e.stream >= 0 && e.correlation >= 0;
+      if (!gpu && rounded(e).first < *cut) kept_correlations.insert(e.correlation);
+    }
+  }
+
+  std::vector<std::int8_t> type_of_name(trace.names.size(), -1);
+  std::vector<Span> all, comp, comm;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+  for (const auto& e : trace.events) {
+    if (!kept_row(e) || e.stream == -1) continue;
+    auto span = rounded(e);
+    if (cut) {
+      bool gpu = e.stream >= 0 && e.correlation >= 0;
+      if (gpu ? !kept_correlations.count(e.correlation) : span.first >= *cut) continue;
+    }
+    auto& t = type_of_name[e.name];
+    if (t < 0) t = static_cast<std::int8_t>(hta_kernel_type(trace.names[e.name]));
+    all.push_back(span);
+    if (t == static_cast<std::int8_t>(HtaKernelType::computation)) comp.push_back(span);
+    if (t == static_cast<std::int8_t>(HtaKernelType::communication)) comm.push_back(span);
+    first = std::min(first, span.first);
+    last = std::max(last, span.second);
+  }
+  if (all.empty()) return h;
+  h.has_gpu_rows = true;
+  auto comp_m = merged(comp), comm_m = merged(comm);
+  const std::int64_t kernel_time = last - first, busy = union_length(all), compute = length(comp_m);
+  h.kernel_time_us = us(kernel_time);
+  h.idle_us = us(kernel_time - busy);
+  h.compute_us = us(compute);
+  h.non_compute_us = h.kernel_time_us - h.compute_us - h.idle_us;
+  if (kernel_time > 0) {
+    h.idle_pct = round2(100.0 * h.idle_us / h.kernel_time_us);
+    h.compute_pct = round2(100.0 * h.compute_us / h.kernel_time_us);
+    h.non_compute_pct = round2(100.0 * h.non_compute_us / h.kernel_time_us);
+  }
+  h.comm_us = us(length(comm_m));
+  h.overlap_us = us(intersection_length(comp_m, comm_m));
+  if (h.comm_us > 0) h.overlap_pct = round2(100.0 * h.overlap_us / h.comm_us);
+  return h;
+}
+
+}  // namespace scalelens::trace

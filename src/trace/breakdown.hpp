@@ -1,0 +1,105 @@
+#pragma once
+// The trace breakdown of DESIGN.md ("Trace breakdown"), per rank and profiler step, and HTA's
+// own temporal breakdown and comm/comp overlap (the `--hta` mode), from a parsed Kineto trace.
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "trace/kineto.hpp"
+
+namespace scalelens::trace {
+
+enum class KernelClass : std::uint8_t { computation, communication, memory };
+
+// Which GPU events count as communication. Default: the collective-library kernels.
+class CommMatcher {
+ public:
+  CommMatcher();                                  // nccl…, ncclKernel…, ncclDevKernel…, rccl…
+  explicit CommMatcher(const std::string& regex);  // --comm-kernel-regex (std::regex_search)
+  bool is_comm(std::string_view kernel_name) const;
+
+ private:
+  std::optional<std::regex> regex_;
+};
+
+// |·| of the DESIGN.md figures for one step (or for the events outside any step). µs.
+struct StepFigures {
+  std::int64_t step = -1;  // ProfilerStep number; -1 for "no step"
+  double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
+  double mem_us = 0, busy_us = 0, span_us = 0, idle_us = 0;
+  std::size_t gpu_events = 0;
+  bool cut_off = false;  // last step cut by the end of profiling: listed, not summed
+};
+
+struct CollectiveFigures {
+  std::string name;  // AllReduce, AllGather, SendRecv ...
+  std::size_t count = 0;
+  double time_us = 0;
+  double bytes = 0;        // from In msg nelems × dtype size where the trace has them
+  std::size_t sized = 0;   // how many calls had a message size
+  double time_sized_us = 0;
+  // Algorithm bandwidth: bytes / time over the calls with a size, GB/s; 0 when unknown.
+  double algbw_gbps() const { return time_sized_us > 0 ? bytes / (time_sized_us * 1e3) : 0; }
+};
+
+struct KernelFigures {
+  std::string name;
+  KernelClass cls = KernelClass::computation;
+  std::size_t count = 0;
+  double time_us = 0;
+};
+
+// HTA 0.6.1's figures for one rank (see /work/shared/data/README.md for the recipe).
+struct HtaFigures {
+  bool has_gpu_rows = false;  // HTA cannot compute a temporal breakdown without them
+  double kernel_time_us = 0, idle_us = 0, compute_us = 0, non_compute_us = 0;
+  double idle_pct = 0, compute_pct = 0, non_compute_pct = 0;  // rounded to 2 decimals like HTA
+  double comm_us = 0, overlap_us = 0;
+  std::optional<double> overlap_pct;  // null when there is no communication
+};
+
+struct RankSummary {
+  std::string file;
+  int rank = 0;
+  bool rank_known = false;
+  std::optional<int> world_size;
+  std::string device;
+  std::vector<StepFigures> steps;   // in step order, cut-off step included but flagged
+  StepFigures no_step;              // GPU events launched outside every ProfilerStep
+  StepFigures total;                // summed over the steps analysed
+  int steps_analysed = 0;
+  std::vector<CollectiveFigures> collectives;
+  std::vector<KernelFigures> kernels;  // every kernel name, by time, descending
+  std::size_t gpu_events = 0;
+  // HTA, both ways: its step filter applies only when the set of traces has ≥ 2 step names.
+  HtaFigures hta_filtered, hta_unfiltered;
+  std::vector<std::int64_t> step_numbers;  // distinct ProfilerStep numbers in the file
+  std::vector<std::string> warnings;
+
+  double computation_score() const;  // comp / (comp + exposed_comm); NaN when both are 0
+  double raw_share() const;          // comp / (comp + comm)
+  double overlap_ratio() const;      // overlap / comm
+};
+
+RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm);
+
+// HTA's figures for one parsed trace; `apply_step_filter` as HTA decides over the whole set.
+HtaFigures hta_breakdown(const ParsedTrace& trace, bool apply_step_filter);
+
+// HTA's kernel type for a full kernel name (Python re.match rules).
+enum class HtaKernelType : std::uint8_t { communication, memory, computation, other };
+HtaKernelType hta_kernel_type(std::string_view name);
+
+// |∪ intervals|; sorts in place. Intervals are [start, end) in any unit.
+std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& intervals);
+
+// Collective name from NCCL args or the kernel name ("ncclKernel_AllReduce_RING_LL_Sum_float" →
+// "AllReduce", "ncclDevKernel_SendRecv(...)" → "SendRecv").
+std::string collective_from_kernel(std::string_view kernel_name);
+
+// Bytes per element of a PyTorch/NCCL dtype name ("Float", "float32", "BFloat16", ...); 0 unknown.
+int dtype_bytes(std::string_view dtype);
+
+}  // namespace scalelens::trace

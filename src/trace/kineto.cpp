@@ -1,0 +1,369 @@
+#include "trace/kineto.hpp"
+
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "common/file_io.hpp"
+#include "trace/kineto_internal.hpp"
+
+namespace scalelens::trace {
+namespace sj = simdjson;
+
+bool is_gpu_activity(EventCat c) {
+  return c == EventCat::kernel || c == EventCat::gpu_memcpy || c == EventCat::gpu_memset;
+}
+
+std::optional<std::int64_t> profiler_step_number(std::string_view name) {
+  constexpr std::string_view prefix = "ProfilerStep#";
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::int64_t n = 0;
+  auto digits = name.substr(prefix.size());
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || p != digits.data() + digits.size()) return std::nullopt;
+  return n;
+}
+
+bool looks_like_kineto(std::string_view head) {
+  auto first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || head[first] != '{') return false;
+  if (head.find("\"traceEvents\"") != std::string_view::npos) return true;
+  // traceEvents may come after a long distributedInfo (pg_config of hundreds of ranks).
+  return head.find("\"schemaVersion\"") != std::string_view::npos &&
+         (head.find("\"deviceProperties\"") != std::string_view::npos ||
+          head.find("\"distributedInfo\"") != std::string_view::npos);
+}
+
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads all of `fd` into a string that keeps `padding` spare bytes of capacity.
+Result<std::string> read_all(int fd, std::size_t size_hint, std::size_t padding, const std::string& path) {
+  std::string out;
+  out.reserve(size_hint + padding);
+  out.resize(size_hint);
+  std::size_t have = 0;
+  for (;;) {
+    if (have == out.size()) {
+      // Usually the whole file is in: confirm the end without growing the buffer.
+      char probe;
+      ssize_t n = ::read(fd, &probe, 1);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Error{fmt::format("cannot read: {}", errno_text(errno)), path};
+      }
+      if (out.capacity() < out.size() + 65536 + padding) out.reserve(out.size() * 2 + 65536 + padding);
+      out.resize(out.size() + 65536);
+      out[have++] = probe;
+      continue;
+    }
+    ssize_t n = ::read(fd, out.data() + have, out.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error{fmt::format("cannot read: {}", errno_text(errno)), path};
+    }
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  out.resize(have);
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
+  const std::string p = path.string();
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), p};
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), p};
+  if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", p};
+  auto raw = read_all(f.fd, static_cast<std::size_t>(st.st_size), sj::SIMDJSON_PADDING, p);
+  if (!raw || !is_gzip(raw.value())) return raw;
+
+  // gzip: inflate straight into a padded buffer sized from the trailer (size mod 2^32), growing
+  // when the guess was short; libdeflate needs the whole output buffer up front.
+  const std::string& gz = raw.value();
+  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
+      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+  if (!d) return Error{"out of memory while inflating", p};
+  std::size_t guess = gz.size() * 4;
+  if (gz.size() >= 18) {
+    std::uint32_t isize;
+    std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
+    if (isize >= gz.size()) guess = isize;
+  }
+  // Deflate cannot expand more than 1032:1; a larger guess comes from a damaged trailer.
+  const std::size_t max_inflated = gz.size() * 1032 + 65536;
+  guess = std::min(guess, max_inflated);
+  std::string out;
+  std::size_t in_pos = 0;
+  // Concatenated members (`cat a.gz b.gz`) are inflated one after the other.
+  while (in_pos < gz.size()) {
+    std::string_view member(gz.data() + in_pos, gz.size() - in_pos);
+    if (!is_gzip(member)) return Error{fmt::format("trailing garbage after gzip data at byte {}", in_pos), p};
+    std::size_t base = out.size();
+    for (int attempt = 0;; ++attempt) {
+      if (attempt == 12) return Error{"gzip data inflates beyond the supported size", p};
+      out.reserve(base + guess + 1 + sj::SIMDJSON_PADDING);
+      out.resize(base + guess + 1);
+      std::size_t in_used = 0, out_used = 0;
+      auto rc = libdeflate_gzip_decompress_ex(d.get(), member.data(), member.size(), out.data() + base,
+                                              guess + 1, &in_used, &out_used);
+      if (rc == LIBDEFLATE_SUCCESS) {
+        out.resize(base + out_used);
+        in_pos += in_used;
+        break;
+      }
+      if (rc == LIBDEFLATE_INSUFFICIENT_SPACE && guess < max_inflated) {
+        guess = std::min(guess * 2 + 65536, max_inflated);
+        continue;
+      }
+      return Error{fmt::format("corrupt or truncated gzip data (member starting at compressed byte {})", in_pos), p};
+    }
+  }
+  if (out.capacity() < out.size() + sj::SIMDJSON_PADDING) out.reserve(out.size() + sj::SIMDJSON_PADDING);
+  return out;
+}
+
+namespace detail {
+
+EventCat category_of(std::string_view cat) {
+  switch (cat.size()) {
+    case 6:
+      if (cat == "kernel") return EventCat::kernel;
+      if (cat == "cpu_op") return EventCat::cpu_op;
+      break;
+    case 5:
+      if (cat == "Trace") return EventCat::trace_span;
+      break;
+    case 10:
+      if (cat == "gpu_memcpy") return EventCat::gpu_memcpy;
+      if (cat == "gpu_memset") return EventCat::gpu_memset;
+      break;
+    case 11:
+      if (cat == "cuda_driver") return EventCat::cuda_driver;
+      break;
+    case 12:
+      if (cat == "cuda_runtime") return EventCat::cuda_runtime;
+      break;
+    case 15:
+      if (cat == "user_annotation") return EventCat::user_annotation;
+      break;
+    case 19:
+      if (cat == "gpu_user_annotation") return EventCat::gpu_user_annotation;
+      break;
+    default:
+      break;
+  }
+  return EventCat::other;
+}
+
+// A JSON number in µs, as exact integer nanoseconds: the decimal text is read digit by digit so
+// that 1712195495502094.5 µs does not lose its fraction to double rounding.
+NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
+  while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t'))
+    tok.remove_suffix(1);
+  is_float = false;
+  if (tok.empty()) return NumStatus::not_a_number;
+  std::size_t i = 0;
+  bool neg = false;
+  if (tok[0] == '-') {
+    neg = true;
+    ++i;
+  }
+  if (i >= tok.size() || tok[i] < '0' || tok[i] > '9') return NumStatus::not_a_number;
+  // 9.2e18 ns = 292 years since 1970: any real timestamp fits; more is corrupt input.
+  constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 10 - 10;
+  std::int64_t whole = 0;
+  for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; ++i) {
+    if (whole > kLimit / 100) return NumStatus::out_of_range;
+    whole = whole * 10 + (tok[i] - '0');
+  }
+  std::int64_t frac_ns = 0;
+  if (i < tok.size() && tok[i] == '.') {
+    is_float = true;
+    ++i;
+    int digits = 0;
+    std::int64_t scale = 100;
+    bool round_up = false;
+    for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; ++i, ++digits) {
+      if (digits < 3) {
+        frac_ns += (tok[i] - '0') * scale;
+        scale /= 10;
+      } else if (digits == 3) {
+        round_up = tok[i] >= '5';  // sub-ns digits: round to nearest ns
+      }
+    }
+    if (digits == 0) return NumStatus::not_a_number;
+    if (round_up) ++frac_ns;
+  }
+  if (i < tok.size() && (tok[i] == 'e' || tok[i] == 'E')) {
+    // Exponent notation (rare in traces): fall back to double.
+    is_float = true;
+    double v = 0;
+    auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (ec != std::errc() || p != tok.data() + tok.size() || !std::isfinite(v)) return NumStatus::not_a_number;
+    if (std::fabs(v) * 1000.0 > 9.0e18) return NumStatus::out_of_range;
+    ns = static_cast<std::int64_t>(std::llround(v * 1000.0));
+    return NumStatus::ok;
+  }
+  if (i != tok.size()) return NumStatus::not_a_number;
+  if (whole > kLimit / 100) return NumStatus::out_of_range;
+  ns = whole * 1000 + frac_ns;
+  if (neg) ns = -ns;
+  return NumStatus::ok;
+}
+
+// Byte offset of the first invalid UTF-8 sequence, for the error message only.
+std::size_t first_invalid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return i;
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return i;
+    i += n;
+  }
+  return s.size();
+}
+
+Error json_error(int error_code, const std::string& path, std::string_view buffer, const char* where) {
+  std::string msg;
+  auto code = static_cast<sj::error_code>(error_code);
+  switch (code) {
+    case sj::UTF8_ERROR:
+      msg = fmt::format("text is not valid UTF-8 at byte {}", first_invalid_utf8(buffer));
+      break;
+    case sj::UNCLOSED_STRING:
+    case sj::INCOMPLETE_ARRAY_OR_OBJECT:
+    case sj::TAPE_ERROR:
+    case sj::EMPTY:
+      msg = fmt::format("JSON is incomplete or malformed ({}): the file may be truncated ({} bytes)",
+                        sj::error_message(code), buffer.size());
+      break;
+    default:
+      msg = fmt::format("invalid JSON: {}", sj::error_message(code));
+  }
+  if (where && where >= buffer.data() && where <= buffer.data() + buffer.size())
+    msg += fmt::format(" near byte {}", where - buffer.data());
+  return Error{std::move(msg), path};
+}
+
+// The first `"rank": N` in the text, as HTA finds it.
+std::optional<int> first_rank_text(std::string_view s) {
+  constexpr std::string_view key = "\"rank\"";
+  for (std::size_t pos = s.find(key); pos != std::string_view::npos; pos = s.find(key, pos + 1)) {
+    std::size_t i = pos + key.size();
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    if (i >= s.size() || s[i] != ':') continue;
+    ++i;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    int v = 0;
+    auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+    if (ec == std::errc() && p != s.data() + i) return v;
+  }
+  return std::nullopt;
+}
+
+namespace od = simdjson::ondemand;  // the build's baseline kernel
+#define PARSE_EVENTS_NAME parse_events_fallback
+#include "trace/kineto_parse.inc"
+#undef PARSE_EVENTS_NAME
+
+}  // namespace detail
+
+namespace {
+bool cpu_has_haswell_kernel() {
+  static const bool yes = [] {
+    auto name = simdjson::get_active_implementation()->name();
+    return name == "haswell" || name == "icelake";
+  }();
+  return yes;
+}
+}  // namespace
+
+Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path) {
+  if (buffer.capacity() < buffer.size() + sj::SIMDJSON_PADDING) buffer.reserve(buffer.size() + sj::SIMDJSON_PADDING);
+  return parse_kineto_padded(buffer, buffer.capacity(), path);
+}
+
+Result<ParsedTrace> parse_kineto_padded(std::string_view buffer, std::size_t capacity, const std::string& path) {
+  ParsedTrace out;
+  out.path = path;
+  out.bytes = buffer.size();
+  if (auto r = detail::first_rank_text(buffer)) {
+    out.hta_rank = *r;
+    out.hta_rank_found = true;
+  }
+  // simdjson picks its kernel at run time only for the DOM API; On-Demand is compiled for the
+  // build's baseline (the slow fallback kernel) unless compiled for AVX2 (kineto_walk_avx2.cpp).
+  if (cpu_has_haswell_kernel()) return detail::parse_events_avx2(buffer, capacity, path, std::move(out));
+  return detail::parse_events_fallback(buffer, capacity, path, std::move(out));
+}
+
+namespace {
+
+// A plain file mapped read-only, followed by zeroed pages so that simdjson may read its padding
+// past the end. No copy and no zero-filled buffer: the page cache is parsed in place.
+class MappedFile {
+ public:
+  ~MappedFile() {
+    if (base_ != MAP_FAILED) ::munmap(base_, total_);
+  }
+  bool map(int fd, std::size_t size) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    total_ = (size + sj::SIMDJSON_PADDING + page - 1) / page * page;
+    base_ = ::mmap(nullptr, total_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base_ == MAP_FAILED) return false;
+    if (size > 0 && ::mmap(base_, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED) return false;
+    size_ = size;
+    return true;
+  }
+  std::string_view text() const { return {static_cast<const char*>(base_), size_}; }
+  std::size_t capacity() const { return total_; }
+
+ private:
+  void* base_ = MAP_FAILED;
+  std::size_t total_ = 0, size_ = 0;
+};
+
+}  // namespace
+
+Result<ParsedTrace> load_kineto(const std::filesystem::path& path) {
+  {
+    Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    struct stat st {};
+    if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2) {
+      MappedFile mapped;
+      if (mapped.map(f.fd, static_cast<std::size_t>(st.st_size)) && !is_gzip(mapped.text()))
+        return parse_kineto_padded(mapped.text(), mapped.capacity(), path.string());
+    }
+  }
+  // gzip, or a file that cannot be mapped (a pipe, /proc): read it.
+  auto bytes = load_trace_bytes(path);
+  if (!bytes) return bytes.error();
+  return parse_kineto(bytes.value(), path.string());
+}
+
+}  // namespace scalelens::trace

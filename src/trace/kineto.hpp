@@ -1,0 +1,105 @@
+#pragma once
+// Kineto (PyTorch profiler) trace: what the trace analyses need, parsed with simdjson On-Demand
+// over the whole inflated buffer. No DOM is kept: each event is reduced to a few fixed-size fields
+// and its name is interned, so a 50 MB trace becomes a few MB of events.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace scalelens::trace {
+
+enum class EventCat : std::uint8_t {
+  none,  // no "cat" field at all
+  kernel,
+  gpu_memcpy,
+  gpu_memset,
+  cuda_runtime,
+  cuda_driver,
+  cpu_op,
+  user_annotation,
+  gpu_user_annotation,
+  trace_span,  // cat "Trace": the profiler's own window
+  other,
+};
+
+bool is_gpu_activity(EventCat c);  // kernel, gpu_memcpy, gpu_memset
+
+inline constexpr std::uint32_t kNoExtra = 0xffffffffu;
+
+// One event with a duration. Times are exact integer nanoseconds from the JSON text (µs with up to
+// three decimals), so integer and float traces are handled alike without rounding.
+struct TraceEvent {
+  std::int64_t ts_ns = 0;
+  std::int64_t dur_ns = 0;
+  std::int64_t stream = -1;       // args.stream, -1 when absent
+  std::int64_t correlation = -1;  // args.correlation, -1 when absent
+  std::uint32_t name = 0;         // index into ParsedTrace::names
+  std::uint32_t extra = kNoExtra; // index into ParsedTrace::collectives
+  EventCat cat = EventCat::none;
+  std::int64_t end_ns() const { return ts_ns + dur_ns; }
+};
+
+// Args of a collective kernel (NCCL records them on recent PyTorch versions).
+struct CollectiveArgs {
+  std::uint32_t collective_name = 0;  // interned; 0 = "" (absent)
+  std::uint32_t dtype = 0;            // interned
+  std::int64_t in_msg_nelems = -1;
+  std::int64_t group_size = -1;
+};
+
+struct ProfilerStep {
+  std::int64_t number = 0;
+  std::int64_t ts_ns = 0, dur_ns = 0;
+  bool on_gpu = false;  // gpu_user_annotation copy of the step marker
+};
+
+// A problem with single events: the file is still analysed, the event left out, and the first
+// offending event's byte offset named.
+struct ParseIssue {
+  std::string code;     // "missing-ts", "negative-dur", "kernel-without-correlation", ...
+  std::string message;  // for a person, with the byte offset of the first one
+  std::size_t count = 0;
+};
+
+struct ParsedTrace {
+  std::string path;
+  std::size_t bytes = 0;  // inflated size
+  std::optional<int> rank, world_size;  // distributedInfo
+  int hta_rank = 0;                      // HTA: the first `"rank": N` text in the file, else 0
+  bool hta_rank_found = false;
+  std::vector<std::string> device_names;  // deviceProperties[].name
+  std::vector<std::string> names;         // interned strings; names[0] == ""
+  std::vector<TraceEvent> events;         // events with "dur", in file order
+  std::vector<CollectiveArgs> collectives;
+  std::vector<ProfilerStep> steps;        // ProfilerStep#N markers, in file order
+  bool any_float_ts = false;              // HTA rounds every event when any ts is a float
+  std::size_t total_events = 0;           // traceEvents entries, with or without dur
+  std::vector<ParseIssue> issues;
+};
+
+// Parses an inflated trace held in `buffer`; `buffer` must have at least 64 bytes of spare
+// capacity (simdjson reads ahead), which load_trace_bytes() guarantees. The error names the file
+// and the byte offset where parsing stopped.
+Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path_for_errors);
+// The same over text followed by readable padding: `capacity` ≥ size + 64 bytes are readable.
+Result<ParsedTrace> parse_kineto_padded(std::string_view text, std::size_t capacity, const std::string& path_for_errors);
+
+// Reads a trace file (plain or gzip, by its magic bytes) into a buffer with simdjson's padding,
+// without an intermediate copy.
+Result<std::string> load_trace_bytes(const std::filesystem::path& path);
+
+Result<ParsedTrace> load_kineto(const std::filesystem::path& path);
+
+// True when the first bytes of a file (gzip already inflated) look like a Kineto trace.
+bool looks_like_kineto(std::string_view head);
+
+// Step number of "ProfilerStep#N", or nullopt.
+std::optional<std::int64_t> profiler_step_number(std::string_view name);
+
+}  // namespace scalelens::trace

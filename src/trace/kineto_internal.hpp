@@ -1,0 +1,72 @@
+#pragma once
+// Pieces of the Kineto parser shared by its two On-Demand walks (kineto.cpp: simdjson's
+// portable kernel; kineto_walk_avx2.cpp: the AVX2 kernel). Not for use outside src/trace.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "trace/kineto.hpp"
+
+namespace scalelens::trace::detail {
+
+EventCat category_of(std::string_view cat);
+
+enum class NumStatus { ok, not_a_number, out_of_range };
+// A JSON number in µs as exact integer nanoseconds (no double rounding of 1.7e15 µs values).
+NumStatus micros_to_ns(std::string_view token, std::int64_t& ns, bool& is_float);
+
+// `error_code` is a simdjson::error_code; `where` a position in `buffer` or null.
+Error json_error(int error_code, const std::string& path, std::string_view buffer, const char* where);
+
+std::optional<int> first_rank_text(std::string_view text);
+
+Result<ParsedTrace> parse_events_fallback(std::string_view buffer, std::size_t capacity, const std::string& path,
+                                          ParsedTrace out);
+Result<ParsedTrace> parse_events_avx2(std::string_view buffer, std::size_t capacity, const std::string& path,
+                                          ParsedTrace out);
+
+// Event names repeat (a few thousand distinct among 10^5..10^6 events): store each once.
+class Interner {
+ public:
+  explicit Interner(std::vector<std::string>& names) : names_(names) {
+    names_.clear();
+    names_.emplace_back();
+    index_.emplace(std::string_view(), 0);
+  }
+  std::uint32_t operator()(std::string_view s) {
+    auto it = index_.find(s);
+    if (it != index_.end()) return it->second;
+    // The index keys point into heap strings that never move.
+    auto& stored = store_.emplace_back(std::make_unique<std::string>(s));
+    auto id = static_cast<std::uint32_t>(names_.size());
+    names_.push_back(*stored);
+    index_.emplace(std::string_view(*stored), id);
+    return id;
+  }
+
+ private:
+  std::vector<std::string>& names_;
+  std::vector<std::unique_ptr<std::string>> store_;
+  std::unordered_map<std::string_view, std::uint32_t> index_;
+};
+
+// Problems with single events are counted by kind; the first one's byte offset is named.
+struct IssueCounter {
+  std::vector<ParseIssue>& issues;
+  void add(const std::string& code, std::size_t offset, std::string_view what) {
+    for (auto& i : issues)
+      if (i.code == code) {
+        ++i.count;
+        return;
+      }
+    issues.push_back({code, offset ? fmt::format("{} (first at byte {})", what, offset) : std::string(what), 1});
+  }
+};
+
+}  // namespace scalelens::trace::detail

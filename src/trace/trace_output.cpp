@@ -1,0 +1,290 @@
+#include "trace/trace_output.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace scalelens::trace {
+
+namespace {
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<std::int64_t>(v));
+  return fmt::format("{:.6g}", v);
+}
+
+std::string pct(double part, double whole) {
+  if (!(whole > 0) || !std::isfinite(part)) return "-";
+  return fmt::format("{:.1f}", 100.0 * part / whole);
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "-";
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string short_file(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+const char* class_name(KernelClass c) {
+  switch (c) {
+    case KernelClass::communication: return "communication";
+    case KernelClass::memory: return "memory";
+    default: return "computation";
+  }
+}
+
+void step_fields(std::string& o, const StepFigures& s) {
+  o += fmt::format(
+      "\"step_time_us\": {}, \"comp_us\": {}, \"comm_us\": {}, \"overlap_us\": {}, \"exposed_comm_us\": {}, "
+      "\"mem_us\": {}, \"idle_us\": {}, \"busy_us\": {}, \"span_us\": {}, \"gpu_events\": {}",
+      json_number(s.step_time_us), json_number(s.comp_us), json_number(s.comm_us), json_number(s.overlap_us),
+      json_number(s.exposed_comm_us), json_number(s.mem_us), json_number(s.idle_us), json_number(s.busy_us),
+      json_number(s.span_us), s.gpu_events);
+}
+
+double score_of(const StepFigures& s) {
+  double d = s.comp_us + s.exposed_comm_us;
+  return d > 0 ? s.comp_us / d : std::nan("");
+}
+
+const HtaFigures& hta_of(const TraceSet& set, const RankSummary& r) {
+  return set.hta_step_filter ? r.hta_filtered : r.hta_unfiltered;
+}
+
+struct KernelTotal {
+  KernelClass cls;
+  std::size_t count = 0;
+  double time_us = 0;
+};
+
+}  // namespace
+
+std::string format_table(const TraceSet& set, const OutputOptions& options) {
+  std::string o;
+  o += fmt::format("{:>5} {:>5} {:>10} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}  {}\n", "rank", "steps",
+                   "step ms", "comp%", "comm%", "overlap%", "exposed%", "mem%", "idle%", "score", "raw", "file");
+  for (const auto& r : set.ranks) {
+    const auto& t = r.total;
+    o += fmt::format("{:>5} {:>5} {:>10} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}  {}\n", r.rank, r.steps_analysed,
+                     r.steps_analysed ? fixed(t.step_time_us / r.steps_analysed / 1000.0, 2) : "-",
+                     pct(t.comp_us, t.step_time_us), pct(t.comm_us, t.step_time_us), pct(t.overlap_us, t.step_time_us),
+                     pct(t.exposed_comm_us, t.step_time_us), pct(t.mem_us, t.step_time_us),
+                     pct(t.idle_us, t.step_time_us), fixed(r.computation_score(), 3), fixed(r.raw_share(), 3),
+                     short_file(r.file));
+  }
+  o += "(step ms: mean ProfilerStep time; %: share of step time; score = comp / (comp + exposed comm); raw = comp / (comp + comm))\n";
+
+  for (const auto& r : set.ranks)
+    if (r.no_step.gpu_events > 0 && !r.steps.empty())
+      o += fmt::format("rank {}: {} GPU events outside any ProfilerStep (busy {:.2f} ms, comm {:.2f} ms), not in the totals\n",
+                       r.rank, r.no_step.gpu_events, r.no_step.busy_us / 1000.0, r.no_step.comm_us / 1000.0);
+
+  if (options.per_step) {
+    o += fmt::format("\n{:>5} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}\n", "rank", "step", "step ms", "comp ms",
+                     "comm ms", "overlap", "exposed", "mem ms", "idle ms", "score");
+    for (const auto& r : set.ranks)
+      for (const auto& s : r.steps)
+        o += fmt::format("{:>5} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}{}\n", r.rank, s.step,
+                         fixed(s.step_time_us / 1000, 3), fixed(s.comp_us / 1000, 3), fixed(s.comm_us / 1000, 3),
+                         fixed(s.overlap_us / 1000, 3), fixed(s.exposed_comm_us / 1000, 3), fixed(s.mem_us / 1000, 3),
+                         fixed(s.idle_us / 1000, 3), fixed(score_of(s), 3), s.cut_off ? "  (cut off, not summed)" : "");
+  }
+
+  // Collectives over all ranks.
+  std::map<std::string, CollectiveFigures> coll;
+  for (const auto& r : set.ranks)
+    for (const auto& c : r.collectives) {
+      auto& t = coll[c.name];
+      t.name = c.name;
+      t.count += c.count;
+      t.time_us += c.time_us;
+      t.bytes += c.bytes;
+      t.sized += c.sized;
+      t.time_sized_us += c.time_sized_us;
+    }
+  if (!coll.empty()) {
+    o += fmt::format("\n{:<16} {:>8} {:>10} {:>10} {:>12} {:>10}\n", "collective", "calls", "time ms", "mean us",
+                     "mean MB", "algbw GB/s");
+    for (const auto& [name, c] : coll)
+      o += fmt::format("{:<16} {:>8} {:>10} {:>10} {:>12} {:>10}\n", name, c.count, fixed(c.time_us / 1000, 2),
+                       fixed(c.time_us / static_cast<double>(c.count), 1),
+                       c.sized ? fixed(c.bytes / static_cast<double>(c.sized) / 1e6, 3) : "-",
+                       c.sized ? fixed(c.algbw_gbps(), 2) : "-");
+    o += "(all ranks, analysed steps; message size and bandwidth only where the trace records In msg nelems and dtype)\n";
+  }
+
+  if (options.top_kernels > 0) {
+    std::map<std::string, KernelTotal> kernels;
+    for (const auto& r : set.ranks)
+      for (const auto& k : r.kernels) {
+        auto& t = kernels.try_emplace(k.name, KernelTotal{k.cls}).first->second;
+        t.count += k.count;
+        t.time_us += k.time_us;
+      }
+    for (auto cls : {KernelClass::computation, KernelClass::communication, KernelClass::memory}) {
+      std::vector<std::pair<std::string, KernelTotal>> list;
+      double all = 0;
+      for (const auto& [name, t] : kernels)
+        if (t.cls == cls) {
+          list.emplace_back(name, t);
+          all += t.time_us;
+        }
+      if (list.empty()) continue;
+      std::sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.second.time_us > b.second.time_us; });
+      o += fmt::format("\ntop {} kernels by time ({}, all ranks)\n{:>10} {:>8} {:>10} {:>6}  {}\n", class_name(cls),
+                       class_name(cls), "time ms", "calls", "mean us", "share", "name");
+      for (std::size_t i = 0; i < list.size() && i < static_cast<std::size_t>(options.top_kernels); ++i) {
+        const auto& [name, t] = list[i];
+        std::string shown = name.size() > 90 ? name.substr(0, 87) + "..." : name;
+        o += fmt::format("{:>10} {:>8} {:>10} {:>5}%  {}\n", fixed(t.time_us / 1000, 2), t.count,
+                         fixed(t.time_us / static_cast<double>(t.count), 1), pct(t.time_us, all), shown);
+      }
+    }
+  }
+
+  if (options.hta) {
+    o += fmt::format("\nHTA definitions ({}):\n{:>5} {:>14} {:>7} {:>9} {:>12} {:>9}\n",
+                     set.hta_step_filter ? "events before each rank's last ProfilerStep" : "all events",
+                     "rank", "kernel time ms", "idle%", "compute%", "non-compute%", "overlap%");
+    for (const auto& r : set.ranks) {
+      const auto& h = hta_of(set, r);
+      if (!h.has_gpu_rows) {
+        o += fmt::format("{:>5} {:>14}\n", r.rank, "no GPU rows");
+        continue;
+      }
+      o += fmt::format("{:>5} {:>14} {:>7.2f} {:>9.2f} {:>12.2f} {:>9}\n", r.rank, fixed(h.kernel_time_us / 1000, 3),
+                       h.idle_pct, h.compute_pct, h.non_compute_pct, h.overlap_pct ? fixed(*h.overlap_pct, 2) : "-");
+    }
+  }
+
+  if (set.ranks.size() >= 2) {
+    o += fmt::format("\nacross {} ranks: step time mean {:.2f} ms (min {:.2f} rank {}, max {:.2f} rank {}); "
+                     "computation score mean {:.3f} (min {:.3f} rank {}, max {:.3f} rank {})\n",
+                     set.ranks.size(), set.step_time_us.mean / 1000, set.step_time_us.min / 1000, set.step_time_us.min_rank,
+                     set.step_time_us.max / 1000, set.step_time_us.max_rank, set.computation_score.mean,
+                     set.computation_score.min, set.computation_score.min_rank, set.computation_score.max,
+                     set.computation_score.max_rank);
+    for (const auto& s : set.stragglers)
+      o += fmt::format("step {}: slowest rank {} {:.2f} ms, fastest {:.2f} ms, spread {:.1f}% of mean; exposed comm {:.2f}..{:.2f} ms\n",
+                       s.step, s.slowest_rank, s.slowest_us / 1000, s.fastest_us / 1000, 100 * s.spread(),
+                       s.exposed_comm_min_us / 1000, s.exposed_comm_max_us / 1000);
+    if (set.straggler_rank)
+      o += fmt::format("straggler: rank {} (slowest in {} of {} steps)\n", *set.straggler_rank, set.straggler_steps,
+                       set.stragglers.size());
+    else if (!set.stragglers.empty())
+      o += "straggler: none (no rank is slowest in at least half of the steps)\n";
+  }
+  return o;
+}
+
+std::string format_json(const TraceSet& set, const OutputOptions& options) {
+  std::string o = "{\"schema\": \"scalelens.trace/1\", \"ranks\": [";
+  bool first_rank = true;
+  for (const auto& r : set.ranks) {
+    if (!first_rank) o += ",";
+    first_rank = false;
+    o += fmt::format("\n  {{\"rank\": {}, \"file\": {}, \"world_size\": {}, \"device\": {}, \"steps\": {}, ", r.rank,
+                     json_string(r.file), r.world_size ? std::to_string(*r.world_size) : "null", json_string(r.device),
+                     r.steps_analysed);
+    step_fields(o, r.total);
+    o += fmt::format(", \"computation_score\": {}, \"comp_comm_raw_share\": {}, \"overlap_ratio\": {}",
+                     json_number(r.computation_score()), json_number(r.raw_share()), json_number(r.overlap_ratio()));
+    o += ", \"no_step\": {";
+    step_fields(o, r.no_step);
+    o += "}, \"collectives\": [";
+    for (std::size_t i = 0; i < r.collectives.size(); ++i) {
+      const auto& c = r.collectives[i];
+      o += fmt::format("{}{{\"name\": {}, \"count\": {}, \"time_us\": {}, \"bytes\": {}, \"algbw_gbps\": {}}}", i ? ", " : "",
+                       json_string(c.name), c.count, json_number(c.time_us), c.sized ? json_number(c.bytes) : "null",
+                       c.sized ? json_number(c.algbw_gbps()) : "null");
+    }
+    o += "]";
+    if (options.per_step) {
+      o += ", \"per_step\": [";
+      for (std::size_t i = 0; i < r.steps.size(); ++i) {
+        const auto& s = r.steps[i];
+        o += fmt::format("{}{{\"step\": {}, \"cut_off\": {}, ", i ? ", " : "", s.step, s.cut_off ? "true" : "false");
+        step_fields(o, s);
+        o += fmt::format(", \"computation_score\": {}}}", json_number(score_of(s)));
+      }
+      o += "]";
+    }
+    if (options.top_kernels > 0) {
+      o += ", \"kernels\": [";
+      for (std::size_t i = 0; i < r.kernels.size() && i < static_cast<std::size_t>(options.top_kernels); ++i) {
+        const auto& k = r.kernels[i];
+        o += fmt::format("{}{{\"name\": {}, \"type\": \"{}\", \"count\": {}, \"time_us\": {}}}", i ? ", " : "",
+                         json_string(k.name), class_name(k.cls), k.count, json_number(k.time_us));
+      }
+      o += "]";
+    }
+    if (options.hta) {
+      const auto& h = hta_of(set, r);
+      if (!h.has_gpu_rows) {
+        o += ", \"hta\": null";
+      } else {
+        o += fmt::format(
+            ", \"hta\": {{\"kernel_time_us\": {}, \"idle_us\": {}, \"compute_us\": {}, \"non_compute_us\": {}, "
+            "\"idle_pct\": {}, \"compute_pct\": {}, \"non_compute_pct\": {}, \"overlap_pct\": {}}}",
+            json_number(h.kernel_time_us), json_number(h.idle_us), json_number(h.compute_us), json_number(h.non_compute_us),
+            json_number(h.idle_pct), json_number(h.compute_pct), json_number(h.non_compute_pct),
+            h.overlap_pct ? json_number(*h.overlap_pct) : "null");
+      }
+    }
+    o += "}";
+  }
+  o += "\n], \"across_ranks\": {";
+  auto across_json = [&](const char* name, const Across& a, bool last) {
+    o += fmt::format("\"{}\": {{\"mean\": {}, \"min\": {}, \"min_rank\": {}, \"max\": {}, \"max_rank\": {}}}{}", name,
+                     json_number(a.mean), json_number(a.min), a.min_rank, json_number(a.max), a.max_rank, last ? "" : ", ");
+  };
+  across_json("step_time_us", set.step_time_us, false);
+  across_json("computation_score", set.computation_score, false);
+  across_json("exposed_comm_us", set.exposed_comm_us, false);
+  across_json("idle_us", set.idle_us, true);
+  o += "}, \"stragglers\": {\"rank\": ";
+  o += set.straggler_rank ? std::to_string(*set.straggler_rank) : "null";
+  o += fmt::format(", \"slowest_in_steps\": {}, \"steps\": [", set.straggler_steps);
+  for (std::size_t i = 0; i < set.stragglers.size(); ++i) {
+    const auto& s = set.stragglers[i];
+    o += fmt::format("{}{{\"step\": {}, \"ranks\": {}, \"slowest_rank\": {}, \"slowest_us\": {}, \"fastest_us\": {}, "
+                     "\"mean_us\": {}, \"spread\": {}, \"exposed_comm_min_us\": {}, \"exposed_comm_max_us\": {}}}",
+                     i ? ", " : "", s.step, s.ranks, s.slowest_rank, json_number(s.slowest_us), json_number(s.fastest_us),
+                     json_number(s.mean_us), json_number(s.spread()), json_number(s.exposed_comm_min_us),
+                     json_number(s.exposed_comm_max_us));
+  }
+  o += "]}";
+  if (options.hta) o += fmt::format(", \"hta_step_filter\": {}", set.hta_step_filter ? "true" : "false");
+  o += ", \"warnings\": [";
+  for (std::size_t i = 0; i < set.diagnostics.size(); ++i) {
+    const auto& d = set.diagnostics[i];
+    o += fmt::format("{}\n  {{\"severity\": \"{}\", \"code\": {}, \"message\": {}, \"path\": {}}}", i ? "," : "",
+                     d.severity == Severity::error ? "error" : d.severity == Severity::warning ? "warning" : "note",
+                     json_string(d.code), json_string(d.message), json_string(d.path));
+  }
+  o += "]}\n";
+  return o;
+}
+
+}  // namespace scalelens::trace

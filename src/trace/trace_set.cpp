@@ -1,0 +1,213 @@
+#include "trace/trace_set.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/file_io.hpp"
+
+namespace scalelens::trace {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kSniffBytes = 64 * 1024;
+
+std::string inflate_head(std::string_view compressed) {
+  std::string out(kSniffBytes, '\0');
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return {};
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  inflate(&zs, Z_SYNC_FLUSH);
+  out.resize(out.size() - zs.avail_out);
+  inflateEnd(&zs);
+  return out;
+}
+
+bool sniff_kineto(const fs::path& p) {
+  auto head = read_head(p, kSniffBytes);
+  if (!head) return false;
+  return looks_like_kineto(is_gzip(head.value()) ? inflate_head(head.value()) : head.value());
+}
+
+Across across(const std::vector<RankSummary>& ranks, double (*get)(const RankSummary&)) {
+  Across a;
+  int n = 0;
+  for (const auto& r : ranks) {
+    double v = get(r);
+    if (std::isnan(v)) continue;
+    if (n == 0 || v < a.min) {
+      a.min = v;
+      a.min_rank = r.rank;
+    }
+    if (n == 0 || v > a.max) {
+      a.max = v;
+      a.max_rank = r.rank;
+    }
+    a.mean += v;
+    ++n;
+  }
+  if (n) a.mean /= n;
+  return a;
+}
+
+}  // namespace
+
+std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vector<Diagnostic>& diagnostics) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    auto st = fs::status(input, ec);
+    if (ec || !fs::exists(st)) {
+      diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input.string(), 0, {}});
+      continue;
+    }
+    if (!fs::is_directory(st)) {
+      files.push_back(input);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::error_code e2;
+      if (it->is_regular_file(e2) && sniff_kineto(it->path())) found.push_back(it->path());
+    }
+    if (ec) diagnostics.push_back({Severity::warning, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), input.string(), 0, {}});
+    if (found.empty())
+      diagnostics.push_back({Severity::warning, "no-traces", "no Kineto trace (JSON with \"traceEvents\") in this folder", input.string(), 0, {}});
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+TraceSet analyse_traces(const TraceSetOptions& options) {
+  TraceSet set;
+  CommMatcher matcher = options.comm_kernel_regex.empty() ? CommMatcher() : CommMatcher(options.comm_kernel_regex);
+  auto files = find_traces(options.inputs, set.diagnostics);
+  set.files_considered = files.size();
+
+  std::vector<std::optional<RankSummary>> results(files.size());
+  std::vector<std::optional<Error>> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
+      auto parsed = load_kineto(files[i]);
+      if (!parsed) {
+        errors[i] = parsed.error();
+        continue;
+      }
+      results[i] = analyse(parsed.value(), matcher);
+    }
+  };
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, files.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (errors[i]) {
+      set.diagnostics.push_back({Severity::error, "bad-trace", errors[i]->message,
+                                 errors[i]->path.empty() ? files[i].string() : errors[i]->path, 0, {}});
+      continue;
+    }
+    for (const auto& w : results[i]->warnings)
+      set.diagnostics.push_back({Severity::warning, "trace", w, results[i]->file, 0, {}});
+    set.ranks.push_back(std::move(*results[i]));
+  }
+  std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  summarise_across(set);
+  return set;
+}
+
+void summarise_across(TraceSet& set) {
+  std::vector<std::int64_t> names;
+  for (const auto& r : set.ranks) names.insert(names.end(), r.step_numbers.begin(), r.step_numbers.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  set.hta_step_filter = names.size() >= 2;
+
+  set.step_time_us = across(set.ranks, [](const RankSummary& r) {
+    return r.steps_analysed ? r.total.step_time_us / r.steps_analysed : std::nan("");
+  });
+  set.computation_score = across(set.ranks, [](const RankSummary& r) { return r.computation_score(); });
+  set.exposed_comm_us = across(set.ranks, [](const RankSummary& r) {
+    return r.steps_analysed ? r.total.exposed_comm_us / r.steps_analysed : std::nan("");
+  });
+  set.idle_us = across(set.ranks, [](const RankSummary& r) {
+    return r.steps_analysed ? r.total.idle_us / r.steps_analysed : std::nan("");
+  });
+
+  // Per step number: which rank took longest.
+  std::map<std::int64_t, std::vector<std::pair<int, const StepFigures*>>> by_step;
+  for (const auto& r : set.ranks)
+    for (const auto& s : r.steps)
+      if (!s.cut_off) by_step[s.step].emplace_back(r.rank, &s);
+  std::map<int, int> slowest_count;
+  set.stragglers.clear();
+  for (const auto& [step, entries] : by_step) {
+    if (entries.size() < 2) continue;
+    StepStraggler st;
+    st.step = step;
+    st.ranks = static_cast<int>(entries.size());
+    st.slowest_us = -1;
+    st.fastest_us = std::numeric_limits<double>::max();
+    st.exposed_comm_min_us = std::numeric_limits<double>::max();
+    for (auto [rank, f] : entries) {
+      if (f->step_time_us > st.slowest_us) {
+        st.slowest_us = f->step_time_us;
+        st.slowest_rank = rank;
+      }
+      st.fastest_us = std::min(st.fastest_us, f->step_time_us);
+      st.mean_us += f->step_time_us;
+      st.exposed_comm_min_us = std::min(st.exposed_comm_min_us, f->exposed_comm_us);
+      st.exposed_comm_max_us = std::max(st.exposed_comm_max_us, f->exposed_comm_us);
+    }
+    st.mean_us /= static_cast<double>(entries.size());
+    ++slowest_count[st.slowest_rank];
+    set.stragglers.push_back(st);
+  }
+  set.straggler_rank.reset();
+  set.straggler_steps = 0;
+  for (auto [rank, count] : slowest_count)
+    if (count > set.straggler_steps) {
+      set.straggler_rank = rank;
+      set.straggler_steps = count;
+    }
+  // "Consistently": slowest in at least half of the steps seen on several ranks.
+  if (set.straggler_rank && set.straggler_steps * 2 < static_cast<int>(set.stragglers.size())) set.straggler_rank.reset();
+}
+
+RankBreakdown to_rank_breakdown(const RankSummary& r) {
+  RankBreakdown b;
+  b.rank = r.rank;
+  b.source = r.file;
+  b.steps = r.steps_analysed;
+  b.step_time_us = r.total.step_time_us;
+  b.comp_us = r.total.comp_us;
+  b.comm_us = r.total.comm_us;
+  b.overlap_us = r.total.overlap_us;
+  b.exposed_comm_us = r.total.exposed_comm_us;
+  b.mem_us = r.total.mem_us;
+  b.busy_us = r.total.busy_us;
+  b.idle_us = r.total.idle_us;
+  b.span_us = r.total.span_us;
+  for (const auto& s : r.steps)
+    if (!s.cut_off) b.step_times_us.push_back(s.step_time_us);
+  return b;
+}
+
+}  // namespace scalelens::trace

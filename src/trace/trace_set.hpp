@@ -1,0 +1,58 @@
+#pragma once
+// Many traces (one per rank, or many runs' worth) analysed in parallel, and what is said across
+// ranks: mean/min/max and the slowest rank per step (stragglers).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/diagnostics.hpp"
+#include "model/study.hpp"
+#include "trace/breakdown.hpp"
+
+namespace scalelens::trace {
+
+struct TraceSetOptions {
+  std::vector<std::filesystem::path> inputs;  // files or folders (searched recursively)
+  std::string comm_kernel_regex;              // empty = the collective-library default
+  unsigned threads = 0;                       // 0 = all cores
+};
+
+struct StepStraggler {
+  std::int64_t step = 0;
+  int ranks = 0;
+  int slowest_rank = 0;
+  double slowest_us = 0, fastest_us = 0, mean_us = 0;
+  double exposed_comm_min_us = 0, exposed_comm_max_us = 0;
+  double spread() const { return mean_us > 0 ? (slowest_us - fastest_us) / mean_us : 0; }  // relative
+};
+
+struct Across {
+  double mean = 0, min = 0, max = 0;
+  int min_rank = 0, max_rank = 0;
+};
+
+struct TraceSet {
+  std::vector<RankSummary> ranks;  // sorted by rank, then file
+  std::vector<Diagnostic> diagnostics;
+  bool hta_step_filter = false;  // HTA's filter applies: ≥ 2 distinct ProfilerStep names overall
+  std::vector<StepStraggler> stragglers;  // steps present (and analysed) on ≥ 2 ranks
+  std::optional<int> straggler_rank;      // slowest in at least half of those steps
+  int straggler_steps = 0;                // in how many of them it was slowest
+  Across step_time_us, computation_score, exposed_comm_us, idle_us;
+  std::size_t files_considered = 0;
+};
+
+// Traces among `inputs`: files named directly are always tried; in folders, files whose first
+// bytes look like a Kineto trace.
+std::vector<std::filesystem::path> find_traces(const std::vector<std::filesystem::path>& inputs,
+                                               std::vector<Diagnostic>& diagnostics);
+
+TraceSet analyse_traces(const TraceSetOptions& options);
+
+// Cross-rank figures of already analysed ranks (also used by the ingest reader).
+void summarise_across(TraceSet& set);
+
+// The report's per-rank record of one summary.
+RankBreakdown to_rank_breakdown(const RankSummary& r);
+
+}  // namespace scalelens::trace

@@ -1,0 +1,125 @@
+// `scalelens trace` as a user runs it: the real binary, real folders, exit codes from DESIGN.md.
+#include <simdjson.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace {
+using scalelens::testing::ScratchDir;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+RunResult run(const std::string& args) {
+  std::string cmd = std::string(SCALELENS_BIN) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) r.out.append(buf.data(), n);
+  int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+// Two steps, one compute kernel and one NCCL kernel each, rank 3 of 4.
+const char* kSmallTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 3, "world_size": 4},
+"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 4, "dur": 2, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 10, "dur": 40, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "ts": 30, "dur": 40, "args": {"stream": 20, "correlation": 2}},
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 100, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 101, "dur": 2, "args": {"correlation": 3}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 110, "dur": 40, "args": {"stream": 7, "correlation": 3}},
+ {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "ts": 0, "dur": 300}
+]})json";
+
+TEST(TraceCli, DlrmPrintsEightRanksAndTheStraggler) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  auto r = run("trace " + quoted(data / "kineto" / "dlrm-8rank-v100"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (int rank = 0; rank < 8; ++rank)
+    EXPECT_NE(r.out.find("worker" + std::to_string(rank) + "_step_12"), std::string::npos) << "rank " << rank << "\n" << r.out;
+  // Rank 1's ProfilerStep#10 is the longest (19901 µs against 12509..19313 µs on the others).
+  EXPECT_NE(r.out.find("straggler: rank 1"), std::string::npos) << r.out;
+}
+
+TEST(TraceCli, JsonFollowsTheTraceSchema) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  auto r = run("trace --format json " + quoted(data / "kineto" / "dlrm-8rank-v100"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out.substr(0, 500);
+  EXPECT_EQ(std::string_view(doc["schema"]), "scalelens.trace/1");
+  simdjson::dom::array ranks = doc["ranks"];
+  EXPECT_EQ(ranks.size(), 8u);
+  for (auto rank : ranks) {
+    for (const char* key : {"rank", "file", "steps", "step_time_us", "comp_us", "comm_us", "overlap_us", "exposed_comm_us",
+                            "mem_us", "idle_us", "busy_us", "span_us", "computation_score", "overlap_ratio", "collectives"})
+      EXPECT_FALSE(rank[key].error()) << key;
+  }
+  EXPECT_FALSE(doc["warnings"].error());
+}
+
+TEST(TraceCli, HtaModeAddsHtaFigures) {
+  ScratchDir dir;
+  auto trace = dir.write("rank3.json", kSmallTrace);
+  auto r = run("trace --hta --format json " + quoted(trace));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  auto hta = doc["ranks"].at(0)["hta"];
+  ASSERT_FALSE(hta.error()) << r.out;
+  // Two steps exist, so HTA keeps only events before the last step's start (ts 100): gemm 10..50 and
+  // nccl 30..70. kernel_time = 70 - 10 = 60 µs, compute = 40 µs, overlap = 20 of 40 µs comm = 50 %.
+  EXPECT_DOUBLE_EQ(double(hta["kernel_time_us"]), 60.0);
+  EXPECT_DOUBLE_EQ(double(hta["compute_us"]), 40.0);
+  EXPECT_DOUBLE_EQ(double(hta["overlap_pct"]), 50.0);
+}
+
+TEST(TraceCli, BadFileIsNamedAndOtherRanksStillAnalysed) {
+  ScratchDir dir;
+  dir.write("good.json", kSmallTrace);
+  dir.write("cut.json", std::string(kSmallTrace).substr(0, 300));
+  auto r = run("trace " + quoted(dir.path() / "good.json") + " " + quoted(dir.path() / "cut.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("cut.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("good.json"), std::string::npos) << r.out;
+}
+
+TEST(TraceCli, NoUsableTraceExitsTwo) {
+  ScratchDir dir;
+  auto bad = dir.write("cut.json", std::string(kSmallTrace).substr(0, 300));
+  EXPECT_EQ(run("trace " + quoted(bad)).exit_code, 2);
+  EXPECT_EQ(run("trace " + quoted(dir.path() / "missing.json")).exit_code, 2);
+}
+
+TEST(TraceCli, UsageErrorsExitOne) {
+  ScratchDir dir;
+  auto trace = dir.write("rank3.json", kSmallTrace);
+  EXPECT_EQ(run("trace --no-such-option " + quoted(trace)).exit_code, 1);
+  EXPECT_EQ(run("trace --comm-kernel-regex '(' " + quoted(trace)).exit_code, 1);
+  EXPECT_EQ(run("trace --format xml " + quoted(trace)).exit_code, 1);
+  EXPECT_EQ(run("trace").exit_code, 1);
+}
+
+TEST(TraceCli, HelpShowsExamples) {
+  auto r = run("trace --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("scalelens trace traces/ --steps"), std::string::npos) << r.out;
+}
+
+}  // namespace
