@@ -7,5 +7,7 @@ namespace scalelens::cli {
 
 void add_report_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);    // cli/run_command.cpp
+void add_serve_command(CLI::App& app, int& exit_code);  // cli/serve_command.cpp
 
 }  // namespace scalelens::cli

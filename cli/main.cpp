@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   scalelens::cli::add_report_command(app, exit_code);
   scalelens::cli::add_trace_command(app, exit_code);
+  scalelens::cli::add_run_command(app, exit_code);
+  scalelens::cli::add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

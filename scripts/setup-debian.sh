@@ -8,6 +8,8 @@ packages=(
   libsimdjson-dev libdeflate-dev zlib1g-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
+  openmpi-bin libopenmpi-dev
+  libcpp-httplib-dev gnuplot-nox chromium nodejs npm
 )
 missing=()
 for p in "${packages[@]}"; do
