@@ -127,6 +127,8 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   std::vector<GpuSeries> series;
   std::vector<std::uint32_t> owner;
   std::vector<GpuSample> samples;
+  constexpr std::uint32_t kNone = ~0u;
+  std::vector<std::uint32_t> by_index;
   const std::size_t first_len = text.find('\n') + 1;
   const std::size_t expected = first_len > 0 ? text.size() / first_len + 16 : 16;
   samples.reserve(expected);
@@ -145,9 +147,17 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     if ((present(s.power_w) && s.power_w < 0) || (present(s.util_pct) && (s.util_pct < 0 || s.util_pct > 100)))
       return bad.add(line, "power below 0 or utilization outside 0..100");
     auto uuid = trim(f[2]);
-    std::uint32_t k = 0;
-    while (k < series.size() && (series[k].index != *gpu || series[k].uuid != uuid)) ++k;
-    if (k == series.size()) series.push_back(GpuSeries{node, static_cast<int>(*gpu), std::string(uuid), {}, path.string(), false, {}});
+    // Rows cycle through the GPUs: look the GPU up by index first, then confirm its uuid.
+    std::uint32_t k = static_cast<std::size_t>(*gpu) < by_index.size() ? by_index[*gpu] : kNone;
+    if (k == kNone || series[k].uuid != uuid) {
+      k = 0;
+      while (k < series.size() && (series[k].index != *gpu || series[k].uuid != uuid)) ++k;
+      if (k == series.size()) series.push_back(GpuSeries{node, static_cast<int>(*gpu), std::string(uuid), {}, path.string(), false, {}});
+      if (static_cast<std::size_t>(*gpu) < 4096) {
+        if (by_index.size() <= static_cast<std::size_t>(*gpu)) by_index.resize(*gpu + 1, kNone);
+        by_index[*gpu] = k;
+      }
+    }
     owner.push_back(k);
     samples.push_back(s);
   });
