@@ -9,8 +9,13 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
   openmpi-bin libopenmpi-dev
-  libcpp-httplib-dev gnuplot-nox chromium nodejs npm
+  libcpp-httplib-dev gnuplot-nox chromium util-linux
 )
+# Node.js: machines that carry NodeSource's nodejs (which bundles npm) keep it; Debian's own
+# packages split it in two, and the two conflict.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

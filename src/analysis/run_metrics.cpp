@@ -88,6 +88,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.gpus_per_node = run.gpus_per_node;
   r.global_batch_size = run.global_batch_size;
   r.gpu_model = run.gpu_model;
+  // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
+  for (const auto& g : run.gpus)
+    if (r.gpu_model.empty() && !g.name.empty()) r.gpu_model = g.name;
   r.exit_status = run.exit_status;
   if (run.start_ns && run.end_ns) r.run_time_s = static_cast<double>(*run.end_ns - *run.start_ns) * 1e-9;
 

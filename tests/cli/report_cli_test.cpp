@@ -130,3 +130,13 @@ TEST(ReportCli, ProgressBarStaysOffWhenNotATerminal) {
   auto r = run_scalelens("report " + quoted(dir.path()));
   EXPECT_EQ(r.err.find('\r'), std::string::npos);
 }
+
+TEST(ReportCli, ProgressBarIsDrawnOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "util-linux 'script' not installed";
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  // `script` gives the binary a pseudo-terminal, as a user's shell would.
+  auto r = run_command("script -qfec \"" SCALELENS_BIN " report " + dir.path().string() + "\" /dev/null");
+  EXPECT_NE(r.out.find("reading ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ddp"), std::string::npos) << r.out;
+}

@@ -14,11 +14,11 @@ struct Output {
   std::string out, err;
 };
 
-// `args` is a shell fragment (quote paths yourself). Standard input is /dev/null.
-inline Output run_scalelens(const std::string& args, const std::string& env = {}) {
+// Runs a shell command line; standard input is /dev/null.
+inline Output run_command(const std::string& command) {
   ScratchDir tmp;
   auto err_path = tmp / "stderr";
-  std::string cmd = env + " " SCALELENS_BIN " " + args + " </dev/null 2>" + err_path.string();
+  std::string cmd = "( " + command + " ) </dev/null 2>" + err_path.string();
   Output o;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return o;
@@ -29,6 +29,11 @@ inline Output run_scalelens(const std::string& args, const std::string& env = {}
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   o.err = slurp(err_path);
   return o;
+}
+
+// `args` is a shell fragment (quote paths yourself); `env` goes before the binary ("cd X &&", "A=1").
+inline Output run_scalelens(const std::string& args, const std::string& env = {}) {
+  return run_command(env + " " SCALELENS_BIN " " + args);
 }
 
 inline std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
