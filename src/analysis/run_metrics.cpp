@@ -267,6 +267,17 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   }
   if (any_host) r.host_energy_j = host_energy;
 
+  // More ranks than CPUs on a node: ranks share cores, so time and speedup are not what the
+  // hardware could do with one core per rank.
+  if (run.world_size && run.cpus_per_node) {
+    const int per_node = (*run.world_size + run.nodes.value_or(1) - 1) / run.nodes.value_or(1);
+    if (per_node > *run.cpus_per_node)
+      warnings.push_back(run_warning(run, "oversubscribed",
+                                     fmt::format("{} ranks per node on {} logical CPUs: ranks share cores, so its time and "
+                                                 "speedup understate what one core per rank would give",
+                                                 per_node, *run.cpus_per_node)));
+  }
+
   // Missing ranks or nodes: the run says how many there should be.
   if (run.world_size && !run.ranks.empty()) {
     std::set<int> ranks;
@@ -286,10 +297,16 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                                  nodes.size(), *run.nodes)));
   }
 
-  // Trace breakdown summed over ranks and steps.
-  if (!run.breakdown.empty()) {
+  // Trace breakdown summed over ranks and steps; GPU traces where there are any, else the MPI
+  // interposer's CPU-side view.
+  std::vector<const RankBreakdown*> parts;
+  bool any_trace = std::any_of(run.breakdown.begin(), run.breakdown.end(), [](auto& b) { return !b.from_mpi; });
+  for (const auto& b : run.breakdown)
+    if (b.from_mpi == !any_trace) parts.push_back(&b);
+  if (!parts.empty()) {
     double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, step = 0;
-    for (const auto& b : run.breakdown) {
+    for (const auto* pb : parts) {
+      const auto& b = *pb;
       comp += b.comp_us; comm += b.comm_us; overlap += b.overlap_us; exposed += b.exposed_comm_us;
       idle += b.idle_us; step += b.step_time_us;
     }
@@ -302,15 +319,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     // Straggler spread: per step, (slowest − fastest rank) / mean; averaged over steps.
     std::size_t steps = 0;
-    for (const auto& b : run.breakdown) steps = std::max(steps, b.step_times_us.size());
+    for (const auto* b : parts) steps = std::max(steps, b->step_times_us.size());
     double spread = 0;
     std::size_t counted = 0;
-    for (std::size_t s = 0; s < steps && run.breakdown.size() > 1; ++s) {
+    for (std::size_t s = 0; s < steps && parts.size() > 1; ++s) {
       double lo = std::numeric_limits<double>::max(), hi = 0, sum = 0;
       std::size_t n = 0;
-      for (const auto& b : run.breakdown) {
-        if (s >= b.step_times_us.size()) continue;
-        double v = b.step_times_us[s];
+      for (const auto* b : parts) {
+        if (s >= b->step_times_us.size()) continue;
+        double v = b->step_times_us[s];
         lo = std::min(lo, v); hi = std::max(hi, v); sum += v; ++n;
       }
       if (n > 1 && sum > 0) {

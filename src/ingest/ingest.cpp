@@ -95,6 +95,7 @@ void merge_run_into(Run& target, Run&& src) {
   fill(target.world_size, src.world_size);
   fill(target.nodes, src.nodes);
   fill(target.gpus_per_node, src.gpus_per_node);
+  fill(target.cpus_per_node, src.cpus_per_node);
   fill(target.global_batch_size, src.global_batch_size);
   fill(target.samples_per_epoch, src.samples_per_epoch);
   fill(target.scaling, src.scaling);

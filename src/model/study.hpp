@@ -80,6 +80,9 @@ struct RankBreakdown {
   double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
   double mem_us = 0, busy_us = 0, idle_us = 0, span_us = 0;
   std::vector<double> step_times_us;  // per step, for stragglers
+  // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU; a
+  // GPU trace of the same rank is the better instrument and wins where both exist.
+  bool from_mpi = false;
 };
 
 // Everything known about one execution of one configuration.
@@ -89,6 +92,7 @@ struct Run {
   std::string path;    // run folder or file that defines the run
   std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"
   std::optional<int> world_size, nodes, gpus_per_node;
+  std::optional<int> cpus_per_node;  // logical CPUs of a node, to tell oversubscribed runs
   std::optional<double> global_batch_size, samples_per_epoch;
   std::optional<std::string> scaling;  // "weak" | "strong" as the source declares it
   std::optional<std::int64_t> start_ns, end_ns;

@@ -335,3 +335,26 @@ TEST(Breakdown, ComputationScoreFromExposedCommunication) {
   EXPECT_NEAR(*c.exposed_comm_share, 50.0 / 220, 1e-12);
   EXPECT_NEAR(*c.straggler_spread, 20.0 / 110, 1e-12);     // (120 − 100) / 110
 }
+
+TEST(Warnings, MoreRanksThanCpusIsOversubscribed) {
+  Study st;
+  scalelens::Run r = make_run("mpi", 4, {1, 1}, "a");
+  r.cpus_per_node = 2;
+  st.runs.push_back(r);
+  EXPECT_TRUE(has_warning(analyze(st, {}), "oversubscribed"));
+  st.runs[0].cpus_per_node = 4;
+  EXPECT_FALSE(has_warning(analyze(st, {}), "oversubscribed"));
+}
+
+TEST(Breakdown, GpuTraceWinsOverMpiInterposerForTheSameRun) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {1, 1}, "a");
+  RankBreakdown trace{0, "trace.json", 1, 100, 90, 10, 0, 10, 0, 100, 0, 100, {100}};
+  RankBreakdown mpi{0, "comm/0.csv", 1, 100, 50, 50, 0, 50, 0, 0, 0, 100, {100}};
+  mpi.from_mpi = true;
+  r.breakdown = {mpi, trace};
+  st.runs.push_back(r);
+  EXPECT_NEAR(*analyze(st, {}).runs[0].computation_score, 0.9, 1e-12);  // 90 / (90 + 10)
+  st.runs[0].breakdown = {mpi};
+  EXPECT_NEAR(*analyze(st, {}).runs[0].computation_score, 0.5, 1e-12);  // 50 / (50 + 50)
+}

@@ -176,3 +176,23 @@ TEST(Ingest, MissingInputIsNamed) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->path, "/nonexistent/scalelens");
 }
+
+TEST(RunFolder, MpiCommCsvBecomesACpuSideBreakdown) {
+  ScratchDir dir;
+  write_run(dir, "a", 2, "0,0,0,1000,1\n0,1,1000,2000,1\n");
+  // Rank 0: two steps of 100 ms with 30 ms and 10 ms inside MPI.
+  dir.write("a/comm/0.csv", "rank,step,start_ns,end_ns,comm_ns,calls,bytes\n"
+                            "0,0,0,100000000,30000000,2,16\n0,1,100000000,200000000,10000000,2,16\n");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].breakdown.size(), 1u);
+  const auto& b = study.runs[0].breakdown[0];
+  EXPECT_TRUE(b.from_mpi);
+  EXPECT_EQ(b.steps, 2);
+  EXPECT_DOUBLE_EQ(b.comm_us, 40000);
+  EXPECT_DOUBLE_EQ(b.comp_us, 160000);
+  EXPECT_DOUBLE_EQ(b.exposed_comm_us, 40000);
+  auto s = analyze(study, {});
+  EXPECT_NEAR(*s.runs[0].computation_score, 0.8, 1e-12);  // 160 / (160 + 40)
+  EXPECT_TRUE(study.diagnostics.empty());
+}

@@ -78,14 +78,14 @@ class ManifestReader final : public Reader {
         if (auto s = string_of(v)) run.run_id = *s; else bad("a string");
       } else if (key == "label") {
         if (auto s = string_of(v)) run.label = *s; else bad("a string");
-      } else if (key == "world_size" || key == "nodes" || key == "gpus_per_node") {
+      } else if (key == "world_size" || key == "nodes" || key == "gpus_per_node" || key == "cpus_per_node") {
         auto d = number_of(v);
         if (!d || *d < 1 || *d != std::floor(*d) || *d > 1e7) {
           bad("a positive whole number");
           continue;
         }
         int n = static_cast<int>(*d);
-        (key == "world_size" ? run.world_size : key == "nodes" ? run.nodes : run.gpus_per_node) = n;
+        (key == "world_size" ? run.world_size : key == "nodes" ? run.nodes : key == "gpus_per_node" ? run.gpus_per_node : run.cpus_per_node) = n;
       } else if (key == "global_batch_size" || key == "samples_per_epoch") {
         auto d = number_of(v);
         if (!d || *d <= 0) { bad("a positive number"); continue; }

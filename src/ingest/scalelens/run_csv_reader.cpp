@@ -3,6 +3,7 @@
 // columns and any order are accepted.
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@
 namespace scalelens {
 namespace {
 
-enum class Kind { none, epochs, steps, gpu, host };
+enum class Kind { none, epochs, steps, gpu, host, comm };
 
 std::string_view first_line(std::string_view text) {
   auto nl = text.find('\n');
@@ -22,6 +23,7 @@ std::string_view first_line(std::string_view text) {
 }
 
 Kind kind_of_header(std::string_view header) {
+  if (header.rfind("rank,step,start_ns,end_ns,comm_ns", 0) == 0) return Kind::comm;
   if (header.rfind("rank,epoch,", 0) == 0) return Kind::epochs;
   if (header.rfind("rank,step,", 0) == 0) return Kind::steps;
   if (header.rfind("t_ns,gpu,", 0) == 0 || header == "t_ns,gpu") return Kind::gpu;
@@ -192,6 +194,37 @@ void read_host(std::string_view text, const std::filesystem::path& path, ReadOut
   if (!series.samples.empty()) out.attach.host_series.push_back(std::move(series));
 }
 
+// comm/<rank>.csv from libscalelens-mpi: per step, the time spent inside MPI calls. Everything
+// outside them counts as computation; blocking MPI time is all exposed (no overlap is visible).
+void read_comm(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {
+  static constexpr std::array<std::string_view, 7> cols{"rank", "step", "start_ns", "end_ns", "comm_ns", "calls", "bytes"};
+  std::map<int, RankBreakdown> ranks;
+  BadLines bad;
+  for_each_row(text, cols, 5, out, path, bad, [&](const auto& f, std::int64_t line) {
+    auto rank = parse_int(f[0]);
+    auto start = parse_int(f[2]);
+    auto end = parse_int(f[3]);
+    auto comm = parse_int(f[4]);
+    if (!rank || !start || !end || !comm || *rank < 0 || *end < *start || *comm < 0)
+      return bad.add(line, "rank, start_ns, end_ns and comm_ns must be integers with end_ns >= start_ns");
+    const double step_us = static_cast<double>(*end - *start) * 1e-3;
+    const double comm_us = std::min(static_cast<double>(*comm) * 1e-3, step_us);
+    auto& b = ranks[static_cast<int>(*rank)];
+    b.rank = static_cast<int>(*rank);
+    b.source = path.string();
+    b.from_mpi = true;
+    ++b.steps;
+    b.step_time_us += step_us;
+    b.comm_us += comm_us;
+    b.exposed_comm_us += comm_us;
+    b.comp_us += step_us - comm_us;
+    b.span_us += step_us;
+    b.step_times_us.push_back(step_us);
+  });
+  bad.report(out, path);
+  for (auto& [rank, b] : ranks) out.attach.breakdown.push_back(std::move(b));
+}
+
 class RunCsvReader final : public Reader {
  public:
   std::string_view name() const override { return "scalelens-csv"; }
@@ -206,6 +239,7 @@ class RunCsvReader final : public Reader {
       case Kind::steps: return read_intervals(text.value(), Kind::steps, ctx.file, out);
       case Kind::gpu: return read_gpu(text.value(), ctx.file, out);
       case Kind::host: return read_host(text.value(), ctx.file, out);
+      case Kind::comm: return read_comm(text.value(), ctx.file, out);
       case Kind::none: return;
     }
   }
