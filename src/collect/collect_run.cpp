@@ -1,0 +1,322 @@
+#include "collect/collect_run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "collect/launcher.hpp"
+#include "collect/run_folder.hpp"
+#include "common/text.hpp"
+#include "monitor/sampler.hpp"
+#include "monitor/visible_devices.hpp"
+
+namespace scalelens::collect {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string program_name(const std::vector<std::string>& command) {
+  if (command.empty()) return "run";
+  return fs::path(command.front()).filename().string();
+}
+
+// Value of `--name V` or `--name=V` among args (several spellings allowed).
+std::optional<std::string> flag_value(const std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    for (auto n : names) {
+      if (args[i] == n && i + 1 < args.size()) return args[i + 1];
+      if (args[i].size() > n.size() && args[i].compare(0, n.size(), n) == 0 && args[i][n.size()] == '=')
+        return args[i].substr(n.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+struct LauncherCommand {
+  std::optional<int> per_node, nodes, total;
+  std::string from;
+};
+
+// A wrapped launcher (one wrapper per node around torchrun or mpirun) starts the ranks itself:
+// its arguments say how many.
+LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<int> gpus_on_node) {
+  LauncherCommand out;
+  if (cmd.empty()) return out;
+  auto prog = program_name(cmd);
+  bool torch = prog == "torchrun" ||
+               (prog.rfind("python", 0) == 0 && std::find_if(cmd.begin(), cmd.end(), [](const std::string& a) {
+                                                  return a == "torch.distributed.run" || a == "torch.distributed.launch";
+                                                }) != cmd.end());
+  if (torch) {
+    auto n = flag_value(cmd, {"--nproc-per-node", "--nproc_per_node"});
+    if (!n) return out;
+    if (auto v = parse_int(*n); v && *v > 0) out.per_node = static_cast<int>(*v);
+    else if ((*n == "gpu" || *n == "auto") && gpus_on_node) out.per_node = gpus_on_node;
+    if (auto nn = flag_value(cmd, {"--nnodes"})) {
+      auto text = nn->substr(nn->find(':') == std::string::npos ? 0 : nn->find(':') + 1);  // "MIN:MAX" → MAX
+      if (auto v = parse_int(text); v && *v > 0) out.nodes = static_cast<int>(*v);
+    }
+    out.from = fmt::format("command: {} --nproc-per-node{}", prog, out.nodes ? " × --nnodes" : "");
+  } else if (prog == "mpirun" || prog == "mpiexec" || prog == "srun") {
+    auto n = flag_value(cmd, {"-n", "-np", "--np", "--ntasks"});
+    if (n) {
+      if (auto v = parse_int(*n); v && *v > 0) {
+        out.total = static_cast<int>(*v);
+        out.from = fmt::format("command: {} -n", prog);
+      }
+    }
+  }
+  return out;
+}
+
+std::string host_name(const RunOptions& o, const EnvMap& env) {
+  if (!o.host.empty()) return o.host;
+  if (auto it = env.find("SCALELENS_HOST"); it != env.end() && !it->second.empty()) return it->second;
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "localhost";
+  return buf;
+}
+
+std::string utc_stamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::map<std::string, std::string> merge_missing(const std::vector<NodeRecordData>& nodes) {
+  // One reason shared by every node is stated once; reasons that differ name their host.
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_key;
+  for (const auto& n : nodes)
+    for (const auto& [k, v] : n.missing) by_key[k][v].push_back(n.host);
+  std::map<std::string, std::string> out;
+  for (const auto& [k, reasons] : by_key) {
+    if (reasons.size() == 1 && nodes.size() <= 1) {
+      out[k] = reasons.begin()->first;
+      continue;
+    }
+    for (const auto& [reason, hosts] : reasons)
+      for (const auto& h : hosts) out[k + "@" + h] = reason;
+  }
+  return out;
+}
+
+}  // namespace
+
+RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
+  RunPlan p;
+  p.job = detect_job(env);
+  p.detected_from = p.job.detected_from;
+  p.host = safe_component(host_name(o, env));
+  p.label = o.label.empty() ? program_name(o.command) : o.label;
+  if (o.label.empty()) p.detected_from["label"] = "command";
+  if (o.run_id) {
+    p.run_id = safe_component(*o.run_id);
+    p.detected_from["run_id"] = "--run-id";
+  } else if (p.job.job_key) {
+    p.run_id = safe_component(p.label + "-" + *p.job.job_key);
+  } else {
+    p.run_id = safe_component(fmt::format("{}-{}-{}-{}", p.label, utc_stamp(), p.host, ::getpid()));
+    p.detected_from["run_id"] = "new (no scheduler)";
+  }
+  std::error_code ec;
+  p.run_dir = fs::absolute(fs::path(o.study) / p.run_id, ec).lexically_normal().string();
+  if (ec) p.run_dir = (fs::path(o.study) / p.run_id).string();
+
+  // World size = GPUs (or ranks) of the whole job. Explicit flags win over detection.
+  auto gpus_on_node = o.gpus_per_node ? o.gpus_per_node : p.job.gpus_on_node;
+  auto launcher = launcher_in(o.command, gpus_on_node);
+  if (o.world_size) {
+    p.world_size = o.world_size;
+    p.detected_from["world_size"] = "--world-size";
+  } else if (launcher.per_node) {
+    int nodes = launcher.nodes.value_or(o.nodes.value_or(p.job.ranks.value_or(1)));
+    p.world_size = *launcher.per_node * nodes;
+    p.detected_from["world_size"] = launcher.from + (launcher.nodes || nodes == 1 ? "" : " × wrappers");
+  } else if (launcher.total) {
+    p.world_size = launcher.total;
+    p.detected_from["world_size"] = launcher.from;
+  } else if (p.job.ranks) {
+    p.world_size = p.job.ranks;
+    p.detected_from["world_size"] = p.job.detected_from["ranks"];
+  } else {
+    p.world_size = 1;
+    p.detected_from["world_size"] = "default: one process, no launcher detected";
+  }
+  p.detected_from.erase("ranks");
+  return p;
+}
+
+int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
+  // Before any thread exists: the sampler thread must never take a signal meant for the child.
+  block_forwarded_signals();
+  RunPlan plan = plan_run(o, env);
+  const fs::path dir = plan.run_dir;
+  const bool writes_manifest = plan.job.rank == 0;
+  if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
+
+  if (auto ok = prepare_run_folder(dir, plan.host); !ok) {
+    std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+    return 1;
+  }
+  RankRecordData rank;
+  rank.rank = plan.job.rank;
+  rank.host = plan.host;
+  rank.local_rank = plan.job.local_rank;
+  rank.devices = monitor::rank_devices(env);
+  rank.start_ns = monitor::realtime_ns();
+  rank.pid = static_cast<int>(::getpid());
+  for (auto [name, header] : {std::pair{"epochs.csv", "rank,epoch,start_ns,end_ns,samples\n"},
+                              std::pair{"steps.csv", "rank,step,start_ns,end_ns,samples\n"}}) {
+    if (auto ok = create_csv(dir / name, header); !ok) {
+      std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+      return 1;
+    }
+  }
+  if (auto ok = write_rank_record(dir, rank); !ok) {
+    std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+    return 1;
+  }
+
+  // One sampler per node: whoever takes the node's lock first.
+  const fs::path node_dir = dir / "nodes" / plan.host;
+  auto lock = NodeLock::try_acquire(node_dir / "sampler.lock");
+  if (!lock) {
+    std::fprintf(diag, "scalelens run: error: %s: %s\n", lock.error().path.c_str(), lock.error().message.c_str());
+    return 1;
+  }
+  std::unique_ptr<monitor::Sampler> sampler;
+  NodeRecordData node;
+  node.host = plan.host;
+  if (lock.value()) {
+    std::map<std::string, std::string> missing;
+    auto source = monitor::open_gpu_source(o.gpu_source);
+    std::vector<std::size_t> selected;
+    std::unique_ptr<monitor::GpuSource> gpu;
+    if (source) {
+      gpu = std::move(source.value());
+      auto visible = monitor::select_visible(gpu->devices(), std::string(gpu->kind()), env);
+      selected = visible.positions;
+      if (!visible.unknown.empty())
+        missing["gpu_selection"] = fmt::format("{} names '{}', which matches no GPU; later entries are ignored", visible.from, visible.unknown.front());
+      if (!visible.from.empty()) plan.detected_from["gpus_sampled"] = visible.from;
+    } else {
+      missing["gpu"] = source.error().message;
+    }
+    monitor::SamplerOptions so;
+    so.node_dir = node_dir;
+    so.interval_s = o.interval_s;
+    so.flush_s = o.flush_s;
+    so.sample_host = o.sample_host;
+    auto started = monitor::Sampler::start(so, std::move(gpu), std::move(selected), std::move(missing));
+    if (!started) {
+      std::fprintf(diag, "scalelens run: error: %s: %s\n", started.error().path.c_str(), started.error().message.c_str());
+      return 1;
+    }
+    sampler = std::move(started.value());
+    auto report = sampler->report();
+    node.gpu_source = report.gpu_source;
+    for (const auto& d : report.devices) node.gpus.push_back({d.index, d.uuid, d.name});
+    node.missing = report.missing;
+    if (auto ok = write_node_record(dir, node); !ok)
+      std::fprintf(diag, "scalelens run: warning: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+  }
+
+  ManifestData m;
+  m.run_id = plan.run_id;
+  m.label = plan.label;
+  m.world_size = plan.world_size;
+  m.nodes = o.nodes ? o.nodes : plan.job.nodes;
+  if (o.nodes) plan.detected_from["nodes"] = "--nodes";
+  m.gpus_per_node = o.gpus_per_node ? o.gpus_per_node : plan.job.gpus_on_node;
+  if (o.gpus_per_node) plan.detected_from["gpus_per_node"] = "--gpus-per-node";
+  m.global_batch_size = o.global_batch_size;
+  m.samples_per_epoch = o.samples_per_epoch;
+  m.scaling = o.scaling;
+  m.start_ns = rank.start_ns;
+  m.command = o.command;
+  m.hosts = plan.job.hosts;
+  m.scheduler = plan.job.scheduler;
+  m.scheduler_ids = plan.job.ids;
+  m.detected_from = plan.detected_from;
+  m.sampling_interval_s = o.interval_s;
+  auto fill_from_nodes = [&] {
+    auto nodes = read_node_records(dir);
+    std::set<std::string> hosts(m.hosts.begin(), m.hosts.end());
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir / "nodes", ec)) hosts.insert(e.path().filename().string());
+    if (plan.job.hosts.empty()) m.hosts.assign(hosts.begin(), hosts.end());
+    if (!m.nodes && !m.hosts.empty()) {
+      m.nodes = static_cast<int>(m.hosts.size());
+      m.detected_from["nodes"] = "hosts that wrote nodes/";
+    }
+    std::size_t most = 0;
+    for (const auto& n : nodes) {
+      most = std::max(most, n.gpus.size());
+      for (const auto& g : n.gpus)
+        if (m.gpu_model.empty() && !g.name.empty()) m.gpu_model = g.name;
+    }
+    if (!m.gpus_per_node && most > 0) {
+      m.gpus_per_node = static_cast<int>(most);
+      m.detected_from["gpus_per_node"] = "GPUs sampled per node";
+    }
+    m.missing = merge_missing(nodes);
+  };
+  if (writes_manifest) {
+    fill_from_nodes();
+    if (auto ok = write_manifest(dir, m); !ok) {
+      std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+      if (sampler) sampler->stop();
+      return 1;
+    }
+    if (!o.quiet) std::fprintf(diag, "scalelens: recording to %s\n", dir.c_str());
+  }
+
+  std::vector<std::pair<std::string, std::string>> child_env{
+      {"SCALELENS_RUN_DIR", dir.string()},
+      {"SCALELENS_RANK", std::to_string(plan.job.rank)},
+      {"SCALELENS_TRACE_DIR", (dir / "traces").string()},
+      {"SCALELENS_RUN_ID", plan.run_id},
+      {"SCALELENS_HOST", plan.host},
+  };
+  if (plan.job.local_rank) child_env.emplace_back("SCALELENS_LOCAL_RANK", std::to_string(*plan.job.local_rank));
+  if (!o.mpi_comm_lib.empty()) {
+    // The interposer goes first so its MPI_* symbols win over the MPI library's.
+    const char* preload = std::getenv("LD_PRELOAD");
+    child_env.emplace_back("LD_PRELOAD", o.mpi_comm_lib + (preload && *preload ? std::string(":") + preload : ""));
+  }
+  auto outcome = run_child(o.command, child_env);
+  if (!outcome.ran) std::fprintf(diag, "scalelens run: error: %s\n", outcome.error.c_str());
+
+  const std::int64_t end_ns = monitor::realtime_ns();
+  if (sampler) {
+    sampler->stop();
+    auto report = sampler->report();
+    node.missing = report.missing;
+    node.complete = true;
+    write_node_record(dir, node);
+  }
+  rank.end_ns = end_ns;
+  rank.exit_status = outcome.status;
+  if (outcome.signal) rank.signal = outcome.signal;
+  if (auto ok = write_rank_record(dir, rank); !ok)
+    std::fprintf(diag, "scalelens run: warning: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+  if (writes_manifest) {
+    fill_from_nodes();
+    m.end_ns = end_ns;
+    m.exit_status = outcome.status;
+    m.complete = true;
+    if (!outcome.ran) m.missing["command"] = outcome.error;
+    if (auto ok = write_manifest(dir, m); !ok)
+      std::fprintf(diag, "scalelens run: warning: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+  }
+  return outcome.status;
+}
+
+}  // namespace scalelens::collect

@@ -1,0 +1,46 @@
+#pragma once
+// `scalelens run`: wraps one command, measures it, and records one rank of one run folder.
+// The CLI parses arguments into RunOptions; everything else happens here.
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collect/job_environment.hpp"
+
+namespace scalelens::collect {
+
+struct RunOptions {
+  std::string study = "runs";
+  std::string label;  // "" = the command's program name
+  std::optional<std::string> run_id;
+  std::optional<int> world_size, nodes, gpus_per_node;
+  std::optional<double> global_batch_size, samples_per_epoch;
+  std::optional<std::string> scaling;
+  double interval_s = 0.5;
+  double flush_s = 1.0;
+  std::string gpu_source = "auto";  // auto | nvml | amdsmi | none | replay:FILE
+  bool sample_host = true;
+  std::string host;  // "" = SCALELENS_HOST, else gethostname()
+  bool quiet = false;
+  std::string mpi_comm_lib;  // libscalelens-mpi.so to LD_PRELOAD into the child; "" = off
+  std::vector<std::string> command;
+};
+
+// What the wrapper decided before starting anything; exposed for tests and --dry-run-like output.
+struct RunPlan {
+  JobEnvironment job;
+  std::string host, run_id, label;
+  std::string run_dir;  // absolute
+  std::optional<int> world_size;
+  std::map<std::string, std::string> detected_from;
+};
+
+RunPlan plan_run(const RunOptions& options, const EnvMap& env);
+
+// Runs the whole thing; returns the wrapper's exit status (the child's, 128+signal when a
+// signal ended it, 1 when the run folder cannot be written, 126/127 when the command cannot
+// be started). Messages go to `diag`.
+int run_collect(const RunOptions& options, const EnvMap& env, std::FILE* diag);
+
+}  // namespace scalelens::collect

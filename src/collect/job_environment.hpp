@@ -1,0 +1,36 @@
+#pragma once
+// Who am I in which job? Read from the launcher's environment variables (SLURM, torchrun,
+// Open MPI, MPICH/PMI, Intel MPI), so that every wrapper of one job reaches the same answer
+// without talking to the others. Each derived figure records the variables it came from.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scalelens::collect {
+
+using EnvMap = std::map<std::string, std::string>;
+
+// The current process's environment.
+EnvMap current_environment();
+
+struct JobEnvironment {
+  std::string scheduler = "none";          // "slurm", "torchrun", "openmpi", "mpich", "intelmpi", "none"
+  std::map<std::string, std::string> ids;  // scheduler ids for the manifest: job_id, step_id, …
+  // A key that all wrappers of this job share (e.g. "slurm-123.0"); none outside a launcher.
+  std::optional<std::string> job_key;
+  std::optional<std::string> job_key_warning;  // set when the key only holds within one node
+  int rank = 0;
+  std::optional<int> local_rank, ranks, local_ranks, nodes, gpus_on_node;
+  std::vector<std::string> hosts;  // from a SLURM node list, expanded
+  std::map<std::string, std::string> detected_from;
+};
+
+// Innermost launcher first: a torchrun worker inside srun takes torchrun's rank, an mpirun
+// inside an sbatch script takes Open MPI's.
+JobEnvironment detect_job(const EnvMap& env);
+
+// "n[01-03,07],gpu5" → n01 n02 n03 n07 gpu5. Malformed lists give what could be read.
+std::vector<std::string> expand_slurm_nodelist(const std::string& list);
+
+}  // namespace scalelens::collect

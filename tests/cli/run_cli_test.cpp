@@ -1,0 +1,313 @@
+// `scalelens run` with real processes: exit statuses, signals, SIGKILL of the wrapper, sampler
+// election, concurrent wrappers, launcher environments (SLURM, torchrun, Open MPI) and mpirun.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include <simdjson.h>
+
+#include "common/text.hpp"
+#include "ingest/ingest.hpp"
+#include "support/run_binary.hpp"
+
+extern char** environ;
+
+using namespace scalelens;
+using namespace scalelens::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kRecording = std::string(SCALELENS_TEST_DATA) + "/replay/a100x2-gpu.csv";
+
+// Starts the scalelens binary with `args` and extra environment; returns its pid.
+pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> argv_s{SCALELENS_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    // Keep the launcher variables of whatever runs the tests out of the wrappers' way.
+    if (kv.rfind("SLURM_", 0) == 0 || kv.rfind("OMPI_", 0) == 0 || kv.rfind("PMIX_", 0) == 0 || kv.rfind("PMI_", 0) == 0 ||
+        kv.rfind("RANK=", 0) == 0 || kv.rfind("WORLD_SIZE=", 0) == 0 || kv.rfind("LOCAL_RANK=", 0) == 0)
+      continue;
+    bool overridden = false;
+    for (const auto& x : extra_env) overridden |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
+    if (overridden) continue;
+    env_s.push_back(kv);
+  }
+  env_s.insert(env_s.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  EXPECT_EQ(posix_spawn(&pid, SCALELENS_BIN, &fa, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+// Exit status as a shell reports it; -1 on timeout (the process is then killed).
+int wait_status(pid_t pid, std::chrono::milliseconds limit = 8000ms) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  int st = 0;
+  while (::waitpid(pid, &st, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &st, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+bool wait_for(const std::function<bool()>& cond, std::chrono::milliseconds limit = 5000ms) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+std::size_t line_count(const std::filesystem::path& p, std::string_view containing = {}) {
+  auto text = slurp(p);
+  std::size_t n = 0;
+  LineCursor lines(text);
+  std::string_view line;
+  while (lines.next(line))
+    if (containing.empty() || line.find(containing) != std::string_view::npos) ++n;
+  return n;
+}
+
+std::vector<std::filesystem::path> run_folders(const std::filesystem::path& study) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(study, ec))
+    if (e.is_directory()) out.push_back(e.path());
+  return out;
+}
+
+simdjson::dom::element parse(simdjson::dom::parser& parser, const std::filesystem::path& file, std::string& keep) {
+  keep = slurp(file);
+  simdjson::dom::element doc;
+  EXPECT_EQ(parser.parse(keep).get(doc), simdjson::SUCCESS) << file << ": " << keep;
+  return doc;
+}
+
+}  // namespace
+
+TEST(RunCli, HelpShowsTheExamples) {
+  auto r = run_scalelens("run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("srun --ntasks-per-node=1 scalelens run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mpirun -n 8 scalelens run --study runs/ --label mpi -- ./solver"), std::string::npos);
+}
+
+TEST(RunCli, ExitStatusIsTheChildsAndTheRunFolderIsComplete) {
+  ScratchDir d;
+  auto r = run_scalelens("run -q --study " + quoted(d / "runs") + " --label t --interval 0.01 -- sh -c 'exit 3'");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  auto folders = run_folders(d / "runs");
+  ASSERT_EQ(folders.size(), 1u);
+  simdjson::dom::parser parser;
+  std::string keep;
+  auto m = parse(parser, folders[0] / "scalelens.json", keep);
+  EXPECT_EQ(std::string_view(m["schema"]), "scalelens.run/1");
+  EXPECT_EQ(int64_t(m["exit_status"]), 3);
+  EXPECT_EQ(std::string_view(m["status"]), "complete");
+  EXPECT_GE(int64_t(m["end_ns"]), int64_t(m["start_ns"]));
+  std::string keep2;
+  simdjson::dom::parser p2;
+  auto rank = parse(p2, folders[0] / "ranks/0.json", keep2);
+  EXPECT_EQ(std::string_view(rank["schema"]), "scalelens.rank/1");
+  EXPECT_EQ(int64_t(rank["exit_status"]), 3);
+  EXPECT_TRUE(std::filesystem::exists(folders[0] / "traces"));
+}
+
+TEST(RunCli, ChildKilledBySignalGives128PlusSignal) {
+  ScratchDir d;
+  auto r = run_scalelens("run -q --study " + quoted(d.path()) + " -- sh -c 'kill -TERM $$'");
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  auto r2 = run_scalelens("run -q --study " + quoted(d.path()) + " -- /nonexistent/solver");
+  EXPECT_EQ(r2.exit_code, 127);
+  EXPECT_NE(r2.err.find("/nonexistent/solver"), std::string::npos) << r2.err;
+}
+
+TEST(RunCli, SignalsSentToTheWrapperReachTheChild) {
+  for (int sig : {SIGTERM, SIGUSR1}) {
+    ScratchDir d;
+    auto marker = d / "got";
+    auto ready = d / "ready";
+    std::string script = "trap 'echo $0 > " + marker.string() + "; exit 5' TERM USR1; touch " + ready.string() +
+                         "; while :; do sleep 0.02; done";
+    pid_t w = spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--interval", "0.01", "--", "sh", "-c", script});
+    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ready); })) << "child never started";
+    ::kill(w, sig);
+    EXPECT_EQ(wait_status(w), 5) << "the child's own exit status after its trap, signal " << sig;
+    EXPECT_TRUE(std::filesystem::exists(marker)) << "signal " << sig << " was not forwarded";
+    auto folders = run_folders(d / "runs");
+    ASSERT_EQ(folders.size(), 1u);
+    EXPECT_NE(slurp(folders[0] / "scalelens.json").find("\"exit_status\":5"), std::string::npos);
+  }
+}
+
+TEST(RunCli, SigkillOfTheWrapperLeavesEveryCsvReadableAndStopsTheChild) {
+  ScratchDir d;
+  auto pidfile = d / "child.pid";
+  pid_t w = spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--run-id", "k", "--interval", "0.005",
+                             "--flush", "0", "--gpu-source", "replay:" + kRecording, "--host", "n01", "--", "sh", "-c",
+                             "echo $$ > " + pidfile.string() + "; exec sleep 30"});
+  auto node = d / "runs/k/nodes/n01";
+  ASSERT_TRUE(wait_for([&] { return line_count(node / "gpu.csv") >= 6 && line_count(node / "host.csv") >= 6; }));
+  ASSERT_TRUE(wait_for([&] { return !slurp(pidfile).empty(); }));
+  ::kill(w, SIGKILL);
+  EXPECT_EQ(wait_status(w), 128 + SIGKILL);
+  // The child learns of its parent's death (PR_SET_PDEATHSIG) and does not run on alone.
+  pid_t child = static_cast<pid_t>(std::stol(slurp(pidfile)));
+  EXPECT_TRUE(wait_for([&] {
+    auto stat = slurp("/proc/" + std::to_string(child) + "/stat");
+    return stat.empty() || stat.find(") Z ") != std::string::npos;
+  })) << "child " << child << " still runs";
+  for (const char* f : {"gpu.csv", "host.csv"}) {
+    auto text = slurp(node / f);
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text.back(), '\n') << f << " ends inside a line";
+  }
+  IngestOptions in;
+  in.inputs = {(d / "runs").string()};
+  Study s = ingest(in);
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.runs[0].gpus.size(), 2u);
+  EXPECT_FALSE(s.runs[0].end_ns) << "the manifest of an unfinished run has no end";
+  for (const auto& diag : s.diagnostics)
+    EXPECT_NE(diag.code, "bad-lines") << diag.message;
+}
+
+TEST(RunCli, TwoWrappersOnOneNodeElectOneSampler) {
+  ScratchDir d;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < 2; ++r)
+    pids.push_back(spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--label", "pair", "--interval", "0.002",
+                                    "--gpu-source", "replay:" + kRecording, "--host", "n01", "--", "sleep", "0.3"},
+                                   {"OMPI_COMM_WORLD_RANK=" + std::to_string(r), "OMPI_COMM_WORLD_SIZE=2",
+                                    "OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(r), "PMIX_NAMESPACE=4711"}));
+  for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
+  auto run = d / "runs/pair-ompi-4711";
+  // The recording has 8 readings of GPU 0: one sampler writes them once, two would write 16.
+  EXPECT_EQ(line_count(run / "nodes/n01/gpu.csv", ",0,GPU-6f2c5e2a"), 8u);
+  EXPECT_TRUE(std::filesystem::exists(run / "ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(run / "ranks/1.json"));
+}
+
+TEST(RunCli, FourConcurrentSlurmWrappersOnTwoNodesWriteOneRun) {
+  ScratchDir d;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < 4; ++r) {
+    std::string host = r < 2 ? "gpu01" : "gpu02";
+    std::string line = std::to_string(r) + ",0,1000000000,2000000000,250";
+    pids.push_back(spawn_scalelens(
+        {"run", "-q", "--study", (d / "runs").string(), "--label", "ddp", "--interval", "0.01", "--samples-per-epoch",
+         "1000", "--", "sh", "-c", "printf '%s\\n' \"$SCALELENS_RANK,0,1000000000,2000000000,250\" >> \"$SCALELENS_RUN_DIR/epochs.csv\""},
+        {"SLURM_JOB_ID=8812", "SLURM_STEP_ID=0", "SLURM_PROCID=" + std::to_string(r), "SLURM_LOCALID=" + std::to_string(r % 2),
+         "SLURM_NTASKS=4", "SLURM_NNODES=2", "SLURM_JOB_NODELIST=gpu[01-02]", "SCALELENS_HOST=" + host}));
+  }
+  for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
+  ASSERT_EQ(run_folders(d / "runs").size(), 1u);
+  auto run = d / "runs/ddp-slurm-8812.0";
+  ASSERT_TRUE(std::filesystem::exists(run / "scalelens.json"));
+  EXPECT_EQ(line_count(run / "epochs.csv"), 5u) << slurp(run / "epochs.csv");
+  IngestOptions in;
+  in.inputs = {(d / "runs").string()};
+  Study s = ingest(in);
+  ASSERT_EQ(s.runs.size(), 1u);
+  const auto& r = s.runs[0];
+  EXPECT_EQ(r.ranks.size(), 4u);
+  EXPECT_EQ(r.world_size, 4);
+  EXPECT_EQ(r.nodes, 2);
+  EXPECT_EQ(r.hosts, (std::vector<std::string>{"gpu01", "gpu02"}));
+  EXPECT_EQ(r.epochs.size(), 4u);
+  EXPECT_EQ(r.detected_from.at("world_size"), "SLURM_NTASKS");
+  EXPECT_EQ(r.detected_from.at("run_id"), "SLURM_JOB_ID+SLURM_STEP_ID");
+  EXPECT_EQ(r.host_series.size(), 2u) << "one sampler per node";
+  EXPECT_NE(slurp(run / "scalelens.json").find("\"slurm_job_id\":\"8812\""), std::string::npos);
+}
+
+TEST(RunCli, TorchrunEnvironmentAndAWrappedTorchrunCommand) {
+  ScratchDir d;
+  // A stand-in torchrun on PATH: the wrapper reads the launcher's arguments, not its behaviour.
+  d.write("bin/torchrun", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(d / "bin/torchrun", std::filesystem::perms::owner_all);
+  pid_t w = spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--label", "ddp", "--", "torchrun",
+                             "--nproc-per-node", "4", "train.py"},
+                            {"PATH=" + (d / "bin").string() + ":/usr/bin:/bin", "TORCHELASTIC_RUN_ID=r42", "RANK=0",
+                             "LOCAL_RANK=0", "WORLD_SIZE=1"});
+  ASSERT_EQ(wait_status(w), 0);
+  auto manifest = slurp(d / "runs/ddp-torchrun-r42/scalelens.json");
+  EXPECT_NE(manifest.find("\"world_size\":4"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"kind\":\"torchrun\""), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"world_size\":\"command: torchrun --nproc-per-node\""), std::string::npos) << manifest;
+}
+
+TEST(RunCli, UnwritableStudyIsAClearErrorBeforeTheCommandRuns) {
+  ScratchDir d;
+  d.write("not-a-folder", "x");
+  auto marker = d / "ran";
+  auto r = run_scalelens("run --study " + quoted(d / "not-a-folder") + " -- touch " + quoted(marker));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not-a-folder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot create"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(RunCli, NoGpuLibraryStillCompletesAndTheManifestSaysWhy) {
+  if (std::filesystem::exists("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")) GTEST_SKIP() << "NVML installed";
+  ScratchDir d;
+  auto r = run_scalelens("run -q --study " + quoted(d.path()) + " --run-id x -- true");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto manifest = slurp(d / "x/scalelens.json");
+  EXPECT_NE(manifest.find("\"missing\":{"), std::string::npos);
+  EXPECT_NE(manifest.find("no NVML library found (libnvidia-ml.so.1)"), std::string::npos) << manifest;
+}
+
+TEST(RunCli, MpirunWithTwoRanksYieldsOneRunThatReportReads) {
+  if (::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (scripts/setup-debian.sh installs Open MPI)";
+  ScratchDir d;
+  const std::string python = std::string(SCALELENS_SOURCE_DIR) + "/python";
+  // A real program: 3 epochs logged through python/scalelens_log.py.
+  std::string program =
+      "import sys, time; sys.path.insert(0, '" + python + "'); import scalelens_log as sl\n"
+      "for e in range(3):\n"
+      "    with sl.epoch(e, samples=100):\n"
+      "        time.sleep(0.05)\n";
+  d.write("train.py", program);
+  auto r = run_scalelens("run --study " + quoted(d / "demo-runs") + " --label demo --interval 0.02 -- python3 " +
+                             quoted(d / "train.py"),
+                         "cd " + quoted(d.path()) + " && OMPI_MCA_plm_rsh_agent= mpirun --allow-run-as-root --oversubscribe -n 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folders = run_folders(d / "demo-runs");
+  ASSERT_EQ(folders.size(), 1u) << "both ranks agree on one folder";
+  EXPECT_TRUE(std::filesystem::exists(folders[0] / "ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(folders[0] / "ranks/1.json"));
+  EXPECT_EQ(line_count(folders[0] / "epochs.csv"), 7u) << slurp(folders[0] / "epochs.csv");
+  auto manifest = slurp(folders[0] / "scalelens.json");
+  EXPECT_NE(manifest.find("\"world_size\":2"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"kind\":\"openmpi\""), std::string::npos) << manifest;
+  auto report = run_scalelens("report " + quoted(d / "demo-runs") + " --format json -q");
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("\"label\":\"demo\""), std::string::npos) << report.out.substr(0, 2000);
+}

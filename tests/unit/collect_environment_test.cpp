@@ -1,0 +1,94 @@
+// Job detection from launcher variables (the real-process versions are in tests/cli/run_cli_test.cpp).
+#include <gtest/gtest.h>
+
+#include "collect/collect_run.hpp"
+#include "collect/job_environment.hpp"
+
+using namespace scalelens::collect;
+
+TEST(JobEnvironment, SlurmStepGivesRankSizesHostsAndOneKey) {
+  EnvMap env{{"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "3"}, {"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"},
+             {"SLURM_NTASKS", "8"}, {"SLURM_NNODES", "2"}, {"SLURM_GPUS_ON_NODE", "4"},
+             {"SLURM_JOB_NODELIST", "gpu[01-02]"}};
+  auto j = detect_job(env);
+  EXPECT_EQ(j.scheduler, "slurm");
+  EXPECT_EQ(j.job_key, "slurm-4242.3");
+  EXPECT_EQ(j.rank, 5);
+  EXPECT_EQ(j.local_rank, 1);
+  EXPECT_EQ(j.ranks, 8);
+  EXPECT_EQ(j.nodes, 2);
+  EXPECT_EQ(j.gpus_on_node, 4);
+  EXPECT_EQ(j.hosts, (std::vector<std::string>{"gpu01", "gpu02"}));
+  EXPECT_EQ(j.detected_from["ranks"], "SLURM_NTASKS");
+  EXPECT_EQ(j.detected_from["run_id"], "SLURM_JOB_ID+SLURM_STEP_ID");
+}
+
+TEST(JobEnvironment, TorchrunInsideSlurmTakesTorchrunsRankAndRunId) {
+  EnvMap env{{"SLURM_JOB_ID", "1"}, {"SLURM_PROCID", "0"}, {"RANK", "6"}, {"LOCAL_RANK", "2"}, {"WORLD_SIZE", "8"},
+             {"LOCAL_WORLD_SIZE", "4"}, {"TORCHELASTIC_RUN_ID", "job7"}, {"GROUP_WORLD_SIZE", "2"}};
+  auto j = detect_job(env);
+  EXPECT_EQ(j.scheduler, "torchrun");
+  EXPECT_EQ(j.job_key, "torchrun-job7");
+  EXPECT_EQ(j.rank, 6);
+  EXPECT_EQ(j.detected_from["rank"], "RANK");
+  EXPECT_EQ(j.nodes, 2);
+  EXPECT_EQ(j.ids["slurm_job_id"], "1");
+}
+
+TEST(JobEnvironment, OpenMpiUsesItsNamespace) {
+  EnvMap env{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+             {"PMIX_NAMESPACE", "1363476481"}, {"PMIX_RANK", "1"}, {"OMPI_MCA_orte_num_nodes", "1"}};
+  auto j = detect_job(env);
+  EXPECT_EQ(j.scheduler, "openmpi");
+  EXPECT_EQ(j.job_key, "ompi-1363476481");
+  EXPECT_EQ(j.rank, 1);
+  EXPECT_EQ(j.ranks, 2);
+  EXPECT_EQ(j.nodes, 1);
+}
+
+TEST(JobEnvironment, MpichAndIntelMpiWithoutJobIdWarnAboutOtherNodes) {
+  auto m = detect_job({{"PMI_RANK", "0"}, {"PMI_SIZE", "4"}});
+  EXPECT_EQ(m.scheduler, "mpich");
+  EXPECT_EQ(m.ranks, 4);
+  ASSERT_TRUE(m.job_key);
+  EXPECT_TRUE(m.job_key_warning);
+  auto i = detect_job({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "2"}});
+  EXPECT_EQ(i.scheduler, "intelmpi");
+  EXPECT_EQ(i.rank, 2);
+  EXPECT_EQ(i.local_rank, 0);
+  // Under SLURM the job id serves every node.
+  auto s = detect_job({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"SLURM_JOB_ID", "9"}, {"SLURM_STEP_ID", "0"}});
+  EXPECT_EQ(s.job_key, "slurm-9.0");
+  EXPECT_FALSE(s.job_key_warning);
+}
+
+TEST(JobEnvironment, NothingSetIsASingleProcess) {
+  auto j = detect_job({{"HOME", "/root"}, {"RANK", "x"}});
+  EXPECT_EQ(j.scheduler, "none");
+  EXPECT_EQ(j.rank, 0);
+  EXPECT_FALSE(j.job_key);
+}
+
+TEST(SlurmNodeList, ExpandsRangesPaddingAndPlainNames) {
+  EXPECT_EQ(expand_slurm_nodelist("n[01-03,07],gpu5"), (std::vector<std::string>{"n01", "n02", "n03", "n07", "gpu5"}));
+  EXPECT_EQ(expand_slurm_nodelist("a[8-10]-ib"), (std::vector<std::string>{"a8-ib", "a9-ib", "a10-ib"}));
+  EXPECT_EQ(expand_slurm_nodelist("x[3-1]"), (std::vector<std::string>{"x3-1"}));  // malformed: kept as written
+  EXPECT_TRUE(expand_slurm_nodelist("").empty());
+}
+
+TEST(RunPlan, WorldSizeFromAWrappedTorchrunAndFlagsWin) {
+  RunOptions o;
+  o.command = {"torchrun", "--nnodes=2", "--nproc-per-node", "4", "train.py"};
+  auto p = plan_run(o, {{"SLURM_JOB_ID", "5"}, {"SLURM_STEP_ID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "1"}});
+  EXPECT_EQ(p.world_size, 8);
+  EXPECT_EQ(p.label, "torchrun");
+  EXPECT_EQ(p.run_id, "torchrun-slurm-5.0");
+  EXPECT_EQ(p.detected_from["world_size"], "command: torchrun --nproc-per-node × --nnodes");
+  o.world_size = 16;
+  o.label = "ddp fp16/x";
+  p = plan_run(o, {});
+  EXPECT_EQ(p.world_size, 16);
+  EXPECT_EQ(p.detected_from["world_size"], "--world-size");
+  EXPECT_EQ(p.label, "ddp fp16/x");
+  EXPECT_EQ(p.run_id.rfind("ddp_fp16_x-", 0), 0u) << p.run_id;  // a safe folder name
+}

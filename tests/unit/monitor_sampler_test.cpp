@@ -1,0 +1,134 @@
+// The sampler writes gpu.csv/host.csv that the run-folder reader takes back, with the energy the
+// recording implies, and names what it could not read.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "analysis/analyze.hpp"
+#include "common/text.hpp"
+#include "ingest/ingest.hpp"
+#include "monitor/sampler.hpp"
+#include "support/test_support.hpp"
+
+using namespace scalelens;
+using namespace scalelens::monitor;
+using scalelens::testing::ScratchDir;
+using scalelens::testing::slurp;
+
+namespace {
+
+const std::string kRecording = std::string(SCALELENS_TEST_DATA) + "/replay/a100x2-gpu.csv";
+
+std::size_t count_lines(const std::string& text, std::string_view containing = {}) {
+  std::size_t n = 0;
+  LineCursor lines(text);
+  std::string_view line;
+  while (lines.next(line))
+    if (containing.empty() || line.find(containing) != std::string_view::npos) ++n;
+  return n;
+}
+
+// Runs the sampler over the whole recording (8 times) and stops it.
+SamplerReport sample_recording(const std::filesystem::path& node_dir, double flush_s) {
+  std::filesystem::create_directories(node_dir);
+  auto src = open_replay(kRecording);
+  EXPECT_TRUE(src);
+  SamplerOptions o;
+  o.node_dir = node_dir;
+  o.interval_s = 0.002;
+  o.flush_s = flush_s;
+  auto s = Sampler::start(o, std::move(src.value()), {0, 1}, {});
+  EXPECT_TRUE(s) << s.error().message;
+  // The recording holds 8 times; give the sampler time for more ticks than that (later ones fail).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline && count_lines(slurp(node_dir / "gpu.csv")) < 15)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  s.value()->stop();
+  return s.value()->report();
+}
+
+}  // namespace
+
+TEST(Sampler, WritesTheRecordingAsGpuCsvWithGapsForErrorsAndAbsence) {
+  ScratchDir d;
+  auto report = sample_recording(d.path(), 0);
+  auto gpu = slurp(d / "gpu.csv");
+  EXPECT_EQ(gpu.rfind("t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n", 0), 0u);
+  // 8 readings of GPU 0; GPU 1 erred once and was absent once: 6.
+  EXPECT_EQ(count_lines(gpu, ",0,GPU-6f2c5e2a"), 8u) << gpu;
+  EXPECT_EQ(count_lines(gpu, ",1,GPU-a81d3f77"), 6u) << gpu;
+  // Used memory passes through the model's float (GpuSample): 24-bit precision, ~0.5 kB in 30 GB.
+  EXPECT_NE(gpu.find(",0,GPU-6f2c5e2a-1c43-8f7e-2b1d-0e6a8a3c9d11,97,48,30001000448,250.5,5125000,1410,41\n"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find(",1,GPU-a81d3f77-52e0-4c1b-9e4f-7d2b6c0f3e22,95,47,28999999488,200,7100000,,45\n"), std::string::npos)
+      << "a figure the device lacks is an empty field";
+  ASSERT_TRUE(report.missing.count("gpu1")) << "errors of GPU 1 are named";
+  EXPECT_NE(report.missing["gpu1"].find("returned an error"), std::string::npos) << report.missing["gpu1"];
+  EXPECT_NE(report.missing["gpu1_figures"].find("sm_clock_mhz"), std::string::npos);
+  EXPECT_EQ(report.gpu_source, "replay");
+  EXPECT_GT(count_lines(slurp(d / "host.csv")), 8u);
+}
+
+TEST(Sampler, EnergyOfTheRunComesFromTheRecordedCounters) {
+  ScratchDir d;
+  const auto start = realtime_ns();
+  sample_recording(d / "run/nodes/n01", 0.5);
+  const auto end = realtime_ns();
+  d.write("run/scalelens.json", "{\"label\": \"replay\", \"world_size\": 2, \"start_ns\": " + std::to_string(start) +
+                                    ", \"end_ns\": " + std::to_string(end) + "}");
+  IngestOptions in;
+  in.inputs = {d.path().string()};
+  Study study = ingest(in);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].gpus.size(), 2u);
+  for (const auto& diag : study.diagnostics) ADD_FAILURE() << diag.message;
+  std::vector<Diagnostic> warnings;
+  auto summary = summarize_run(study.runs[0], AnalysisOptions{}, warnings);
+  // GPU 0: 5,875,000 − 5,000,000 mJ; GPU 1: 7,700,000 − 7,000,000 mJ → 875 J + 700 J.
+  ASSERT_TRUE(summary.energy_j);
+  EXPECT_NEAR(*summary.energy_j, 1575.0, 1e-6);
+  EXPECT_EQ(summary.energy_from, "counter");
+  ASSERT_EQ(study.runs[0].host_series.size(), 1u);
+  EXPECT_EQ(study.runs[0].host_series[0].node, "n01");
+}
+
+TEST(Sampler, WithoutGpuSourceItStillSamplesTheHostAndSaysWhy) {
+  ScratchDir d;
+  SamplerOptions o;
+  o.node_dir = d.path();
+  o.interval_s = 0.005;
+  auto s = Sampler::start(o, nullptr, {}, {{"gpu", "no NVML library found (libnvidia-ml.so.1)"}});
+  ASSERT_TRUE(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  s.value()->stop();
+  s.value()->stop();  // idempotent
+  EXPECT_FALSE(std::filesystem::exists(d / "gpu.csv"));
+  EXPECT_GE(count_lines(slurp(d / "host.csv")), 3u);
+  EXPECT_EQ(s.value()->report().missing.at("gpu"), "no NVML library found (libnvidia-ml.so.1)");
+}
+
+TEST(Sampler, LinesReachTheFileWithinTheFlushIntervalNotOnlyAtStop) {
+  ScratchDir d;
+  SamplerOptions o;
+  o.node_dir = d.path();
+  o.interval_s = 0.005;
+  o.flush_s = 0.05;
+  auto s = Sampler::start(o, nullptr, {}, {});
+  ASSERT_TRUE(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto text = slurp(d / "host.csv");  // read while it runs
+  EXPECT_GE(count_lines(text), 5u) << text;
+  EXPECT_EQ(text.back(), '\n') << "only whole lines are written";
+  s.value()->stop();
+}
+
+TEST(Sampler, UnwritableNodeFolderIsAnErrorWithThePath) {
+  ScratchDir d;
+  d.write("file", "x");
+  SamplerOptions o;
+  o.node_dir = d / "file";  // a file, not a folder
+  auto s = Sampler::start(o, nullptr, {}, {});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().path.find("host.csv"), std::string::npos);
+}
