@@ -3,6 +3,7 @@
 // shared/data; results go to bench/RESULTS.md ("Trace analysis").
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -32,19 +33,23 @@ void BM_Inflate(benchmark::State& state) {
 }
 BENCHMARK(BM_Inflate)->Unit(benchmark::kMillisecond);
 
+// Arg 0: one parse of the whole document; N > 0: slices of 1 MiB on N threads.
 void BM_Parse(benchmark::State& state) {
   auto original = load_trace_bytes(large_trace());
   if (!original) {
     state.SkipWithError(original.error().message.c_str());
     return;
   }
+  ParseOptions options;
+  options.chunked = state.range(0) > 0;
+  options.threads = static_cast<unsigned>(std::max<std::int64_t>(1, state.range(0)));
   for (auto _ : state) {
-    auto parsed = parse_kineto(original.value(), "large");
+    auto parsed = parse_kineto(original.value(), "large", options);
     benchmark::DoNotOptimize(parsed);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(original.value().size()) * state.iterations());
 }
-BENCHMARK(BM_Parse)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Parse)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 void BM_Analyse(benchmark::State& state) {
   auto parsed = load_kineto(large_trace());

@@ -22,6 +22,8 @@ struct TraceArgs {
   std::string format = "table";
   std::string comm_kernel_regex;
   unsigned threads = 0;
+  bool no_cache = false;
+  double peak_tflops = 0;
 };
 
 int run_trace(const TraceArgs& args) {
@@ -38,6 +40,8 @@ int run_trace(const TraceArgs& args) {
   for (const auto& p : args.paths) options.inputs.emplace_back(p);
   options.comm_kernel_regex = args.comm_kernel_regex;
   options.threads = args.threads;
+  options.cache = !args.no_cache;
+  if (args.peak_tflops > 0) options.peak_tflops = args.peak_tflops;
   auto set = trace::analyse_traces(options);
 
   trace::OutputOptions out{args.steps, args.kernels, args.hta};
@@ -70,7 +74,12 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--comm-kernel-regex", args->comm_kernel_regex,
                   "Kernels whose name matches this ECMAScript regex count as communication "
                   "(default: nccl…, ncclKernel…, ncclDevKernel…, rccl…)");
-  cmd->add_option("-j,--threads", args->threads, "Files analysed at once (default: all cores)");
+  cmd->add_option("-j,--threads", args->threads, "Threads (default: all cores); files, or slices of fewer files, in parallel");
+  cmd->add_flag("--no-cache", args->no_cache,
+                "Parse every trace even when .scalelens-cache/ beside it holds its summary (also SCALELENS_NO_CACHE=1)");
+  cmd->add_option("--peak-tflops", args->peak_tflops,
+                  "Peak TFLOP/s of one GPU for MFU, instead of the table of common GPUs (by deviceProperties.name)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(
       "Examples:\n"
       "  scalelens trace traces/                      a folder or files; one row per rank\n"
@@ -79,6 +88,9 @@ void add_trace_command(CLI::App& app, int& exit_code) {
       "  scalelens trace traces/ --hta                HTA's definitions too, for cross-checking\n"
       "  scalelens trace rank0.json.gz --format json  the scalelens.trace/1 JSON on standard output\n"
       "  scalelens trace traces/ --comm-kernel-regex '^(nccl|ncclDevKernel|my_allreduce)'\n"
+      "  scalelens trace traces/ --peak-tflops 312    MFU against 312 TFLOP/s per GPU\n"
+      "Summaries are cached in .scalelens-cache/ beside the traces (when the folder is writable);\n"
+      "--no-cache parses again.\n"
       "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace.");
   cmd->callback([args, &exit_code] { exit_code = run_trace(*args); });
 }

@@ -83,6 +83,9 @@ struct RankBreakdown {
   // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU; a
   // GPU trace of the same rank is the better instrument and wins where both exist.
   bool from_mpi = false;
+  // From a Kineto trace with with_flops=True: the FLOPs the profiler estimated over the steps, and
+  // the GPU's peak FLOP/s at their precision when known. MFU = flops / (step_time_us·1e-6) / peak_flops.
+  std::optional<double> flops, peak_flops;
 };
 
 // Everything known about one execution of one configuration.

@@ -88,7 +88,80 @@ void add_into(StepFigures& total, const StepFigures& s) {
   total.busy_us += s.busy_us;
   total.span_us += s.span_us;
   total.idle_us += s.idle_us;
+  total.dataloader_us += s.dataloader_us;
+  total.dataloader_gpu_idle_us += s.dataloader_gpu_idle_us;
   total.gpu_events += s.gpu_events;
+}
+
+bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+
+// The DataLoader's fetch of a batch: PyTorch's `enumerate(DataLoader)#_…DataLoaderIter.__next__`
+// annotation, or (with_stack) the Python frame `…/torch/utils/data/dataloader.py(…): __next__`.
+bool is_data_loading(std::string_view name) {
+  return starts_with(name, "enumerate(DataLoader)") || (contains(name, "dataloader.py") && ends_with(name, "__next__"));
+}
+
+// Per step: |∪ data-loading ranges| started in it, and how much of that had no GPU activity at
+// all (any stream, any step: work queued by the previous step keeps the GPU busy meanwhile).
+template <class StepAt>
+void input_pipeline(const ParsedTrace& trace, RankSummary& r, const StepAt& step_at) {
+  std::vector<std::int8_t> loading(trace.names.size(), -1);
+  std::vector<std::vector<Span>> per_step(r.steps.size());
+  bool any = false;
+  for (const auto& e : trace.events) {
+    if (is_gpu_activity(e.cat) || e.dur_ns <= 0) continue;
+    auto& l = loading[e.name];
+    if (l < 0) l = is_data_loading(trace.names[e.name]) ? 1 : 0;
+    if (!l) continue;
+    int step = step_at(e.ts_ns);
+    if (step < 0) continue;
+    per_step[step].emplace_back(e.ts_ns, e.end_ns());
+    any = true;
+  }
+  if (!any) return;
+  std::vector<Span> gpu;
+  for (const auto& e : trace.events)
+    if (is_gpu_activity(e.cat)) gpu.emplace_back(e.ts_ns, e.end_ns());
+  const auto gpu_busy = merged(gpu);
+  for (std::size_t s = 0; s < per_step.size(); ++s) {
+    if (per_step[s].empty()) continue;
+    const auto ranges = merged(per_step[s]);
+    const std::int64_t loading_ns = length(ranges);
+    r.steps[s].dataloader_us = us(loading_ns);
+    r.steps[s].dataloader_gpu_idle_us = us(loading_ns - intersection_length(ranges, gpu_busy));
+  }
+}
+
+// "bf16", "fp16", "fp32" from a PyTorch input type ("c10::BFloat16", "c10::Half", "float").
+// fp32 matmuls may run as TF32, which the trace does not say: they are counted as fp32.
+std::string precision_of(std::string_view type) {
+  if (starts_with(type, "c10::")) type.remove_prefix(5);
+  if (type == "BFloat16" || type == "bfloat16") return "bf16";
+  if (type == "Half" || type == "half" || type == "float16") return "fp16";
+  if (type == "float" || type == "Float" || type == "float32") return "fp32";
+  return {};
+}
+
+// FLOPs of the ops (args.flops) that start inside an analysed step.
+template <class StepAt>
+void flops_of_steps(const ParsedTrace& trace, RankSummary& r, const StepAt& step_at) {
+  std::map<std::string, double> by_precision;
+  for (const auto& e : trace.events) {
+    if (e.extra == kNoExtra) continue;
+    const auto& args = trace.collectives[e.extra];
+    if (args.flops < 0) continue;
+    int step = step_at(e.ts_ns);
+    if (step < 0 || r.steps[step].cut_off) continue;
+    r.flops += args.flops;
+    ++r.flops_ops;
+    by_precision[precision_of(trace.names[args.input_type])] += args.flops;
+  }
+  double best = 0;
+  for (const auto& [precision, flops] : by_precision)
+    if (flops > best) {
+      best = flops;
+      r.flops_precision = precision;
+    }
 }
 
 double ratio(double num, double den) { return den > 0 ? num / den : std::numeric_limits<double>::quiet_NaN(); }
@@ -131,6 +204,10 @@ int dtype_bytes(std::string_view d) {
       t == "float8_e5m2")
     return 1;
   return 0;
+}
+
+double RankSummary::achieved_flops_per_s() const {
+  return flops_ops > 0 && total.step_time_us > 0 ? flops / (total.step_time_us * 1e-6) : std::numeric_limits<double>::quiet_NaN();
 }
 
 double RankSummary::computation_score() const { return ratio(total.comp_us, total.comp_us + total.exposed_comm_us); }
@@ -237,6 +314,8 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     if (cut)
       r.warnings.push_back(fmt::format("ProfilerStep#{} is cut off by the end of profiling; left out of the totals", last.step));
   }
+  input_pipeline(trace, r, step_at);
+  flops_of_steps(trace, r, step_at);
   for (const auto& s : r.steps)
     if (!s.cut_off) {
       add_into(r.total, s);

@@ -29,6 +29,9 @@ struct StepFigures {
   std::int64_t step = -1;  // ProfilerStep number; -1 for "no step"
   double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
   double mem_us = 0, busy_us = 0, span_us = 0, idle_us = 0;
+  // Input pipeline: |∪ data-loading CPU ranges| started in the step (DataLoader `__next__`,
+  // `enumerate(DataLoader)#…`), and the part of it during which no GPU activity ran at all.
+  double dataloader_us = 0, dataloader_gpu_idle_us = 0;
   std::size_t gpu_events = 0;
   bool cut_off = false;  // last step cut by the end of profiling: listed, not summed
 };
@@ -77,6 +80,16 @@ struct RankSummary {
   HtaFigures hta_filtered, hta_unfiltered;
   std::vector<std::int64_t> step_numbers;  // distinct ProfilerStep numbers in the file
   std::vector<std::string> warnings;
+  // FLOPs the profiler estimated (with_flops=True: args.flops of ops) in the analysed steps, and
+  // their precision ("bf16", "fp16", "tf32", "fp32"; "" unknown) by the flops-weighted majority
+  // of the ops' first input type.
+  double flops = 0;
+  std::size_t flops_ops = 0;
+  std::string flops_precision;
+  bool cached = false;  // read from the summary cache, not parsed
+
+  // Achieved FLOP/s over the analysed steps' time; NaN without flops or steps.
+  double achieved_flops_per_s() const;
 
   double computation_score() const;  // comp / (comp + exposed_comm); NaN when both are 0
   double raw_share() const;          // comp / (comp + comm)

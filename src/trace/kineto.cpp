@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -288,8 +291,10 @@ std::optional<int> first_rank_text(std::string_view s) {
 
 namespace od = simdjson::ondemand;  // the build's baseline kernel
 #define PARSE_EVENTS_NAME parse_events_fallback
+#define PARSE_SLICE_NAME parse_slice_fallback
 #include "trace/kineto_parse.inc"
 #undef PARSE_EVENTS_NAME
+#undef PARSE_SLICE_NAME
 
 }  // namespace detail
 
@@ -301,14 +306,275 @@ bool cpu_has_haswell_kernel() {
   }();
   return yes;
 }
-}  // namespace
 
-Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path) {
-  if (buffer.capacity() < buffer.size() + sj::SIMDJSON_PADDING) buffer.reserve(buffer.size() + sj::SIMDJSON_PADDING);
-  return parse_kineto_padded(buffer, buffer.capacity(), path);
+std::atomic<std::uint64_t> g_parse_count{0};
+
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The `]` closing the events array, scanning from `p` (an element start, depth 0) with string
+// awareness; npos when the text ends first. Runs over the last slice only.
+std::size_t find_array_end(std::string_view t, std::size_t p) {
+  int depth = 0;
+  bool in_string = false;
+  for (; p < t.size(); ++p) {
+    const char c = t[p];
+    if (in_string) {
+      if (c == '\\') ++p;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '{':
+      case '[': ++depth; break;
+      case '}':
+        if (--depth < 0) return std::string_view::npos;
+        break;
+      case ']':
+        if (depth == 0) return p;
+        --depth;
+        break;
+      default: break;
+    }
+  }
+  return std::string_view::npos;
 }
 
-Result<ParsedTrace> parse_kineto_padded(std::string_view buffer, std::size_t capacity, const std::string& path) {
+// A byte overwritten for the length of a parse, so that a slice of the file reads as a document.
+struct Patch {
+  std::size_t pos;
+  char replacement, original = 0;
+};
+
+// Chunked parse. The file is cut into the text before "traceEvents" (fields, read as `{…}` by
+// turning the comma before the key into `}`), slices of whole events (the comma after a slice's
+// last event becomes `]`, the whitespace before its first event `[`), and the text after the array
+// (its comma becomes `{`). Cuts are only made at `}` `,` whitespace `{`; a cut anywhere else (in
+// a string, inside an event's args) leaves a slice that is not exactly one document, which the
+// slice parse reports, and the caller falls back to one parse of the whole file. nullopt: fall back.
+std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size_t capacity, const std::string& path,
+                                         const ParseOptions& options, bool drop_pages) {
+  const std::string_view text(data, size);
+  constexpr auto npos = std::string_view::npos;
+  auto skip_ws = [&](std::size_t p) {
+    while (p < size && is_ws(text[p])) ++p;
+    return p;
+  };
+  auto back_ws = [&](std::size_t p) -> std::size_t {  // last non-space at or before p; npos if none
+    for (;; --p) {
+      if (!is_ws(text[p])) return p;
+      if (p == 0) return npos;
+    }
+  };
+  const std::size_t first = skip_ws(0);
+  if (first >= size || text[first] != '{') return std::nullopt;
+
+  // The top-level "traceEvents" key: the first occurrence followed by `: [`.
+  std::size_t key = text.find("\"traceEvents\"");
+  std::size_t open = npos;
+  for (; key != npos; key = text.find("\"traceEvents\"", key + 1)) {
+    std::size_t p = skip_ws(key + 13);
+    if (p >= size || text[p] != ':') continue;
+    p = skip_ws(p + 1);
+    if (p < size && text[p] == '[') {
+      open = p;
+      break;
+    }
+  }
+  if (open == npos) return std::nullopt;
+  std::vector<Patch> patches;
+  struct Slice {
+    std::size_t begin, end;  // [begin, end]: the `[`/`{` and the `]`/`}` of the slice document
+    std::size_t search_begin, search_end;  // where this slice looks for HTA's `"rank": N`
+  };
+  std::optional<Slice> header, trailer;
+  std::vector<Slice> chunks;
+
+  const std::size_t before_key = back_ws(key - 1);
+  if (before_key == npos) return std::nullopt;
+  if (text[before_key] == ',') {
+    header = Slice{first, before_key, 0, open};
+    patches.push_back({before_key, '}'});
+  } else if (before_key != first) {
+    return std::nullopt;
+  }
+
+  std::size_t p = skip_ws(open + 1);
+  if (p >= size) return std::nullopt;
+  std::size_t array_end;
+  if (text[p] == ']') {
+    array_end = p;
+  } else {
+    if (text[p] != '{') return std::nullopt;
+    const std::size_t chunk = std::max<std::size_t>(options.chunk_bytes, 1);
+    std::size_t begin = open, start = p;  // the slice's `[` and its first event
+    for (;;) {
+      // The next cut at or after start + chunk: `}` ws* `,` ws+ `{`.
+      std::size_t cut_comma = npos, next = npos;
+      for (std::size_t q = start + chunk; q < size;) {
+        const void* hit = std::memchr(data + q, '{', size - q);
+        if (!hit) break;
+        q = static_cast<std::size_t>(static_cast<const char*>(hit) - data);
+        std::size_t c = back_ws(q - 1);
+        if (c != npos && c + 1 < q && text[c] == ',') {
+          std::size_t b = back_ws(c - 1);
+          if (b != npos && text[b] == '}') {
+            cut_comma = c;
+            next = q;
+            break;
+          }
+        }
+        ++q;
+      }
+      if (cut_comma == npos) {
+        array_end = find_array_end(text, start);
+        if (array_end == npos) return std::nullopt;
+        chunks.push_back({begin, array_end, start, array_end});
+        break;
+      }
+      chunks.push_back({begin, cut_comma, start, next});
+      patches.push_back({cut_comma, ']'});
+      begin = next - 1;
+      patches.push_back({begin, '['});
+      start = next;
+    }
+  }
+  const std::size_t after = skip_ws(array_end + 1);
+  if (after >= size) return std::nullopt;
+  if (text[after] == ',') {
+    trailer = Slice{after, size - 1, array_end, size};
+    patches.push_back({after, '{'});
+  } else if (text[after] != '}' || skip_ws(after + 1) != size) {
+    return std::nullopt;  // not the end of the top-level object, or text after it
+  }
+
+  // The text before the first event (header) holds `"rank"` in every real trace: look there now.
+  std::optional<int> rank_text = detail::first_rank_text(text.substr(0, chunks.empty() ? array_end : chunks[0].search_begin));
+
+  for (auto& patch : patches) {
+    patch.original = data[patch.pos];
+    data[patch.pos] = patch.replacement;
+  }
+  struct Restore {
+    char* data;
+    std::vector<Patch>& patches;
+    ~Restore() {
+      for (const auto& patch : patches) data[patch.pos] = patch.original;
+    }
+  } restore{data, patches};
+
+  auto slice_fn = cpu_has_haswell_kernel() ? &detail::parse_slice_avx2 : &detail::parse_slice_fallback;
+  auto parse_slice = [&](const Slice& s, bool events, ParsedTrace& part) {
+    return slice_fn(std::string_view(data + s.begin, s.end + 1 - s.begin), capacity - s.begin, events, text, part);
+  };
+  ParsedTrace head_part, tail_part;
+  if (header && !parse_slice(*header, false, head_part)) return std::nullopt;
+  if (trailer && !parse_slice(*trailer, false, tail_part)) return std::nullopt;
+  std::optional<int> trailer_rank;
+  if (!rank_text && trailer) trailer_rank = detail::first_rank_text(text.substr(trailer->search_begin));
+
+  std::vector<ParsedTrace> parts(chunks.size());
+  std::vector<std::optional<int>> part_rank(chunks.size());
+  std::atomic<std::size_t> next_chunk{0};
+  std::atomic<bool> failed{false};
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto worker = [&] {
+    for (std::size_t i; !failed.load(std::memory_order_relaxed) && (i = next_chunk.fetch_add(1)) < chunks.size();) {
+      const auto& c = chunks[i];
+      if (!rank_text) part_rank[i] = detail::first_rank_text(text.substr(c.search_begin, c.search_end - c.search_begin));
+      if (!parse_slice(c, true, parts[i])) {
+        failed = true;
+        return;
+      }
+      // The pages strictly inside this slice hold no patched byte and are read by no other slice:
+      // hand them back (they are the file's own pages, so a later read just maps them again).
+      if (drop_pages) {
+        std::size_t lo = (c.begin + 1 + page - 1) / page * page, hi = c.end / page * page;
+        if (hi > lo) ::madvise(data + lo, hi - lo, MADV_DONTNEED);
+      }
+    }
+  };
+  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, options.threads), chunks.size()));
+  {
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+  }
+  if (failed) return std::nullopt;
+
+  // Merge in file order: names are interned again (a few thousand per slice), indices remapped.
+  ParsedTrace out;
+  out.path = path;
+  out.bytes = size;
+  for (auto& part : {&head_part, &tail_part}) {
+    if (part->rank) out.rank = part->rank;
+    if (part->world_size) out.world_size = part->world_size;
+    out.device_names.insert(out.device_names.end(), part->device_names.begin(), part->device_names.end());
+  }
+  if (!rank_text)
+    for (const auto& r : part_rank)
+      if (r) {
+        rank_text = r;
+        break;
+      }
+  if (!rank_text) rank_text = trailer_rank;
+  if (rank_text) {
+    out.hta_rank = *rank_text;
+    out.hta_rank_found = true;
+  }
+  std::size_t events = 0;
+  for (const auto& part : parts) events += part.events.size();
+  out.events.reserve(events);
+  detail::Interner intern(out.names);
+  detail::IssueCounter issues{out.issues};
+  std::vector<std::uint32_t> remap;
+  for (auto& part : parts) {
+    remap.resize(part.names.size());
+    for (std::size_t i = 0; i < part.names.size(); ++i) remap[i] = intern(part.names[i]);
+    const auto extra_base = static_cast<std::uint32_t>(out.collectives.size());
+    for (auto c : part.collectives) {
+      c.collective_name = remap[c.collective_name];
+      c.dtype = remap[c.dtype];
+      c.input_type = remap[c.input_type];
+      out.collectives.push_back(c);
+    }
+    for (auto e : part.events) {
+      e.name = remap[e.name];
+      if (e.extra != kNoExtra) e.extra += extra_base;
+      out.events.push_back(e);
+    }
+    out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
+    out.any_float_ts = out.any_float_ts || part.any_float_ts;
+    out.total_events += part.total_events;
+    for (auto& issue : part.issues) {
+      auto it = std::find_if(out.issues.begin(), out.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
+      if (it == out.issues.end()) out.issues.push_back(std::move(issue));
+      else it->count += issue.count;
+    }
+    part = ParsedTrace{};  // free as we go
+  }
+  (void)issues;
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t parse_count() { return g_parse_count.load(); }
+
+Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path, const ParseOptions& options) {
+  if (buffer.capacity() < buffer.size() + sj::SIMDJSON_PADDING) buffer.reserve(buffer.size() + sj::SIMDJSON_PADDING);
+  return parse_kineto_padded(buffer.data(), buffer.size(), buffer.capacity(), path, options);
+}
+
+Result<ParsedTrace> parse_kineto_padded(char* data, std::size_t size, std::size_t capacity, const std::string& path,
+                                        const ParseOptions& options, bool drop_pages) {
+  g_parse_count.fetch_add(1);
+  if (options.chunked)
+    if (auto chunked = parse_chunked(data, size, capacity, path, options, drop_pages)) return std::move(*chunked);
+  // Not cut into slices (an unusual layout, or bad JSON): one parse of the whole file, which
+  // also names the byte offset of a syntax error.
+  const std::string_view buffer(data, size);
   ParsedTrace out;
   out.path = path;
   out.bytes = buffer.size();
@@ -324,7 +590,7 @@ Result<ParsedTrace> parse_kineto_padded(std::string_view buffer, std::size_t cap
 
 namespace {
 
-// A plain file mapped read-only, followed by zeroed pages so that simdjson may read its padding
+// A plain file mapped privately, followed by zeroed pages so that simdjson may read its padding
 // past the end. No copy and no zero-filled buffer: the page cache is parsed in place.
 class MappedFile {
  public:
@@ -334,13 +600,18 @@ class MappedFile {
   bool map(int fd, std::size_t size) {
     const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     total_ = (size + sj::SIMDJSON_PADDING + page - 1) / page * page;
-    base_ = ::mmap(nullptr, total_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    base_ = ::mmap(nullptr, total_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base_ == MAP_FAILED) return false;
-    if (size > 0 && ::mmap(base_, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED) return false;
+    // Writable and private: the chunked parse patches a few bytes (copy-on-write of their pages,
+    // never written back). Not populated up front: pages are mapped as the parse reaches them and
+    // handed back after, so peak memory stays below the file size.
+    if (size > 0 && ::mmap(base_, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) return false;
+    ::madvise(base_, size, MADV_SEQUENTIAL);
     size_ = size;
     return true;
   }
   std::string_view text() const { return {static_cast<const char*>(base_), size_}; }
+  char* data() const { return static_cast<char*>(base_); }
   std::size_t capacity() const { return total_; }
 
  private:
@@ -350,20 +621,20 @@ class MappedFile {
 
 }  // namespace
 
-Result<ParsedTrace> load_kineto(const std::filesystem::path& path) {
+Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOptions& options) {
   {
     Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat st {};
     if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2) {
       MappedFile mapped;
       if (mapped.map(f.fd, static_cast<std::size_t>(st.st_size)) && !is_gzip(mapped.text()))
-        return parse_kineto_padded(mapped.text(), mapped.capacity(), path.string());
+        return parse_kineto_padded(mapped.data(), mapped.text().size(), mapped.capacity(), path.string(), options, true);
     }
   }
   // gzip, or a file that cannot be mapped (a pipe, /proc): read it.
   auto bytes = load_trace_bytes(path);
   if (!bytes) return bytes.error();
-  return parse_kineto(bytes.value(), path.string());
+  return parse_kineto(bytes.value(), path.string(), options);
 }
 
 }  // namespace scalelens::trace

@@ -45,12 +45,15 @@ struct TraceEvent {
   std::int64_t end_ns() const { return ts_ns + dur_ns; }
 };
 
-// Args of a collective kernel (NCCL records them on recent PyTorch versions).
+// Args beyond the fixed fields, for the few events that have them: a collective kernel's (NCCL
+// records them on recent PyTorch versions) and an op's `flops` (profiler with_flops=True).
 struct CollectiveArgs {
   std::uint32_t collective_name = 0;  // interned; 0 = "" (absent)
   std::uint32_t dtype = 0;            // interned
   std::int64_t in_msg_nelems = -1;
   std::int64_t group_size = -1;
+  double flops = -1;                  // args.flops; -1 when absent
+  std::uint32_t input_type = 0;       // first of args["Input type"] (interned), with flops
 };
 
 struct ProfilerStep {
@@ -83,18 +86,33 @@ struct ParsedTrace {
   std::vector<ParseIssue> issues;
 };
 
+// How a trace is parsed. The events array is cut into slices of about `chunk_bytes` at event
+// boundaries, each parsed as its own small document (simdjson's index stays small, in cache and
+// reused), on up to `threads` threads; any doubt sends the whole file through one parse.
+struct ParseOptions {
+  unsigned threads = 1;
+  std::size_t chunk_bytes = std::size_t{1} << 20;
+  bool chunked = true;  // false: always one parse of the whole file (tests compare the two)
+};
+
 // Parses an inflated trace held in `buffer`; `buffer` must have at least 64 bytes of spare
 // capacity (simdjson reads ahead), which load_trace_bytes() guarantees. The error names the file
-// and the byte offset where parsing stopped.
-Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path_for_errors);
-// The same over text followed by readable padding: `capacity` ≥ size + 64 bytes are readable.
-Result<ParsedTrace> parse_kineto_padded(std::string_view text, std::size_t capacity, const std::string& path_for_errors);
+// and the byte offset where parsing stopped. `buffer` is modified while parsing and restored.
+Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path_for_errors, const ParseOptions& options = {});
+// The same over `size` bytes of text followed by readable padding: `capacity` ≥ size + 64 bytes
+// are readable and writable. With `drop_pages` (a private file mapping), pages already parsed
+// are handed back to the kernel, so that peak memory stays far below the file size.
+Result<ParsedTrace> parse_kineto_padded(char* text, std::size_t size, std::size_t capacity, const std::string& path_for_errors,
+                                        const ParseOptions& options = {}, bool drop_pages = false);
+
+// How many traces have been parsed by this process (the summary cache's tests count them).
+std::uint64_t parse_count();
 
 // Reads a trace file (plain or gzip, by its magic bytes) into a buffer with simdjson's padding,
 // without an intermediate copy.
 Result<std::string> load_trace_bytes(const std::filesystem::path& path);
 
-Result<ParsedTrace> load_kineto(const std::filesystem::path& path);
+Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOptions& options = {});
 
 // True when the first bytes of a file (gzip already inflated) look like a Kineto trace.
 bool looks_like_kineto(std::string_view head);

@@ -2,6 +2,7 @@
 // Pieces of the Kineto parser shared by its two On-Demand walks (kineto.cpp: simdjson's
 // portable kernel; kineto_walk_avx2.cpp: the AVX2 kernel). Not for use outside src/trace.
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,12 @@ std::optional<int> first_rank_text(std::string_view text);
 Result<ParsedTrace> parse_events_fallback(std::string_view buffer, std::size_t capacity, const std::string& path,
                                           ParsedTrace out);
 Result<ParsedTrace> parse_events_avx2(std::string_view buffer, std::size_t capacity, const std::string& path,
-                                          ParsedTrace out);
+                                      ParsedTrace out);
+// One slice of a chunked parse (kineto.cpp); `text` is the whole file, for byte offsets.
+bool parse_slice_fallback(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text,
+                          ParsedTrace& out);
+bool parse_slice_avx2(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text,
+                      ParsedTrace& out);
 
 // Event names repeat (a few thousand distinct among 10^5..10^6 events): store each once.
 class Interner {

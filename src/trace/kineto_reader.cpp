@@ -4,6 +4,7 @@
 
 #include "ingest/reader.hpp"
 #include "trace/breakdown.hpp"
+#include "trace/trace_cache.hpp"
 #include "trace/trace_set.hpp"
 
 namespace scalelens {
@@ -16,13 +17,14 @@ class KinetoReader final : public Reader {
     return trace::looks_like_kineto(head);
   }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
-    auto parsed = trace::load_kineto(ctx.file);
-    if (!parsed) {
-      out.error("bad-trace", parsed.error().message, ctx.file);
+    static const trace::CommMatcher default_comm;
+    // A second report over the same traces reads their summaries from the cache beside them.
+    auto analysed = trace::analyse_file(ctx.file, default_comm, "", trace::CacheOptions{});
+    if (!analysed) {
+      out.error("bad-trace", analysed.error().message, ctx.file);
       return;
     }
-    static const trace::CommMatcher default_comm;
-    auto summary = trace::analyse(parsed.value(), default_comm);
+    const auto& summary = analysed.value();
     for (const auto& w : summary.warnings) out.warn("trace", w, ctx.file);
     if (summary.gpu_events == 0) return;  // CPU-only profile: nothing to break down
     if (summary.world_size && !out.attach.world_size) out.attach.world_size = summary.world_size;

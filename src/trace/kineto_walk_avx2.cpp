@@ -1,7 +1,9 @@
 // The On-Demand walk compiled for simdjson's AVX2 ("haswell") kernel; kineto.cpp calls it only on
 // CPUs that have AVX2, BMI and PCLMUL. Compiled with a target pragma rather than -mavx2 so the
 // rest of the library keeps the portable baseline.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// GCC only: clang refuses to inline simdjson's always_inline helpers across the pragma, so a
+// clang build (the fuzzer) uses the portable walk.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC target("avx2,bmi,pclmul,lzcnt,popcnt")
 #define SIMDJSON_BUILTIN_IMPLEMENTATION haswell
 #define SCALELENS_HAVE_AVX2_WALK 1
@@ -19,11 +21,16 @@ namespace scalelens::trace::detail {
 #if SCALELENS_HAVE_AVX2_WALK
 namespace od = simdjson::ondemand;
 #define PARSE_EVENTS_NAME parse_events_avx2
+#define PARSE_SLICE_NAME parse_slice_avx2
 #include "trace/kineto_parse.inc"
 #undef PARSE_EVENTS_NAME
+#undef PARSE_SLICE_NAME
 #else
 Result<ParsedTrace> parse_events_avx2(std::string_view buffer, std::size_t capacity, const std::string& path, ParsedTrace out) {
   return parse_events_fallback(buffer, capacity, path, std::move(out));
+}
+bool parse_slice_avx2(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text, ParsedTrace& out) {
+  return parse_slice_fallback(slice, capacity, events_array, text, out);
 }
 #endif
 

@@ -57,10 +57,11 @@ const char* class_name(KernelClass c) {
 void step_fields(std::string& o, const StepFigures& s) {
   o += fmt::format(
       "\"step_time_us\": {}, \"comp_us\": {}, \"comm_us\": {}, \"overlap_us\": {}, \"exposed_comm_us\": {}, "
-      "\"mem_us\": {}, \"idle_us\": {}, \"busy_us\": {}, \"span_us\": {}, \"gpu_events\": {}",
+      "\"mem_us\": {}, \"idle_us\": {}, \"busy_us\": {}, \"span_us\": {}, \"gpu_events\": {}, "
+      "\"dataloader_us\": {}, \"dataloader_gpu_idle_us\": {}",
       json_number(s.step_time_us), json_number(s.comp_us), json_number(s.comm_us), json_number(s.overlap_us),
       json_number(s.exposed_comm_us), json_number(s.mem_us), json_number(s.idle_us), json_number(s.busy_us),
-      json_number(s.span_us), s.gpu_events);
+      json_number(s.span_us), s.gpu_events, json_number(s.dataloader_us), json_number(s.dataloader_gpu_idle_us));
 }
 
 double score_of(const StepFigures& s) {
@@ -99,6 +100,23 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
     if (r.no_step.gpu_events > 0 && !r.steps.empty())
       o += fmt::format("rank {}: {} GPU events outside any ProfilerStep (busy {:.2f} ms, comm {:.2f} ms), not in the totals\n",
                        r.rank, r.no_step.gpu_events, r.no_step.busy_us / 1000.0, r.no_step.comm_us / 1000.0);
+
+  // Input pipeline and FLOPs, only for the ranks whose traces have them.
+  for (const auto& r : set.ranks) {
+    const auto& t = r.total;
+    if (t.dataloader_us > 0 && r.steps_analysed > 0)
+      o += fmt::format("rank {}: data loading {:.2f} ms/step ({}% of step), GPU idle during it {:.2f} ms/step ({}% of loading)\n",
+                       r.rank, t.dataloader_us / r.steps_analysed / 1000.0, pct(t.dataloader_us, t.step_time_us),
+                       t.dataloader_gpu_idle_us / r.steps_analysed / 1000.0, pct(t.dataloader_gpu_idle_us, t.dataloader_us));
+    if (r.flops_ops > 0) {
+      auto m = mfu_of(r, set.peak_tflops_override);
+      o += fmt::format("rank {}: {} TFLOP/s achieved ({} ops with flops{}); MFU {}\n", r.rank, fixed(m.achieved_tflops, 2),
+                       r.flops_ops, r.flops_precision.empty() ? "" : ", " + r.flops_precision,
+                       std::isfinite(m.mfu) ? fmt::format("{:.1f}% of {:g} TFLOP/s{}", 100 * m.mfu, m.peak_tflops,
+                                                          set.peak_tflops_override ? " (--peak-tflops)" : "")
+                                            : std::string("unknown (GPU or precision not in the table; give --peak-tflops)"));
+    }
+  }
 
   if (options.per_step) {
     o += fmt::format("\n{:>5} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}\n", "rank", "step", "step ms", "comp ms",
@@ -210,6 +228,15 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     step_fields(o, r.total);
     o += fmt::format(", \"computation_score\": {}, \"comp_comm_raw_share\": {}, \"overlap_ratio\": {}",
                      json_number(r.computation_score()), json_number(r.raw_share()), json_number(r.overlap_ratio()));
+    {
+      auto m = mfu_of(r, set.peak_tflops_override);
+      const bool f = r.flops_ops > 0;
+      o += fmt::format(", \"flops\": {}, \"flops_precision\": {}, \"achieved_tflops\": {}, \"peak_tflops\": {}, \"mfu\": {}, "
+                       "\"cached\": {}",
+                       f ? json_number(r.flops) : "null", f && !r.flops_precision.empty() ? json_string(r.flops_precision) : "null",
+                       f ? json_number(m.achieved_tflops) : "null", json_number(m.peak_tflops), f ? json_number(m.mfu) : "null",
+                       r.cached ? "true" : "false");
+    }
     o += ", \"no_step\": {";
     step_fields(o, r.no_step);
     o += "}, \"collectives\": [";
@@ -276,6 +303,7 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
   }
   o += "]}";
   if (options.hta) o += fmt::format(", \"hta_step_filter\": {}", set.hta_step_filter ? "true" : "false");
+  o += fmt::format(", \"files_cached\": {}", set.files_cached);
   o += ", \"warnings\": [";
   for (std::size_t i = 0; i < set.diagnostics.size(); ++i) {
     const auto& d = set.diagnostics[i];

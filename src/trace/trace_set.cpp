@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "trace/gpu_peaks.hpp"
+#include "trace/trace_cache.hpp"
 
 namespace scalelens::trace {
 namespace fs = std::filesystem;
@@ -79,6 +81,10 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     for (fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
          it.increment(ec)) {
       std::error_code e2;
+      if (it->path().filename() == kCacheFolder) {  // our own summaries, never traces
+        it.disable_recursion_pending();
+        continue;
+      }
       if (it->is_regular_file(e2) && sniff_kineto(it->path())) found.push_back(it->path());
     }
     if (ec) diagnostics.push_back({Severity::warning, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), input.string(), 0, {}});
@@ -101,18 +107,22 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   std::vector<std::optional<RankSummary>> results(files.size());
   std::vector<std::optional<Error>> errors(files.size());
   std::atomic<std::size_t> next{0};
+  const unsigned cores = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(cores, std::max<std::size_t>(1, files.size())));
+  // Fewer files than cores: the rest parse slices of each file.
+  ParseOptions parse;
+  parse.threads = std::max(1u, cores / threads);
+  const CacheOptions cache{options.cache};
   auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
-      auto parsed = load_kineto(files[i]);
-      if (!parsed) {
-        errors[i] = parsed.error();
+      auto summary = analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse);
+      if (!summary) {
+        errors[i] = summary.error();
         continue;
       }
-      results[i] = analyse(parsed.value(), matcher);
+      results[i] = std::move(summary.value());
     }
   };
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, files.size())));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -126,9 +136,11 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     }
     for (const auto& w : results[i]->warnings)
       set.diagnostics.push_back({Severity::warning, "trace", w, results[i]->file, 0, {}});
+    if (results[i]->cached) ++set.files_cached;
     set.ranks.push_back(std::move(*results[i]));
   }
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  set.peak_tflops_override = options.peak_tflops;
   summarise_across(set);
   return set;
 }
@@ -191,7 +203,17 @@ void summarise_across(TraceSet& set) {
   if (set.straggler_rank && set.straggler_steps * 2 < static_cast<int>(set.stragglers.size())) set.straggler_rank.reset();
 }
 
-RankBreakdown to_rank_breakdown(const RankSummary& r) {
+Mfu mfu_of(const RankSummary& r, std::optional<double> peak_override) {
+  Mfu m;
+  m.achieved_tflops = r.achieved_flops_per_s() / 1e12;
+  std::optional<double> peak = peak_override;
+  if (!peak && !r.flops_precision.empty()) peak = peak_tflops(r.device, r.flops_precision);
+  m.peak_tflops = peak && *peak > 0 ? *peak : std::nan("");
+  m.mfu = m.achieved_tflops / m.peak_tflops;
+  return m;
+}
+
+RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak_tflops_override) {
   RankBreakdown b;
   b.rank = r.rank;
   b.source = r.file;
@@ -207,6 +229,11 @@ RankBreakdown to_rank_breakdown(const RankSummary& r) {
   b.span_us = r.total.span_us;
   for (const auto& s : r.steps)
     if (!s.cut_off) b.step_times_us.push_back(s.step_time_us);
+  if (r.flops_ops > 0) {
+    b.flops = r.flops;
+    auto m = mfu_of(r, peak_tflops_override);
+    if (std::isfinite(m.peak_tflops)) b.peak_flops = m.peak_tflops * 1e12;
+  }
   return b;
 }
 

@@ -2,6 +2,7 @@
 // Many traces (one per rank, or many runs' worth) analysed in parallel, and what is said across
 // ranks: mean/min/max and the slowest rank per step (stragglers).
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ struct TraceSetOptions {
   std::vector<std::filesystem::path> inputs;  // files or folders (searched recursively)
   std::string comm_kernel_regex;              // empty = the collective-library default
   unsigned threads = 0;                       // 0 = all cores
+  bool cache = true;                          // summaries cached beside the traces (trace_cache.hpp)
+  std::optional<double> peak_tflops;          // --peak-tflops: the GPUs' peak, overriding the table
 };
 
 struct StepStraggler {
@@ -40,7 +43,16 @@ struct TraceSet {
   int straggler_steps = 0;                // in how many of them it was slowest
   Across step_time_us, computation_score, exposed_comm_us, idle_us;
   std::size_t files_considered = 0;
+  std::size_t files_cached = 0;  // summaries read from the cache, not parsed
+  std::optional<double> peak_tflops_override;
 };
+
+// MFU of one rank: achieved FLOP/s over its GPU's peak (the override, else the table for its
+// device and flops precision). Peak and mfu are NaN when unknown.
+struct Mfu {
+  double achieved_tflops = 0, peak_tflops = 0, mfu = 0;
+};
+Mfu mfu_of(const RankSummary& r, std::optional<double> peak_override);
 
 // Traces among `inputs`: files named directly are always tried; in folders, files whose first
 // bytes look like a Kineto trace.
@@ -53,6 +65,6 @@ TraceSet analyse_traces(const TraceSetOptions& options);
 void summarise_across(TraceSet& set);
 
 // The report's per-rank record of one summary.
-RankBreakdown to_rank_breakdown(const RankSummary& r);
+RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak_tflops_override = std::nullopt);
 
 }  // namespace scalelens::trace

@@ -116,6 +116,54 @@ TEST(TraceCli, UsageErrorsExitOne) {
   EXPECT_EQ(run("trace").exit_code, 1);
 }
 
+TEST(TraceCli, SecondRunReadsTheCacheAndNoCacheParses) {
+  ScratchDir dir;
+  auto trace = dir.write("rank3.json", kSmallTrace);
+  auto cached_of = [](const std::string& out) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(out).get(doc)) return std::string("unparsable: ") + out;
+    bool cached = false;
+    if (doc["ranks"].at(0)["cached"].get(cached)) return std::string("no cached field: ") + out;
+    return std::string(cached ? "true" : "false");
+  };
+  auto first = run("trace --format json " + quoted(dir.path()));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_EQ(cached_of(first.out), "false");
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / ".scalelens-cache"));
+  auto second = run("trace --format json " + quoted(dir.path()));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(cached_of(second.out), "true");
+  EXPECT_NE(second.out.find("\"files_cached\": 1"), std::string::npos) << second.out;
+  auto fresh = run("trace --no-cache --format json " + quoted(trace));
+  EXPECT_EQ(cached_of(fresh.out), "false");
+}
+
+TEST(TraceCli, PeakTflopsGivesMfu) {
+  ScratchDir dir;
+  // One aten::mm of 2e8 bf16 flops in ProfilerStep#1.
+  std::string text = kSmallTrace;
+  text.insert(text.find("{\"ph\": \"X\", \"cat\": \"cuda_runtime\""),
+              R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 1, "args": {"flops": 200000000, "Input type": ["c10::BFloat16"]}},
+ )");
+  auto trace = dir.write("rank3.json", text);
+  auto r = run("trace --no-cache --peak-tflops 4 --format json " + quoted(trace));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  auto rank = doc["ranks"].at(0);
+  // Step 2 launches 1 kernel against step 1's 2, so both steps count: 200 µs of steps.
+  // 2e8 / 200e-6 s = 1e12 FLOP/s = 1 TFLOP/s; MFU = 1 / 4 = 0.25.
+  EXPECT_DOUBLE_EQ(double(rank["achieved_tflops"]), 1.0) << r.out;
+  EXPECT_DOUBLE_EQ(double(rank["peak_tflops"]), 4.0);
+  EXPECT_DOUBLE_EQ(double(rank["mfu"]), 0.25);
+  EXPECT_EQ(std::string_view(rank["flops_precision"]), "bf16");
+  auto table = run("trace --no-cache --peak-tflops 4 " + quoted(trace));
+  EXPECT_NE(table.out.find("MFU 25.0% of 4 TFLOP/s"), std::string::npos) << table.out;
+  EXPECT_EQ(run("trace --peak-tflops -1 " + quoted(trace)).exit_code, 1);
+}
+
 TEST(TraceCli, HelpShowsExamples) {
   auto r = run("trace --help");
   EXPECT_EQ(r.exit_code, 0);

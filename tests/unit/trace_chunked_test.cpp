@@ -1,0 +1,155 @@
+// The chunked parse (events cut into slices, each its own small document, on several threads)
+// must give exactly what one parse of the whole file gives, on every layout, and fall back to the
+// whole-file parse whenever a cut lands somewhere odd.
+#include <string>
+
+#include "support/test_support.hpp"
+#include "trace/kineto.hpp"
+
+namespace scalelens::trace {
+namespace {
+using scalelens::testing::ScratchDir;
+
+// Parses `text` both ways; compares everything the analysis reads.
+void expect_same(const std::string& text, std::size_t chunk_bytes, unsigned threads) {
+  std::string a = text, b = text;
+  ParseOptions whole;
+  whole.chunked = false;
+  ParseOptions sliced;
+  sliced.chunk_bytes = chunk_bytes;
+  sliced.threads = threads;
+  auto w = parse_kineto(a, "t.json", whole);
+  auto c = parse_kineto(b, "t.json", sliced);
+  EXPECT_EQ(b, text) << "the buffer is restored";
+  ASSERT_EQ(w.ok(), c.ok());
+  if (!w.ok()) {
+    EXPECT_EQ(w.error().message, c.error().message);
+    return;
+  }
+  const auto& x = w.value();
+  const auto& y = c.value();
+  EXPECT_EQ(x.rank, y.rank);
+  EXPECT_EQ(x.world_size, y.world_size);
+  EXPECT_EQ(x.hta_rank, y.hta_rank);
+  EXPECT_EQ(x.hta_rank_found, y.hta_rank_found);
+  EXPECT_EQ(x.device_names, y.device_names);
+  EXPECT_EQ(x.any_float_ts, y.any_float_ts);
+  EXPECT_EQ(x.total_events, y.total_events);
+  ASSERT_EQ(x.events.size(), y.events.size());
+  for (std::size_t i = 0; i < x.events.size(); ++i) {
+    const auto &e = x.events[i], &f = y.events[i];
+    EXPECT_EQ(e.ts_ns, f.ts_ns) << i;
+    EXPECT_EQ(e.dur_ns, f.dur_ns) << i;
+    EXPECT_EQ(e.stream, f.stream) << i;
+    EXPECT_EQ(e.correlation, f.correlation) << i;
+    EXPECT_EQ(e.cat, f.cat) << i;
+    EXPECT_EQ(x.names[e.name], y.names[f.name]) << i;
+    ASSERT_EQ(e.extra == kNoExtra, f.extra == kNoExtra) << i;
+    if (e.extra != kNoExtra) {
+      const auto &p = x.collectives[e.extra], &q = y.collectives[f.extra];
+      EXPECT_EQ(x.names[p.collective_name], y.names[q.collective_name]);
+      EXPECT_EQ(x.names[p.dtype], y.names[q.dtype]);
+      EXPECT_EQ(x.names[p.input_type], y.names[q.input_type]);
+      EXPECT_EQ(p.in_msg_nelems, q.in_msg_nelems);
+      EXPECT_EQ(p.flops, q.flops);
+    }
+  }
+  ASSERT_EQ(x.steps.size(), y.steps.size());
+  for (std::size_t i = 0; i < x.steps.size(); ++i) EXPECT_EQ(x.steps[i].number, y.steps[i].number);
+  ASSERT_EQ(x.issues.size(), y.issues.size());
+  for (std::size_t i = 0; i < x.issues.size(); ++i) {
+    EXPECT_EQ(x.issues[i].code, y.issues[i].code);
+    EXPECT_EQ(x.issues[i].message, y.issues[i].message);
+    EXPECT_EQ(x.issues[i].count, y.issues[i].count);
+  }
+}
+
+void expect_same_all_ways(const std::string& text) {
+  for (std::size_t chunk : {std::size_t{1}, std::size_t{50}, std::size_t{1} << 20})
+    for (unsigned threads : {1u, 3u}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " threads " + std::to_string(threads));
+      expect_same(text, chunk, threads);
+    }
+}
+
+const std::string kEvents = R"(
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {"flops": 2000, "Input type": ["c10::BFloat16", ""], "rank": 9}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1.5, "dur": 2, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm \"quoted\" }, {", "ts": 10, "dur": 40, "args": {"stream": 7, "correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "ts": 30, "dur": 40, "args": {"stream": 9, "correlation": 2, "Collective name": "allreduce", "In msg nelems": 10, "dtype": "Float", "list": [{"a": 1}, {"b": 2}]}},
+  {"ph": "X", "cat": "kernel", "name": "bad", "ts": 30, "dur": -4, "args": {"stream": 9, "correlation": 2}},
+  {"ph": "i", "cat": "kernel", "name": "nodur", "ts": 31, "args": {"stream": 9}},
+  {"ph": "X", "cat": "kernel", "name": "gemm \"quoted\" }, {", "ts": 60, "dur": 5, "args": {"stream": 7}}
+])";
+
+TEST(TraceChunked, SameAsWholeWithTraceEventsFirst) {
+  expect_same_all_ways(R"({"traceEvents": [)" + kEvents + R"(], "distributedInfo": {"rank": 1, "world_size": 2},
+  "deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}, {"name": "NVIDIA A100-SXM4-80GB"}]})");
+}
+
+TEST(TraceChunked, SameAsWholeWithHeaderAndTrailer) {
+  expect_same_all_ways(R"({"schemaVersion": 1, "deviceProperties": [{"name": "NVIDIA H100 80GB HBM3"}, {"name": "x"}],
+  "distributedInfo": {"rank": 4, "world_size": 8}, "traceEvents": [)" + kEvents + R"(], "traceName": "t", "baseTimeNanoseconds": 1}
+)");
+}
+
+TEST(TraceChunked, SameAsWholeOnOddLayouts) {
+  // Minified (no whitespace to cut at), empty array, a key named like the array in a string,
+  // a nested traceEvents key before the real one, and two traceEvents arrays.
+  expect_same_all_ways(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":2,"args":{"stream":7,"correlation":1}},{"ph":"X","cat":"kernel","name":"b","ts":3,"dur":2}]})");
+  expect_same_all_ways(R"({"traceEvents": [ ], "distributedInfo": {"rank": 2}})");
+  expect_same_all_ways(R"({"note": "traceEvents", "traceEvents": [)" + kEvents + "]}");
+  expect_same_all_ways(R"({"meta": {"traceEvents": [{"x": 1}, {"y": 2}]}, "traceEvents": [)" + kEvents + "]}");
+  expect_same_all_ways(R"({"traceEvents": [)" + kEvents + R"(], "traceEvents": [)" + kEvents + "]}");
+  expect_same_all_ways(R"({"traceEvents": [)" + kEvents + R"(, 7, "x"]})");
+}
+
+TEST(TraceChunked, SameErrorsAsWholeOnBadInput) {
+  const std::string good = R"({"distributedInfo": {"rank": 1}, "traceEvents": [)" + kEvents + "]}";
+  for (std::size_t cut : {good.size() - 1, good.size() - 3, good.size() / 2, std::size_t{40}}) expect_same_all_ways(good.substr(0, cut));
+  expect_same_all_ways(R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}}, {"ph": "X"}]})");
+  expect_same_all_ways(R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X"]})");
+  expect_same_all_ways(R"({"traceEvents": 5})");
+  expect_same_all_ways(R"({"other": [{"a": 1}, {"b": 2}]})");
+  expect_same_all_ways("[1, 2]");
+  expect_same_all_ways("");
+}
+
+TEST(TraceChunked, MappedFileGivesTheSameEvents) {
+  ScratchDir dir;
+  std::string text = R"({"distributedInfo": {"rank": 1}, "traceEvents": [)";
+  // ~300 kB of events so that the slices span many pages (and pages are handed back).
+  for (int i = 0; i < 3000; ++i)
+    text += R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 17) + R"(", "ts": )" + std::to_string(i * 10) +
+            R"(, "dur": 5, "args": {"stream": 7, "correlation": )" + std::to_string(i) + "}},\n  ";
+  text += R"({"ph": "X", "cat": "Trace", "name": "end", "ts": 0, "dur": 1}]})";
+  auto path = dir.write("big.json", text);
+  ParseOptions sliced;
+  sliced.chunk_bytes = 10000;
+  sliced.threads = 2;
+  auto c = load_kineto(path, sliced);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c.value().events.size(), 3001u);
+  for (int i = 0; i < 3000; ++i) {
+    EXPECT_EQ(c.value().events[i].ts_ns, i * 10'000);
+    EXPECT_EQ(c.value().names[c.value().events[i].name], "k" + std::to_string(i % 17));
+  }
+  EXPECT_EQ(scalelens::testing::slurp(path), text) << "the file is never written";
+}
+
+TEST(TraceChunked, RealTracesSameAsWhole) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  for (const char* rel : {"kineto/hta/resnet-ddp-rank0of2-a100.json.gz", "kineto/hta/ns-timestamps-v100.pt.trace.json.gz",
+                          "kineto/hta/amd-mi250-rocm6.json.gz", "kineto/hta/cpu-only.pt.trace.json.gz",
+                          "kineto/hta/triton.json.gz", "kineto/hta/no-distributed-info.json.gz",
+                          "kineto/hta/sampled-2of128/sampled_rank-1.json.gz"}) {
+    SCOPED_TRACE(rel);
+    auto bytes = load_trace_bytes(data / rel);
+    ASSERT_TRUE(bytes.ok());
+    expect_same(bytes.value(), 64 * 1024, 2);
+  }
+}
+
+}  // namespace
+}  // namespace scalelens::trace
