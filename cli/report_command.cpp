@@ -81,14 +81,14 @@ int run_report(const ReportArgs& args) {
   };
   auto written = !chosen && !writable(out_dir)
                      ? Result<std::vector<std::filesystem::path>>(Error{"the input folder is read-only", out_dir.string()})
-                     : write_report_files(summary, out_dir);
+                     : write_report_files(summary, study, out_dir);
   if (!written && !chosen) {
     auto fallback = std::filesystem::current_path() / "scalelens-report";
     std::fprintf(stderr, "note: %s; writing to %s instead (choose with -o DIR)\n",
                  format_location({Severity::note, "", written.error().message, written.error().path, 0, {}}).c_str(),
                  fallback.c_str());
     out_dir = fallback;
-    written = write_report_files(summary, out_dir);
+    written = write_report_files(summary, study, out_dir);
   }
   if (!written) {
     std::fprintf(stderr, "error: %s: %s\n", written.error().path.c_str(), written.error().message.c_str());
@@ -147,7 +147,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  scalelens report runs/ mllogs/mlflow --pattern 'ddp|deepspeed' --warmup-epochs 2\n"
       "  scalelens report runs/ --baseline common --format json > summary.json\n"
       "  scalelens report runs/ -o paper/scaling --strict\n"
-      "Files written to the output folder: summary.json (schema scalelens.summary/1), summary.csv.\n"
+      "Files written to the output folder: summary.json (schema scalelens.summary/1), summary.csv,\n"
+      "report.html (interactive, opens offline) and figures/ (gnuplot scripts, data, SVG/PNG/PDF).\n"
       "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings.");
   cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
 }

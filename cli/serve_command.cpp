@@ -1,6 +1,48 @@
-// Placeholder until `scalelens serve` lands.
+// scalelens serve: the dashboard live over a study folder, refreshed as runs land.
 #include "commands.hpp"
+#include "serve/server.hpp"
 
 namespace scalelens::cli {
-void add_serve_command(CLI::App&, int&) {}
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<ServeOptions>();
+  auto pattern = std::make_shared<std::string>();
+  auto baseline = std::make_shared<std::string>("per-label");
+  auto baseline_gpus = std::make_shared<int>(0);
+  auto scaling = std::make_shared<std::string>("auto");
+  auto* cmd = app.add_subcommand("serve", "Live dashboard over folders of runs (read-only; refreshes as runs land)");
+  cmd->add_option("inputs", opts->inputs, "Folders or files, as for 'scalelens report'")->required();
+  cmd->add_option("--port", opts->port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
+  cmd->add_option("--host", opts->host, "Address to listen on; anything but 127.0.0.1 exposes the study to the network")
+      ->capture_default_str();
+  cmd->add_option("--pattern", *pattern, "Only paths (relative to their input) matching this regex");
+  cmd->add_option("--warmup-epochs", opts->analysis.warmup_epochs, "Epochs left out at the start of each run")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--baseline", *baseline, "per-label or common (as for 'scalelens report')")
+      ->check(CLI::IsMember({"per-label", "common"}))
+      ->capture_default_str();
+  cmd->add_option("--baseline-gpus", *baseline_gpus, "Measure speedup against this GPU count")->check(CLI::PositiveNumber);
+  cmd->add_option("--scaling", *scaling, "Strong or weak scaling (auto: detected)")
+      ->check(CLI::IsMember({"auto", "strong", "weak"}))
+      ->capture_default_str();
+  cmd->add_option("--poll", opts->poll_s, "Seconds between checks of the study's files for changes")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_flag("-q,--quiet", opts->quiet, "Do not print when the study changes");
+  cmd->footer(
+      "Examples:\n"
+      "  scalelens serve runs/                        then open http://127.0.0.1:6006/\n"
+      "  scalelens serve runs/ --port 8080 --baseline common\n"
+      "  ssh -L 6006:127.0.0.1:6006 login-node        to view a cluster's study from a laptop\n"
+      "API: /api/summary, /api/data, /api/series?run=ID, /api/version. Ctrl-C stops it.");
+  cmd->callback([=, &exit_code] {
+    if (!pattern->empty()) opts->pattern = *pattern;
+    opts->analysis.baseline = *baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
+    if (*baseline_gpus > 0) opts->analysis.baseline_gpus = *baseline_gpus;
+    if (*scaling != "auto") opts->analysis.scaling = *scaling;
+    exit_code = serve(*opts);
+  });
+}
+
 }  // namespace scalelens::cli

@@ -3,23 +3,48 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "report/figures.hpp"
+#include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
 
 namespace scalelens {
 
-Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const std::filesystem::path& dir) {
+namespace {
+
+Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, const Study* study,
+                                                     const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create the output folder: {}", ec.message()), dir.string()};
   std::vector<std::filesystem::path> written;
-  for (auto [name, contents] : {std::pair{"summary.json", render_summary_json(summary)},
+  const std::string summary_json = render_summary_json(summary);
+  for (auto [name, contents] : {std::pair{"summary.json", summary_json},
                                 std::pair{"summary.csv", render_summary_csv(summary)}}) {
     auto path = dir / name;
     auto ok = write_file_atomic(path, contents);
     if (!ok) return ok.error();
     written.push_back(path);
   }
+  FiguresResult figures = write_figures(summary, study, dir / "figures");
+  const std::string series = study ? render_series_json(*study, summary) : std::string("null");
+  auto html = render_report_html(render_report_data(summary_json, series, "static", figures.json()));
+  auto path = dir / "report.html";
+  auto ok = write_file_atomic(path, html);
+  if (!ok) return ok.error();
+  written.push_back(path);
+  written.insert(written.end(), figures.written.begin(), figures.written.end());
   return written;
+}
+
+}  // namespace
+
+Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const Study& study,
+                                                              const std::filesystem::path& dir) {
+  return write_all(summary, &study, dir);
+}
+
+Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const std::filesystem::path& dir) {
+  return write_all(summary, nullptr, dir);
 }
 
 }  // namespace scalelens

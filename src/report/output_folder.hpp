@@ -5,10 +5,16 @@
 
 #include "analysis/summary.hpp"
 #include "common/result.hpp"
+#include "model/study.hpp"
 
 namespace scalelens {
 
-// Creates `dir` if needed and writes summary.json and summary.csv atomically. Returns the paths.
+// Creates `dir` if needed and writes summary.json, summary.csv and report.html (the dashboard with
+// the data inlined) atomically, and the static figures into dir/figures/ (gnuplot scripts, data
+// and, when gnuplot is installed, SVG/PNG/PDF). Returns the paths written.
+Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const Study& study,
+                                                              const std::filesystem::path& dir);
+// The same without the study: report.html has no per-run series and figures/ no breakdown.
 Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const std::filesystem::path& dir);
 
 }  // namespace scalelens

@@ -1,0 +1,330 @@
+#include "report/figures.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "common/file_io.hpp"
+#include "common/json.hpp"
+
+namespace scalelens {
+
+std::string gnuplot_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "''";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out + "'";
+}
+
+namespace {
+
+std::string num(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? fmt::format("{:.6g}", *v) : "?";
+}
+
+// A label as one field of a .dat file (double-quoted; gnuplot has no escape inside).
+std::string dat_label(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += (c == '"' || c == '\n' || c == '\r') ? '\'' : c;
+  return out + "\"";
+}
+
+struct Figure {
+  std::string name, title, data, plot;  // plot: the gnuplot commands after the common preamble
+};
+
+std::string preamble(const Figure& f) {
+  return fmt::format(
+      "# scalelens figure '{0}'. Render with: gnuplot {0}.gp   (writes {0}.svg, {0}.png and {0}.pdf)\n"
+      "# Data: {0}.dat ('?' = not measured). Restyle freely: this file is yours to edit.\n"
+      "set datafile missing '?'\n"
+      "set termoption noenhanced\n"
+      "set linetype 1 lc rgb '#0072B2' lw 2 pt 7\nset linetype 2 lc rgb '#E69F00' lw 2 pt 5\n"
+      "set linetype 3 lc rgb '#009E73' lw 2 pt 9\nset linetype 4 lc rgb '#CC79A7' lw 2 pt 11\n"
+      "set linetype 5 lc rgb '#56B4E9' lw 2 pt 13\nset linetype 6 lc rgb '#D55E00' lw 2 pt 4\n"
+      "set linetype 7 lc rgb '#F0E442' lw 2 pt 6\nset linetype 8 lc rgb '#000000' lw 2 pt 8\n"
+      "set linetype cycle 8\n"
+      "set grid\nset key outside right top\nset title {1}\n",
+      f.name, gnuplot_quote(f.title));
+}
+
+std::string script(const Figure& f) {
+  std::string out = preamble(f);
+  const std::pair<const char*, const char*> terms[] = {
+      {"svg size 800,480 dynamic background rgb 'white' font 'sans,12'", "svg"},
+      {"pngcairo size 1200,720 background rgb 'white' font 'sans,14'", "png"},
+      {"pdfcairo size 6in,3.6in font 'sans,9'", "pdf"}};
+  for (auto [term, ext] : terms) {
+    out += fmt::format("\nset terminal {}\nset output '{}.{}'\n{}\n", term, f.name, ext, f.plot);
+  }
+  out += "set output\n";
+  return out;
+}
+
+// Configurations grouped by label, in summary order (label, then world size).
+std::map<std::string, std::vector<const ConfigurationSummary*>> by_label(const Summary& s) {
+  std::map<std::string, std::vector<const ConfigurationSummary*>> out;
+  for (const auto& c : s.configurations) out[c.label].push_back(&c);
+  return out;
+}
+
+// One block per label ("# label" comment, rows), blocks separated by two blank lines; the plot
+// command has one clause per label selecting its block with `index`.
+Figure curve_figure(const Summary& s, std::string name, std::string title, std::string ylabel, bool logy,
+                    const std::function<std::optional<double>(const ConfigurationSummary&)>& value,
+                    bool with_ideal) {
+  Figure f{name, std::move(title), "# world_size value\n", ""};
+  auto labels = by_label(s);
+  std::string clauses;
+  int block = 0;
+  bool any = false;
+  std::map<int, bool> ideal_seen;
+  for (const auto& [label, configs] : labels) {
+    f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", label);
+    for (const auto* c : configs) {
+      auto v = value(*c);
+      any = any || (v && std::isfinite(*v));
+      f.data += fmt::format("{} {}\n", c->world_size, num(v));
+    }
+    clauses += fmt::format("{}'{}.dat' index {} using 1:2 with linespoints title {}", clauses.empty() ? "" : ", \\\n  ",
+                           name, block, gnuplot_quote(label));
+    ++block;
+  }
+  if (!any) return Figure{name, "", "", ""};
+  if (with_ideal) {
+    // Ideal speedup p / p0 over the measured range, for each distinct baseline.
+    int lo = s.configurations.front().world_size, hi = lo;
+    for (const auto& c : s.configurations) lo = std::min(lo, c.world_size), hi = std::max(hi, c.world_size);
+    std::map<int, bool> p0s;
+    for (const auto& c : s.configurations)
+      if (c.baseline_world_size) p0s[*c.baseline_world_size] = true;
+    for (auto [p0, unused] : p0s) {
+      (void)unused;
+      clauses += fmt::format(", \\\n  [{}:{}] x/{}.0 with lines dt 2 lc rgb '#555555' title 'ideal (p0={})'", lo, hi, p0, p0);
+    }
+  }
+  f.plot = fmt::format("set xlabel 'GPUs (world size)'\nset ylabel {}\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n{}plot {}\n", gnuplot_quote(ylabel),
+                       logy ? "set logscale y 2\n" : "unset logscale y\n", clauses);
+  return f;
+}
+
+}  // namespace
+
+std::string FiguresResult::json() const {
+  JsonWriter w;
+  w.begin_object();
+  w.key("rendered").value(rendered);
+  w.key("gnuplot");
+  if (gnuplot.empty()) w.null(); else w.value(gnuplot);
+  w.key("figures").begin_array();
+  for (const auto& f : figures) w.value(f);
+  w.end_array();
+  w.key("skipped").begin_array();
+  for (const auto& f : skipped) w.value(f);
+  w.end_array();
+  w.key("message").value(message);
+  w.end_object();
+  return w.take();
+}
+
+FiguresResult write_figures(const Summary& summary, const Study* study, const std::filesystem::path& dir) {
+  FiguresResult result;
+  std::vector<Figure> figs;
+  if (!summary.configurations.empty()) {
+    figs.push_back(curve_figure(summary, "speedup", "Speedup vs GPUs", "speedup (x)", true,
+                                [](const ConfigurationSummary& c) { return c.speedup; }, true));
+    figs.push_back(curve_figure(summary, "efficiency", "Parallel efficiency vs GPUs", "efficiency (%)", false,
+                                [](const ConfigurationSummary& c) {
+                                  return c.efficiency ? std::optional<double>(*c.efficiency * 100) : std::nullopt;
+                                }, false));
+    if (!figs.back().plot.empty()) figs.back().plot.insert(0, "set yrange [0:*]\n");
+    // Time: epoch time when any configuration has it, else run time; with the 95% interval.
+    bool epoch = false;
+    for (const auto& c : summary.configurations) epoch = epoch || c.epoch_time_s.has_value();
+    {
+      Figure f{"time", epoch ? "Epoch time vs GPUs (mean, 95% CI)" : "Run time vs GPUs (mean, 95% CI)",
+               "# world_size mean_s ci95_low_s ci95_high_s\n", ""};
+      std::string clauses;
+      int block = 0;
+      bool any = false;
+      for (const auto& [label, configs] : by_label(summary)) {
+        f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", label);
+        for (const auto* c : configs) {
+          const auto& st = epoch ? c->epoch_time_s : c->run_time_s;
+          std::optional<double> mean, low, high;
+          if (st) {
+            mean = st->mean;
+            low = std::isfinite(st->ci95_low) ? st->ci95_low : st->mean;
+            high = std::isfinite(st->ci95_high) ? st->ci95_high : st->mean;
+            any = true;
+          }
+          f.data += fmt::format("{} {} {} {}\n", c->world_size, num(mean), num(low), num(high));
+        }
+        clauses += fmt::format("{}'time.dat' index {} using 1:2:3:4 with yerrorlines title {}",
+                               clauses.empty() ? "" : ", \\\n  ", block, gnuplot_quote(label));
+        ++block;
+      }
+      if (any)
+        f.plot = fmt::format("set xlabel 'GPUs (world size)'\nset ylabel '{} time (s)'\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\nset logscale y 10\nplot {}\n",
+                             epoch ? "epoch" : "run", clauses);
+      figs.push_back(f);
+    }
+    // Breakdown: shares of step time from the traces, per configuration (mean over its runs).
+    {
+      Figure f{"breakdown", "Step time breakdown (share of step, from traces)",
+               "# configuration computation overlapped_comm exposed_comm memory idle other\n", ""};
+      bool any = false;
+      if (study) {
+        std::unordered_map<std::string, const Run*> runs;
+        for (const auto& r : study->runs) runs.emplace(r.run_id, &r);
+        for (const auto& c : summary.configurations) {
+          double sums[6] = {}, n = 0;
+          for (auto i : c.run_indices) {
+            auto it = runs.find(summary.runs[i].run_id);
+            if (it == runs.end() || it->second->breakdown.empty()) continue;
+            double step = 0, comp = 0, overlap = 0, exposed = 0, mem = 0, idle = 0;
+            for (const auto& b : it->second->breakdown)
+              step += b.step_time_us, comp += b.comp_us, overlap += b.overlap_us, exposed += b.exposed_comm_us,
+                  mem += b.mem_us, idle += b.idle_us;
+            if (step <= 0) continue;
+            double parts[5] = {std::max(comp - overlap, 0.0) / step, overlap / step, exposed / step, mem / step, idle / step};
+            double used = 0;
+            for (int k = 0; k < 5; ++k) sums[k] += parts[k], used += parts[k];
+            sums[5] += std::max(0.0, 1 - used);
+            n += 1;
+          }
+          if (n == 0) continue;
+          any = true;
+          f.data += dat_label(c.key());
+          for (double v : sums) f.data += fmt::format(" {:.6g}", v / n);
+          f.data += '\n';
+        }
+      }
+      if (any)
+        f.plot =
+            "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.9 border -1\n"
+            "set boxwidth 0.7\nset ylabel 'share of step time'\nset yrange [0:*]\nset xtics rotate by -30\n"
+            "plot 'breakdown.dat' using 2:xtic(1) title 'computation', '' using 3 title 'overlapped communication', "
+            "'' using 4 title 'exposed communication', '' using 5 title 'memory', '' using 6 title 'idle', "
+            "'' using 7 title 'other (CPU, launch)'\n";
+      figs.push_back(f);
+    }
+    // Utilization and energy per configuration.
+    {
+      Figure f{"utilization", "GPU utilization per configuration (mean, min-max over GPUs)",
+               "# configuration mean_pct min_pct max_pct\n", ""};
+      bool any = false;
+      for (const auto& c : summary.configurations) {
+        if (!c.gpu_util_pct) continue;
+        any = true;
+        f.data += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", dat_label(c.key()), c.gpu_util_pct->mean, c.gpu_util_pct->min,
+                              c.gpu_util_pct->max);
+      }
+      if (any)
+        f.plot =
+            "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset ylabel 'GPU utilization (%)'\nset yrange [0:105]\n"
+            "set xtics rotate by -30\nplot 'utilization.dat' using 0:2:xtic(1) with boxes title 'mean', "
+            "'' using 0:2:3:4 with yerrorbars lc rgb '#000000' pt -1 title 'min-max over GPUs'\n";
+      figs.push_back(f);
+    }
+    {
+      Figure f{"energy", "GPU energy per configuration", "# configuration energy_wh energy_j_per_sample\n", ""};
+      bool any = false;
+      for (const auto& c : summary.configurations) {
+        if (!c.energy_wh) continue;
+        any = true;
+        f.data += fmt::format("{} {} {}\n", dat_label(c.key()), num(c.energy_wh), num(c.energy_j_per_sample));
+      }
+      if (any)
+        f.plot =
+            "set style fill solid 0.8 border -1\nset boxwidth 0.4\nset ylabel 'energy per run (Wh)'\n"
+            "set y2label 'energy per sample (J)'\nset ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\n"
+            "set xtics rotate by -30\nplot 'energy.dat' using ($0-0.2):2:xtic(1) with boxes title 'Wh per run', "
+            "'' using ($0+0.2):3 axes x1y2 with boxes title 'J per sample'\n";
+      figs.push_back(f);
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    result.message = fmt::format("cannot create {}: {}", dir.string(), ec.message());
+    return result;
+  }
+  std::vector<std::string> scripts;
+  for (const auto& f : figs) {
+    if (f.plot.empty()) {
+      result.skipped.push_back(f.name);
+      continue;
+    }
+    auto dat = dir / (f.name + ".dat"), gp = dir / (f.name + ".gp");
+    if (write_file_atomic(dat, f.data) && write_file_atomic(gp, script(f))) {
+      result.written.push_back(gp);
+      result.written.push_back(dat);
+      result.figures.push_back(f.name);
+      scripts.push_back(f.name + ".gp");
+    }
+  }
+
+  // gnuplot on PATH, unless SCALELENS_NO_GNUPLOT is set.
+  const char* no = std::getenv("SCALELENS_NO_GNUPLOT");
+  if (!(no && *no) && std::getenv("PATH")) {
+    std::string path = std::getenv("PATH");
+    std::size_t start = 0;
+    while (start <= path.size()) {
+      auto end = path.find(':', start);
+      if (end == std::string::npos) end = path.size();
+      auto candidate = std::filesystem::path(path.substr(start, end - start)) / "gnuplot";
+      if (start != end && ::access(candidate.c_str(), X_OK) == 0) {
+        result.gnuplot = candidate.string();
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  const std::string how = fmt::format("cd '{}' && for f in *.gp; do gnuplot \"$f\"; done", dir.string());
+  if (scripts.empty()) {
+    result.message = "no figure has data in this study";
+    return result;
+  }
+  if (result.gnuplot.empty()) {
+    result.message = "gnuplot was not found, so only the scripts and data were written; render them with: " + how;
+    return result;
+  }
+  bool all_ok = true;
+  for (const auto& s : scripts) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::chdir(dir.c_str()) != 0) ::_exit(127);
+      int null = ::open("/dev/null", O_RDWR);
+      if (null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
+      ::execl(result.gnuplot.c_str(), "gnuplot", s.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      all_ok = false;
+      continue;
+    }
+    auto stem = s.substr(0, s.size() - 3);
+    for (const char* ext : {".svg", ".png", ".pdf"})
+      if (std::filesystem::exists(dir / (stem + ext), ec)) result.written.push_back(dir / (stem + ext));
+  }
+  result.rendered = all_ok;
+  result.message = all_ok ? "rendered with gnuplot (SVG, PNG, PDF); edit the .gp scripts to restyle, then: " + how
+                          : "gnuplot failed on some figures; the scripts and data are written; render them with: " + how;
+  return result;
+}
+
+}  // namespace scalelens

@@ -1,0 +1,31 @@
+#pragma once
+// Static figures for papers (figures/*.svg|png|pdf): a gnuplot script (.gp) and its data (.dat)
+// per figure, rendered with gnuplot when it is installed. Without gnuplot the scripts and data are
+// still written and the result says how to render them.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/summary.hpp"
+#include "model/study.hpp"
+
+namespace scalelens {
+
+struct FiguresResult {
+  std::vector<std::filesystem::path> written;  // .gp, .dat and rendered files
+  std::vector<std::string> figures;             // names with data: "speedup", "efficiency", ...
+  std::vector<std::string> skipped;             // names without data in this study
+  bool rendered = false;                         // gnuplot ran and succeeded for every figure
+  std::string gnuplot;                           // its path, "" when not found
+  std::string message;                           // for the report: what was done, how to render
+  std::string json() const;                      // the "figures" object of the report data
+};
+
+// Writes `dir`/<name>.gp and .dat for each figure with data and runs gnuplot on them (unless
+// SCALELENS_NO_GNUPLOT is set or gnuplot is not on PATH). `study` may be null (no breakdown).
+FiguresResult write_figures(const Summary& summary, const Study* study, const std::filesystem::path& dir);
+
+// A string as a gnuplot single-quoted literal ('' doubles a quote).
+std::string gnuplot_quote(const std::string& s);
+
+}  // namespace scalelens

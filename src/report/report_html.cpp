@@ -1,0 +1,239 @@
+#include "report/report_html.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "common/json.hpp"
+#include "report/web_bundle.hpp"
+
+namespace scalelens {
+
+std::string compact_number(double v, int decimals) {
+  if (!std::isfinite(v)) return "null";
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+std::vector<std::size_t> decimate_indices(std::size_t n, std::size_t max_points,
+                                          const std::vector<const std::vector<double>*>& values) {
+  std::vector<std::size_t> keep;
+  if (n == 0) return keep;
+  max_points = std::max<std::size_t>(max_points, 2);
+  if (n <= max_points) {
+    keep.resize(n);
+    for (std::size_t i = 0; i < n; ++i) keep[i] = i;
+    return keep;
+  }
+  // Each bucket keeps up to 2 points per value series (its min and max).
+  const std::size_t per_bucket = 2 * std::max<std::size_t>(values.size(), 1);
+  const std::size_t buckets = std::max<std::size_t>((max_points - 2) / per_bucket, 1);
+  keep.push_back(0);
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const std::size_t lo = 1 + (n - 2) * b / buckets, hi = 1 + (n - 2) * (b + 1) / buckets;
+    if (lo >= hi) continue;
+    if (values.empty()) {
+      keep.push_back(lo);
+      continue;
+    }
+    for (const auto* vs : values) {
+      std::size_t imin = hi, imax = hi;
+      for (std::size_t i = lo; i < hi; ++i) {
+        double v = (*vs)[i];
+        if (std::isnan(v)) continue;
+        if (imin == hi || v < (*vs)[imin]) imin = i;
+        if (imax == hi || v > (*vs)[imax]) imax = i;
+      }
+      if (imin == hi) imin = imax = lo;
+      keep.push_back(imin);
+      keep.push_back(imax);
+    }
+  }
+  keep.push_back(n - 1);
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  return keep;
+}
+
+namespace {
+
+void append_array(std::string& out, const std::vector<double>& v, const std::vector<std::size_t>& idx, int decimals) {
+  out += '[';
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    if (k) out += ',';
+    out += compact_number(v[idx[k]], decimals);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits,
+                               std::string_view run_id) {
+  // Runs that made it onto a curve, by id (ingest already left out duplicate ids).
+  std::unordered_map<std::string, const Run*> by_id;
+  for (const auto& run : study.runs) by_id.emplace(run.run_id, &run);
+  std::vector<const Run*> runs;
+  for (const auto& rs : summary.runs) {
+    if (!run_id.empty() && rs.run_id != run_id) continue;
+    auto it = by_id.find(rs.run_id);
+    if (it != by_id.end()) runs.push_back(it->second);
+  }
+  std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
+  for (const auto* r : runs) {
+    for (const auto& g : r->gpus) gpu_series += 1, gpu_points += g.samples.size();
+    for (const auto& b : r->breakdown)
+      if (!b.step_times_us.empty()) rank_series += 1, rank_points += b.step_times_us.size();
+  }
+  auto cap = [&](std::size_t series, std::size_t budget) {
+    if (series == 0) return limits.max_points_per_series;
+    return std::clamp<std::size_t>(budget / series, 8, limits.max_points_per_series);
+  };
+  const std::size_t gpu_cap = gpu_points <= limits.gpu_point_budget ? limits.max_points_per_series
+                                                                     : cap(gpu_series, limits.gpu_point_budget);
+  const std::size_t step_cap =
+      rank_points <= limits.step_budget ? limits.max_points_per_series : cap(rank_series, limits.step_budget);
+
+  std::string out = "{\"runs\":[";
+  bool first_run = true;
+  std::vector<double> t, util, power;
+  for (const auto* r : runs) {
+    if (!first_run) out += ',';
+    first_run = false;
+    // Time origin: the run's start, else its first sample.
+    std::int64_t t0 = r->start_ns.value_or(0);
+    if (!r->start_ns) {
+      bool any = false;
+      for (const auto& g : r->gpus)
+        if (!g.samples.empty() && (!any || g.samples.front().t_ns < t0)) t0 = g.samples.front().t_ns, any = true;
+    }
+    out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(r->run_id),
+                       json_quote(r->label), r->world_size ? std::to_string(*r->world_size) : "null", t0);
+    // GPUs in a stable order: node, then index.
+    std::vector<const GpuSeries*> gpus;
+    for (const auto& g : r->gpus) gpus.push_back(&g);
+    std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
+      return a->node != b->node ? a->node < b->node : a->index < b->index;
+    });
+    bool first = true;
+    for (const auto* g : gpus) {
+      const std::size_t n = g->samples.size();
+      t.resize(n), util.resize(n), power.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto& s = g->samples[i];
+        t[i] = static_cast<double>(s.t_ns - t0) * 1e-9;
+        util[i] = s.util_pct;
+        power[i] = s.power_w;
+      }
+      const bool has_util = std::any_of(util.begin(), util.end(), [](double v) { return !std::isnan(v); });
+      const bool has_power = std::any_of(power.begin(), power.end(), [](double v) { return !std::isnan(v); });
+      std::vector<const std::vector<double>*> vals;
+      if (has_util) vals.push_back(&util);
+      if (has_power) vals.push_back(&power);
+      auto idx = decimate_indices(n, gpu_cap, vals);
+      if (!first) out += ',';
+      first = false;
+      out += fmt::format("{{\"node\":{},\"index\":{},\"uuid\":{},\"name\":{},\"samples\":{},\"t\":", json_quote(g->node),
+                         g->index, json_quote(g->uuid), json_quote(g->name), n);
+      append_array(out, t, idx, 3);
+      out += ",\"util\":";
+      if (has_util) append_array(out, util, idx, 1); else out += "null";
+      out += ",\"power\":";
+      if (has_power) append_array(out, power, idx, 1); else out += "null";
+      out += '}';
+    }
+    out += "],\"ranks\":[";
+    std::vector<const RankBreakdown*> ranks;
+    for (const auto& b : r->breakdown) ranks.push_back(&b);
+    std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+    first = true;
+    std::vector<double> steps, ms;
+    for (const auto* b : ranks) {
+      if (b->step_times_us.empty()) continue;
+      const std::size_t n = b->step_times_us.size();
+      steps.resize(n), ms.resize(n);
+      for (std::size_t i = 0; i < n; ++i) steps[i] = static_cast<double>(i), ms[i] = b->step_times_us[i] / 1000;
+      auto idx = decimate_indices(n, step_cap, {&ms});
+      if (!first) out += ',';
+      first = false;
+      out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", b->rank, n);
+      append_array(out, steps, idx, 0);
+      out += ",\"step_ms\":";
+      append_array(out, ms, idx, 3);
+      out += '}';
+    }
+    out += "],\"breakdown\":";
+    if (r->breakdown.empty()) {
+      out += "null";
+    } else {
+      double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0;
+      for (const auto& b : r->breakdown) {
+        step += b.step_time_us, comp += b.comp_us, comm += b.comm_us, overlap += b.overlap_us;
+        exposed += b.exposed_comm_us, mem += b.mem_us, busy += b.busy_us, idle += b.idle_us;
+      }
+      out += fmt::format(
+          "{{\"ranks\":{},\"step_time_us\":{},\"comp_us\":{},\"comm_us\":{},\"overlap_us\":{},\"exposed_comm_us\":{},"
+          "\"mem_us\":{},\"busy_us\":{},\"idle_us\":{}}}",
+          r->breakdown.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
+          compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
+          compact_number(idle, 1));
+    }
+    out += '}';
+  }
+  out += "]}";
+  return out;
+}
+
+std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
+                               std::string_view figures_json) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+    return s.empty() ? std::string_view("null") : s;
+  };
+  std::string out = fmt::format("{{\"schema\":{},\"mode\":{},\"ui_built\":{},\"summary\":", json_quote(kReportDataSchema),
+                                json_quote(mode), web_bundle_built() ? "true" : "false");
+  out += trim(summary_json);
+  out += ",\"series\":";
+  out += trim(series_json);
+  out += ",\"figures\":";
+  out += trim(figures_json);
+  out += "}";
+  return out;
+}
+
+std::string render_report_html(std::string_view data_json) {
+  const std::string_view page = web_bundle_html();
+  static constexpr std::string_view kOpen = R"(<script type="application/json" id="scalelens-data">)";
+  std::string data;
+  data.reserve(data_json.size() + 64);
+  for (char c : data_json) {
+    if (c == '<') data += "\\u003c";  // only ever inside JSON strings, where this is the same character
+    else data += c;
+  }
+  std::string out;
+  out.reserve(page.size() + data.size());
+  auto open = page.find(kOpen);
+  auto close = open == std::string_view::npos ? open : page.find("</script>", open + kOpen.size());
+  if (open == std::string_view::npos || close == std::string_view::npos) {
+    // A page without the data slot (should not happen): add one before </body>.
+    auto body = page.rfind("</body>");
+    if (body == std::string_view::npos) body = page.size();
+    out.append(page.substr(0, body));
+    out.append(kOpen).append(data).append("</script>");
+    out.append(page.substr(body));
+    return out;
+  }
+  out.append(page.substr(0, open + kOpen.size()));
+  out.append(data);
+  out.append(page.substr(close));
+  return out;
+}
+
+}  // namespace scalelens

@@ -1,0 +1,48 @@
+#pragma once
+// report.html: the dashboard bundle with the study's data inlined, so that it opens offline.
+// Also the per-run time series (GPU utilization and power per GPU, per-rank step times) that the
+// drill-down view shows and the Summary does not hold.
+#include <cstddef>
+#include <vector>
+#include <string>
+#include <string_view>
+
+#include "analysis/summary.hpp"
+#include "model/study.hpp"
+
+namespace scalelens {
+
+inline constexpr const char* kReportDataSchema = "scalelens.report-data/1";
+
+struct SeriesLimits {
+  std::size_t max_points_per_series = 2000;  // per GPU series and per rank's step times
+  std::size_t gpu_point_budget = 300000;     // all GPU series of all runs together
+  std::size_t step_budget = 200000;          // all per-rank step times of all runs together
+};
+
+// {"runs": [{"run_id", "label", "world_size", "t0_ns", "gpus": [{"node", "index", "uuid", "name",
+//   "t": [s since t0], "util": [%], "power": [W]}], "ranks": [{"rank", "steps", "step": [index],
+//   "step_ms": [ms]}], "breakdown": {...µs summed over ranks} | null}]}
+// Only runs that are in `summary.runs`; when `run_id` is not empty, only that run. Series are
+// decimated (min and max of each bucket kept) to the limits.
+std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits = {},
+                               std::string_view run_id = {});
+
+// Keeps at most `max_points` indices of `n` samples: the first, the last, and per bucket the
+// indices of the minimum and maximum of each of `values` (NaN skipped). Sorted, unique.
+std::vector<std::size_t> decimate_indices(std::size_t n, std::size_t max_points,
+                                          const std::vector<const std::vector<double>*>& values);
+
+// {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
+//  "series": <series json or null>, "figures": <figures json or null>}
+std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
+                               std::string_view figures_json = {});
+
+// The bundle with `data_json` inlined into its scalelens-data script; every '<' of the data is
+// written as \u003c so the data can never close the script element.
+std::string render_report_html(std::string_view data_json);
+
+// Compact number for the series: at most `decimals` decimals, trailing zeros dropped, NaN -> null.
+std::string compact_number(double v, int decimals);
+
+}  // namespace scalelens

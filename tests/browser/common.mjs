@@ -1,0 +1,123 @@
+// Shared by the browser tests: playwright-core (from web/node_modules) driving Debian's Chromium,
+// headless, with no network and a fresh profile. Never downloads a browser.
+import { createRequire } from "node:module";
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const SOURCE_DIR = process.env.SCALELENS_SOURCE_DIR ?? path.resolve(here, "../..");
+export const BIN = process.env.SCALELENS_BIN ?? path.join(SOURCE_DIR, "build/default/cli/scalelens");
+export const ARTIFACTS = process.env.SCALELENS_ARTIFACTS ?? path.join(os.tmpdir(), "scalelens-browser");
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+
+const require = createRequire(path.join(SOURCE_DIR, "web/package.json"));
+const { chromium } = require("playwright-core");
+
+export async function launch() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "scalelens-chromium-"));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1366, height: 900 },
+    acceptDownloads: true,
+    bypassCSP: true, // Playwright's own waitForFunction evaluates strings; the page's CSP is tested apart
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+  const close = async () => {
+    await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  return { context: browser, close };
+}
+
+// A page that records errors, dialogs (an XSS would alert) and every request it makes; requests
+// that leave the machine are refused (file: always, 127.0.0.1 only when `allowLocal`).
+export async function openPage(context, { allowLocal = false } = {}) {
+  const page = await context.newPage();
+  const log = { errors: [], dialogs: [], requests: [], blocked: [] };
+  page.on("pageerror", (e) => log.errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") log.errors.push(m.text()); });
+  page.on("dialog", async (d) => { log.dialogs.push(d.message()); await d.dismiss(); });
+  await page.route("**/*", (route) => {
+    const url = route.request().url();
+    log.requests.push(url);
+    const local = url.startsWith("file:") || url.startsWith("data:") || url.startsWith("blob:") ||
+      (allowLocal && url.startsWith("http://127.0.0.1:"));
+    if (local) return route.continue();
+    log.blocked.push(url);
+    return route.abort();
+  });
+  return { page, log };
+}
+
+export async function waitReady(page, timeout = 20000) {
+  await page.waitForFunction(() => window.__scalelens && window.__scalelens.ready, null, { timeout });
+}
+
+// Per chart: [{type, id, name, points}] of its current option.
+export async function chartSeries(page) {
+  return page.evaluate(() => {
+    const out = {};
+    for (const [id, chart] of Object.entries(window.__scalelens.charts)) {
+      const opt = chart.getOption();
+      out[id] = (opt.series ?? []).map((s) => ({ type: s.type, id: s.id, name: s.name, points: (s.data ?? []).length }));
+    }
+    return out;
+  });
+}
+
+export function report(inputs, outDir, extra = []) {
+  execFileSync(BIN, ["report", ...inputs, "-o", outDir, "-q", ...extra], { stdio: ["ignore", "ignore", "inherit"] });
+  return path.join(outDir, "report.html");
+}
+
+export function tmpdir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+// A scalelens run folder with GPU samples: `gpus` GPUs × `samples` samples 1 s apart.
+export function writeRun(root, name, { label, p, epoch_s, gpus = 2, samples = 120, runId = name }) {
+  const dir = path.join(root, name);
+  fs.mkdirSync(path.join(dir, "nodes", "node-<b>"), { recursive: true });
+  const ns = (s) => BigInt(Math.round(s * 1e9)).toString();
+  const t0 = 1_700_000_000;
+  const end = t0 + Math.max(3 * epoch_s, samples);
+  fs.writeFileSync(path.join(dir, "scalelens.json"), JSON.stringify({
+    schema: "scalelens.run/1", run_id: runId, label, world_size: p, nodes: 1, gpus_per_node: p,
+    samples_per_epoch: 1000, global_batch_size: 64, start_ns: Number(ns(t0)), end_ns: Number(ns(end)),
+  }));
+  let e = "rank,epoch,start_ns,end_ns,samples\n";
+  for (let k = 0; k < 3; k++) e += `0,${k},${ns(t0 + k * epoch_s)},${ns(t0 + (k + 1) * epoch_s)},${Math.round(1000 / p)}\n`;
+  fs.writeFileSync(path.join(dir, "epochs.csv"), e);
+  let g = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (let s = 0; s < samples; s++)
+    for (let i = 0; i < gpus; i++)
+      g += `${ns(t0 + s * (end - t0) / (samples - 1))},${i},GPU-${name}-${i},${(50 + 40 * Math.sin(s / 9 + i)).toFixed(1)},,,${(200 + 80 * Math.cos(s / 7 + i)).toFixed(1)},,,\n`;
+  fs.writeFileSync(path.join(dir, "nodes", "node-<b>", "gpu.csv"), g);
+  return dir;
+}
+
+export function startServe(dir, extra = []) {
+  const child = spawn(BIN, ["serve", dir, "--port", "0", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30000);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[0] });
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+}

@@ -1,0 +1,192 @@
+// `scalelens serve` as a user runs it: the real binary on a free port over a real folder.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Http {
+  int status = 0;
+  std::string headers, body;
+};
+
+Http http_get(int port, const std::string& target) {
+  Http r;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return r;
+  }
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (::write(fd, req.data(), req.size()) < 0) {
+    ::close(fd);
+    return r;
+  }
+  std::string all;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  auto sp = all.find(' ');
+  if (sp != std::string::npos) r.status = std::atoi(all.c_str() + sp + 1);
+  auto split = all.find("\r\n\r\n");
+  if (split != std::string::npos) r.headers = all.substr(0, split), r.body = all.substr(split + 4);
+  return r;
+}
+
+// The server as a child process; its first line of output says the port.
+class Server {
+ public:
+  explicit Server(const fs::path& dir) {
+    int out[2];
+    EXPECT_EQ(::pipe(out), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      ::execl(SCALELENS_BIN, "scalelens", "serve", dir.c_str(), "--port", "0", "--poll", "0.5",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    out_ = out[0];
+    std::string line;
+    pollfd p{out_, POLLIN, 0};
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      if (::poll(&p, 1, 200) <= 0) continue;
+      char c[256];
+      auto n = ::read(out_, c, sizeof c);
+      if (n <= 0) break;
+      line.append(c, static_cast<std::size_t>(n));
+    }
+    first_line_ = line;
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)"))) port_ = std::stoi(m[1]);
+  }
+  ~Server() {
+    if (pid_ > 0 && !waited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) ::close(out_);
+  }
+  int port() const { return port_; }
+  const std::string& first_line() const { return first_line_; }
+  // SIGINT, then the exit status (-1 when it did not stop within 10 s).
+  int interrupt() {
+    ::kill(pid_, SIGINT);
+    for (int i = 0; i < 100; ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        waited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+  bool waited_ = false;
+  std::string first_line_;
+};
+
+void write_run(const ScratchDir& dir, const std::string& name, const std::string& label, int p, double epoch_s) {
+  auto ns = [](double s) { return std::to_string(static_cast<long long>(s * 1e9)); };
+  dir.write(name + "/scalelens.json", "{\"run_id\": \"" + name + "\", \"label\": \"" + label + "\", \"world_size\": " +
+                                          std::to_string(p) + ", \"samples_per_epoch\": 1000, \"start_ns\": 0, \"end_ns\": " +
+                                          ns(3 * epoch_s) + "}");
+  dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0," + ns(epoch_s) + "\n0,1," + ns(epoch_s) + "," +
+                                      ns(2 * epoch_s) + "\n0,2," + ns(2 * epoch_s) + "," + ns(3 * epoch_s) + "\n");
+  dir.write(name + "/nodes/n0/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "0,0,GPU-a,50,,,200,,,\n" + ns(epoch_s) + ",0,GPU-a,90,,,300,,,\n" + ns(3 * epoch_s) + ",0,GPU-a,80,,,250,,,\n");
+}
+
+}  // namespace
+
+TEST(ServeCli, ServesPageAndApiAndSeesANewRunWithinFiveSeconds) {
+  ScratchDir study;
+  write_run(study, "a1", "ddp", 1, 4.0);
+  write_run(study, "a2", "ddp", 2, 2.2);
+  Server server(study.path());
+  ASSERT_GT(server.port(), 0) << server.first_line();
+
+  auto page = http_get(server.port(), "/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.headers.find("Content-Security-Policy"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(id="scalelens-data">{"schema":"scalelens.report-data/1","mode":"live")"), std::string::npos)
+      << page.body.substr(0, 300);
+
+  auto summary = http_get(server.port(), "/api/summary");
+  EXPECT_EQ(summary.status, 200);
+  EXPECT_NE(summary.headers.find("application/json"), std::string::npos);
+  EXPECT_NE(summary.body.find("\"schema\":\"scalelens.summary/1\""), std::string::npos) << summary.body.substr(0, 200);
+
+  auto series = http_get(server.port(), "/api/series?run=a2");
+  EXPECT_EQ(series.status, 200);
+  EXPECT_NE(series.body.find("\"util\":[50,90,80]"), std::string::npos) << series.body;
+  EXPECT_EQ(http_get(server.port(), "/api/series?run=nope").status, 404);
+
+  // Nothing but the page and the API: no files, no path traversal.
+  for (const char* path : {"/../../etc/passwd", "/a1/scalelens.json", "/%2e%2e/%2e%2e/etc/passwd", "/api/../a1/epochs.csv",
+                           "/scalelens.json"}) {
+    auto r = http_get(server.port(), path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_EQ(r.body.find("root:"), std::string::npos) << path;
+    EXPECT_EQ(r.body.find("world_size"), std::string::npos) << path;
+  }
+
+  auto v0 = http_get(server.port(), "/api/version").body;
+  write_run(study, "b4", "added-later", 4, 1.3);
+  auto start = std::chrono::steady_clock::now();
+  bool seen = false;
+  while (!seen && std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    seen = http_get(server.port(), "/api/summary").body.find("added-later") != std::string::npos;
+  }
+  EXPECT_TRUE(seen) << "the new run did not show within 5 s";
+  EXPECT_NE(http_get(server.port(), "/api/version").body, v0);
+  EXPECT_NE(http_get(server.port(), "/api/data").body.find("added-later"), std::string::npos);
+
+  EXPECT_EQ(server.interrupt(), 0) << "Ctrl-C is a clean shutdown";
+}
+
+TEST(ServeCli, BusyPortIsAUsageError) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ScratchDir study;
+  write_run(study, "a1", "ddp", 1, 4.0);
+  auto r = run_scalelens("serve " + quoted(study.path()) + " --port " + std::to_string(ntohs(addr.sin_port)));
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot listen"), std::string::npos) << r.err;
+}

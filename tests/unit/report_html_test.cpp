@@ -1,0 +1,198 @@
+// report.html, its per-run series and the static figures.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
+#include "report/figures.hpp"
+#include "report/output_folder.hpp"
+#include "report/report_html.hpp"
+#include "report/summary_writers.hpp"
+#include "report/web_bundle.hpp"
+#include "support/test_support.hpp"
+
+using namespace scalelens;
+using scalelens::testing::ScratchDir;
+using scalelens::testing::slurp;
+
+namespace {
+
+constexpr std::string_view kSlot = R"(<script type="application/json" id="scalelens-data">)";
+
+std::string data_slot(const std::string& html) {
+  auto open = html.find(kSlot);
+  if (open == std::string::npos) return {};
+  open += kSlot.size();
+  return html.substr(open, html.find("</script>", open) - open);
+}
+
+Study study_with_gpus(std::size_t samples, int gpus) {
+  Study s;
+  Run r;
+  r.run_id = "r1";
+  r.label = "<img src=x onerror=alert(1)>";
+  r.world_size = gpus;
+  r.path = "/runs/</script><script>alert(1)</script>";
+  r.start_ns = 1'000'000'000;
+  r.end_ns = r.start_ns.value() + static_cast<std::int64_t>(samples) * 500'000'000;
+  r.samples_per_epoch = 1000;
+  for (int g = 0; g < gpus; ++g) {
+    GpuSeries series;
+    series.node = "host-<b>";
+    series.index = g;
+    for (std::size_t i = 0; i < samples; ++i) {
+      GpuSample x;
+      x.t_ns = r.start_ns.value() + static_cast<std::int64_t>(i) * 500'000'000;
+      x.util_pct = static_cast<float>(i % 100);
+      x.power_w = i == samples / 3 ? 999.0f : 200.0f;  // one spike decimation must keep
+      series.samples.push_back(x);
+    }
+    r.gpus.push_back(std::move(series));
+  }
+  RankBreakdown b;
+  b.rank = 0;
+  b.steps = 3;
+  b.step_time_us = 3000, b.comp_us = 2000, b.comm_us = 800, b.overlap_us = 300, b.exposed_comm_us = 500;
+  b.step_times_us = {1000, 1100, 900};
+  r.breakdown.push_back(b);
+  for (int e = 0; e < 3; ++e) {
+    Interval iv;
+    iv.index = e;
+    iv.start_ns = r.start_ns.value() + e * 1'000'000'000LL;
+    iv.end_ns = iv.start_ns + 1'000'000'000LL;
+    r.epochs.push_back(iv);
+  }
+  s.runs.push_back(std::move(r));
+  return s;
+}
+
+}  // namespace
+
+TEST(ReportHtml, DataIsInlinedAndCannotCloseTheScript) {
+  const std::string data = R"({"summary":{"label":"</script><img src=x onerror=alert(1)>"}})";
+  auto html = render_report_html(data);
+  auto slot = data_slot(html);
+  EXPECT_EQ(slot, R"({"summary":{"label":"\u003c/script>\u003cimg src=x onerror=alert(1)>"}})");
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  EXPECT_EQ(html.find("</script><img"), std::string::npos);
+}
+
+TEST(ReportHtml, BundleHasTheDataSlot) {
+  auto page = web_bundle_html();
+  EXPECT_NE(page.find(kSlot), std::string_view::npos);
+  if (web_bundle_built()) EXPECT_NE(page.find("scalelens"), std::string_view::npos);
+  else EXPECT_NE(page.find("interactive UI was not built"), std::string_view::npos);
+}
+
+TEST(ReportHtml, CompactNumbers) {
+  EXPECT_EQ(compact_number(1.5, 3), "1.5");
+  EXPECT_EQ(compact_number(2.0, 3), "2");
+  EXPECT_EQ(compact_number(0.12345, 3), "0.123");
+  EXPECT_EQ(compact_number(-0.0001, 2), "0");
+  EXPECT_EQ(compact_number(std::nan(""), 1), "null");
+}
+
+TEST(ReportHtml, DecimationCapsPointsAndKeepsExtremes) {
+  std::vector<double> v(100000, 1.0);
+  v[4242] = 50, v[77777] = -50;
+  auto idx = decimate_indices(v.size(), 2000, {&v});
+  EXPECT_LE(idx.size(), 2000u);
+  EXPECT_EQ(idx.front(), 0u);
+  EXPECT_EQ(idx.back(), v.size() - 1);
+  EXPECT_TRUE(std::binary_search(idx.begin(), idx.end(), 4242u));
+  EXPECT_TRUE(std::binary_search(idx.begin(), idx.end(), 77777u));
+  EXPECT_EQ(decimate_indices(5, 2000, {&v}).size(), 5u);
+}
+
+TEST(ReportHtml, SeriesAreDecimatedAndEscaped) {
+  Study study = study_with_gpus(20000, 2);
+  Summary summary = analyze(study, {});
+  ASSERT_EQ(summary.runs.size(), 1u);
+  auto json = render_series_json(study, summary);
+  EXPECT_EQ(json.find("<"), std::string::npos) << "labels and hosts must be escaped";
+  EXPECT_NE(json.find("\"run_id\":\"r1\""), std::string::npos);
+  EXPECT_NE(json.find("\"samples\":20000"), std::string::npos);
+  EXPECT_NE(json.find("999"), std::string::npos) << "the power spike survives decimation";
+  EXPECT_NE(json.find("\"step_ms\":[1,1.1,0.9]"), std::string::npos) << json.substr(json.find("ranks"), 200);
+  EXPECT_NE(json.find("\"breakdown\":{\"ranks\":1"), std::string::npos);
+  // Each GPU series at most 2000 points: count the numbers of the first "t" array.
+  auto t = json.find("\"t\":[");
+  auto end = json.find(']', t);
+  auto commas = std::count(json.begin() + static_cast<long>(t), json.begin() + static_cast<long>(end), ',');
+  EXPECT_LE(commas + 1, 2000);
+  EXPECT_GT(commas + 1, 1000);
+  EXPECT_EQ(render_series_json(study, summary, {}, "no-such-run"), "{\"runs\":[]}");
+}
+
+TEST(ReportHtml, SeriesBudgetShrinksSeriesOfLargeStudies) {
+  Study study = study_with_gpus(4000, 64);
+  Summary summary = analyze(study, {});
+  SeriesLimits limits;
+  limits.gpu_point_budget = 64 * 100;
+  auto json = render_series_json(study, summary, limits);
+  auto t = json.find("\"t\":[");
+  auto end = json.find(']', t);
+  auto n = std::count(json.begin() + static_cast<long>(t), json.begin() + static_cast<long>(end), ',') + 1;
+  EXPECT_LE(n, 100);
+}
+
+TEST(ReportHtml, OutputFolderHasReportAndFigures) {
+  ScratchDir out;
+  ::setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  Study study = study_with_gpus(100, 2);
+  Summary summary = analyze(study, {});
+  auto written = write_report_files(summary, study, out.path());
+  ::unsetenv("SCALELENS_NO_GNUPLOT");
+  ASSERT_TRUE(written) << written.error().message;
+  auto html = slurp(out / "report.html");
+  auto slot = data_slot(html);
+  EXPECT_NE(slot.find("\"schema\":\"scalelens.report-data/1\""), std::string::npos);
+  EXPECT_NE(slot.find("\"mode\":\"static\""), std::string::npos);
+  EXPECT_NE(slot.find("scalelens.summary/1"), std::string::npos);
+  EXPECT_NE(slot.find("\\u003cimg src=x"), std::string::npos);
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  EXPECT_NE(slot.find("gnuplot was not found"), std::string::npos) << "the report says how to render the figures";
+  for (const char* f : {"utilization", "energy", "breakdown", "time"}) {
+    EXPECT_TRUE(std::filesystem::exists(out / "figures" / (std::string(f) + ".gp"))) << f;
+    EXPECT_TRUE(std::filesystem::exists(out / "figures" / (std::string(f) + ".dat"))) << f;
+    EXPECT_FALSE(std::filesystem::exists(out / "figures" / (std::string(f) + ".svg"))) << f;
+  }
+  auto gp = slurp(out / "figures/utilization.gp");
+  EXPECT_NE(gp.find("set output 'utilization.svg'"), std::string::npos);
+  EXPECT_NE(gp.find("set output 'utilization.pdf'"), std::string::npos);
+}
+
+TEST(ReportHtml, GnuplotQuoting) {
+  EXPECT_EQ(gnuplot_quote("ddp"), "'ddp'");
+  EXPECT_EQ(gnuplot_quote("it's\nme"), "'it''s me'");
+}
+
+TEST(ReportHtml, ToyStudyRendersFiguresWithGnuplot) {
+  const char* path = std::getenv("PATH");
+  bool have = false;
+  for (std::string dirs = path ? path : ""; !dirs.empty();) {
+    auto colon = dirs.find(':');
+    auto dir = dirs.substr(0, colon);
+    have = have || ::access((dir + "/gnuplot").c_str(), X_OK) == 0;
+    dirs = colon == std::string::npos ? "" : dirs.substr(colon + 1);
+  }
+  if (!have) GTEST_SKIP() << "gnuplot is not installed";
+  IngestOptions in;
+  in.inputs = {std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"};
+  Study study = ingest(in);
+  Summary summary = analyze(study, {});
+  ASSERT_FALSE(summary.configurations.empty());
+  ScratchDir out;
+  auto r = write_figures(summary, &study, out.path());
+  EXPECT_TRUE(r.rendered) << r.message;
+  for (const char* f : {"speedup", "efficiency", "time"})
+    for (const char* ext : {".svg", ".png", ".pdf", ".gp", ".dat"})
+      EXPECT_GT(std::filesystem::file_size(out / (std::string(f) + ext)), 20u) << f << ext;
+  auto svg = slurp(out / "speedup.svg");
+  EXPECT_NE(svg.find("ideal (p0=1)"), std::string::npos);
+}

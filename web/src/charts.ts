@@ -1,0 +1,451 @@
+// ECharts options for each view. Every builder takes the visible configurations and returns a full
+// option (the page sets it with notMerge). Tooltips build HTML only through escapeHtml.
+import type { Configuration, GpuSeries, RankSeries, RunSeries } from "./types";
+import {
+  BREAKDOWN_PARTS,
+  byLabel,
+  ciBars,
+  configurationBreakdown,
+  curve,
+  envelope,
+  idealLines,
+  paretoFront,
+  seriesPairs,
+  timeEnergyPoints,
+  timeStat,
+  type TimeKind,
+} from "./shape";
+import { PALETTE, colorFor, dashFor, escapeHtml as esc, fmt, isNum } from "./util";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Option = Record<string, any>;
+
+export interface ChartContext {
+  allLabels: string[];
+  showLabels: boolean; // value labels on points and bars
+}
+
+const GRID = { left: 64, right: 24, top: 48, bottom: 56, containLabel: false };
+const AXIS_NAME = { nameLocation: "middle" as const, nameGap: 34, nameTextStyle: { fontWeight: "bold" as const } };
+
+function noData(text: string): Option {
+  return {
+    graphic: [
+      {
+        type: "text",
+        left: "center",
+        top: "middle",
+        style: { text, fill: "#666", fontSize: 14, width: 320, overflow: "break" },
+      },
+    ],
+  };
+}
+
+// A legend of the given series (for exported images); toggling is the page's label bar.
+function legendOf(series: Option[]): Option {
+  return {
+    top: 0,
+    left: 8,
+    right: 56,
+    type: "scroll",
+    selectedMode: false,
+    textStyle: { fontSize: 11 },
+    data: series.filter((x) => x.type !== "custom").map((x) => x.name),
+  };
+}
+const GRID_LEGEND = { ...GRID, top: 64 };
+
+// Category labels (label/GPUs): all shown, rotated when many, long ones cut with an ellipsis.
+function catLabels(categories: string[]): Option {
+  return { interval: 0, rotate: categories.length > 4 ? 30 : 0, fontSize: 11, width: categories.length > 4 ? 120 : 160, overflow: "truncate" };
+}
+
+function gpuAxis(name = "GPUs (world size)"): Option {
+  return { type: "log", logBase: 2, name, ...AXIS_NAME, minorSplitLine: { show: false }, axisLabel: { formatter: (v: number) => fmt(v) } };
+}
+
+function lineSeries(label: string, ctx: ChartContext, data: [number, number][], unit: string, pctScale = false): Option {
+  return {
+    type: "line",
+    id: `line:${label}`,
+    name: label,
+    data,
+    color: colorFor(label, ctx.allLabels),
+    lineStyle: { width: 2, type: dashFor(label, ctx.allLabels) },
+    symbolSize: 7,
+    label: {
+      show: ctx.showLabels,
+      position: "top",
+      formatter: (p: { value: [number, number] }) => (pctScale ? `${fmt(p.value[1])}%` : fmt(p.value[1])) + (unit && !pctScale ? "" : ""),
+    },
+    emphasis: { focus: "series" },
+  };
+}
+
+function itemTooltip(unit: string, what: string): Option {
+  return {
+    trigger: "item",
+    confine: true,
+    formatter: (p: { seriesName: string; value: unknown; data: unknown }) => {
+      const v = p.value as number[];
+      if (Array.isArray(v) && v.length >= 3)
+        return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} GPUs<br>95% CI ${esc(fmt(v[1]))} – ${esc(fmt(v[2]))} ${esc(unit)}`;
+      return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} GPUs<br>${esc(what)}: ${esc(fmt(v[1]))} ${esc(unit)}`;
+    },
+  };
+}
+
+// Vertical error bars [x, low, high] as a custom series.
+function errorBars(id: string, name: string, color: string, data: (number | string)[][]): Option {
+  return {
+    type: "custom",
+    id,
+    name,
+    data,
+    encode: { x: 0, y: [1, 2] },
+    z: 3,
+    renderItem: (_params: unknown, api: { value: (i: number) => number; coord: (p: number[]) => number[] }) => {
+      const lo = api.coord([api.value(0), api.value(1)]);
+      const hi = api.coord([api.value(0), api.value(2)]);
+      const w = 5;
+      const style = { stroke: color, lineWidth: 1.5 };
+      return {
+        type: "group",
+        children: [
+          { type: "line", shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style },
+          { type: "line", shape: { x1: lo[0] - w, y1: lo[1], x2: lo[0] + w, y2: lo[1] }, style },
+          { type: "line", shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style },
+        ],
+      };
+    },
+  };
+}
+
+export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartContext): Option {
+  const series: Option[] = [];
+  for (const [label, cs] of byLabel(configs)) {
+    const data = curve(cs, (c) => timeStat(c, kind)?.mean, true);
+    if (!data.length) continue;
+    series.push(lineSeries(label, ctx, data, "s"));
+    const ci = ciBars(cs, kind);
+    if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, colorFor(label, ctx.allLabels), ci));
+  }
+  const what = kind === "epoch" ? "epoch time" : "run time";
+  return {
+    ...(series.length ? {} : noData(`no ${what} in this study`)),
+    grid: GRID_LEGEND,
+    legend: legendOf(series),
+    tooltip: itemTooltip("s", what),
+    xAxis: gpuAxis(),
+    yAxis: { type: "log", logBase: 10, name: `${what} (s)`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmt(v) } },
+    series,
+  };
+}
+
+export function speedupChart(configs: Configuration[], ctx: ChartContext): Option {
+  const series: Option[] = [];
+  for (const [label, cs] of byLabel(configs)) {
+    const data = curve(cs, (c) => c.speedup, true);
+    if (data.length) series.push(lineSeries(label, ctx, data, "×"));
+  }
+  if (series.length) {
+    for (const ideal of idealLines(configs)) {
+      series.push({
+        type: "line",
+        id: `ideal:${ideal.p0}`,
+        name: `ideal (p0 = ${ideal.p0})`,
+        data: ideal.points,
+        symbol: "none",
+        color: "#555",
+        lineStyle: { type: "dashed", width: 1.5 },
+        tooltip: { show: false },
+        z: 1,
+      });
+    }
+  }
+  return {
+    ...(series.length ? {} : noData("no speedup: a label needs runs at two GPU counts")),
+    grid: GRID_LEGEND,
+    legend: legendOf(series),
+    tooltip: itemTooltip("×", "speedup"),
+    xAxis: gpuAxis(),
+    yAxis: { type: "log", logBase: 2, name: "speedup (×)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmt(v) } },
+    series,
+  };
+}
+
+export function efficiencyChart(configs: Configuration[], ctx: ChartContext): Option {
+  const series: Option[] = [];
+  for (const [label, cs] of byLabel(configs)) {
+    const data = curve(cs, (c) => (isNum(c.efficiency) ? c.efficiency * 100 : null));
+    if (data.length) series.push(lineSeries(label, ctx, data, "%", true));
+  }
+  if (series.length) series[0].markLine = { silent: true, symbol: "none", lineStyle: { color: "#555", type: "dashed" }, label: { formatter: "ideal", position: "insideEndTop" }, data: [{ yAxis: 100 }] };
+  return {
+    ...(series.length ? {} : noData("no efficiency: a label needs runs at two GPU counts")),
+    grid: GRID_LEGEND,
+    legend: legendOf(series),
+    tooltip: itemTooltip("%", "efficiency"),
+    xAxis: gpuAxis(),
+    yAxis: { type: "value", min: 0, name: "parallel efficiency (%)", ...AXIS_NAME, nameGap: 44 },
+    series,
+  };
+}
+
+export function throughputChart(configs: Configuration[], perGpu: boolean, ctx: ChartContext): Option {
+  const series: Option[] = [];
+  for (const [label, cs] of byLabel(configs)) {
+    const data = curve(cs, (c) => (perGpu ? c.throughput_per_gpu : c.throughput_samples_per_s), true);
+    if (data.length) series.push(lineSeries(label, ctx, data, "samples/s"));
+  }
+  const unit = perGpu ? "samples/s per GPU" : "samples/s";
+  return {
+    ...(series.length ? {} : noData("no throughput: the runs report no samples, samples_per_epoch or global batch")),
+    grid: GRID_LEGEND,
+    legend: legendOf(series),
+    tooltip: itemTooltip(unit, perGpu ? "throughput per GPU" : "throughput"),
+    xAxis: gpuAxis(),
+    yAxis: { type: perGpu ? "value" : "log", logBase: 2, min: perGpu ? 0 : undefined, name: `throughput (${unit})`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmt(v) } },
+    series,
+  };
+}
+
+const BREAKDOWN_COLORS = ["#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#999999", "#E69F00"];
+
+export function breakdownChart(configs: Configuration[], runs: RunSeries[] | undefined, ctx: ChartContext): Option {
+  const rows = configurationBreakdown(configs, runs);
+  const categories = rows.map((r) => r.key);
+  const series = BREAKDOWN_PARTS.map((part, k) => ({
+    type: "bar",
+    id: `part:${part}`,
+    name: part,
+    stack: "share",
+    color: BREAKDOWN_COLORS[k],
+    data: rows.map((r) => +(r.shares[k] * 100).toFixed(2)),
+    label: { show: ctx.showLabels && k === 0, position: "inside", formatter: (p: { value: number }) => `${fmt(p.value, 2)}%` },
+    barMaxWidth: 48,
+  }));
+  return {
+    ...(rows.length ? {} : noData("no trace breakdown: add PyTorch profiler traces to the runs")),
+    grid: { ...GRID, top: 56, bottom: 72 },
+    legend: { top: 0, type: "scroll", textStyle: { fontSize: 11 } },
+    tooltip: {
+      trigger: "axis",
+      axisPointer: { type: "shadow" },
+      confine: true,
+      formatter: (ps: { name: string; seriesName: string; value: number; dataIndex: number }[]) => {
+        if (!ps.length) return "";
+        const row = rows[ps[0].dataIndex];
+        const score = row && row.score !== null ? `<br>computation score ${esc(fmt(row.score))}` : "";
+        return `<b>${esc(ps[0].name)}</b>${score}<br>` + ps.map((p) => `${esc(p.seriesName)}: ${esc(fmt(p.value))}% of step`).join("<br>");
+      },
+    },
+    xAxis: { type: "category", data: categories, name: "configuration (label/GPUs)", ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    yAxis: { type: "value", max: 100, min: 0, name: "share of step time (%)", ...AXIS_NAME, nameGap: 44 },
+    series: rows.length ? series : [],
+  };
+}
+
+export function utilizationChart(configs: Configuration[], ctx: ChartContext): Option {
+  const rows = configs.filter((c) => c.gpu_util_pct);
+  const categories = rows.map((c) => `${c.label}/${c.world_size}`);
+  const series: Option[] = rows.length
+    ? [
+        {
+          type: "bar",
+          id: "util:mean",
+          name: "mean GPU utilization",
+          barMaxWidth: 40,
+          data: rows.map((c) => ({ value: c.gpu_util_pct!.mean, itemStyle: { color: colorFor(c.label, ctx.allLabels) } })),
+          label: { show: ctx.showLabels, position: "insideTop", formatter: (p: { value: number }) => `${fmt(p.value)}%` },
+        },
+        errorBars("util:range", "min–max over GPUs", "#000", rows.map((c, i) => [i, c.gpu_util_pct!.min, c.gpu_util_pct!.max])),
+      ]
+    : [];
+  return {
+    ...(rows.length ? {} : noData("no GPU samples in this study")),
+    grid: { ...GRID, bottom: 72 },
+    tooltip: {
+      trigger: "item",
+      confine: true,
+      formatter: (p: { dataIndex: number }) => {
+        const c = rows[p.dataIndex];
+        if (!c) return "";
+        const u = c.gpu_util_pct!;
+        return `<b>${esc(c.label)}/${esc(c.world_size)}</b><br>mean ${esc(fmt(u.mean))}%<br>min ${esc(fmt(u.min))}% · max ${esc(fmt(u.max))}%`;
+      },
+    },
+    xAxis: { type: "category", data: categories, name: "configuration (label/GPUs)", ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    yAxis: { type: "value", min: 0, max: 100, name: "GPU utilization (%)", ...AXIS_NAME, nameGap: 40 },
+    series,
+  };
+}
+
+export function energyChart(configs: Configuration[], ctx: ChartContext): Option {
+  const rows = configs.filter((c) => isNum(c.energy_wh) || isNum(c.energy_j_per_sample));
+  const categories = rows.map((c) => `${c.label}/${c.world_size}`);
+  const series: Option[] = rows.length
+    ? [
+        { type: "bar", id: "energy:wh", name: "energy per run (Wh)", color: PALETTE[0], barMaxWidth: 32, data: rows.map((c) => c.energy_wh ?? null), label: { show: ctx.showLabels, position: "top", formatter: (p: { value: number }) => fmt(p.value) } },
+        { type: "bar", id: "energy:jps", name: "energy per sample (J)", yAxisIndex: 1, color: PALETTE[1], barMaxWidth: 32, data: rows.map((c) => c.energy_j_per_sample ?? null), label: { show: ctx.showLabels, position: "top", formatter: (p: { value: number }) => fmt(p.value) } },
+      ]
+    : [];
+  return {
+    ...(rows.length ? {} : noData("no GPU energy in this study (needs power or energy samples)")),
+    grid: { ...GRID, right: 64, top: 56, bottom: 72 },
+    legend: { top: 0 },
+    tooltip: {
+      trigger: "axis",
+      axisPointer: { type: "shadow" },
+      confine: true,
+      formatter: (ps: { name: string; seriesName: string; value: number }[]) =>
+        ps.length ? `<b>${esc(ps[0].name)}</b><br>` + ps.map((p) => `${esc(p.seriesName)}: ${esc(fmt(p.value))}`).join("<br>") : "",
+    },
+    xAxis: { type: "category", data: categories, name: "configuration (label/GPUs)", ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    yAxis: [
+      { type: "value", min: 0, name: "energy per run (Wh)", ...AXIS_NAME, nameGap: 44 },
+      { type: "value", min: 0, name: "energy per sample (J)", ...AXIS_NAME, nameGap: 44, splitLine: { show: false } },
+    ],
+    series,
+  };
+}
+
+export function paretoChart(configs: Configuration[], ctx: ChartContext): Option {
+  const points = timeEnergyPoints(configs);
+  const front = paretoFront(points);
+  const frontKeys = new Set(front.map((p) => p.key));
+  const series: Option[] = [];
+  for (const [label] of byLabel(configs)) {
+    const mine = points.filter((p) => p.label === label);
+    if (!mine.length) continue;
+    series.push({
+      type: "scatter",
+      id: `pt:${label}`,
+      name: label,
+      color: colorFor(label, ctx.allLabels),
+      symbolSize: (v: number[], p: { dataIndex: number }) => (frontKeys.has(mine[p.dataIndex]?.key) ? 14 : 9),
+      data: mine.map((p) => ({ value: [p.x, p.y, p.ws], name: p.key })),
+      label: { show: ctx.showLabels, position: "right", formatter: (p: { data: { value: number[] } }) => `${p.data.value[2]} GPUs` },
+    });
+  }
+  if (front.length)
+    series.push({
+      type: "line",
+      id: "pareto",
+      name: "Pareto front",
+      data: front.map((p) => [p.x, p.y]),
+      color: "#555",
+      symbol: "none",
+      lineStyle: { type: "dashed", width: 1.5 },
+      step: false,
+      tooltip: { show: false },
+      z: 1,
+    });
+  return {
+    ...(series.length ? {} : noData("no configuration has both a time and an energy")),
+    grid: GRID_LEGEND,
+    legend: legendOf(series),
+    tooltip: {
+      trigger: "item",
+      confine: true,
+      formatter: (p: { name: string; value: number[] }) =>
+        `<b>${esc(p.name)}</b>${frontKeys.has(p.name) ? " (on the Pareto front)" : ""}<br>time ${esc(fmt(p.value[0]))} s<br>energy ${esc(fmt(p.value[1]))} Wh`,
+    },
+    xAxis: { type: "value", scale: true, name: "time per run (s)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmt(v) } },
+    yAxis: { type: "value", scale: true, name: "GPU energy per run (Wh)", ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmt(v) } },
+    series,
+  };
+}
+
+function gpuName(g: GpuSeries): string {
+  return g.node ? `${g.node}:${g.index}` : `GPU ${g.index}`;
+}
+
+const ZOOM = [
+  { type: "inside", xAxisIndex: 0, filterMode: "none" },
+  { type: "slider", xAxisIndex: 0, filterMode: "none", height: 18, bottom: 8 },
+];
+
+// Per GPU when there are few (or `everyGpu`), else min/mean/max over the GPUs.
+export const ENVELOPE_ABOVE = 16;
+export function gpuTimeChart(run: RunSeries | null, metric: "util" | "power", maxPoints = 2000, everyGpu = false): Option {
+  const gpus = (run?.gpus ?? []).filter((g) => g[metric]);
+  const many = gpus.length > 16;
+  let series: Option[];
+  if (gpus.length > ENVELOPE_ABOVE && !everyGpu) {
+    // No more buckets than samples per GPU, or most buckets would be empty.
+    const bins = Math.max(1, Math.min(600, maxPoints, ...gpus.map((g) => g.t.length)));
+    const env = envelope(gpus.map((g) => ({ t: g.t, v: g[metric] })), bins);
+    const line = (id: string, name: string, v: (number | null)[], color: string, width: number, dashed = false) => ({
+      type: "line", id, name, data: env.t.map((t, i) => [t, v[i]]), showSymbol: false, connectNulls: true, color, animation: false,
+      lineStyle: { width, type: dashed ? "dashed" : "solid" },
+    });
+    series = [
+      line("env:max", `max over ${gpus.length} GPUs`, env.max, "#D55E00", 1.2, true),
+      line("env:mean", `mean over ${gpus.length} GPUs`, env.mean, "#0072B2", 2),
+      line("env:min", `min over ${gpus.length} GPUs`, env.min, "#009E73", 1.2, true),
+    ];
+  } else {
+    series = gpus.map((g, i) => ({
+      type: "line",
+      id: `gpu:${i}`,
+      name: gpuName(g),
+      data: seriesPairs(g.t, g[metric], maxPoints),
+      showSymbol: false,
+      sampling: "lttb",
+      color: PALETTE[i % PALETTE.length],
+      lineStyle: { width: many ? 0.8 : 1.4, opacity: many ? 0.6 : 1 },
+      emphasis: { focus: "series", lineStyle: { width: 2.5, opacity: 1 } },
+      animation: false,
+      progressive: 4000,
+    }));
+  }
+  const unit = metric === "util" ? "%" : "W";
+  const what = metric === "util" ? "GPU utilization" : "GPU power";
+  return {
+    ...(series.length ? {} : noData(run ? `no ${what} samples in this run` : "choose a run")),
+    animation: false,
+    grid: { ...GRID, bottom: 72 },
+    tooltip: {
+      trigger: "item",
+      confine: true,
+      formatter: (p: { seriesName: string; value: number[] }) =>
+        `<b>${esc(p.seriesName)}</b><br>t = ${esc(fmt(p.value[0], 4))} s<br>${esc(what)} ${esc(fmt(p.value[1]))} ${esc(unit)}`,
+    },
+    dataZoom: series.length ? ZOOM : [],
+    xAxis: { type: "value", name: "time since run start (s)", ...AXIS_NAME, nameGap: 28, axisLabel: { formatter: (v: number) => fmt(v) } },
+    yAxis: { type: "value", min: 0, max: metric === "util" ? 100 : undefined, name: `${what} (${unit})`, ...AXIS_NAME, nameGap: 44 },
+    series,
+  };
+}
+
+export function stepTimeChart(run: RunSeries | null, maxPoints = 2000): Option {
+  const ranks: RankSeries[] = run?.ranks ?? [];
+  const means = ranks.map((r) => (r.step_ms.length ? r.step_ms.reduce((a, b) => a + b, 0) / r.step_ms.length : 0));
+  const slowest = means.length ? means.indexOf(Math.max(...means)) : -1;
+  const series = ranks.map((r, i) => ({
+    type: "line",
+    id: `rank:${r.rank}`,
+    name: `rank ${r.rank}${i === slowest && ranks.length > 1 ? " (slowest)" : ""}`,
+    data: seriesPairs(r.step, r.step_ms, maxPoints),
+    showSymbol: r.step.length < 60,
+    color: i === slowest && ranks.length > 1 ? "#D55E00" : PALETTE[(i % (PALETTE.length - 1)) + 0],
+    lineStyle: { width: i === slowest ? 2.2 : 1, opacity: i === slowest || ranks.length <= 16 ? 1 : 0.5 },
+    z: i === slowest ? 5 : 2,
+    animation: false,
+  }));
+  return {
+    ...(series.length ? {} : noData(run ? "no per-rank step times in this run (they come from profiler traces)" : "choose a run")),
+    animation: false,
+    grid: { ...GRID, bottom: 72 },
+    tooltip: {
+      trigger: "item",
+      confine: true,
+      formatter: (p: { seriesName: string; value: number[] }) => `<b>${esc(p.seriesName)}</b><br>step ${esc(p.value[0])}: ${esc(fmt(p.value[1]))} ms`,
+    },
+    dataZoom: series.length ? ZOOM : [],
+    xAxis: { type: "value", name: "step", ...AXIS_NAME, nameGap: 28 },
+    yAxis: { type: "value", scale: true, name: "step time (ms)", ...AXIS_NAME, nameGap: 44 },
+    series,
+  };
+}

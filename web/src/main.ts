@@ -1,0 +1,467 @@
+// The dashboard: report.html (data inlined) and `scalelens serve` (data inlined, then polled).
+import * as echarts from "echarts/core";
+import { BarChart, CustomChart, LineChart, ScatterChart } from "echarts/charts";
+import {
+  DataZoomComponent,
+  GraphicComponent,
+  GridComponent,
+  LegendComponent,
+  MarkLineComponent,
+  TitleComponent,
+  ToolboxComponent,
+  TooltipComponent,
+} from "echarts/components";
+import { CanvasRenderer, SVGRenderer } from "echarts/renderers";
+import "./style.css";
+import {
+  breakdownChart,
+  efficiencyChart,
+  energyChart,
+  gpuTimeChart,
+  paretoChart,
+  speedupChart,
+  stepTimeChart,
+  throughputChart,
+  timeChart,
+  utilizationChart,
+  type ChartContext,
+  type Option,
+} from "./charts";
+import { defaultTimeKind, headline, labelsOf, parseInlineData, sortRows, timeStat, toCsv, type Column, type TimeKind } from "./shape";
+import type { Configuration, ReportData, RunSeries } from "./types";
+import { colorFor, fmt, isNum, pct } from "./util";
+
+echarts.use([
+  BarChart, CustomChart, LineChart, ScatterChart, DataZoomComponent, GraphicComponent, GridComponent, LegendComponent,
+  MarkLineComponent, TitleComponent, ToolboxComponent, TooltipComponent, CanvasRenderer, SVGRenderer,
+]);
+
+interface State {
+  data: ReportData | null;
+  hidden: Set<string>;
+  showLabels: boolean;
+  timeKind: TimeKind | null;
+  run: string | null;
+  sortKey: string;
+  sortAsc: boolean;
+  generation: number;
+  everyGpu: boolean;
+}
+
+const state: State = { data: null, hidden: new Set(), showLabels: false, timeKind: null, run: null, sortKey: "label", sortAsc: true, generation: 0, everyGpu: false };
+const charts: Record<string, echarts.ECharts> = {};
+const seriesCache = new Map<string, RunSeries | null>();
+const hook = { charts, state, ready: false, renders: 0, generation: 0, errors: [] as string[], timings: {} as Record<string, number> };
+(window as unknown as { __scalelens: typeof hook }).__scalelens = hook;
+
+// ---- DOM helpers: text only through textContent -------------------------------------------
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(typeof c === "string" ? document.createTextNode(c) : c);
+  return e;
+}
+function setText(id: string, text: string): void {
+  const e = document.getElementById(id);
+  if (e) e.textContent = text;
+}
+function download(name: string, url: string): void {
+  const a = el("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+// ---- Layout ---------------------------------------------------------------------------------
+const CHARTS: { id: string; section: string; title: string; desc: string; wide?: boolean }[] = [
+  { id: "time", section: "scaling", title: "Time vs GPUs", desc: "Mean per configuration, log-log, with the 95% confidence interval over repeats." },
+  { id: "speedup", section: "scaling", title: "Speedup vs GPUs", desc: "Against the baseline the report used; the dashed line is ideal scaling." },
+  { id: "efficiency", section: "scaling", title: "Parallel efficiency", desc: "Speedup · p0 / p; 100% is ideal." },
+  { id: "throughput", section: "scaling", title: "Throughput", desc: "Samples per second, all GPUs together." },
+  { id: "throughput_per_gpu", section: "scaling", title: "Throughput per GPU", desc: "Samples per second per GPU; flat is ideal." },
+  { id: "breakdown", section: "why", title: "Where step time goes", desc: "From profiler traces: shares of step time, mean over runs." },
+  { id: "utilization", section: "why", title: "GPU utilization", desc: "Time-weighted mean per configuration; whiskers: min–max over GPUs." },
+  { id: "energy", section: "cost", title: "Energy", desc: "GPU energy per run (Wh) and per sample (J), mean over runs." },
+  { id: "pareto", section: "cost", title: "Time vs energy", desc: "Per configuration; large points and the dashed line are the Pareto front (no other is both faster and cheaper)." },
+  { id: "gpu_util", section: "drill", title: "GPU utilization over time", desc: "Per GPU (above 16 GPUs: min, mean and max over the GPUs; tick \"every GPU\" for all); drag or scroll to zoom.", wide: true },
+  { id: "gpu_power", section: "drill", title: "GPU power over time", desc: "Per GPU (above 16 GPUs: min, mean and max over the GPUs; tick \"every GPU\" for all); drag or scroll to zoom.", wide: true },
+  { id: "steps", section: "drill", title: "Step time per rank", desc: "Per-rank step times from traces; the slowest rank is highlighted (stragglers).", wide: true },
+];
+
+const SECTIONS: { id: string; title: string }[] = [
+  { id: "scaling", title: "How well it scales" },
+  { id: "why", title: "Why not better" },
+  { id: "cost", title: "At what cost" },
+  { id: "drill", title: "One run in detail" },
+];
+
+function buildLayout(root: HTMLElement): void {
+  root.replaceChildren();
+  const header = el("header", {},
+    el("div", { class: "brand" }, el("h1", {}, "scalelens"), el("span", { id: "mode", class: "badge" })),
+    el("p", { id: "meta", class: "meta" }));
+  const controls = el("section", { id: "controls", class: "controls", "aria-label": "Labels and display options" },
+    el("div", { id: "label-toggles", class: "toggles" }),
+    el("div", { class: "options" },
+      el("button", { id: "labels-all", type: "button" }, "all"),
+      el("button", { id: "labels-none", type: "button" }, "none"),
+      el("label", {}, el("input", { id: "show-values", type: "checkbox" }), " values on charts"),
+      el("label", {}, "time: ", el("select", { id: "time-kind" }, el("option", { value: "epoch" }, "epoch time"), el("option", { value: "run" }, "run time")))));
+  const head = el("section", { id: "headline" }, el("div", { id: "cards", class: "cards" }), el("div", { id: "findings", class: "findings" }));
+  root.append(header, controls, head);
+  for (const s of SECTIONS) {
+    const sec = el("section", { id: `sec-${s.id}` }, el("h2", {}, s.title));
+    if (s.id === "drill")
+      sec.append(el("div", { class: "drill-controls" },
+        el("label", {}, "run: ", el("select", { id: "run-select" })),
+        el("label", {}, el("input", { id: "every-gpu", type: "checkbox" }), " every GPU (default: min/mean/max above 16 GPUs)"),
+        el("span", { id: "run-info", class: "meta" })));
+    const grid = el("div", { class: "grid" });
+    for (const c of CHARTS.filter((c) => c.section === s.id)) {
+      grid.append(el("div", { class: c.wide ? "card wide" : "card", id: `card-${c.id}` },
+        el("h3", {}, c.title), el("p", { class: "desc" }, c.desc), el("div", { class: "chart", "data-chart": c.id })));
+    }
+    sec.append(grid);
+    root.append(sec);
+  }
+  root.append(
+    el("section", { id: "sec-table" }, el("h2", {}, "Summary table"),
+      el("div", { class: "table-tools" }, el("button", { id: "csv", type: "button" }, "Download CSV"), el("span", { class: "meta" }, "Click a column to sort.")),
+      el("div", { class: "table-wrap" }, el("table", { id: "summary-table" }))),
+    el("section", { id: "sec-figures" }, el("h2", {}, "Static figures"), el("p", { id: "figures-note", class: "meta" })),
+    el("footer", {}, el("span", { id: "footer" })));
+
+  document.getElementById("labels-all")!.addEventListener("click", () => { state.hidden.clear(); renderAll(); });
+  document.getElementById("labels-none")!.addEventListener("click", () => { labelsOf(state.data!.summary).forEach((l) => state.hidden.add(l)); renderAll(); });
+  document.getElementById("show-values")!.addEventListener("change", (e) => { state.showLabels = (e.target as HTMLInputElement).checked; renderAll(); });
+  document.getElementById("time-kind")!.addEventListener("change", (e) => { state.timeKind = (e.target as HTMLSelectElement).value as TimeKind; renderAll(); });
+  document.getElementById("run-select")!.addEventListener("change", (e) => { state.run = (e.target as HTMLSelectElement).value; void renderDrill(); });
+  document.getElementById("every-gpu")!.addEventListener("change", (e) => { state.everyGpu = (e.target as HTMLInputElement).checked; void renderDrill(); });
+  document.getElementById("csv")!.addEventListener("click", () => {
+    const csv = toCsv(visibleConfigs(), COLUMNS);
+    download("scalelens-summary.csv", URL.createObjectURL(new Blob([csv], { type: "text/csv" })));
+  });
+  window.addEventListener("resize", () => Object.values(charts).forEach((c) => c.resize()));
+}
+
+// ---- Charts ---------------------------------------------------------------------------------
+const SVG_ICON = "path://M4 4h16v16H4z M8 15l3-4 2 3 2-2 3 3";
+
+function saveSvg(id: string): void {
+  const chart = charts[id];
+  if (!chart) return;
+  const box = el("div");
+  box.style.cssText = `position:fixed;left:-10000px;top:0;width:${chart.getWidth()}px;height:${chart.getHeight()}px`;
+  document.body.append(box);
+  const tmp = echarts.init(box, undefined, { renderer: "svg" });
+  const option = chart.getOption() as Option;
+  option.animation = false;
+  tmp.setOption(option);
+  download(`scalelens-${id}.svg`, tmp.getDataURL({ type: "svg" }));
+  tmp.dispose();
+  box.remove();
+}
+
+function setChart(id: string, option: Option): void {
+  const node = document.querySelector<HTMLElement>(`[data-chart="${id}"]`);
+  if (!node) return;
+  let chart = charts[id];
+  if (!chart) chart = charts[id] = echarts.init(node, undefined, { renderer: "canvas" });
+  option.toolbox = {
+    right: 4,
+    top: 0,
+    itemSize: 14,
+    feature: {
+      saveAsImage: { title: "PNG", name: `scalelens-${id}`, pixelRatio: 2, backgroundColor: "#fff" },
+      mySvg: { show: true, title: "SVG", icon: SVG_ICON, onclick: () => saveSvg(id) },
+    },
+  };
+  option.textStyle = { fontFamily: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif" };
+  option.animationDuration = option.animation === false ? 0 : 300;
+  const t0 = performance.now();
+  chart.setOption(option, { notMerge: true });
+  hook.timings[id] = performance.now() - t0;
+  hook.renders++;
+}
+
+function visibleConfigs(): Configuration[] {
+  if (!state.data) return [];
+  return state.data.summary.configurations.filter((c) => !state.hidden.has(c.label));
+}
+
+function renderAll(): void {
+  const data = state.data;
+  if (!data) return;
+  const summary = data.summary;
+  const all = labelsOf(summary);
+  const kind = state.timeKind ?? defaultTimeKind(summary);
+  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels };
+  const configs = visibleConfigs();
+
+  (document.getElementById("time-kind") as HTMLSelectElement).value = kind;
+  renderToggles(all);
+  renderHeader(data);
+  renderHeadline(kind);
+
+  const jobs: [string, () => Option][] = [
+    ["time", () => timeChart(configs, kind, ctx)],
+    ["speedup", () => speedupChart(configs, ctx)],
+    ["efficiency", () => efficiencyChart(configs, ctx)],
+    ["throughput", () => throughputChart(configs, false, ctx)],
+    ["throughput_per_gpu", () => throughputChart(configs, true, ctx)],
+    ["breakdown", () => breakdownChart(configs, data.series?.runs, ctx)],
+    ["utilization", () => utilizationChart(configs, ctx)],
+    ["energy", () => energyChart(configs, ctx)],
+    ["pareto", () => paretoChart(configs, ctx)],
+  ];
+  renderTable(configs, kind);
+  renderRunSelect();
+  if (hook.renders > 0) {
+    for (const [id, make] of jobs) setChart(id, make());
+    void renderDrill();
+    return;
+  }
+  // First paint: the charts in view now, the rest one per task so the page is usable at once.
+  const inView = (id: string) => {
+    const node = document.querySelector(`[data-chart="${id}"]`);
+    return !!node && node.getBoundingClientRect().top < window.innerHeight;
+  };
+  const later = jobs.filter(([id]) => !inView(id));
+  for (const [id, make] of jobs) if (inView(id)) setChart(id, make());
+  hook.timings.visible = performance.now();
+  const next = () => {
+    const job = later.shift();
+    if (!job) {
+      void renderDrill();
+      return;
+    }
+    setChart(job[0], job[1]());
+    setTimeout(next, 0);
+  };
+  setTimeout(next, 0);
+}
+
+function renderToggles(all: string[]): void {
+  const box = document.getElementById("label-toggles")!;
+  box.replaceChildren();
+  for (const label of all) {
+    const input = el("input", { type: "checkbox", "data-label": label });
+    input.checked = !state.hidden.has(label);
+    input.addEventListener("change", () => {
+      if (input.checked) state.hidden.delete(label);
+      else state.hidden.add(label);
+      renderAll();
+    });
+    const swatch = el("span", { class: "swatch" });
+    swatch.style.background = colorFor(label, all);
+    box.append(el("label", { class: "toggle" }, input, swatch, label));
+  }
+}
+
+function renderHeader(data: ReportData): void {
+  const s = data.summary;
+  const nRuns = s.runs.length;
+  setText("meta", `${s.configurations.length} configurations · ${nRuns} runs · baseline: ${s.baseline} · scaling: ${s.scaling}`);
+  setText("mode", data.mode === "live" ? `live · updated ${new Date().toLocaleTimeString()}` : "report");
+  setText("footer", `scalelens ${s.scalelens_version ?? ""} · ${s.schema} · metric definitions: docs/DESIGN.md`);
+  const f = data.figures;
+  setText("figures-note", f ? `figures/: ${f.figures.join(", ") || "none"}. ${f.message}` : data.mode === "live" ? "Static figures are written by 'scalelens report'." : "");
+}
+
+function card(title: string, value: string, sub: string, id: string): HTMLElement {
+  return el("div", { class: "card-h", id }, el("div", { class: "card-title" }, title), el("div", { class: "card-value" }, value), el("div", { class: "card-sub" }, sub));
+}
+
+function renderHeadline(kind: TimeKind): void {
+  const s = state.data!.summary;
+  const h = headline(s, kind);
+  const cards = document.getElementById("cards")!;
+  cards.replaceChildren();
+  if (h.best) {
+    const value = h.bestBy === "throughput" ? `${fmt(h.best.throughput_samples_per_s)} samples/s` : `${fmt(timeStat(h.best, kind)?.mean)} s`;
+    cards.append(card("Best configuration", `${h.best.label} · ${h.best.world_size} GPUs`, h.bestBy === "throughput" ? `highest throughput: ${value}` : `fastest: ${value}`, "card-best"));
+  }
+  if (h.largest) {
+    const l = h.largest;
+    cards.append(card("Largest scale measured", `${l.world_size} GPUs`, `${isNum(l.nodes) ? `${l.nodes} nodes · ` : ""}${l.label}`, "card-largest"));
+    cards.append(card("Efficiency there", pct(l.efficiency), isNum(l.speedup) ? `speedup ${fmt(l.speedup)}× of ideal ${fmt(l.ideal_speedup)}×` : "no baseline to compare with", "card-eff"));
+    cards.append(card("Energy per sample there", isNum(l.energy_j_per_sample) ? `${fmt(l.energy_j_per_sample)} J` : "–", isNum(l.energy_wh) ? `${fmt(l.energy_wh)} Wh per run` : "no GPU energy measured", "card-energy"));
+  }
+  const box = document.getElementById("findings")!;
+  box.replaceChildren();
+  if (!h.findings.length) {
+    box.append(el("p", { class: "meta" }, "No warnings: every figure could be computed and repeats agree."));
+    return;
+  }
+  const top = h.findings.slice(0, 5);
+  const list = el("ul", { class: "findings-list" });
+  for (const w of [...top, ...h.findings.slice(5)]) {
+    const where = [w.configuration, w.path ? `${w.path}${w.line ? `:${w.line}` : ""}` : ""].filter(Boolean).join(" · ");
+    const li = el("li", { class: `sev-${w.severity}` }, el("span", { class: "sev" }, w.severity), " ", w.message, where ? el("span", { class: "where" }, ` (${where})`) : "", el("span", { class: "code" }, ` [${w.code}]`));
+    list.append(li);
+  }
+  if (h.findings.length > 5) {
+    [...list.children].slice(5).forEach((li) => li.classList.add("more"));
+    const more = el("button", { type: "button", class: "link" }, `show all ${h.findings.length} findings`);
+    more.addEventListener("click", () => { list.classList.toggle("open"); more.textContent = list.classList.contains("open") ? "show fewer" : `show all ${h.findings.length} findings`; });
+    box.append(el("h3", {}, "Findings"), list, more);
+  } else {
+    box.append(el("h3", {}, "Findings"), list);
+  }
+}
+
+// ---- Summary table --------------------------------------------------------------------------
+const num = (f: (c: Configuration) => unknown) => (c: Configuration) => { const v = f(c); return isNum(v) ? v : null; };
+const COLUMNS: Column[] = [
+  { key: "label", title: "label", value: (c) => c.label, text: (c) => c.label },
+  { key: "gpus", title: "GPUs", value: (c) => c.world_size, text: (c) => String(c.world_size) },
+  { key: "nodes", title: "nodes", value: num((c) => c.nodes), text: (c) => fmt(c.nodes) },
+  { key: "runs", title: "runs", value: (c) => c.runs, text: (c) => String(c.runs) },
+  { key: "epoch", title: "epoch time (s)", value: num((c) => c.epoch_time_s?.mean), text: (c) => ci(c.epoch_time_s) },
+  { key: "run", title: "run time (s)", value: num((c) => c.run_time_s?.mean), text: (c) => ci(c.run_time_s) },
+  { key: "x", title: "throughput (samples/s)", value: num((c) => c.throughput_samples_per_s), text: (c) => fmt(c.throughput_samples_per_s) },
+  { key: "xg", title: "per GPU (samples/s)", value: num((c) => c.throughput_per_gpu), text: (c) => fmt(c.throughput_per_gpu) },
+  { key: "s", title: "speedup (×)", value: num((c) => c.speedup), text: (c) => fmt(c.speedup) },
+  { key: "e", title: "efficiency (%)", value: num((c) => (isNum(c.efficiency) ? c.efficiency * 100 : null)), text: (c) => pct(c.efficiency) },
+  { key: "kf", title: "Karp–Flatt", value: num((c) => c.karp_flatt), text: (c) => fmt(c.karp_flatt) },
+  { key: "cs", title: "computation score", value: num((c) => c.computation_score), text: (c) => fmt(c.computation_score) },
+  { key: "u", title: "GPU util (%)", value: num((c) => c.gpu_util_pct?.mean), text: (c) => fmt(c.gpu_util_pct?.mean) },
+  { key: "wh", title: "energy (Wh)", value: num((c) => c.energy_wh), text: (c) => fmt(c.energy_wh) },
+  { key: "jps", title: "energy (J/sample)", value: num((c) => c.energy_j_per_sample), text: (c) => fmt(c.energy_j_per_sample) },
+];
+function ci(s: Configuration["epoch_time_s"]): string {
+  if (!s) return "–";
+  if (isNum(s.ci95_low) && isNum(s.ci95_high)) return `${fmt(s.mean)} ± ${fmt((s.ci95_high - s.ci95_low) / 2, 2)}`;
+  return fmt(s.mean);
+}
+
+function renderTable(configs: Configuration[], _kind: TimeKind): void {
+  const table = document.getElementById("summary-table")!;
+  const column = COLUMNS.find((c) => c.key === state.sortKey) ?? COLUMNS[0];
+  const rows = sortRows(configs, column, state.sortAsc);
+  const head = el("tr");
+  for (const c of COLUMNS) {
+    const b = el("button", { type: "button", "data-sort": c.key }, c.title + (c.key === state.sortKey ? (state.sortAsc ? " ▲" : " ▼") : ""));
+    b.addEventListener("click", () => {
+      state.sortAsc = state.sortKey === c.key ? !state.sortAsc : true;
+      state.sortKey = c.key;
+      renderTable(visibleConfigs(), _kind);
+    });
+    const th = el("th", { scope: "col" }, b);
+    if (c.key === state.sortKey) th.setAttribute("aria-sort", state.sortAsc ? "ascending" : "descending");
+    head.append(th);
+  }
+  const body = el("tbody");
+  for (const r of rows) {
+    const tr = el("tr");
+    for (const c of COLUMNS) tr.append(el("td", { class: c.key === "label" ? "text" : "num" }, c.text(r)));
+    body.append(tr);
+  }
+  table.replaceChildren(el("thead", {}, head), body);
+}
+
+// ---- Drill-down -----------------------------------------------------------------------------
+function renderRunSelect(): void {
+  const select = document.getElementById("run-select") as HTMLSelectElement;
+  const runs = state.data!.summary.runs.filter((r) => !state.hidden.has(r.label));
+  if (!state.run || !runs.some((r) => r.run_id === state.run)) {
+    // Default: the largest run that has GPU samples, else the largest.
+    const withGpus = runs.filter((r) => (r.gpus ?? 0) > 0);
+    const pick = (withGpus.length ? withGpus : runs).reduce<typeof runs[number] | null>((a, b) => (!a || (b.world_size ?? 0) > (a.world_size ?? 0) ? b : a), null);
+    state.run = pick?.run_id ?? null;
+  }
+  select.replaceChildren();
+  for (const r of [...runs].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1)))) {
+    const o = el("option", { value: r.run_id }, `${r.label} · ${r.world_size ?? "?"} GPUs · ${r.run_id}`);
+    if (r.run_id === state.run) o.selected = true;
+    select.append(o);
+  }
+}
+
+async function runSeries(id: string): Promise<RunSeries | null> {
+  const data = state.data!;
+  if (data.series) return data.series.runs.find((r) => r.run_id === id) ?? null;
+  const key = `${state.generation}:${id}`;
+  if (seriesCache.has(key)) return seriesCache.get(key)!;
+  try {
+    const res = await fetch(`api/series?run=${encodeURIComponent(id)}`, { cache: "no-store" });
+    const json = res.ok ? ((await res.json()) as { runs: RunSeries[] }) : null;
+    const run = json?.runs[0] ?? null;
+    seriesCache.set(key, run);
+    return run;
+  } catch {
+    return null;
+  }
+}
+
+async function renderDrill(): Promise<void> {
+  const id = state.run;
+  const info = state.data!.summary.runs.find((r) => r.run_id === id);
+  const run = id ? await runSeries(id) : null;
+  if (id !== state.run) return; // another run was chosen meanwhile
+  const parts: string[] = [];
+  if (info) {
+    if (info.path) parts.push(info.path);
+    if (run) parts.push(`${run.gpus.length} GPU series, ${run.ranks.length} ranks with step times`);
+    if (info.gpu_model) parts.push(String(info.gpu_model));
+  }
+  setText("run-info", parts.join(" · "));
+  setChart("gpu_util", gpuTimeChart(run, "util", 2000, state.everyGpu));
+  setChart("gpu_power", gpuTimeChart(run, "power", 2000, state.everyGpu));
+  setChart("steps", stepTimeChart(run));
+  hook.ready = true;
+}
+
+// ---- Live mode ------------------------------------------------------------------------------
+async function poll(): Promise<void> {
+  try {
+    const res = await fetch("api/version", { cache: "no-store" });
+    if (res.ok) {
+      const { generation } = (await res.json()) as { generation: number };
+      if (generation !== state.generation) {
+        const d = await fetch("api/data", { cache: "no-store" });
+        if (d.ok) {
+          state.data = (await d.json()) as ReportData;
+          state.generation = generation;
+          hook.generation = generation;
+          seriesCache.clear();
+          renderAll();
+        }
+      }
+    }
+  } catch (e) {
+    hook.errors.push(String(e));
+  }
+  setTimeout(poll, 1000);
+}
+
+function main(): void {
+  const root = document.getElementById("app")!;
+  const t0 = performance.now();
+  const data = parseInlineData(document.getElementById("scalelens-data")?.textContent);
+  hook.timings.parse = performance.now() - t0;
+  buildLayout(root);
+  if (!data) {
+    root.prepend(el("p", { class: "empty" }, "No study data in this page. Open the report.html that 'scalelens report' writes, or run 'scalelens serve DIR'."));
+    hook.ready = true;
+    return;
+  }
+  state.data = data;
+  const t1 = performance.now();
+  renderAll();
+  hook.timings.renderAll = performance.now() - t1;
+  if (data.mode === "live" && location.protocol.startsWith("http")) {
+    state.generation = -1; // fetch once to learn the generation
+    void poll();
+  }
+}
+
+try {
+  main();
+} catch (e) {
+  hook.errors.push(String(e));
+  throw e;
+}

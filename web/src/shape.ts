@@ -1,0 +1,291 @@
+// Data shaping for the charts: pure functions over summary.json and the run series, unit-tested.
+import type { Breakdown, Configuration, ReportData, RunSeries, Stat, Summary, Warning } from "./types";
+import { isNum } from "./util";
+
+export type TimeKind = "epoch" | "run";
+
+export function labelsOf(summary: Summary): string[] {
+  return [...new Set(summary.configurations.map((c) => c.label))].sort();
+}
+
+// Configurations per label, by world size.
+export function byLabel(configs: Configuration[]): Map<string, Configuration[]> {
+  const out = new Map<string, Configuration[]>();
+  for (const c of configs) {
+    if (!out.has(c.label)) out.set(c.label, []);
+    out.get(c.label)!.push(c);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.world_size - b.world_size);
+  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export function timeStat(c: Configuration, kind: TimeKind): Stat | null {
+  return (kind === "epoch" ? c.epoch_time_s : c.run_time_s) ?? null;
+}
+
+// Epoch time when any configuration has it, else run time.
+export function defaultTimeKind(summary: Summary): TimeKind {
+  return summary.configurations.some((c) => c.epoch_time_s) ? "epoch" : "run";
+}
+
+// [x, y] points of one figure along a label's curve; configurations without it are left out
+// (never drawn as 0). Log axes need y > 0.
+export function curve(
+  configs: Configuration[],
+  value: (c: Configuration) => unknown,
+  positiveOnly = false,
+): [number, number][] {
+  const out: [number, number][] = [];
+  for (const c of configs) {
+    const v = value(c);
+    if (isNum(v) && (!positiveOnly || v > 0)) out.push([c.world_size, v]);
+  }
+  return out;
+}
+
+// [x, low, high] of the 95% interval, where it is known.
+export function ciBars(configs: Configuration[], kind: TimeKind): [number, number, number][] {
+  const out: [number, number, number][] = [];
+  for (const c of configs) {
+    const s = timeStat(c, kind);
+    if (s && isNum(s.ci95_low) && isNum(s.ci95_high) && s.ci95_low > 0) out.push([c.world_size, s.ci95_low, s.ci95_high]);
+  }
+  return out;
+}
+
+// The ideal speedup line for each distinct baseline world size p0: S = p / p0 over the measured range.
+export function idealLines(configs: Configuration[]): { p0: number; points: [number, number][] }[] {
+  if (!configs.length) return [];
+  const ws = configs.map((c) => c.world_size);
+  const lo = Math.min(...ws);
+  const hi = Math.max(...ws);
+  const p0s = [...new Set(configs.map((c) => c.baseline_world_size).filter(isNum))].sort((a, b) => a - b);
+  return p0s.map((p0) => {
+    const xs = [...new Set([lo, ...ws, hi])].sort((a, b) => a - b);
+    return { p0, points: xs.map((x) => [x, x / p0] as [number, number]) };
+  });
+}
+
+export interface ParetoPoint {
+  x: number;
+  y: number;
+  key: string;
+}
+// Points not dominated by another (lower or equal in both, lower in one): both figures are costs.
+// Returned sorted by x, which is also the order of the front's line.
+export function paretoFront<T extends { x: number; y: number }>(points: T[]): T[] {
+  const sorted = points.filter((p) => isNum(p.x) && isNum(p.y)).sort((a, b) => a.x - b.x || a.y - b.y);
+  const front: T[] = [];
+  let best = Infinity;
+  for (const p of sorted) {
+    if (p.y < best) {
+      front.push(p);
+      best = p.y;
+    }
+  }
+  return front;
+}
+
+// Per configuration: time to the end (run time, else epoch time) against energy per run.
+export function timeEnergyPoints(configs: Configuration[]): (ParetoPoint & { label: string; ws: number })[] {
+  const out: (ParetoPoint & { label: string; ws: number })[] = [];
+  for (const c of configs) {
+    const t = c.run_time_s?.mean ?? c.epoch_time_s?.mean;
+    if (isNum(t) && isNum(c.energy_wh)) out.push({ x: t, y: c.energy_wh, key: `${c.label}/${c.world_size}`, label: c.label, ws: c.world_size });
+  }
+  return out;
+}
+
+// Min/max-per-bucket decimation: keeps the first and last point and, per bucket, the minimum and
+// maximum, so peaks and dips survive. Returns the kept indices (sorted).
+export function decimateIndices(values: (number | null)[], maxPoints: number): number[] {
+  const n = values.length;
+  if (n <= maxPoints || maxPoints < 4) return Array.from({ length: n }, (_, i) => i);
+  const buckets = Math.max(1, Math.floor((maxPoints - 2) / 2));
+  const keep = new Set<number>([0, n - 1]);
+  for (let b = 0; b < buckets; b++) {
+    const lo = 1 + Math.floor(((n - 2) * b) / buckets);
+    const hi = 1 + Math.floor(((n - 2) * (b + 1)) / buckets);
+    let imin = -1;
+    let imax = -1;
+    for (let i = lo; i < hi; i++) {
+      const v = values[i];
+      if (!isNum(v)) continue;
+      if (imin < 0 || v < (values[imin] as number)) imin = i;
+      if (imax < 0 || v > (values[imax] as number)) imax = i;
+    }
+    if (imin >= 0) keep.add(imin).add(imax);
+    else if (lo < hi) keep.add(lo);
+  }
+  return [...keep].sort((a, b) => a - b);
+}
+
+// [t, v] pairs of one series, decimated to maxPoints; null values stay (gaps).
+export function seriesPairs(t: number[], v: (number | null)[] | null, maxPoints = 2000): [number, number | null][] {
+  if (!v) return [];
+  const idx = decimateIndices(v, maxPoints);
+  return idx.map((i) => [t[i], v[i]]);
+}
+
+export const BREAKDOWN_PARTS = [
+  "computation",
+  "overlapped communication",
+  "exposed communication",
+  "memory",
+  "idle",
+  "other (CPU, launch)",
+] as const;
+
+// Shares of step time from a run's trace breakdown (summed over ranks).
+export function breakdownShares(b: Breakdown | null): number[] | null {
+  if (!b || !(b.step_time_us > 0)) return null;
+  const s = b.step_time_us;
+  const parts = [Math.max(0, b.comp_us - b.overlap_us) / s, b.overlap_us / s, b.exposed_comm_us / s, b.mem_us / s, b.idle_us / s];
+  const used = parts.reduce((a, x) => a + x, 0);
+  return [...parts, Math.max(0, 1 - used)];
+}
+
+// Per configuration, the mean over its runs of the breakdown shares (configurations without
+// traces are left out).
+export function configurationBreakdown(
+  configs: Configuration[],
+  runs: RunSeries[] | undefined,
+): { key: string; label: string; shares: number[]; score: number | null }[] {
+  const byId = new Map((runs ?? []).map((r) => [r.run_id, r]));
+  const out: { key: string; label: string; shares: number[]; score: number | null }[] = [];
+  for (const c of configs) {
+    const shares = (c.run_ids ?? []).map((id) => breakdownShares(byId.get(id)?.breakdown ?? null)).filter((s): s is number[] => !!s);
+    if (!shares.length) continue;
+    const mean = BREAKDOWN_PARTS.map((_, k) => shares.reduce((a, s) => a + s[k], 0) / shares.length);
+    out.push({ key: `${c.label}/${c.world_size}`, label: c.label, shares: mean, score: isNum(c.computation_score) ? c.computation_score : null });
+  }
+  return out;
+}
+
+export interface Headline {
+  best: Configuration | null;
+  bestBy: "throughput" | "time" | null;
+  largest: Configuration | null;
+  findings: Warning[];
+}
+
+const SEVERITY_RANK: Record<string, number> = { error: 0, warning: 1, note: 2 };
+
+export function headline(summary: Summary, kind: TimeKind): Headline {
+  const cs = summary.configurations;
+  let best: Configuration | null = null;
+  let bestBy: Headline["bestBy"] = null;
+  const withX = cs.filter((c) => isNum(c.throughput_samples_per_s));
+  if (withX.length) {
+    best = withX.reduce((a, b) => ((b.throughput_samples_per_s as number) > (a.throughput_samples_per_s as number) ? b : a));
+    bestBy = "throughput";
+  } else {
+    const withT = cs.filter((c) => timeStat(c, kind));
+    if (withT.length) {
+      best = withT.reduce((a, b) => (timeStat(b, kind)!.mean < timeStat(a, kind)!.mean ? b : a));
+      bestBy = "time";
+    }
+  }
+  // Largest scale: the most GPUs; among those, the most efficient.
+  let largest: Configuration | null = null;
+  for (const c of cs) {
+    if (
+      !largest ||
+      c.world_size > largest.world_size ||
+      (c.world_size === largest.world_size && (c.efficiency ?? -1) > (largest.efficiency ?? -1))
+    )
+      largest = c;
+  }
+  const findings = [...summary.warnings].sort((a, b) => (SEVERITY_RANK[a.severity] ?? 3) - (SEVERITY_RANK[b.severity] ?? 3));
+  return { best, bestBy, largest, findings };
+}
+
+// The summary table's columns: header, unit, value (number for sorting), text.
+export interface Column {
+  key: string;
+  title: string;
+  value: (c: Configuration) => number | string | null;
+  text: (c: Configuration) => string;
+}
+
+// CSV of the given rows and columns; a text cell that a spreadsheet would run as a formula
+// (= + - @ at the start) gets a leading apostrophe.
+export function toCsv(rows: Configuration[], columns: Column[]): string {
+  const cell = (v: number | string | null): string => {
+    if (v === null || v === undefined) return "";
+    if (typeof v === "number") return Number.isFinite(v) ? String(v) : "";
+    let s = v;
+    if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  const lines = [columns.map((c) => cell(c.title)).join(",")];
+  for (const r of rows) lines.push(columns.map((c) => cell(c.value(r))).join(","));
+  return lines.join("\n") + "\n";
+}
+
+export function sortRows(rows: Configuration[], column: Column, ascending: boolean): Configuration[] {
+  const dir = ascending ? 1 : -1;
+  return [...rows].sort((a, b) => {
+    const va = column.value(a);
+    const vb = column.value(b);
+    if (va === null && vb === null) return 0;
+    if (va === null) return 1; // unknown figures last, whatever the direction
+    if (vb === null) return -1;
+    if (typeof va === "number" && typeof vb === "number") return (va - vb) * dir;
+    return String(va).localeCompare(String(vb)) * dir;
+  });
+}
+
+// The page's data from the inlined script; null when the page has none (opened bare).
+export function parseInlineData(text: string | null | undefined): ReportData | null {
+  if (!text) return null;
+  try {
+    const d = JSON.parse(text);
+    if (!d || typeof d !== "object" || !d.summary) return null;
+    return d as ReportData;
+  } catch {
+    return null;
+  }
+}
+
+// Min, mean and max over many GPUs on a common time grid of `bins` buckets: how a 512-GPU run is
+// drawn by default (every GPU on request).
+export function envelope(
+  series: { t: number[]; v: (number | null)[] | null }[],
+  bins = 500,
+): { t: number[]; min: (number | null)[]; mean: (number | null)[]; max: (number | null)[] } {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of series) {
+    if (!s.v || !s.t.length) continue;
+    lo = Math.min(lo, s.t[0]);
+    hi = Math.max(hi, s.t[s.t.length - 1]);
+  }
+  if (!(hi >= lo)) return { t: [], min: [], mean: [], max: [] };
+  const n = hi > lo ? bins : 1;
+  const width = (hi - lo) / n || 1;
+  const min = new Array<number>(n).fill(Infinity);
+  const max = new Array<number>(n).fill(-Infinity);
+  const sum = new Array<number>(n).fill(0);
+  const count = new Array<number>(n).fill(0);
+  for (const s of series) {
+    if (!s.v) continue;
+    for (let i = 0; i < s.t.length; i++) {
+      const v = s.v[i];
+      if (!isNum(v)) continue;
+      const b = Math.min(n - 1, Math.floor((s.t[i] - lo) / width));
+      if (v < min[b]) min[b] = v;
+      if (v > max[b]) max[b] = v;
+      sum[b] += v;
+      count[b]++;
+    }
+  }
+  const out = { t: [] as number[], min: [] as (number | null)[], mean: [] as (number | null)[], max: [] as (number | null)[] };
+  for (let b = 0; b < n; b++) {
+    out.t.push(lo + (b + 0.5) * width);
+    out.min.push(count[b] ? min[b] : null);
+    out.max.push(count[b] ? max[b] : null);
+    out.mean.push(count[b] ? sum[b] / count[b] : null);
+  }
+  return out;
+}

@@ -1,0 +1,128 @@
+// The data the page shows: schema scalelens.report-data/1 (see src/report/report_html.hpp),
+// whose `summary` is summary.json (docs/summary-schema.md).
+export interface Stat {
+  mean: number;
+  median: number;
+  std: number;
+  n: number;
+  ci95_low: number | null;
+  ci95_high: number | null;
+}
+export interface Range {
+  mean: number;
+  min: number;
+  max: number;
+}
+export type Num = number | null | undefined;
+export interface Configuration {
+  label: string;
+  world_size: number;
+  nodes?: Num;
+  gpus_per_node?: Num;
+  runs: number;
+  scaling?: string;
+  global_batch_size?: Num;
+  baseline_world_size?: Num;
+  baseline_label?: string;
+  epoch_time_s?: Stat | null;
+  run_time_s?: Stat | null;
+  throughput_samples_per_s?: Num;
+  throughput_per_gpu?: Num;
+  speedup?: Num;
+  ideal_speedup?: Num;
+  efficiency?: Num;
+  karp_flatt?: Num;
+  gpu_util_pct?: Range | null;
+  energy_wh?: Num;
+  energy_j_per_sample?: Num;
+  host_energy_wh?: Num;
+  computation_score?: Num;
+  comp_comm_raw_share?: Num;
+  overlap_ratio?: Num;
+  exposed_comm_share?: Num;
+  idle_share?: Num;
+  straggler_spread?: Num;
+  mfu?: Num;
+  run_ids?: string[];
+}
+export interface RunSummary {
+  run_id: string;
+  label: string;
+  world_size: Num;
+  path?: string;
+  format?: string;
+  nodes?: Num;
+  gpus?: number;
+  run_time_s?: Num;
+  energy_wh?: Num;
+  gpu_model?: string;
+  [key: string]: unknown;
+}
+export interface Warning {
+  severity: "error" | "warning" | "note";
+  code: string;
+  message: string;
+  configuration?: string;
+  path?: string;
+  line?: number;
+}
+export interface Summary {
+  schema: string;
+  scalelens_version?: string;
+  baseline: string;
+  scaling: string;
+  configurations: Configuration[];
+  runs: RunSummary[];
+  warnings: Warning[];
+}
+export interface GpuSeries {
+  node: string;
+  index: number;
+  uuid?: string;
+  name?: string;
+  samples?: number;
+  t: number[];
+  util: (number | null)[] | null;
+  power: (number | null)[] | null;
+}
+export interface RankSeries {
+  rank: number;
+  steps: number;
+  step: number[];
+  step_ms: number[];
+}
+export interface Breakdown {
+  ranks: number;
+  step_time_us: number;
+  comp_us: number;
+  comm_us: number;
+  overlap_us: number;
+  exposed_comm_us: number;
+  mem_us: number;
+  busy_us: number;
+  idle_us: number;
+}
+export interface RunSeries {
+  run_id: string;
+  label: string;
+  world_size: Num;
+  t0_ns: number;
+  gpus: GpuSeries[];
+  ranks: RankSeries[];
+  breakdown: Breakdown | null;
+}
+export interface Figures {
+  rendered: boolean;
+  gnuplot: string | null;
+  figures: string[];
+  skipped: string[];
+  message: string;
+}
+export interface ReportData {
+  schema: string;
+  mode: "static" | "live";
+  ui_built?: boolean;
+  summary: Summary;
+  series: { runs: RunSeries[] } | null;
+  figures: Figures | null;
+}

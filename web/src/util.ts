@@ -1,0 +1,51 @@
+// Escaping, number formatting and the colour palette: small pure helpers.
+
+// Text from the study (labels, paths, host names) as HTML text: for the few places that build
+// HTML strings (ECharts tooltips). Everything else uses textContent.
+export function escapeHtml(value: unknown): string {
+  return String(value ?? "").replace(/[&<>"'`]/g, (c) =>
+    ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" })[c] as string,
+  );
+}
+
+export function isNum(v: unknown): v is number {
+  return typeof v === "number" && Number.isFinite(v);
+}
+
+// A figure with 3 significant digits, as people read them (1234567 -> "1.23M").
+export function fmt(v: unknown, digits = 3): string {
+  if (!isNum(v)) return "–";
+  const a = Math.abs(v);
+  if (a === 0) return "0";
+  if (a >= 1e6) {
+    const units = ["", "k", "M", "G", "T", "P"];
+    let u = 0;
+    let x = v;
+    while (Math.abs(x) >= 1000 && u < units.length - 1) {
+      x /= 1000;
+      u++;
+    }
+    return `${Number(x.toPrecision(digits))}${units[u]}`;
+  }
+  if (a >= 10 ** digits) return Math.round(v).toString();
+  return Number(v.toPrecision(digits)).toString();
+}
+
+export function pct(v: unknown, digits = 3): string {
+  return isNum(v) ? `${fmt(v * 100, digits)}%` : "–";
+}
+
+// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
+export const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+const DASHES: (number[] | "solid")[] = ["solid", [6, 3], [2, 2], [8, 3, 2, 3]];
+
+// Colours are stable per label: by the label's position in the sorted list of all labels.
+export function colorFor(label: string, allLabels: string[]): string {
+  const i = allLabels.indexOf(label);
+  return PALETTE[(i < 0 ? 0 : i) % PALETTE.length];
+}
+// With more labels than colours, the line style tells them apart.
+export function dashFor(label: string, allLabels: string[]): number[] | "solid" {
+  const i = Math.max(0, allLabels.indexOf(label));
+  return DASHES[Math.floor(i / PALETTE.length) % DASHES.length];
+}

@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import {
+  breakdownShares,
+  byLabel,
+  ciBars,
+  configurationBreakdown,
+  curve,
+  decimateIndices,
+  headline,
+  idealLines,
+  paretoFront,
+  parseInlineData,
+  seriesPairs,
+  sortRows,
+  timeEnergyPoints,
+  toCsv,
+  type Column,
+} from "../src/shape";
+import type { Configuration, Summary } from "../src/types";
+
+const stat = (mean: number, lo: number | null = null, hi: number | null = null) => ({ mean, median: mean, std: 0, n: 3, ci95_low: lo, ci95_high: hi });
+const cfg = (label: string, ws: number, extra: Partial<Configuration> = {}): Configuration => ({ label, world_size: ws, runs: 3, ...extra });
+
+const summary: Summary = {
+  schema: "scalelens.summary/1",
+  baseline: "per-label",
+  scaling: "strong",
+  configurations: [
+    cfg("ddp", 4, { epoch_time_s: stat(30, 29, 31), speedup: 3.3, efficiency: 0.83, baseline_world_size: 1, throughput_samples_per_s: 330, energy_wh: 5, run_time_s: stat(300), energy_j_per_sample: 0.2 }),
+    cfg("ddp", 1, { epoch_time_s: stat(100, 98, 102), speedup: 1, efficiency: 1, baseline_world_size: 1, throughput_samples_per_s: 100, energy_wh: 3, run_time_s: stat(1000) }),
+    cfg("fsdp", 2, { epoch_time_s: stat(55), speedup: null, efficiency: null, baseline_world_size: 2, throughput_samples_per_s: 180, energy_wh: 8, run_time_s: stat(550) }),
+  ],
+  runs: [],
+  warnings: [
+    { severity: "note", code: "few-repeats", message: "n" },
+    { severity: "error", code: "unreadable-file", message: "e" },
+    { severity: "warning", code: "high-variation", message: "w" },
+  ],
+};
+
+describe("data shaping", () => {
+  it("groups configurations by label, sorted by world size", () => {
+    const g = byLabel(summary.configurations);
+    expect([...g.keys()]).toEqual(["ddp", "fsdp"]);
+    expect(g.get("ddp")!.map((c) => c.world_size)).toEqual([1, 4]);
+  });
+  it("leaves unknown figures out of a curve instead of drawing 0", () => {
+    const g = byLabel(summary.configurations);
+    expect(curve(g.get("fsdp")!, (c) => c.speedup)).toEqual([]);
+    expect(curve(g.get("ddp")!, (c) => c.speedup)).toEqual([[1, 1], [4, 3.3]]);
+    expect(curve([cfg("a", 1, { speedup: 0 })], (c) => c.speedup, true)).toEqual([]);
+  });
+  it("gives CI bars only where the interval is known", () => {
+    const g = byLabel(summary.configurations);
+    expect(ciBars(g.get("ddp")!, "epoch")).toEqual([[1, 98, 102], [4, 29, 31]]);
+    expect(ciBars(g.get("fsdp")!, "epoch")).toEqual([]);
+  });
+  it("draws one ideal line per baseline over the measured range", () => {
+    const lines = idealLines(summary.configurations);
+    expect(lines.map((l) => l.p0)).toEqual([1, 2]);
+    expect(lines[0].points).toEqual([[1, 1], [2, 2], [4, 4]]);
+    expect(lines[1].points[0]).toEqual([1, 0.5]);
+  });
+  it("picks headline figures and orders findings by severity", () => {
+    const h = headline(summary, "epoch");
+    expect(h.best?.world_size).toBe(4);
+    expect(h.bestBy).toBe("throughput");
+    expect(h.largest?.world_size).toBe(4);
+    expect(h.findings.map((w) => w.severity)).toEqual(["error", "warning", "note"]);
+  });
+  it("parses inline data and rejects a page without data", () => {
+    expect(parseInlineData("null")).toBeNull();
+    expect(parseInlineData("{broken")).toBeNull();
+    expect(parseInlineData(JSON.stringify({ schema: "x", summary }))?.summary.configurations.length).toBe(3);
+  });
+});
+
+describe("Pareto front", () => {
+  it("keeps the points no other beats on both time and energy", () => {
+    const pts = [
+      { x: 10, y: 10 },
+      { x: 5, y: 20 },
+      { x: 20, y: 5 },
+      { x: 12, y: 12 }, // dominated by (10, 10)
+      { x: 30, y: 5 }, // dominated by (20, 5)
+    ];
+    expect(paretoFront(pts)).toEqual([{ x: 5, y: 20 }, { x: 10, y: 10 }, { x: 20, y: 5 }]);
+  });
+  it("handles ties and empty input", () => {
+    expect(paretoFront([])).toEqual([]);
+    expect(paretoFront([{ x: 1, y: 1 }, { x: 1, y: 1 }])).toEqual([{ x: 1, y: 1 }]);
+  });
+  it("builds time/energy points from run time, else epoch time", () => {
+    const pts = timeEnergyPoints(summary.configurations);
+    expect(pts.map((p) => [p.key, p.x, p.y])).toEqual([["ddp/4", 300, 5], ["ddp/1", 1000, 3], ["fsdp/2", 550, 8]]);
+    expect(paretoFront(pts).map((p) => p.key)).toEqual(["ddp/4", "ddp/1"]);
+  });
+});
+
+describe("decimation", () => {
+  it("keeps everything when under the limit", () => {
+    expect(decimateIndices([1, 2, 3], 10)).toEqual([0, 1, 2]);
+  });
+  it("caps the points and keeps extremes, first and last", () => {
+    const n = 100000;
+    const v = Array.from({ length: n }, (_, i) => Math.sin(i / 50));
+    v[54321] = 1000; // a spike
+    v[77777] = -1000; // a dip
+    const idx = decimateIndices(v, 2000);
+    expect(idx.length).toBeLessThanOrEqual(2000);
+    expect(idx[0]).toBe(0);
+    expect(idx[idx.length - 1]).toBe(n - 1);
+    expect(idx).toContain(54321);
+    expect(idx).toContain(77777);
+    for (let i = 1; i < idx.length; i++) expect(idx[i]).toBeGreaterThan(idx[i - 1]);
+  });
+  it("skips nulls and keeps pairs aligned with time", () => {
+    const t = Array.from({ length: 5000 }, (_, i) => i * 0.5);
+    const v = t.map((x, i) => (i % 7 === 0 ? null : x));
+    const pairs = seriesPairs(t, v, 100);
+    expect(pairs.length).toBeLessThanOrEqual(100);
+    for (const [x, y] of pairs) if (y !== null) expect(y).toBe(x);
+    expect(seriesPairs(t, null)).toEqual([]);
+  });
+});
+
+describe("breakdown", () => {
+  it("turns summed microseconds into shares of step time", () => {
+    const s = breakdownShares({ ranks: 2, step_time_us: 1000, comp_us: 600, comm_us: 300, overlap_us: 100, exposed_comm_us: 200, mem_us: 50, busy_us: 850, idle_us: 100, })!;
+    expect(s.map((x) => +x.toFixed(3))).toEqual([0.5, 0.1, 0.2, 0.05, 0.1, 0.05]);
+    expect(breakdownShares(null)).toBeNull();
+  });
+  it("averages over a configuration's runs and skips configurations without traces", () => {
+    const b = { ranks: 1, step_time_us: 100, comp_us: 100, comm_us: 0, overlap_us: 0, exposed_comm_us: 0, mem_us: 0, busy_us: 100, idle_us: 0 };
+    const runs = [
+      { run_id: "a", label: "ddp", world_size: 1, t0_ns: 0, gpus: [], ranks: [], breakdown: b },
+      { run_id: "b", label: "ddp", world_size: 1, t0_ns: 0, gpus: [], ranks: [], breakdown: { ...b, comp_us: 50 } },
+    ];
+    const rows = configurationBreakdown([cfg("ddp", 1, { run_ids: ["a", "b"] }), cfg("ddp", 2, { run_ids: ["c"] })], runs);
+    expect(rows.length).toBe(1);
+    expect(rows[0].shares[0]).toBeCloseTo(0.75);
+  });
+});
+
+describe("table", () => {
+  const cols: Column[] = [
+    { key: "label", title: "label", value: (c) => c.label, text: (c) => c.label },
+    { key: "s", title: "speedup (×)", value: (c) => c.speedup ?? null, text: () => "" },
+  ];
+  it("sorts numbers, with unknown figures last both ways", () => {
+    const rows = summary.configurations;
+    expect(sortRows(rows, cols[1], true).map((c) => c.speedup)).toEqual([1, 3.3, null]);
+    expect(sortRows(rows, cols[1], false).map((c) => c.speedup)).toEqual([3.3, 1, null]);
+  });
+  it("writes CSV with quoting and defuses spreadsheet formulas", () => {
+    const csv = toCsv([cfg('a,"b"', 1, { speedup: 2 }), cfg("=HYPERLINK(1)", 2)], cols);
+    expect(csv).toBe('label,speedup (×)\n"a,""b""",2\n\'=HYPERLINK(1),\n');
+  });
+});
+
+describe("envelope", () => {
+  it("gives min, mean and max over GPUs per time bucket", async () => {
+    const { envelope } = await import("../src/shape");
+    const t = [0, 1, 2, 3];
+    const e = envelope([{ t, v: [10, 20, 30, 40] }, { t, v: [30, null, 10, 0] }, { t, v: null }], 4);
+    expect(e.t.length).toBe(4);
+    expect(e.min).toEqual([10, 20, 10, 0]);
+    expect(e.max).toEqual([30, 20, 30, 40]);
+    expect(e.mean).toEqual([20, 20, 20, 20]);
+    expect(envelope([]).t).toEqual([]);
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { PALETTE, colorFor, escapeHtml, fmt, pct } from "../src/util";
+
+describe("escapeHtml", () => {
+  it("escapes markup from labels, paths and host names", () => {
+    expect(escapeHtml("<img src=x onerror=alert(1)>")).toBe("&lt;img src=x onerror=alert(1)&gt;");
+    expect(escapeHtml(`a&b"c'd\`e`)).toBe("a&amp;b&quot;c&#39;d&#96;e");
+    expect(escapeHtml(null)).toBe("");
+    expect(escapeHtml(42)).toBe("42");
+  });
+});
+
+describe("numbers", () => {
+  it("formats with 3 significant digits and unit prefixes", () => {
+    expect(fmt(0.123456)).toBe("0.123");
+    expect(fmt(123.456)).toBe("123");
+    expect(fmt(1234.5)).toBe("1235");
+    expect(fmt(2_500_000)).toBe("2.5M");
+    expect(fmt(null)).toBe("–");
+    expect(fmt(NaN)).toBe("–");
+    expect(pct(0.8312)).toBe("83.1%");
+  });
+});
+
+describe("palette", () => {
+  it("gives each label a stable Okabe–Ito colour", () => {
+    const labels = ["a", "b", "c"];
+    expect(colorFor("b", labels)).toBe(PALETTE[1]);
+    expect(colorFor("b", labels)).toBe(colorFor("b", [...labels]));
+    expect(PALETTE).toContain("#E69F00");
+  });
+});
