@@ -1,7 +1,29 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: builds scalelens and reports on examples/toy-study.
+# The main job: builds scalelens and the MPI training example, measures the example at 1, 2 and
+# 4 ranks (3 repeats each) under `scalelens run --mpi-comm`, and writes the report.
+#   scripts/demo.sh [OUTPUT_DIR]     (default build/demo; the report lands in OUTPUT_DIR/report)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh default
-out="${1:-build/example-report}"
-build/default/cli/scalelens report examples/toy-study -o "$out"
+bin=build/default/cli/scalelens
+train=build/default/examples/mpi-train/mpi_train
+out="${1:-build/demo}"
+study="$out/runs"
+rm -rf "$study"
+mkdir -p "$out"
+if [ "$(id -u)" -eq 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI refuses root otherwise
+fi
+cores=$(nproc)
+for ranks in 1 2 4; do
+  note=""
+  [ "$ranks" -gt "$cores" ] && note=" (oversubscribed: $cores cores)"
+  for repeat in 1 2 3; do
+    echo "== mpi_train on $ranks rank(s), repeat $repeat$note"
+    mpirun --oversubscribe -n "$ranks" "$bin" run --study "$study" --label mpi-sgd-strong --mpi-comm -q \
+      --global-batch-size 256 -- "$train" --mode strong --epochs 4 --samples 32768 --hidden 192
+  done
+done
+"$bin" report "$study" -o "$out/report"
+echo
+echo "Open $out/report/report.html in a browser (it works offline)."

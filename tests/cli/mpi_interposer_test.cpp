@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <sstream>
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
@@ -48,6 +50,29 @@ TEST(MpiInterposer, WithoutARunFolderItPassesCallsThroughAndWritesNothing) {
                        "mpirun --oversubscribe -n 2 -x LD_PRELOAD=" SCALELENS_MPI_LIB " " SCALELENS_MPI_BARRIER_WAIT);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(MpiTrainExample, LossFallsAndRunFolderFeedsTheReport) {
+  ScratchDir dir;
+  auto r = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 " SCALELENS_BIN
+                       " run --study " + dir.path().string() + " --label sgd --mpi-comm -q -- " SCALELENS_MPI_TRAIN
+                       " --epochs 4 --samples 4096");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // "epoch E loss L" from rank 0, one line per epoch: every epoch lowers the loss.
+  std::vector<double> losses;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    int epoch;
+    double loss;
+    if (std::sscanf(line.c_str(), "epoch %d loss %lf", &epoch, &loss) == 2) losses.push_back(loss);
+  }
+  ASSERT_EQ(losses.size(), 4u) << r.out;
+  for (std::size_t i = 1; i < losses.size(); ++i) EXPECT_LT(losses[i], losses[i - 1]) << r.out;
+  auto s = scalelens::analyze(scalelens::ingest({{dir.path().string()}, {}, 1, {}}), {});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  EXPECT_EQ(s.configurations[0].world_size, 2);
+  EXPECT_TRUE(s.configurations[0].throughput_samples_per_s);  // samples logged through the C++ API
+  EXPECT_TRUE(s.configurations[0].computation_score);         // comm/<rank>.csv from the interposer
 }
 
 #endif
