@@ -14,8 +14,13 @@ using namespace scalelens::testing;
 #ifdef SCALELENS_MPI_LIB
 
 namespace {
+// Preloading the interposer puts it ahead of the sanitizer runtime in sanitizer builds; ASan's
+// link-order check would refuse that, though the runtime is loaded by the program all the same.
+#define MPIRUN_ENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
+#define MPIRUN MPIRUN_ENV "mpirun --oversubscribe -x ASAN_OPTIONS "
+
 std::string mpirun(int n, const std::filesystem::path& run_dir, const std::string& program) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n " + std::to_string(n) +
+  return MPIRUN "-n " + std::to_string(n) +
          " -x SCALELENS_RUN_DIR=" + run_dir.string() + " -x LD_PRELOAD=" SCALELENS_MPI_LIB " " + program;
 }
 }  // namespace
@@ -46,15 +51,15 @@ TEST(MpiInterposer, WaitBehindASleepingRankIsMeasuredAsCommunication) {
 
 TEST(MpiInterposer, WithoutARunFolderItPassesCallsThroughAndWritesNothing) {
   ScratchDir dir;
-  auto r = run_command("cd " + dir.path().string() + " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                       "mpirun --oversubscribe -n 2 -x LD_PRELOAD=" SCALELENS_MPI_LIB " " SCALELENS_MPI_BARRIER_WAIT);
+  auto r = run_command("cd " + dir.path().string() + " && " MPIRUN
+                       "-n 2 -x LD_PRELOAD=" SCALELENS_MPI_LIB " " SCALELENS_MPI_BARRIER_WAIT);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 TEST(MpiTrainExample, LossFallsAndRunFolderFeedsTheReport) {
   ScratchDir dir;
-  auto r = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 " SCALELENS_BIN
+  auto r = run_command(MPIRUN "-n 2 " SCALELENS_BIN
                        " run --study " + dir.path().string() + " --label sgd --mpi-comm -q -- " SCALELENS_MPI_TRAIN
                        " --epochs 4 --samples 4096");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
