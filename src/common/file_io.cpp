@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <libdeflate.h>
+#include <zlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -151,6 +152,22 @@ Result<FileBytes> map_file(const std::filesystem::path& path) {
 
 Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes) {
   return read_up_to(path, max_bytes);
+}
+
+Result<std::string> read_head_inflated(const std::filesystem::path& path, std::size_t max_bytes) {
+  auto head = read_head(path, max_bytes);
+  if (!head || !is_gzip(head.value())) return head;
+  std::string out(max_bytes, '\0');
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return std::string();
+  zs.next_in = reinterpret_cast<Bytef*>(head.value().data());
+  zs.avail_in = static_cast<uInt>(head.value().size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  inflate(&zs, Z_SYNC_FLUSH);
+  out.resize(out.size() - zs.avail_out);
+  inflateEnd(&zs);
+  return out;
 }
 
 Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents) {

@@ -38,6 +38,10 @@ Result<FileBytes> map_file(const std::filesystem::path& path);
 // The first `max_bytes` bytes as stored on disk (still compressed if the file is gzip).
 Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes);
 
+// Up to `max_bytes` of the file's content: a gzip file's first bytes are inflated, without
+// inflating the whole file. What readers look at to recognize a format.
+Result<std::string> read_head_inflated(const std::filesystem::path& path, std::size_t max_bytes);
+
 bool is_gzip(std::string_view bytes);
 
 // Inflates a gzip buffer; the error names `path_for_errors`.

@@ -1,7 +1,5 @@
 #include "ingest/ingest.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -26,21 +24,6 @@ bool skipped_folder(const fs::path& p) {
   auto name = p.filename().string();
   return name == "scalelens-report" || name == ".git" || name == "node_modules" || name == "__pycache__" ||
          name == ".scalelens-cache";
-}
-
-// First bytes of a gzip file, inflated: enough to recognize its content without inflating it all.
-std::string inflate_head(std::string_view compressed) {
-  std::string out(kSniffBytes, '\0');
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return {};
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  zs.avail_in = static_cast<uInt>(compressed.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  inflate(&zs, Z_SYNC_FLUSH);
-  out.resize(out.size() - zs.avail_out);
-  inflateEnd(&zs);
-  return out;
 }
 
 struct Candidate {
@@ -185,12 +168,12 @@ Study ingest(const IngestOptions& options) {
 
   // 2. Recognize each file by its first bytes.
   parallel_for(files.size(), threads, [&](std::size_t i) {
-    auto head = read_head(files[i].path, kSniffBytes);
+    auto head = read_head_inflated(files[i].path, kSniffBytes);
     if (!head) {
       sniff_diags[i].push_back({Severity::warning, "unreadable-file", head.error().message, files[i].path.string(), 0, {}});
       return;
     }
-    std::string text = is_gzip(head.value()) ? inflate_head(head.value()) : std::move(head.value());
+    const std::string& text = head.value();
     for (std::size_t r = 0; r < readers.size(); ++r) {
       if (readers[r]->recognizes(files[i].path, text)) {
         files[i].reader = static_cast<int>(r);

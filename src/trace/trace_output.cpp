@@ -1,5 +1,7 @@
 #include "trace/trace_output.hpp"
 
+#include "common/json.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -9,24 +11,6 @@
 namespace scalelens::trace {
 
 namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += ch;
-    }
-  }
-  return out + "\"";
-}
 
 std::string json_number(double v) {
   if (!std::isfinite(v)) return "null";
@@ -223,7 +207,7 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     if (!first_rank) o += ",";
     first_rank = false;
     o += fmt::format("\n  {{\"rank\": {}, \"file\": {}, \"world_size\": {}, \"device\": {}, \"steps\": {}, ", r.rank,
-                     json_string(r.file), r.world_size ? std::to_string(*r.world_size) : "null", json_string(r.device),
+                     json_quote(r.file), r.world_size ? std::to_string(*r.world_size) : "null", json_quote(r.device),
                      r.steps_analysed);
     step_fields(o, r.total);
     o += fmt::format(", \"computation_score\": {}, \"comp_comm_raw_share\": {}, \"overlap_ratio\": {}",
@@ -233,7 +217,7 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
       const bool f = r.flops_ops > 0;
       o += fmt::format(", \"flops\": {}, \"flops_precision\": {}, \"achieved_tflops\": {}, \"peak_tflops\": {}, \"mfu\": {}, "
                        "\"cached\": {}",
-                       f ? json_number(r.flops) : "null", f && !r.flops_precision.empty() ? json_string(r.flops_precision) : "null",
+                       f ? json_number(r.flops) : "null", f && !r.flops_precision.empty() ? json_quote(r.flops_precision) : "null",
                        f ? json_number(m.achieved_tflops) : "null", json_number(m.peak_tflops), f ? json_number(m.mfu) : "null",
                        r.cached ? "true" : "false");
     }
@@ -243,7 +227,7 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     for (std::size_t i = 0; i < r.collectives.size(); ++i) {
       const auto& c = r.collectives[i];
       o += fmt::format("{}{{\"name\": {}, \"count\": {}, \"time_us\": {}, \"bytes\": {}, \"algbw_gbps\": {}}}", i ? ", " : "",
-                       json_string(c.name), c.count, json_number(c.time_us), c.sized ? json_number(c.bytes) : "null",
+                       json_quote(c.name), c.count, json_number(c.time_us), c.sized ? json_number(c.bytes) : "null",
                        c.sized ? json_number(c.algbw_gbps()) : "null");
     }
     o += "]";
@@ -262,7 +246,7 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
       for (std::size_t i = 0; i < r.kernels.size() && i < static_cast<std::size_t>(options.top_kernels); ++i) {
         const auto& k = r.kernels[i];
         o += fmt::format("{}{{\"name\": {}, \"type\": \"{}\", \"count\": {}, \"time_us\": {}}}", i ? ", " : "",
-                         json_string(k.name), class_name(k.cls), k.count, json_number(k.time_us));
+                         json_quote(k.name), class_name(k.cls), k.count, json_number(k.time_us));
       }
       o += "]";
     }
@@ -309,7 +293,7 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     const auto& d = set.diagnostics[i];
     o += fmt::format("{}\n  {{\"severity\": \"{}\", \"code\": {}, \"message\": {}, \"path\": {}}}", i ? "," : "",
                      d.severity == Severity::error ? "error" : d.severity == Severity::warning ? "warning" : "note",
-                     json_string(d.code), json_string(d.message), json_string(d.path));
+                     json_quote(d.code), json_quote(d.message), json_quote(d.path));
   }
   o += "]}\n";
   return o;

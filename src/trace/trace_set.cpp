@@ -1,7 +1,5 @@
 #include "trace/trace_set.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -21,24 +19,10 @@ namespace {
 
 constexpr std::size_t kSniffBytes = 64 * 1024;
 
-std::string inflate_head(std::string_view compressed) {
-  std::string out(kSniffBytes, '\0');
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return {};
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  zs.avail_in = static_cast<uInt>(compressed.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  inflate(&zs, Z_SYNC_FLUSH);
-  out.resize(out.size() - zs.avail_out);
-  inflateEnd(&zs);
-  return out;
-}
-
 bool sniff_kineto(const fs::path& p) {
-  auto head = read_head(p, kSniffBytes);
+  auto head = read_head_inflated(p, kSniffBytes);
   if (!head) return false;
-  return looks_like_kineto(is_gzip(head.value()) ? inflate_head(head.value()) : head.value());
+  return looks_like_kineto(head.value());
 }
 
 Across across(const std::vector<RankSummary>& ranks, double (*get)(const RankSummary&)) {
