@@ -10,6 +10,7 @@ packages=(
   python3
   openmpi-bin libopenmpi-dev
   libcpp-httplib-dev gnuplot-nox chromium util-linux
+  clang libclang-rt-dev llvm  # scripts/fuzz.sh: clang 14, its libFuzzer runtime, llvm-symbolizer
 )
 # Node.js: machines that carry NodeSource's nodejs (which bundles npm) keep it; Debian's own
 # packages split it in two, and the two conflict.
