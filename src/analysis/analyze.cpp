@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/parallel.hpp"
+
 namespace scalelens {
 
 namespace {
@@ -86,20 +88,30 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   else if (options.baseline == BaselineKind::common) summary.baseline = "common";
 
   // Runs, then configurations (label, world size).
+  // Runs are independent and a large study has thousands, each with its GPU series to
+  // integrate: summarized in parallel, their warnings kept in study order.
   std::vector<Diagnostic> run_warnings;
   std::vector<const Run*> sources;
-  for (const auto& run : study.runs) {
+  std::vector<std::vector<Diagnostic>> warnings_of(study.runs.size());
+  std::vector<std::size_t> study_index;
+  for (std::size_t i = 0; i < study.runs.size(); ++i) {
+    const auto& run = study.runs[i];
     if (!run.world_size) {
-      run_warnings.push_back({Severity::warning, "unknown-world-size",
-                              "the run's GPU count (world size) is unknown, so it cannot be placed on a scaling curve; "
-                              "add \"world_size\" to a scalelens.json in or above it",
-                              run.path, 0, {}});
+      warnings_of[i].push_back({Severity::warning, "unknown-world-size",
+                                "the run's GPU count (world size) is unknown, so it cannot be placed on a scaling curve; "
+                                "add \"world_size\" to a scalelens.json in or above it",
+                                run.path, 0, {}});
       continue;
     }
-    summary.runs.push_back(summarize_run(run, options, run_warnings));
-    if (summary.runs.back().label.empty()) summary.runs.back().label = "unlabelled";
     sources.push_back(&run);
+    study_index.push_back(i);
   }
+  summary.runs.resize(sources.size());
+  parallel_for(sources.size(), default_threads(options.threads), [&](std::size_t k) {
+    summary.runs[k] = summarize_run(*sources[k], options, warnings_of[study_index[k]]);
+    if (summary.runs[k].label.empty()) summary.runs[k].label = "unlabelled";
+  });
+  for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), w.begin(), w.end());
   std::map<std::pair<std::string, int>, std::size_t> index;
   for (std::size_t i = 0; i < summary.runs.size(); ++i) {
     const auto& r = summary.runs[i];

@@ -15,6 +15,7 @@ struct AnalysisOptions {
   BaselineKind baseline = BaselineKind::per_label;
   std::optional<int> baseline_gpus;   // --baseline-gpus N: fixes p0
   std::optional<std::string> scaling;  // "strong" | "weak": overrides detection
+  unsigned threads = 0;                // runs summarized in parallel; 0 = every core
 };
 
 // Per-run figures (no configuration context); diagnostics about the run go to `warnings`.

@@ -150,6 +150,40 @@ Result<FileBytes> map_file(const std::filesystem::path& path) {
   return out;
 }
 
+Result<std::string_view> read_file_reusing(const std::filesystem::path& path, std::string& buffer) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), path.string()};
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), path.string()};
+  if (!S_ISREG(st.st_mode)) {
+    auto text = read_file(path);
+    if (!text) return text.error();
+    buffer = std::move(text.value());
+    return std::string_view(buffer);
+  }
+  // The buffer only grows (resize zero-fills new bytes; bytes already there are just overwritten).
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (buffer.size() < size) buffer.resize(size);
+  std::size_t have = 0;
+  while (have < size) {
+    ssize_t n = ::read(f.fd, buffer.data() + have, size - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error{fmt::format("cannot read: {}", errno_text(errno)), path.string()};
+    }
+    if (n == 0) break;  // the file shrank while being read: what is there is what counts
+    have += static_cast<std::size_t>(n);
+  }
+  std::string_view bytes(buffer.data(), have);
+  if (is_gzip(bytes)) {
+    auto inflated = gunzip(bytes, path.string());
+    if (!inflated) return inflated.error();
+    buffer = std::move(inflated.value());
+    return std::string_view(buffer);
+  }
+  return bytes;
+}
+
 Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes) {
   return read_up_to(path, max_bytes);
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace scalelens {
 
@@ -31,12 +32,12 @@ namespace {
 constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                              1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-// Plain decimals ("-12.375", "1410") without exponent, with at most 15 significant digits: the
-// value digits / 10^k is then exactly rounded (Clinger's fast path, as fast_float uses). Returns
-// false for anything else, which goes to std::from_chars.
-bool parse_simple_decimal(std::string_view s, double& out) {
-  const char* p = s.data();
-  const char* end = p + s.size();
+}  // namespace
+
+// Plain decimals without exponent, with at most 15 significant digits: the value digits / 10^k is
+// then exactly rounded (Clinger's fast path, as fast_float uses).
+const char* scan_plain_decimal(const char* p, const char* end, char stop, double& out) {
+  const char* const begin = p;
   bool negative = false;
   if (p < end && *p == '-') {
     negative = true;
@@ -45,37 +46,47 @@ bool parse_simple_decimal(std::string_view s, double& out) {
   std::uint64_t digits = 0;
   int count = 0, fraction = 0;
   bool seen_dot = false, any = false;
-  for (; p < end; ++p) {
-    char c = *p;
+  for (; p < end && *p != stop; ++p) {
+    const char c = *p;
     if (c >= '0' && c <= '9') {
-      if (count == 0 && c == '0') {
-        if (seen_dot) ++fraction;
-        any = true;
-        continue;  // leading zeros carry no significance
-      }
-      if (++count > 15) return false;
-      digits = digits * 10 + static_cast<std::uint64_t>(c - '0');
-      if (seen_dot) ++fraction;
       any = true;
+      if (seen_dot) ++fraction;
+      if (count == 0 && c == '0') continue;  // leading zeros carry no significance
+      if (++count > 15) return nullptr;
+      digits = digits * 10 + static_cast<std::uint64_t>(c - '0');
     } else if (c == '.' && !seen_dot) {
       seen_dot = true;
     } else {
-      return false;
+      return nullptr;
     }
   }
-  if (!any || fraction > 22) return false;
-  double v = static_cast<double>(digits) / kPow10[fraction];
+  if (p == begin) return p;  // empty field
+  if (!any || fraction > 22) return nullptr;
+  const double v = static_cast<double>(digits) / kPow10[fraction];
   out = negative ? -v : v;
-  return true;
+  return p;
 }
-}  // namespace
+
+const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out) {
+  const char* const begin = p;
+  std::uint64_t v = 0;
+  for (; p < end && *p != stop; ++p) {
+    const unsigned d = static_cast<unsigned char>(*p) - '0';
+    if (d > 9 || p - begin >= 19) return nullptr;
+    v = v * 10 + d;  // 19 digits cannot overflow 64 bits unsigned
+  }
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return nullptr;
+  out = static_cast<std::int64_t>(v);
+  return p;
+}
 
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
   if (s.front() == '+') s.remove_prefix(1);
   double v = 0;
-  if (parse_simple_decimal(s, v)) return v;
+  const char* end = s.data() + s.size();
+  if (scan_plain_decimal(s.data(), end, '\0', v) == end) return v;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
@@ -85,16 +96,9 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
   if (s.front() == '+') s.remove_prefix(1);
-  // Hand loop for the common case of up to 18 digits (cannot overflow); from_chars otherwise.
-  if (s.size() <= 18 && s.front() != '-') {
-    std::int64_t v = 0;
-    for (char c : s) {
-      if (c < '0' || c > '9') return std::nullopt;
-      v = v * 10 + (c - '0');
-    }
-    return v;
-  }
   std::int64_t v = 0;
+  const char* end = s.data() + s.size();
+  if (scan_plain_uint(s.data(), end, '\0', v) == end) return v;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
   return v;

@@ -16,6 +16,15 @@ std::string to_lower(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
 std::optional<std::int64_t> parse_int(std::string_view s);
 
+// The fast paths of parse_double and parse_int, for parsers that convert numbers in place instead
+// of splitting fields first: scan from `p` up to `end` or the first `stop` byte. They accept only
+// a plain decimal ("-12.375": at most 15 significant digits, no exponent) or a plain non-negative
+// integer (at most 19 digits, within int64), give the same value parse_double/parse_int would, and
+// return the position of the `stop` byte (or `end`); nullptr for anything else (blanks, '+', an
+// exponent, more digits), which callers hand to the general functions. An empty field returns `p`.
+const char* scan_plain_decimal(const char* p, const char* end, char stop, double& out);
+const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out);
+
 // Iterates the lines of a buffer without copying; tolerates "\r\n". The last line counts only if
 // it ends with a newline or `accept_unterminated_last` is set: an append-only CSV cut by a crash
 // is read up to its last complete line.
@@ -27,6 +36,14 @@ class LineCursor {
   std::int64_t line_no() const { return line_no_; }
   // True when the buffer ended without a newline after the last line returned.
   bool last_was_unterminated() const { return unterminated_; }
+  // Byte offset of the next line; skip_to(offset) passes over lines a caller parsed in place
+  // (counted as one line: callers skip exactly one newline-terminated line at a time).
+  std::size_t position() const { return pos_; }
+  void skip_to(std::size_t offset) {
+    pos_ = offset;
+    ++line_no_;
+    unterminated_ = false;
+  }
 
  private:
   std::string_view text_;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "common/parallel.hpp"
 #include "ingest/reader.hpp"
 
 namespace scalelens {
@@ -31,33 +32,6 @@ struct Candidate {
   std::uintmax_t size = 0;
   int reader = -1;  // index into readers, -1 = not recognized
 };
-
-// Runs `work(i)` for i in [0, n) on `threads` threads, reporting progress from the caller's thread.
-template <class Work>
-void parallel_for(std::size_t n, unsigned threads, Work&& work,
-                  const std::function<void(std::size_t, std::size_t)>& progress) {
-  std::atomic<std::size_t> next{0}, done{0};
-  auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
-      work(i);
-      done.fetch_add(1);
-    }
-  };
-  std::vector<std::thread> pool;
-  unsigned extra = threads > 1 ? std::min<std::size_t>(threads - 1, n) : 0;
-  for (unsigned t = 0; t < extra; ++t) pool.emplace_back(worker);
-  if (progress) {
-    // The calling thread works too, reporting between items.
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
-      work(i);
-      progress(done.fetch_add(1) + 1, n);
-    }
-  } else {
-    worker();
-  }
-  for (auto& t : pool) t.join();
-  if (progress) progress(n, n);
-}
 
 template <class T>
 void fill(std::optional<T>& into, const std::optional<T>& from) {
@@ -163,7 +137,7 @@ Study ingest(const IngestOptions& options) {
   files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());
   study.files_seen = files.size();
 
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = default_threads(options.threads);
   std::vector<std::vector<Diagnostic>> sniff_diags(files.size());
 
   // 2. Recognize each file by its first bytes.

@@ -1,6 +1,7 @@
 #include "report/figures.hpp"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -302,22 +303,27 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
     result.message = "gnuplot was not found, so only the scripts and data were written; render them with: " + how;
     return result;
   }
+  // All figures at once, each gnuplot in the figures folder with its output to /dev/null;
+  // posix_spawn, not fork: the parent may hold gigabytes of samples whose page tables a fork
+  // would copy.
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  std::vector<pid_t> children(scripts.size(), -1);
+  for (std::size_t i = 0; i < scripts.size(); ++i) {
+    char* argv[] = {const_cast<char*>("gnuplot"), const_cast<char*>(scripts[i].c_str()), nullptr};
+    if (::posix_spawn(&children[i], result.gnuplot.c_str(), &actions, nullptr, argv, environ) != 0) children[i] = -1;
+  }
+  ::posix_spawn_file_actions_destroy(&actions);
   bool all_ok = true;
-  for (const auto& s : scripts) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      if (::chdir(dir.c_str()) != 0) ::_exit(127);
-      int null = ::open("/dev/null", O_RDWR);
-      if (null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
-      ::execl(result.gnuplot.c_str(), "gnuplot", s.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+  for (std::size_t i = 0; i < scripts.size(); ++i) {
     int status = 0;
-    if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (children[i] < 0 || ::waitpid(children[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       all_ok = false;
       continue;
     }
-    auto stem = s.substr(0, s.size() - 3);
+    auto stem = scripts[i].substr(0, scripts[i].size() - 3);
     for (const char* ext : {".svg", ".png", ".pdf"})
       if (std::filesystem::exists(dir / (stem + ext), ec)) result.written.push_back(dir / (stem + ext));
   }

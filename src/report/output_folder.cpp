@@ -1,5 +1,7 @@
 #include "report/output_folder.hpp"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
@@ -25,8 +27,11 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
     if (!ok) return ok.error();
     written.push_back(path);
   }
-  FiguresResult figures = write_figures(summary, study, dir / "figures");
+  // The figures (gnuplot, in other processes) are made while this thread renders the series.
+  FiguresResult figures;
+  std::thread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
   const std::string series = study ? render_series_json(*study, summary) : std::string("null");
+  figures_thread.join();
   auto html = render_report_html(render_report_data(summary_json, series, "static", figures.json()));
   auto path = dir / "report.html";
   auto ok = write_file_atomic(path, html);

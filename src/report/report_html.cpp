@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/json.hpp"
+#include "common/parallel.hpp"
 #include "report/web_bundle.hpp"
 
 namespace scalelens {
@@ -73,6 +74,92 @@ void append_array(std::string& out, const std::vector<double>& v, const std::vec
   out += ']';
 }
 
+// One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
+std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t step_cap) {
+  std::string out;
+  std::vector<double> t, util, power;
+  // Time origin: the run's start, else its first sample.
+  std::int64_t t0 = run.start_ns.value_or(0);
+  if (!run.start_ns) {
+    bool any = false;
+    for (const auto& g : run.gpus)
+      if (!g.samples.empty() && (!any || g.samples.front().t_ns < t0)) t0 = g.samples.front().t_ns, any = true;
+  }
+  out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(run.run_id),
+                     json_quote(run.label), run.world_size ? std::to_string(*run.world_size) : "null", t0);
+  // GPUs in a stable order: node, then index.
+  std::vector<const GpuSeries*> gpus;
+  for (const auto& g : run.gpus) gpus.push_back(&g);
+  std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
+    return a->node != b->node ? a->node < b->node : a->index < b->index;
+  });
+  bool first = true;
+  for (const auto* g : gpus) {
+    const std::size_t n = g->samples.size();
+    t.resize(n), util.resize(n), power.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& s = g->samples[i];
+      t[i] = static_cast<double>(s.t_ns - t0) * 1e-9;
+      util[i] = s.util_pct;
+      power[i] = s.power_w;
+    }
+    const bool has_util = std::any_of(util.begin(), util.end(), [](double v) { return !std::isnan(v); });
+    const bool has_power = std::any_of(power.begin(), power.end(), [](double v) { return !std::isnan(v); });
+    std::vector<const std::vector<double>*> vals;
+    if (has_util) vals.push_back(&util);
+    if (has_power) vals.push_back(&power);
+    auto idx = decimate_indices(n, gpu_cap, vals);
+    if (!first) out += ',';
+    first = false;
+    out += fmt::format("{{\"node\":{},\"index\":{},\"uuid\":{},\"name\":{},\"samples\":{},\"t\":", json_quote(g->node),
+                       g->index, json_quote(g->uuid), json_quote(g->name), n);
+    append_array(out, t, idx, 3);
+    out += ",\"util\":";
+    if (has_util) append_array(out, util, idx, 1); else out += "null";
+    out += ",\"power\":";
+    if (has_power) append_array(out, power, idx, 1); else out += "null";
+    out += '}';
+  }
+  out += "],\"ranks\":[";
+  std::vector<const RankBreakdown*> ranks;
+  for (const auto& b : run.breakdown) ranks.push_back(&b);
+  std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+  first = true;
+  std::vector<double> steps, ms;
+  for (const auto* b : ranks) {
+    if (b->step_times_us.empty()) continue;
+    const std::size_t n = b->step_times_us.size();
+    steps.resize(n), ms.resize(n);
+    for (std::size_t i = 0; i < n; ++i) steps[i] = static_cast<double>(i), ms[i] = b->step_times_us[i] / 1000;
+    auto idx = decimate_indices(n, step_cap, {&ms});
+    if (!first) out += ',';
+    first = false;
+    out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", b->rank, n);
+    append_array(out, steps, idx, 0);
+    out += ",\"step_ms\":";
+    append_array(out, ms, idx, 3);
+    out += '}';
+  }
+  out += "],\"breakdown\":";
+  if (run.breakdown.empty()) {
+    out += "null";
+  } else {
+    double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0;
+    for (const auto& b : run.breakdown) {
+      step += b.step_time_us, comp += b.comp_us, comm += b.comm_us, overlap += b.overlap_us;
+      exposed += b.exposed_comm_us, mem += b.mem_us, busy += b.busy_us, idle += b.idle_us;
+    }
+    out += fmt::format(
+        "{{\"ranks\":{},\"step_time_us\":{},\"comp_us\":{},\"comm_us\":{},\"overlap_us\":{},\"exposed_comm_us\":{},"
+        "\"mem_us\":{},\"busy_us\":{},\"idle_us\":{}}}",
+        run.breakdown.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
+        compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
+        compact_number(idle, 1));
+  }
+  out += '}';
+  return out;
+}
+
 }  // namespace
 
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits,
@@ -101,91 +188,14 @@ std::string render_series_json(const Study& study, const Summary& summary, const
   const std::size_t step_cap =
       rank_points <= limits.step_budget ? limits.max_points_per_series : cap(rank_series, limits.step_budget);
 
+  // Runs rendered in parallel (each decimates thousands of samples per GPU), joined in order.
+  std::vector<std::string> parts(runs.size());
+  parallel_for(runs.size(), default_threads(0),
+               [&](std::size_t i) { parts[i] = render_run_series(*runs[i], gpu_cap, step_cap); });
   std::string out = "{\"runs\":[";
-  bool first_run = true;
-  std::vector<double> t, util, power;
-  for (const auto* r : runs) {
-    if (!first_run) out += ',';
-    first_run = false;
-    // Time origin: the run's start, else its first sample.
-    std::int64_t t0 = r->start_ns.value_or(0);
-    if (!r->start_ns) {
-      bool any = false;
-      for (const auto& g : r->gpus)
-        if (!g.samples.empty() && (!any || g.samples.front().t_ns < t0)) t0 = g.samples.front().t_ns, any = true;
-    }
-    out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(r->run_id),
-                       json_quote(r->label), r->world_size ? std::to_string(*r->world_size) : "null", t0);
-    // GPUs in a stable order: node, then index.
-    std::vector<const GpuSeries*> gpus;
-    for (const auto& g : r->gpus) gpus.push_back(&g);
-    std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
-      return a->node != b->node ? a->node < b->node : a->index < b->index;
-    });
-    bool first = true;
-    for (const auto* g : gpus) {
-      const std::size_t n = g->samples.size();
-      t.resize(n), util.resize(n), power.resize(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto& s = g->samples[i];
-        t[i] = static_cast<double>(s.t_ns - t0) * 1e-9;
-        util[i] = s.util_pct;
-        power[i] = s.power_w;
-      }
-      const bool has_util = std::any_of(util.begin(), util.end(), [](double v) { return !std::isnan(v); });
-      const bool has_power = std::any_of(power.begin(), power.end(), [](double v) { return !std::isnan(v); });
-      std::vector<const std::vector<double>*> vals;
-      if (has_util) vals.push_back(&util);
-      if (has_power) vals.push_back(&power);
-      auto idx = decimate_indices(n, gpu_cap, vals);
-      if (!first) out += ',';
-      first = false;
-      out += fmt::format("{{\"node\":{},\"index\":{},\"uuid\":{},\"name\":{},\"samples\":{},\"t\":", json_quote(g->node),
-                         g->index, json_quote(g->uuid), json_quote(g->name), n);
-      append_array(out, t, idx, 3);
-      out += ",\"util\":";
-      if (has_util) append_array(out, util, idx, 1); else out += "null";
-      out += ",\"power\":";
-      if (has_power) append_array(out, power, idx, 1); else out += "null";
-      out += '}';
-    }
-    out += "],\"ranks\":[";
-    std::vector<const RankBreakdown*> ranks;
-    for (const auto& b : r->breakdown) ranks.push_back(&b);
-    std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
-    first = true;
-    std::vector<double> steps, ms;
-    for (const auto* b : ranks) {
-      if (b->step_times_us.empty()) continue;
-      const std::size_t n = b->step_times_us.size();
-      steps.resize(n), ms.resize(n);
-      for (std::size_t i = 0; i < n; ++i) steps[i] = static_cast<double>(i), ms[i] = b->step_times_us[i] / 1000;
-      auto idx = decimate_indices(n, step_cap, {&ms});
-      if (!first) out += ',';
-      first = false;
-      out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", b->rank, n);
-      append_array(out, steps, idx, 0);
-      out += ",\"step_ms\":";
-      append_array(out, ms, idx, 3);
-      out += '}';
-    }
-    out += "],\"breakdown\":";
-    if (r->breakdown.empty()) {
-      out += "null";
-    } else {
-      double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0;
-      for (const auto& b : r->breakdown) {
-        step += b.step_time_us, comp += b.comp_us, comm += b.comm_us, overlap += b.overlap_us;
-        exposed += b.exposed_comm_us, mem += b.mem_us, busy += b.busy_us, idle += b.idle_us;
-      }
-      out += fmt::format(
-          "{{\"ranks\":{},\"step_time_us\":{},\"comp_us\":{},\"comm_us\":{},\"overlap_us\":{},\"exposed_comm_us\":{},"
-          "\"mem_us\":{},\"busy_us\":{},\"idle_us\":{}}}",
-          r->breakdown.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
-          compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
-          compact_number(idle, 1));
-    }
-    out += '}';
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += ',';
+    out += parts[i];
   }
   out += "]}";
   return out;

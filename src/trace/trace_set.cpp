@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "common/parallel.hpp"
 #include "trace/gpu_peaks.hpp"
 #include "trace/trace_cache.hpp"
 
@@ -90,27 +91,17 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
 
   std::vector<std::optional<RankSummary>> results(files.size());
   std::vector<std::optional<Error>> errors(files.size());
-  std::atomic<std::size_t> next{0};
-  const unsigned cores = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = default_threads(options.threads);
   const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(cores, std::max<std::size_t>(1, files.size())));
   // Fewer files than cores: the rest parse slices of each file.
   ParseOptions parse;
   parse.threads = std::max(1u, cores / threads);
   const CacheOptions cache{options.cache};
-  auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
-      auto summary = analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse);
-      if (!summary) {
-        errors[i] = summary.error();
-        continue;
-      }
-      results[i] = std::move(summary.value());
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  parallel_for(files.size(), threads, [&](std::size_t i) {
+    auto summary = analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse);
+    if (!summary) errors[i] = summary.error();
+    else results[i] = std::move(summary.value());
+  });
 
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (errors[i]) {

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
@@ -64,6 +66,81 @@ TEST(RunFolder, ManifestEpochsGpuHostAndRanksMakeOneRun) {
   EXPECT_NEAR(*c.host_energy_wh, 2000.0 / 3600, 1e-9);         // 2e9 µJ
   EXPECT_DOUBLE_EQ(c.gpu_util_pct->min, 50);
   EXPECT_DOUBLE_EQ(c.gpu_util_pct->max, 60);
+}
+
+TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
+  // gpu.csv lines as the collector writes them take an in-place parser; the same values written
+  // with blanks, quotes, exponents or CRLF take the general one. Both must give identical samples.
+  const std::string header = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string plain = header, varied = header;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 400; ++i) {
+    const int gpu = i % 4;
+    const std::string t = std::to_string(1700000000000000000LL + (i / 4) * 1000000LL);
+    const std::string uuid = "GPU-" + std::to_string(gpu);
+    const std::string util = std::to_string(rng() % 101), power = std::to_string(rng() % 700) + "." + std::to_string(rng() % 100);
+    const std::string energy = i % 7 == 0 ? "" : std::to_string(rng() % 100000000);
+    plain += t + "," + std::to_string(gpu) + "," + uuid + "," + util + ",3,40000000000," + power + "," + energy + ",1410,55\n";
+    switch (i % 5) {
+      case 0: varied += t + ", " + std::to_string(gpu) + ",\"" + uuid + "\"," + util + ",3,4e10, " + power + "," + energy + ",1410,55\n"; break;
+      case 1: varied += t + "," + std::to_string(gpu) + "," + uuid + "," + util + ",3,40000000000," + power + "," + energy + ",1410,55\r\n"; break;
+      case 2: varied += "+" + t + "," + std::to_string(gpu) + "," + uuid + " ," + util + ",3.0,40000000000.000," + power + "," + energy + ",1.41e3,55\n"; break;
+      default: varied += t + "," + std::to_string(gpu) + "," + uuid + "," + util + ",3,40000000000," + power + "," + energy + ",1410,55\n";
+    }
+  }
+  ScratchDir dir;
+  for (const auto& [name, text] : {std::pair{"plain", plain}, std::pair{"varied", varied}}) {
+    write_run(dir, name, 4, "0,0,0,1000,1\n");
+    dir.write(std::string(name) + "/nodes/h/gpu.csv", text);
+  }
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_TRUE(study.diagnostics.empty()) << format_location(study.diagnostics[0]);
+  const auto& a = study.runs[0].gpus;
+  const auto& b = study.runs[1].gpus;
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  for (std::size_t g = 0; g < 4; ++g) {
+    EXPECT_EQ(a[g].uuid, b[g].uuid);
+    ASSERT_EQ(a[g].samples.size(), 100u);
+    ASSERT_EQ(b[g].samples.size(), 100u);
+    for (std::size_t i = 0; i < 100; ++i) {
+      const auto &x = a[g].samples[i], &y = b[g].samples[i];
+      ASSERT_EQ(x.t_ns, y.t_ns);
+      ASSERT_EQ(x.util_pct, y.util_pct);
+      ASSERT_EQ(x.mem_used_bytes, y.mem_used_bytes);
+      ASSERT_EQ(x.power_w, y.power_w);
+      ASSERT_EQ(std::isnan(x.energy_mj), std::isnan(y.energy_mj));
+      if (!std::isnan(x.energy_mj)) ASSERT_EQ(x.energy_mj, y.energy_mj);
+      ASSERT_EQ(x.sm_clock_mhz, y.sm_clock_mhz);
+    }
+  }
+}
+
+TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  dir.write("a/nodes/h/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "1000,0,GPU-a,50,1,1,100,1,1,1\n"
+            "2000,0,GPU-a,150,1,1,100,1,1,1\n"     // utilization out of range (in-place parser)
+            "3000,0,GPU-a,50,1,1,-100,1,1,1\n"     // negative power
+            "4000,0,GPU-a,50,1,1,nan,1,1,1\n"      // not a number (general parser)
+            "5000,0,GPU-a,50,1,1,100,1,1\n"        // a field short
+            "-6000,0,GPU-a,50,1,1,100,1,1,1\n"     // negative time
+            "7000,0,GPU-a,50,1,1,100,1,1,1\n"
+            "8000,0,GPU-a,50,1,1,100,1,1,1");       // no line end
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].gpus.size(), 1u);
+  EXPECT_EQ(study.runs[0].gpus[0].samples.size(), 2u);
+  auto* bad = find(study.diagnostics, "bad-lines");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->line, 3);
+  EXPECT_NE(bad->message.find("5 lines skipped"), std::string::npos) << bad->message;
+  auto* cut = find(study.diagnostics, "truncated-line");
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->line, 9);
 }
 
 TEST(RunFolder, MinimalHandWrittenManifestIsEnough) {

@@ -44,6 +44,46 @@ TEST(ParseInt, LongAndNegativeValuesGoThroughFromChars) {
   EXPECT_FALSE(parse_int("-"));
 }
 
+TEST(ScanPlain, StopsAtTheSeparatorAndAgreesWithTheGeneralParsers) {
+  // The in-place scanners must give what parse_double / parse_int give, or decline.
+  std::mt19937_64 rng(11);
+  const char alphabet[] = "0123456789.-+e ,x";
+  for (int i = 0; i < 200000; ++i) {
+    std::string field;
+    const int len = static_cast<int>(rng() % 22);
+    for (int k = 0; k < len; ++k) field += alphabet[rng() % (rng() % 4 == 0 ? sizeof(alphabet) - 1 : 11)];
+    const std::string line = field + ",rest";
+    const char* end = line.data() + line.size();
+    double d = -1;
+    const char* at = scan_plain_decimal(line.data(), end, ',', d);
+    const auto comma = line.data() + line.find(',');
+    if (at && at != line.data()) {
+      ASSERT_EQ(at, comma) << line;
+      auto expected = parse_double(std::string_view(line.data(), static_cast<std::size_t>(comma - line.data())));
+      ASSERT_TRUE(expected) << line;
+      ASSERT_EQ(d, *expected) << line;
+    }
+    std::int64_t v = -1;
+    at = scan_plain_uint(line.data(), end, ',', v);
+    if (at && at != line.data()) {
+      ASSERT_EQ(at, comma) << line;
+      auto expected = parse_int(std::string_view(line.data(), static_cast<std::size_t>(comma - line.data())));
+      ASSERT_TRUE(expected) << line;
+      ASSERT_EQ(v, *expected) << line;
+    }
+  }
+  std::int64_t v = 0;
+  const std::string max = "9223372036854775807", over = "9223372036854775808";
+  ASSERT_EQ(scan_plain_uint(max.data(), max.data() + max.size(), ',', v), max.data() + max.size());
+  EXPECT_EQ(v, INT64_MAX);
+  EXPECT_EQ(scan_plain_uint(over.data(), over.data() + over.size(), ',', v), nullptr);
+  double d = 0;
+  const std::string exponent = "1e3,", blank = " 5,";
+  EXPECT_EQ(scan_plain_decimal(exponent.data(), exponent.data() + exponent.size(), ',', d), nullptr);
+  EXPECT_EQ(scan_plain_decimal(blank.data(), blank.data() + blank.size(), ',', d), nullptr);
+  EXPECT_EQ(scan_plain_decimal(exponent.data() + 3, exponent.data() + 4, ',', d), exponent.data() + 3);  // empty
+}
+
 TEST(SplitCsv, QuotedFieldsMayHoldCommas) {
   std::vector<std::string_view> f;
   split_csv(R"(a,"b,c",,d)", f);
