@@ -28,57 +28,6 @@ std::string to_lower(std::string_view s) {
   return out;
 }
 
-namespace {
-constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                             1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-}  // namespace
-
-// Plain decimals without exponent, with at most 15 significant digits: the value digits / 10^k is
-// then exactly rounded (Clinger's fast path, as fast_float uses).
-const char* scan_plain_decimal(const char* p, const char* end, char stop, double& out) {
-  const char* const begin = p;
-  bool negative = false;
-  if (p < end && *p == '-') {
-    negative = true;
-    ++p;
-  }
-  std::uint64_t digits = 0;
-  int count = 0, fraction = 0;
-  bool seen_dot = false, any = false;
-  for (; p < end && *p != stop; ++p) {
-    const char c = *p;
-    if (c >= '0' && c <= '9') {
-      any = true;
-      if (seen_dot) ++fraction;
-      if (count == 0 && c == '0') continue;  // leading zeros carry no significance
-      if (++count > 15) return nullptr;
-      digits = digits * 10 + static_cast<std::uint64_t>(c - '0');
-    } else if (c == '.' && !seen_dot) {
-      seen_dot = true;
-    } else {
-      return nullptr;
-    }
-  }
-  if (p == begin) return p;  // empty field
-  if (!any || fraction > 22) return nullptr;
-  const double v = static_cast<double>(digits) / kPow10[fraction];
-  out = negative ? -v : v;
-  return p;
-}
-
-const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out) {
-  const char* const begin = p;
-  std::uint64_t v = 0;
-  for (; p < end && *p != stop; ++p) {
-    const unsigned d = static_cast<unsigned char>(*p) - '0';
-    if (d > 9 || p - begin >= 19) return nullptr;
-    v = v * 10 + d;  // 19 digits cannot overflow 64 bits unsigned
-  }
-  if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return nullptr;
-  out = static_cast<std::int64_t>(v);
-  return p;
-}
 
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);

@@ -1,5 +1,6 @@
 #pragma once
 // Small text helpers shared by every reader: lines, fields, numbers.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,8 +23,8 @@ std::optional<std::int64_t> parse_int(std::string_view s);
 // integer (at most 19 digits, within int64), give the same value parse_double/parse_int would, and
 // return the position of the `stop` byte (or `end`); nullptr for anything else (blanks, '+', an
 // exponent, more digits), which callers hand to the general functions. An empty field returns `p`.
-const char* scan_plain_decimal(const char* p, const char* end, char stop, double& out);
-const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out);
+inline const char* scan_plain_decimal(const char* p, const char* end, char stop, double& out);
+inline const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out);
 
 // Iterates the lines of a buffer without copying; tolerates "\r\n". The last line counts only if
 // it ends with a newline or `accept_unterminated_last` is set: an append-only CSV cut by a crash
@@ -59,5 +60,47 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out, char s
 
 // Column index by exact name (after trimming), or -1.
 int find_column(const std::vector<std::string_view>& header, std::string_view name);
+
+// Inline: they run once per field of every sample line, inside the readers' loops.
+namespace detail {
+inline constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                                    1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16};
+inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+}  // namespace detail
+
+// Digits, an optional '.' and more digits, 15 of them at most (leading zeros included, which keeps
+// the loop simple; longer numbers go to from_chars): digits / 10^k is then exactly rounded
+// (Clinger's fast path, as fast_float uses).
+inline const char* scan_plain_decimal(const char* p, const char* end, char stop, double& out) {
+  const char* const begin = p;
+  const bool negative = p < end && *p == '-';
+  p += negative;
+  std::uint64_t digits = 0;
+  const char* const first = p;
+  while (p < end && detail::is_digit(*p)) digits = digits * 10 + static_cast<unsigned>(*p++ - '0');
+  std::ptrdiff_t count = p - first, fraction = 0;
+  if (p < end && *p == '.') {
+    const char* const dot = ++p;
+    while (p < end && detail::is_digit(*p)) digits = digits * 10 + static_cast<unsigned>(*p++ - '0');
+    fraction = p - dot;
+    count += fraction;
+  }
+  if (p < end && *p != stop) return nullptr;
+  if (p == begin) return p;  // empty field
+  if (count == 0 || count > 15) return nullptr;
+  const double v = static_cast<double>(digits) / detail::kPow10[fraction];
+  out = negative ? -v : v;
+  return p;
+}
+
+inline const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out) {
+  const char* const first = p;
+  std::uint64_t v = 0;
+  while (p < end && detail::is_digit(*p) && p - first < 19) v = v * 10 + static_cast<unsigned>(*p++ - '0');
+  if (p < end && *p != stop) return nullptr;  // not a digit, or a 20th one
+  if (v > static_cast<std::uint64_t>(INT64_MAX)) return nullptr;
+  out = static_cast<std::int64_t>(v);
+  return p;
+}
 
 }  // namespace scalelens

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -45,14 +46,15 @@ std::vector<std::size_t> decimate_indices(std::size_t n, std::size_t max_points,
       continue;
     }
     for (const auto* vs : values) {
-      std::size_t imin = hi, imax = hi;
+      // NaN compares false both ways, so missing values are never picked; a bucket of only NaN
+      // keeps its first point.
+      const double* v = vs->data();
+      std::size_t imin = lo, imax = lo;
+      double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;
       for (std::size_t i = lo; i < hi; ++i) {
-        double v = (*vs)[i];
-        if (std::isnan(v)) continue;
-        if (imin == hi || v < (*vs)[imin]) imin = i;
-        if (imax == hi || v > (*vs)[imax]) imax = i;
+        if (v[i] < vmin) vmin = v[i], imin = i;
+        if (v[i] > vmax) vmax = v[i], imax = i;
       }
-      if (imin == hi) imin = imax = lo;
       keep.push_back(imin);
       keep.push_back(imax);
     }
