@@ -1,4 +1,5 @@
 // scalelens report: a scalability report over a folder of runs.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -27,6 +28,21 @@ struct ReportArgs {
   bool strict = false;
   bool quiet = false;
   unsigned threads = 0;
+  bool timings = false;
+};
+
+// --timings: where a report's time went, on standard error.
+class PhaseTimer {
+ public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 int run_report(const ReportArgs& args) {
@@ -36,15 +52,19 @@ int run_report(const ReportArgs& args) {
   in.threads = args.threads;
   ProgressBar bar("reading", !args.quiet && is_terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
+  PhaseTimer timer;
   Study study = ingest(in);
   bar.finish();
+  const double read_s = timer.lap();
 
   AnalysisOptions options;
   options.warmup_epochs = args.warmup_epochs;
+  options.threads = args.threads;
   options.baseline = args.baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
   if (args.baseline_gpus > 0) options.baseline_gpus = args.baseline_gpus;
   if (args.scaling != "auto") options.scaling = args.scaling;
   Summary summary = analyze(study, options);
+  const double analyze_s = timer.lap();
 
   const bool color = is_terminal(STDOUT_FILENO);
   const std::string diagnostics = render_diagnostics(summary, TableStyle{is_terminal(STDERR_FILENO)});
@@ -90,11 +110,17 @@ int run_report(const ReportArgs& args) {
     out_dir = fallback;
     written = write_report_files(summary, study, out_dir);
   }
+  const double write_s = timer.lap();
   if (!written) {
     std::fprintf(stderr, "error: %s: %s\n", written.error().path.c_str(), written.error().message.c_str());
     return 1;
   }
 
+  if (args.timings) {
+    const double mb = static_cast<double>(study.bytes_read) / 1e6;
+    std::fprintf(stderr, "timings: read %.2f s (%zu files, %.0f MB, %.0f MB/s), analyze %.2f s, write %.2f s\n", read_s,
+                 study.files_read, mb, read_s > 0 ? mb / read_s : 0.0, analyze_s, write_s);
+  }
   if (args.format == "json") {
     std::cout << render_summary_json(summary);
     std::fputs(diagnostics.c_str(), stderr);
@@ -146,6 +172,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--strict", args->strict, "Exit with code 3 when there are warnings");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
   cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
+  cmd->add_flag("--timings", args->timings, "Print how long reading, analysis and writing took (standard error)");
   cmd->footer(
       "Examples:\n"
       "  scalelens report runs/\n"

@@ -163,6 +163,8 @@ Study ingest(const IngestOptions& options) {
     (readers[files[i].reader]->is_manifest() ? manifests : others).push_back(i);
   }
   study.files_read = manifests.size() + others.size();
+  for (auto list : {&manifests, &others})
+    for (std::size_t i : *list) study.bytes_read += files[i].size;
 
   // 3. Manifests first: they define the run folders everything else attaches to.
   std::map<fs::path, Run> folder_runs;

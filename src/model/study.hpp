@@ -119,6 +119,7 @@ struct Study {
   std::vector<Diagnostic> diagnostics;  // from ingest; analysis adds its own to its result
   std::size_t files_seen = 0;
   std::size_t files_read = 0;
+  std::uintmax_t bytes_read = 0;  // size on disk of the files read
 };
 
 }  // namespace scalelens

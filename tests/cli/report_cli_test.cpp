@@ -81,6 +81,21 @@ TEST(ReportCli, CsvHasOneRowPerConfiguration) {
   EXPECT_NE(r.out.find("\nddp,2,"), std::string::npos);
 }
 
+TEST(ReportCli, TimingsNameThePhasesAndTheBytesRead) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  write_run(dir, "b", "ddp", 2, 6);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --timings -q --format csv -o " + quoted(dir.path() / "out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("timings: read "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(4 files, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", analyze "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", write "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.rfind("label,world_size,", 0), 0u);  // standard output is untouched
+  auto plain = run_scalelens("report " + quoted(dir.path()) + " -q --format csv -o " + quoted(dir.path() / "out"));
+  EXPECT_EQ(plain.err.find("timings:"), std::string::npos) << plain.err;
+}
+
 TEST(ReportCli, EmptyFolderIsNoUsableDataExitTwo) {
   ScratchDir dir;
   dir.write("notes.txt", "nothing here\n");
