@@ -132,7 +132,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   for (auto& c : summary.configurations) {
     c.runs = c.run_indices.size();
     std::vector<double> epochs, run_times, throughput, utils_mean, energy_wh, j_per_sample, host_wh;
-    std::vector<double> score, raw, overlap, exposed, idle, spread;
+    std::vector<double> score, raw, overlap, exposed, idle, spread, mfu;
     std::set<int> nodes, per_node;
     std::set<double> batches;
     std::set<std::string> models;
@@ -158,6 +158,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (r.exposed_comm_share) exposed.push_back(*r.exposed_comm_share);
       if (r.idle_share) idle.push_back(*r.idle_share);
       if (r.straggler_spread) spread.push_back(*r.straggler_spread);
+      if (r.mfu) mfu.push_back(*r.mfu);
       if (r.nodes) nodes.insert(*r.nodes);
       if (r.gpus_per_node) per_node.insert(*r.gpus_per_node);
       if (r.global_batch_size) batches.insert(*r.global_batch_size);
@@ -177,6 +178,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     c.exposed_comm_share = mean_of(exposed);
     c.idle_share = mean_of(idle);
     c.straggler_spread = mean_of(spread);
+    c.mfu = mean_of(mfu);
     if (!nodes.empty()) c.nodes = *nodes.begin();
     if (!per_node.empty()) c.gpus_per_node = *per_node.begin();
     if (!batches.empty()) c.global_batch_size = *batches.begin();

@@ -336,6 +336,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       }
     }
     if (counted) r.straggler_spread = spread / static_cast<double>(counted);
+    // MFU per rank = FLOPs / step time / peak FLOP/s (DESIGN.md); ranks without either are left out.
+    double mfu_sum = 0;
+    std::size_t mfu_ranks = 0;
+    for (const auto* b : parts) {
+      if (!b->flops || !b->peak_flops || *b->peak_flops <= 0 || b->step_time_us <= 0) continue;
+      mfu_sum += *b->flops / (b->step_time_us * 1e-6) / *b->peak_flops;
+      ++mfu_ranks;
+    }
+    if (mfu_ranks) r.mfu = mfu_sum / static_cast<double>(mfu_ranks);
   }
   return r;
 }

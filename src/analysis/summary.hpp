@@ -35,6 +35,8 @@ struct RunSummary {
   // Trace breakdown, summed over ranks and steps (DESIGN.md, "Trace breakdown").
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread;
+  // Model FLOP utilization: mean over the ranks whose traces carry FLOPs and a known GPU peak.
+  std::optional<double> mfu;
   std::optional<int> exit_status;
 };
 

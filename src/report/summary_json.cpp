@@ -102,6 +102,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("computation_score").value(r.computation_score).key("comp_comm_raw_share").value(r.comp_comm_raw_share);
     w.key("overlap_ratio").value(r.overlap_ratio).key("exposed_comm_share").value(r.exposed_comm_share);
     w.key("idle_share").value(r.idle_share).key("straggler_spread").value(r.straggler_spread);
+    w.key("mfu").value(r.mfu);
     w.key("exit_status").value(r.exit_status);
     w.end_object();
   }

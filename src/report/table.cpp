@@ -71,6 +71,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},
       {"comp score", true, [](auto& c) { return opt(c.computation_score); }},
       {"exposed comm", true, [](auto& c) { return pct(c.exposed_comm_share); }},
+      {"MFU", true, [](auto& c) { return pct(c.mfu); }},
       {"GPU util", true, [](auto& c) {
          return c.gpu_util_pct ? std::optional<std::string>(fmt::format("{:.0f}%", c.gpu_util_pct->mean)) : std::nullopt;
        }},

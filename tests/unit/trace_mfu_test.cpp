@@ -2,6 +2,8 @@
 // in the comments.
 #include <cmath>
 
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
 #include "support/test_support.hpp"
 #include "trace/breakdown.hpp"
 #include "trace/gpu_peaks.hpp"
@@ -64,6 +66,27 @@ TEST(TraceMfu, AchievedFlopsAndMfuFromTheTable) {
   EXPECT_DOUBLE_EQ(*b.peak_flops, 312e12);
 }
 
+TEST(TraceMfu, ReportCarriesMfuPerRunAndConfiguration) {
+  // The same trace as rank 0 and rank 1 of a 2-GPU run: each rank's MFU is 156.5 / 312.
+  scalelens::testing::ScratchDir dir;
+  dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 2, "run_id": "run"})");
+  dir.write("run/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,3000000\n");
+  std::string rank1 = kTrace;
+  rank1.replace(rank1.find("\"rank\": 0"), 9, "\"rank\": 1");
+  dir.write("run/traces/rank0.json", kTrace);
+  dir.write("run/traces/rank1.json", rank1);
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].breakdown.size(), 2u);
+  auto s = analyze(study, {});
+  ASSERT_EQ(s.runs.size(), 1u);
+  ASSERT_TRUE(s.runs[0].mfu);
+  EXPECT_NEAR(*s.runs[0].mfu, 156.5 / 312.0, 1e-12);
+  ASSERT_EQ(s.configurations.size(), 1u);
+  ASSERT_TRUE(s.configurations[0].mfu);
+  EXPECT_NEAR(*s.configurations[0].mfu, 156.5 / 312.0, 1e-12);
+}
+
 TEST(TraceMfu, NoFlopsNoMfu) {
   std::string text = R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 10}]})";
   auto parsed = parse_kineto(text, "t.json");
@@ -72,6 +95,12 @@ TEST(TraceMfu, NoFlopsNoMfu) {
   EXPECT_EQ(r.flops_ops, 0u);
   EXPECT_TRUE(std::isnan(r.achieved_flops_per_s()));
   EXPECT_FALSE(to_rank_breakdown(r).flops);
+  scalelens::RankBreakdown b = to_rank_breakdown(r);
+  scalelens::Run run;
+  run.world_size = 1;
+  run.breakdown.push_back(b);
+  std::vector<scalelens::Diagnostic> warnings;
+  EXPECT_FALSE(scalelens::summarize_run(run, {}, warnings).mfu);
 }
 
 TEST(TraceInputPipeline, DataLoadingPerStepAndGpuIdleDuringIt) {
