@@ -134,6 +134,22 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_SeveralFilesOfOneStrategyInOneFolder_AreNotPai
   EXPECT_EQ(diagnostics(study, "unknown-world-size").size(), 2u);
 }
 
+TEST(ItwinaiCsvReader, ItwinaiCsv_FilesWrittenWhole_KeepALastLineWithoutNewlineAndSkipBlankLines) {
+  // Unlike run-folder CSVs (appended while the job runs), these are written once: a last line
+  // without its newline is complete, not cut.
+  ScratchDir dir;
+  dir.write("scalability-metrics/run-a1/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n  \n2,19,ddp,1");
+  dir.write("scalability-metrics/run-a1/gpu-energy-data/ddp_1.csv", kEnergyHeader + "0,50,250,0,0,1,ddp,1\n1,60,260,0,0,1,ddp,1");
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].epochs.size(), 2u);
+  EXPECT_EQ(study.runs[0].epochs[1].index, 2);
+  ASSERT_EQ(study.runs[0].gpus.size(), 1u);
+  EXPECT_EQ(study.runs[0].gpus[0].samples.size(), 2u);
+  EXPECT_TRUE(diagnostics(study, "truncated-line").empty());
+  EXPECT_TRUE(diagnostics(study, "bad-lines").empty());
+}
+
 TEST(ItwinaiCsvReader, ItwinaiCsv_BadLines_OneWarningNamesFileAndFirstLine_RestIsRead) {
   ScratchDir dir;
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv",

@@ -12,6 +12,7 @@
 // exactly one file each for a strategy (itwinai's per-run layout), the two are one run, defined
 // by the epoch-time file: it then also gets its world size from num_global_gpus.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include "common/file_io.hpp"
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
+#include "ingest/csv_rows.hpp"
 #include "ingest/reader.hpp"
 
 namespace scalelens {
@@ -124,38 +126,24 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
     out.warn("unreadable-file", text.error().message, path);
     return std::nullopt;
   }
-  LineCursor lines(text.value());
-  std::string_view line;
-  lines.next(line);
-  std::vector<std::string_view> header, row;
-  split_csv(line, header);
-  if (!has_all(header, kEpochColumns)) return std::nullopt;  // changed since it was recognized
-  const int c_epoch = find_column(header, "epoch_id"), c_time = find_column(header, "time"),
-            c_name = find_column(header, "name"), c_nodes = find_column(header, "nodes");
+  static constexpr std::array<std::string_view, 4> cols{"epoch_id", "time", "name", "nodes"};
   EpochFile f;
   BadLines bad;
-  while (lines.next(line)) {
-    if (trim(line).empty()) continue;
-    split_csv(line, row);
-    if (row.size() != header.size()) {
-      bad.add(lines.line_no(), fmt::format("{} fields where the header has {}", row.size(), header.size()));
-      continue;
-    }
-    auto epoch = parse_int(row[c_epoch]);
-    auto seconds = parse_double(row[c_time]);
-    if (!epoch || !seconds || *seconds < 0 || *seconds > kMaxSeconds) {
-      bad.add(lines.line_no(), fmt::format("epoch_id '{}' or time '{}' is not a number of seconds", trim(row[c_epoch]),
-                                           trim(row[c_time])));
-      continue;
-    }
+  // Written whole at the end of training, so a last line without its newline is still complete.
+  const bool read = for_each_row(text.value(), cols, cols.size(), out, path, bad, [&](const auto& row, std::int64_t line) {
+    auto epoch = parse_int(row[0]);
+    auto seconds = parse_double(row[1]);
+    if (!epoch || !seconds || *seconds < 0 || *seconds > kMaxSeconds)
+      return bad.add(line, fmt::format("epoch_id '{}' or time '{}' is not a number of seconds", trim(row[0]), trim(row[1])));
     if (f.name.empty()) {
-      f.name = std::string(trim(row[c_name]));
+      f.name = std::string(trim(row[2]));
       // SLURM_NNODES, or "unk"/-1 where it was not set.
-      if (auto n = parse_int(row[c_nodes]); n && *n > 0) f.nodes = static_cast<int>(*n);
+      if (auto n = parse_int(row[3]); n && *n > 0) f.nodes = static_cast<int>(*n);
     }
     // The file gives durations only (model: start 0, end = duration).
     f.epochs.push_back({0, *epoch, 0, std::llround(*seconds * 1e9), std::nullopt});
-  }
+  }, LastLine::complete);
+  if (!read) return std::nullopt;
   bad.report(out, path);
   return f;
 }
@@ -174,16 +162,9 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
     out.warn("unreadable-file", text.error().message, path);
     return std::nullopt;
   }
-  LineCursor lines(text.value());
-  std::string_view line;
-  lines.next(line);
-  std::vector<std::string_view> header, row;
-  split_csv(line, header);
-  if (!has_all(header, kEnergyColumns)) return std::nullopt;  // changed since it was recognized
-  const int c_sample = find_column(header, "sample_idx"), c_util = find_column(header, "utilization"),
-            c_power = find_column(header, "power"), c_local = find_column(header, "local_rank"),
-            c_node = find_column(header, "node_idx"), c_world = find_column(header, "num_global_gpus"),
-            c_strategy = find_column(header, "strategy"), c_interval = find_column(header, "probing_interval");
+  static constexpr std::array<std::string_view, 8> cols{"sample_idx", "utilization", "power", "local_rank",
+                                                        "node_idx", "num_global_gpus", "strategy", "probing_interval"};
+  enum { c_sample, c_util, c_power, c_local, c_node, c_world, c_strategy, c_interval };
   EnergyFile f;
   BadLines bad;
   std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> series_of;  // (node_idx, local_rank)
@@ -197,13 +178,7 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
     into = static_cast<float>(*d);
     return true;
   };
-  while (lines.next(line)) {
-    if (trim(line).empty()) continue;
-    split_csv(line, row);
-    if (row.size() != header.size()) {
-      bad.add(lines.line_no(), fmt::format("{} fields where the header has {}", row.size(), header.size()));
-      continue;
-    }
+  const bool read = for_each_row(text.value(), cols, cols.size(), out, path, bad, [&](const auto& row, std::int64_t line) {
     auto sample_idx = parse_int(row[c_sample]);
     auto local = parse_int(row[c_local]);
     auto node = parse_int(row[c_node]);
@@ -212,10 +187,8 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
     GpuSample s;
     if (!sample_idx || !local || !node || !world || !interval || *sample_idx < 0 || *local < 0 || *node < 0 ||
         *interval <= 0 || static_cast<double>(*sample_idx) * *interval > kMaxSeconds ||
-        !measure(row[c_util], s.util_pct) || !measure(row[c_power], s.power_w)) {
-      bad.add(lines.line_no(), "a field is not a number");
-      continue;
-    }
+        !measure(row[c_util], s.util_pct) || !measure(row[c_power], s.power_w))
+      return bad.add(line, "a field is not a number");
     if (f.strategy.empty()) {
       f.strategy = std::string(trim(row[c_strategy]));
       f.world_size = static_cast<int>(*world);
@@ -236,7 +209,8 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
     f.gpus[it->second].samples.push_back(s);
     nodes.insert(*node);
     local_ranks.insert(*local);
-  }
+  }, LastLine::complete);
+  if (!read) return std::nullopt;
   bad.report(out, path);
   for (auto& g : f.gpus)
     std::stable_sort(g.samples.begin(), g.samples.end(),

@@ -13,6 +13,7 @@
 #include "common/file_io.hpp"
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
+#include "ingest/csv_rows.hpp"
 #include "ingest/reader.hpp"
 
 namespace scalelens {
@@ -39,64 +40,6 @@ std::string node_of(const std::filesystem::path& file) {
   auto dir = file.parent_path();
   if (dir.parent_path().filename() == "nodes") return dir.filename().string();
   return dir.filename().string();
-}
-
-// Reads the CSV `text` whose header names `columns`; calls row(fields) with fields indexed like
-// `columns` (empty for absent columns). Lines of the wrong width go to `bad`. A reader may pass
-// `fast(line_begin, text_end, column_of_field, line_no)`, which parses one ordinary line in place and
-// returns the position after its newline, or nullptr to have that line go the general way.
-struct NoFastPath {
-  const char* operator()(const char*, const char*, std::span<const int>, std::int64_t) const { return nullptr; }
-};
-
-template <std::size_t N, class Row, class Fast = NoFastPath>
-bool for_each_row(std::string_view text, const std::array<std::string_view, N>& columns, std::size_t required,
-                  ReadOutput& out, const std::filesystem::path& path, BadLines& bad, Row&& row, Fast&& fast = {}) {
-  LineCursor lines(text);
-  std::string_view line;
-  std::vector<std::string_view> fields;
-  if (!lines.next(line)) return false;
-  split_csv(line, fields);
-  std::array<int, N> index{};
-  for (std::size_t c = 0; c < N; ++c) index[c] = find_column(fields, columns[c]);
-  for (std::size_t c = 0; c < required; ++c) {
-    if (index[c] < 0) {
-      out.error("bad-columns", fmt::format("header lacks the column '{}'; the file is left out", columns[c]), path, 1);
-      return false;
-    }
-  }
-  const std::size_t width = fields.size();
-  // field_of[i]: which of `columns` the i-th field of a line holds, -1 for none.
-  std::vector<int> field_of(width, -1);
-  for (std::size_t c = 0; c < N; ++c)
-    if (index[c] >= 0) field_of[static_cast<std::size_t>(index[c])] = static_cast<int>(c);
-  std::array<std::string_view, N> picked;
-  const char* const end = text.data() + text.size();
-  while (true) {
-    const char* at = text.data() + lines.position();
-    if (at < end) {
-      if (const char* next = fast(at, end, std::span<const int>(field_of), lines.line_no() + 1)) {
-        lines.skip_to(static_cast<std::size_t>(next - text.data()));
-        continue;
-      }
-    }
-    if (!lines.next(line)) break;
-    if (line.empty()) continue;
-    if (lines.last_was_unterminated()) {
-      // An append-only file cut by a crash: its last line may be half written.
-      out.warn("truncated-line", "the last line has no line end (file cut while being written?); it is left out",
-               path, lines.line_no());
-      break;
-    }
-    split_csv(line, fields);
-    if (fields.size() != width) {
-      bad.add(lines.line_no(), fmt::format("{} fields where the header has {}", fields.size(), width));
-      continue;
-    }
-    for (std::size_t c = 0; c < N; ++c) picked[c] = index[c] >= 0 ? fields[index[c]] : std::string_view{};
-    row(picked, lines.line_no());
-  }
-  return true;
 }
 
 // Optional numeric field: empty means "not available"; anything else must be a finite number.
@@ -281,7 +224,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     return p;
   };
 
-  for_each_row(text, cols, 2, out, path, bad, general_row, fast_row);
+  for_each_row(text, cols, 2, out, path, bad, general_row, LastLine::may_be_cut, fast_row);
   bad.report(out, path);
   for (auto& g : series) {
     auto by_time = [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; };
