@@ -315,7 +315,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     if (comm > 0) r.overlap_ratio = overlap / comm;
     if (step > 0) {
       r.exposed_comm_share = exposed / step;
-      r.idle_share = idle / step;
+      // The MPI interposer sees CPU time only: GPU idle time is unknown there, not zero.
+      if (any_trace) r.idle_share = idle / step;
     }
     // Straggler spread: per step, (slowest − fastest rank) / mean; averaged over steps.
     std::size_t steps = 0;

@@ -90,23 +90,6 @@ std::string utc_stamp() {
   return buf;
 }
 
-std::map<std::string, std::string> merge_missing(const std::vector<NodeRecordData>& nodes) {
-  // One reason shared by every node is stated once; reasons that differ name their host.
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_key;
-  for (const auto& n : nodes)
-    for (const auto& [k, v] : n.missing) by_key[k][v].push_back(n.host);
-  std::map<std::string, std::string> out;
-  for (const auto& [k, reasons] : by_key) {
-    if (reasons.size() == 1 && nodes.size() <= 1) {
-      out[k] = reasons.begin()->first;
-      continue;
-    }
-    for (const auto& [reason, hosts] : reasons)
-      for (const auto& h : hosts) out[k + "@" + h] = reason;
-  }
-  return out;
-}
-
 }  // namespace
 
 RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
@@ -266,7 +249,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
       m.gpus_per_node = static_cast<int>(most);
       m.detected_from["gpus_per_node"] = "GPUs sampled per node";
     }
-    m.missing = merge_missing(nodes);
+    m.missing = merge_node_missing(nodes);
   };
   if (writes_manifest) {
     fill_from_nodes();

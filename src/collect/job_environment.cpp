@@ -157,9 +157,12 @@ JobEnvironment detect_job(const EnvMap& env) {
     job.scheduler = intelmpi ? "intelmpi" : "mpich";
   }
   if (slurm) {
-    if (job.scheduler == "none") job.scheduler = "slurm";
-    job.ids["slurm_job_id"] = *get(env, "SLURM_JOB_ID");
-    if (const auto* step = get(env, "SLURM_STEP_ID")) job.ids["slurm_step_id"] = *step;
+    // DESIGN.md's job_id/step_id are SLURM's when SLURM started the ranks; under another launcher
+    // inside an allocation (torchrun, mpirun) job_id is that launcher's, and SLURM's are named apart.
+    const bool launched_by_slurm = job.scheduler == "none";
+    if (launched_by_slurm) job.scheduler = "slurm";
+    job.ids[launched_by_slurm ? "job_id" : "slurm_job_id"] = *get(env, "SLURM_JOB_ID");
+    if (const auto* step = get(env, "SLURM_STEP_ID")) job.ids[launched_by_slurm ? "step_id" : "slurm_step_id"] = *step;
     if (!job.job_key) {
       const auto* step = get(env, "SLURM_STEP_ID");
       job.job_key = fmt::format("slurm-{}.{}", *get(env, "SLURM_JOB_ID"), step ? *step : std::string("batch"));

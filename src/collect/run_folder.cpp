@@ -211,4 +211,20 @@ Result<bool> write_manifest(const fs::path& dir, const ManifestData& m) {
   return write_file_atomic(dir / "scalelens.json", w.str() + "\n");
 }
 
+std::map<std::string, std::string> merge_node_missing(const std::vector<NodeRecordData>& nodes) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_key;
+  for (const auto& n : nodes)
+    for (const auto& [k, v] : n.missing) by_key[k][v].push_back(n.host);
+  std::map<std::string, std::string> out;
+  for (const auto& [k, reasons] : by_key) {
+    if (reasons.size() == 1 && reasons.begin()->second.size() == nodes.size()) {
+      out[k] = reasons.begin()->first;
+      continue;
+    }
+    for (const auto& [reason, hosts] : reasons)
+      for (const auto& h : hosts) out[k + "@" + h] = reason;
+  }
+  return out;
+}
+
 }  // namespace scalelens::collect

@@ -68,6 +68,10 @@ Result<bool> write_node_record(const std::filesystem::path& dir, const NodeRecor
 // Every node record of a run folder; unreadable ones are skipped.
 std::vector<NodeRecordData> read_node_records(const std::filesystem::path& dir);
 
+// The nodes' missing figures for the manifest: a reason every node gives is stated once under
+// its key; otherwise each node's reason goes under "key@host".
+std::map<std::string, std::string> merge_node_missing(const std::vector<NodeRecordData>& nodes);
+
 struct ManifestData {
   std::string run_id, label;
   std::optional<int> world_size, nodes, gpus_per_node;

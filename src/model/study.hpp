@@ -80,8 +80,9 @@ struct RankBreakdown {
   double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
   double mem_us = 0, busy_us = 0, idle_us = 0, span_us = 0;
   std::vector<double> step_times_us;  // per step, for stragglers
-  // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU; a
-  // GPU trace of the same rank is the better instrument and wins where both exist.
+  // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU. A GPU
+  // trace is the better instrument: a run with traces is summarized from its traces alone (mixing
+  // GPU-side and CPU-side ranks would add unlike figures).
   bool from_mpi = false;
   // From a Kineto trace with with_flops=True: the FLOPs the profiler estimated over the steps, and
   // the GPU's peak FLOP/s at their precision when known. MFU = flops / (step_time_us·1e-6) / peak_flops.

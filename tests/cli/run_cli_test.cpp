@@ -244,7 +244,7 @@ TEST(RunCli, FourConcurrentSlurmWrappersOnTwoNodesWriteOneRun) {
   EXPECT_EQ(r.detected_from.at("world_size"), "SLURM_NTASKS");
   EXPECT_EQ(r.detected_from.at("run_id"), "SLURM_JOB_ID+SLURM_STEP_ID");
   EXPECT_EQ(r.host_series.size(), 2u) << "one sampler per node";
-  EXPECT_NE(slurp(run / "scalelens.json").find("\"slurm_job_id\":\"8812\""), std::string::npos);
+  EXPECT_NE(slurp(run / "scalelens.json").find("\"job_id\":\"8812\""), std::string::npos);
 }
 
 TEST(RunCli, TorchrunEnvironmentAndAWrappedTorchrunCommand) {

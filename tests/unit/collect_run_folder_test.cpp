@@ -71,6 +71,22 @@ TEST(CollectRunFolder, NodeRecordRoundTrips) {
   EXPECT_TRUE(back[0].complete);
 }
 
+TEST(CollectRunFolder, MissingReasonsSharedByAllNodesAreStatedOnce) {
+  using scalelens::collect::NodeRecordData;
+  NodeRecordData a{"gpu01", "", {}, {{"gpu", "no NVML"}, {"cpu_energy", "no RAPL"}}, true};
+  NodeRecordData b{"gpu02", "", {}, {{"gpu", "no NVML"}, {"cpu_energy", "RAPL not readable"}}, true};
+  NodeRecordData c{"gpu03", "nvml", {}, {}, true};
+  auto two = scalelens::collect::merge_node_missing({a, b});
+  EXPECT_EQ(two, (std::map<std::string, std::string>{
+                     {"gpu", "no NVML"}, {"cpu_energy@gpu01", "no RAPL"}, {"cpu_energy@gpu02", "RAPL not readable"}}));
+  // A third node that has GPU readings: the reason is no longer everyone's, so hosts are named.
+  auto three = scalelens::collect::merge_node_missing({a, b, c});
+  EXPECT_EQ(three.count("gpu"), 0u);
+  EXPECT_EQ(three.at("gpu@gpu01"), "no NVML");
+  EXPECT_EQ(three.at("gpu@gpu02"), "no NVML");
+  EXPECT_EQ(scalelens::collect::merge_node_missing({a}).at("gpu"), "no NVML");
+}
+
 TEST(CollectRunFolder, OneSamplerLockPerNodeAcrossProcessesAndFreedWhenTheHolderDies) {
   ScratchDir d;
   auto lock_file = d / "sampler.lock";

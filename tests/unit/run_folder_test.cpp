@@ -143,6 +143,20 @@ TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
   EXPECT_EQ(cut->line, 9);
 }
 
+TEST(RunFolder, ManifestStillRunningIsWarnedAndTheRunKept) {
+  ScratchDir dir;
+  dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 2, "status": "running"})");
+  dir.write("r/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
+  dir.write("done/scalelens.json", R"({"label": "ddp", "world_size": 1, "status": "complete"})");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  const auto* d = find(study.diagnostics, "run-not-finished");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->path.find("r/scalelens.json"), std::string::npos) << d->path;
+  EXPECT_EQ(std::count_if(study.diagnostics.begin(), study.diagnostics.end(),
+                          [](auto& x) { return x.code == "run-not-finished"; }), 1);
+}
+
 TEST(RunFolder, MinimalHandWrittenManifestIsEnough) {
   ScratchDir dir;
   dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 8})");
@@ -271,5 +285,6 @@ TEST(RunFolder, MpiCommCsvBecomesACpuSideBreakdown) {
   EXPECT_DOUBLE_EQ(b.exposed_comm_us, 40000);
   auto s = analyze(study, {});
   EXPECT_NEAR(*s.runs[0].computation_score, 0.8, 1e-12);  // 160 / (160 + 40)
+  EXPECT_FALSE(s.runs[0].idle_share) << "the interposer cannot see GPU idle time";
   EXPECT_TRUE(study.diagnostics.empty());
 }

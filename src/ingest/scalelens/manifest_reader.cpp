@@ -100,6 +100,15 @@ class ManifestReader final : public Reader {
       } else if (key == "exit_status") {
         std::int64_t s;
         if (v.get_int64().get(s) == simdjson::SUCCESS) run.exit_status = static_cast<int>(s); else bad("an integer");
+      } else if (key == "status") {
+        // "running" is written at start and replaced at the end: still there, the wrapper never
+        // finished (killed, node lost) or the job is still going.
+        auto s = string_of(v);
+        if (s && *s == "running")
+          out.warn("run-not-finished",
+                   "the manifest still says \"status\": \"running\": the job is still going, or its scalelens run "
+                   "wrapper was killed before the end; its figures cover only what had been written",
+                   path);
       } else if (key == "sampling_interval_s") {
         auto d = number_of(v);
         if (d && *d > 0) run.sampling_interval_s = *d; else bad("a positive number");
