@@ -60,6 +60,12 @@ std::string json_number(double v) {
   return fmt::format("{}", v);  // shortest representation that round-trips
 }
 
+std::string json_number(double v, int significant) {
+  if (!std::isfinite(v)) return "null";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<std::int64_t>(v));
+  return fmt::format("{:.{}g}", v, significant);
+}
+
 void JsonWriter::separate() {
   if (need_comma_) out_ += ',';
   need_comma_ = true;

@@ -13,6 +13,9 @@ std::string json_quote(std::string_view s);
 
 // Number as JSON: finite values with enough digits to round-trip; NaN/inf become null.
 std::string json_number(double v);
+// For output people read too (trace summaries): whole numbers below 1e15 exactly, others to
+// `significant` digits; NaN/inf as null.
+std::string json_number(double v, int significant);
 
 // Tiny streaming writer: keeps commas right; no pretty printing beyond newlines between items.
 class JsonWriter {

@@ -12,11 +12,8 @@ namespace scalelens::trace {
 
 namespace {
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<std::int64_t>(v));
-  return fmt::format("{:.6g}", v);
-}
+// Six significant digits: these figures are read by people as much as by programs.
+std::string json_number(double v) { return scalelens::json_number(v, 6); }
 
 std::string pct(double part, double whole) {
   if (!(whole > 0) || !std::isfinite(part)) return "-";
