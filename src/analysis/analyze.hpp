@@ -18,6 +18,11 @@ struct AnalysisOptions {
   unsigned threads = 0;                // runs summarized in parallel; 0 = every core
 };
 
+// The ranks' breakdowns a run's figures come from: its GPU traces where it has any, else the MPI
+// interposer's CPU-side records (mixing the two would add unlike figures). The report's page uses
+// the same choice, so its bars and summary.json agree.
+std::vector<const RankBreakdown*> measured_breakdown(const Run& run);
+
 // Per-run figures (no configuration context); diagnostics about the run go to `warnings`.
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
 

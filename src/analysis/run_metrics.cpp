@@ -77,6 +77,14 @@ Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vec
   return r;
 }
 
+std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
+  const bool any_trace = std::any_of(run.breakdown.begin(), run.breakdown.end(), [](auto& b) { return !b.from_mpi; });
+  std::vector<const RankBreakdown*> parts;
+  for (const auto& b : run.breakdown)
+    if (b.from_mpi == !any_trace) parts.push_back(&b);
+  return parts;
+}
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
   r.run_id = run.run_id;
@@ -297,12 +305,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                                  nodes.size(), *run.nodes)));
   }
 
-  // Trace breakdown summed over ranks and steps; GPU traces where there are any, else the MPI
-  // interposer's CPU-side view.
-  std::vector<const RankBreakdown*> parts;
-  bool any_trace = std::any_of(run.breakdown.begin(), run.breakdown.end(), [](auto& b) { return !b.from_mpi; });
-  for (const auto& b : run.breakdown)
-    if (b.from_mpi == !any_trace) parts.push_back(&b);
+  // Trace breakdown summed over ranks and steps.
+  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
+  const bool any_trace = !parts.empty() && !parts.front()->from_mpi;
   if (!parts.empty()) {
     double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, step = 0;
     for (const auto* pb : parts) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/analyze.hpp"
 #include "common/json.hpp"
 #include "common/parallel.hpp"
 #include "report/web_bundle.hpp"
@@ -123,8 +124,8 @@ std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t s
     out += '}';
   }
   out += "],\"ranks\":[";
-  std::vector<const RankBreakdown*> ranks;
-  for (const auto& b : run.breakdown) ranks.push_back(&b);
+  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
+  std::vector<const RankBreakdown*> ranks = parts;
   std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
   first = true;
   std::vector<double> steps, ms;
@@ -143,18 +144,18 @@ std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t s
     out += '}';
   }
   out += "],\"breakdown\":";
-  if (run.breakdown.empty()) {
+  if (parts.empty()) {
     out += "null";
   } else {
     double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0;
-    for (const auto& b : run.breakdown) {
-      step += b.step_time_us, comp += b.comp_us, comm += b.comm_us, overlap += b.overlap_us;
-      exposed += b.exposed_comm_us, mem += b.mem_us, busy += b.busy_us, idle += b.idle_us;
+    for (const auto* b : parts) {
+      step += b->step_time_us, comp += b->comp_us, comm += b->comm_us, overlap += b->overlap_us;
+      exposed += b->exposed_comm_us, mem += b->mem_us, busy += b->busy_us, idle += b->idle_us;
     }
     out += fmt::format(
         "{{\"ranks\":{},\"step_time_us\":{},\"comp_us\":{},\"comm_us\":{},\"overlap_us\":{},\"exposed_comm_us\":{},"
         "\"mem_us\":{},\"busy_us\":{},\"idle_us\":{}}}",
-        run.breakdown.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
+        parts.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
         compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
         compact_number(idle, 1));
   }
@@ -178,8 +179,8 @@ std::string render_series_json(const Study& study, const Summary& summary, const
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (const auto* r : runs) {
     for (const auto& g : r->gpus) gpu_series += 1, gpu_points += g.samples.size();
-    for (const auto& b : r->breakdown)
-      if (!b.step_times_us.empty()) rank_series += 1, rank_points += b.step_times_us.size();
+    for (const auto* b : measured_breakdown(*r))
+      if (!b->step_times_us.empty()) rank_series += 1, rank_points += b->step_times_us.size();
   }
   auto cap = [&](std::size_t series, std::size_t budget) {
     if (series == 0) return limits.max_points_per_series;

@@ -129,6 +129,28 @@ TEST(ReportHtml, SeriesAreDecimatedAndEscaped) {
   EXPECT_EQ(render_series_json(study, summary, {}, "no-such-run"), "{\"runs\":[]}");
 }
 
+TEST(ReportHtml, PageBreakdownUsesTheSameRanksAsTheSummary) {
+  // A run with a GPU trace for rank 0 and the MPI interposer's record of rank 0 too: figures come
+  // from the trace alone, in summary.json and on the page.
+  Study study = study_with_gpus(10, 1);
+  RankBreakdown mpi;
+  mpi.rank = 0;
+  mpi.from_mpi = true;
+  mpi.steps = 2;
+  mpi.step_time_us = 4000, mpi.comp_us = 1000, mpi.comm_us = 3000, mpi.exposed_comm_us = 3000;
+  mpi.step_times_us = {2000, 2000};
+  study.runs[0].breakdown.push_back(mpi);
+  Summary summary = analyze(study, {});
+  ASSERT_TRUE(summary.runs[0].exposed_comm_share);
+  EXPECT_DOUBLE_EQ(*summary.runs[0].exposed_comm_share, 500.0 / 3000);  // the trace's figures
+  auto json = render_series_json(study, summary);
+  EXPECT_NE(json.find("\"breakdown\":{\"ranks\":1,\"step_time_us\":3000,"), std::string::npos)
+      << json.substr(json.find("\"breakdown\""), 200);
+  EXPECT_NE(json.find("\"exposed_comm_us\":500,"), std::string::npos);
+  const auto ranks = json.substr(json.find("\"ranks\":["), json.find("],\"breakdown\"") - json.find("\"ranks\":["));
+  EXPECT_EQ(ranks.find("\"rank\":0", ranks.find("\"rank\":0") + 1), std::string::npos) << "rank 0 listed once: " << ranks;
+}
+
 TEST(ReportHtml, SeriesBudgetShrinksSeriesOfLargeStudies) {
   Study study = study_with_gpus(4000, 64);
   Summary summary = analyze(study, {});
