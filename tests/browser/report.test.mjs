@@ -1,11 +1,14 @@
 // report.html opened from disk in headless Chromium with the network cut off: every view renders
 // with the right series and points, labels toggle together, the drill-down follows the chosen run,
-// and a label that is HTML renders as text. Screenshots go to $SCALELENS_ARTIFACTS.
+// and a label that is HTML renders as text; with real PyTorch profiler traces (SCALELENS_REALDATA),
+// the trace breakdown draws one stacked bar per configuration that agrees with summary.json and
+// with `scalelens trace`. Screenshots go to $SCALELENS_ARTIFACTS.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { ARTIFACTS, SOURCE_DIR, chartSeries, launch, openPage, report, tmpdir, waitReady, writeRun } from "./common.mjs";
+import { ARTIFACTS, BIN, SOURCE_DIR, chartSeries, launch, openPage, report, tmpdir, waitReady, writeRun } from "./common.mjs";
 
 const XSS = "<img src=x onerror=alert(1)>";
 let browser;
@@ -136,4 +139,190 @@ test("report.html of the bundled toy study and of the MLPerf logs", async () => 
     await page.close();
     fs.rmSync(out, { recursive: true, force: true });
   }
+});
+
+// A run folder holding only a manifest and, under traces/, copies of real Kineto traces (copies, so
+// that the trace cache scalelens writes beside them stays in the temporary study).
+function traceRun(root, name, { label, p }, files) {
+  const dir = path.join(root, name);
+  fs.mkdirSync(path.join(dir, "traces"), { recursive: true });
+  fs.writeFileSync(path.join(dir, "scalelens.json"), JSON.stringify({ schema: "scalelens.run/1", run_id: name, label, world_size: p }));
+  for (const f of files) fs.copyFileSync(f, path.join(dir, "traces", path.basename(f)));
+  return dir;
+}
+
+const near = (actual, expected, tol, what) =>
+  assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected} (±${tol})`);
+// The page's fmt() (web/src/util.ts) for the values used here: 3 significant digits.
+const fmt3 = (v) => Number(v.toPrecision(3)).toString();
+
+test("report.html: trace breakdown bars from real Kineto traces agree with summary.json", async (t) => {
+  const real = process.env.SCALELENS_REALDATA;
+  if (!real) {
+    t.skip("SCALELENS_REALDATA is not set (CI sets it)");
+    return;
+  }
+  const kineto = path.join(real, "kineto");
+  const inDir = (dir, re) => fs.readdirSync(dir).filter((f) => re.test(f)).sort().map((f) => path.join(dir, f));
+  const dlrmFiles = inDir(path.join(kineto, "dlrm-8rank-v100"), /\.pt\.trace\.json$/);
+  assert.equal(dlrmFiles.length, 8, "the 8 DLRM rank traces");
+  const study = tmpdir("scalelens-traces-");
+  t.after(() => fs.rmSync(study, { recursive: true, force: true }));
+  // dlrm/8: one run, all 8 ranks of one job. hta/2: two runs (a 2-rank ResNet DDP job's rank 0, and
+  // 2 sampled ranks of a 128-rank job), only so that the chart's mean over runs is exercised.
+  const dlrmDir = traceRun(study, "dlrm-8", { label: "dlrm", p: 8 }, dlrmFiles);
+  traceRun(study, "hta-2-resnet", { label: "hta", p: 2 }, [path.join(kineto, "hta/resnet-ddp-rank0of2-a100.json.gz")]);
+  traceRun(study, "hta-2-sampled", { label: "hta", p: 2 }, inDir(path.join(kineto, "hta/sampled-2of128"), /\.json\.gz$/));
+
+  const out = path.join(study, "out");
+  const html = report([study], out);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  const withTraces = summary.configurations.filter((c) => c.computation_score !== null && c.computation_score !== undefined);
+  const keys = withTraces.map((c) => `${c.label}/${c.world_size}`);
+  assert.deepEqual([...keys].sort(), ["dlrm/8", "hta/2"], "summary.json: both configurations have a trace breakdown");
+  assert.deepEqual(withTraces.find((c) => c.label === "hta").run_ids.length, 2);
+
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  await page.waitForTimeout(400); // bar animation (300 ms)
+
+  const chart = await page.evaluate(() => {
+    const c = window.__scalelens.charts.breakdown;
+    const opt = c.getOption();
+    const model = c.getModel();
+    const y0 = c.convertToPixel({ yAxisIndex: 0 }, 0);
+    const y100 = c.convertToPixel({ yAxisIndex: 0 }, 100);
+    return {
+      categories: opt.xAxis[0].data,
+      graphic: (opt.graphic ?? []).flatMap((g) => (g.elements ?? [g]).map((e) => e.style?.text ?? "")).filter(Boolean),
+      axisPx: y0 - y100,
+      series: opt.series.map((s, i) => ({
+        type: s.type,
+        id: s.id,
+        name: s.name,
+        stack: s.stack,
+        values: s.data.map((d) => (typeof d === "object" && d !== null ? d.value : d)),
+        heights: s.data.map((_, j) => Math.abs(model.getSeriesByIndex(i).getData().getItemLayout(j)?.height ?? 0)),
+      })),
+    };
+  });
+
+  // One bar per configuration with traces, in summary.json's order, and no "no data" note.
+  assert.deepEqual(chart.categories, keys);
+  assert.deepEqual(chart.graphic, [], "no 'no trace breakdown' note");
+  const part = (name) => {
+    const s = chart.series.find((x) => x.name === name);
+    assert.ok(s, `series ${name}`);
+    return s;
+  };
+  const names = ["computation", "overlapped communication", "exposed communication", "idle"];
+  for (const n of names) assert.equal(part(n).values.length, keys.length, n);
+  for (const s of chart.series) {
+    assert.equal(s.type, "bar", s.name);
+    assert.equal(s.stack, chart.series[0].stack, `${s.name} stacked with the others`);
+    assert.equal(s.values.length, keys.length, s.name);
+    assert.ok(s.values.every((v) => Number.isFinite(v) && v >= 0 && v <= 100), `${s.name}: ${s.values}`);
+  }
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const c = withTraces[i];
+    // The stacked shares fill the step (each rounded to 0.01%).
+    near(chart.series.reduce((a, s) => a + s.values[i], 0), 100, 0.05, `${key} stack total`);
+    // summary.json's shares: the mean over the configuration's runs, as the chart's.
+    near(part("exposed communication").values[i], 100 * c.exposed_comm_share, 0.011, `${key} exposed communication %`);
+    near(part("idle").values[i], 100 * c.idle_share, 0.011, `${key} idle %`);
+    for (const n of names.slice(0, 3)) assert.ok(part(n).values[i] > 0, `${key} ${n} > 0 (real traces)`);
+    // Drawn: every non-zero part has a bar of proportional height, and the stack spans the axis.
+    for (const s of chart.series) {
+      near(s.heights[i], (s.values[i] / 100) * chart.axisPx, 1.5, `${key} ${s.name} bar height (px)`);
+      if (s.values[i] >= 1) assert.ok(s.heights[i] >= 1, `${key} ${s.name} drawn`);
+    }
+    near(chart.series.reduce((a, s) => a + s.heights[i], 0), chart.axisPx, 2, `${key} stack height (px)`);
+  }
+  // With one run, the computation score and the overlap ratio follow from the bars:
+  // comp = computation + overlapped, comm = overlapped + exposed.
+  const d = keys.indexOf("dlrm/8");
+  const dlrm = withTraces[d];
+  const [comp, ovl, exp] = ["computation", "overlapped communication", "exposed communication"].map((n) => part(n).values[d]);
+  near((comp + ovl) / (comp + ovl + exp), dlrm.computation_score, 0.002, "dlrm/8 computation score");
+  near(ovl / (ovl + exp), dlrm.overlap_ratio, 0.002, "dlrm/8 overlap ratio");
+
+  // The same files through `scalelens trace` (no cache): per-rank sums give the dlrm/8 bar.
+  const traced = JSON.parse(execFileSync(BIN, ["trace", path.join(dlrmDir, "traces"), "--format", "json", "--no-cache"],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], maxBuffer: 64 << 20 }));
+  assert.equal(traced.ranks.length, 8, "scalelens trace: 8 ranks");
+  const sum = (k) => traced.ranks.reduce((a, r) => a + r[k], 0);
+  const step = sum("step_time_us");
+  near(comp, (100 * (sum("comp_us") - sum("overlap_us"))) / step, 0.011, "dlrm/8 computation % vs scalelens trace");
+  near(ovl, (100 * sum("overlap_us")) / step, 0.011, "dlrm/8 overlapped % vs scalelens trace");
+  near(exp, (100 * sum("exposed_comm_us")) / step, 0.011, "dlrm/8 exposed % vs scalelens trace");
+  near(part("idle").values[d], (100 * sum("idle_us")) / step, 0.011, "dlrm/8 idle % vs scalelens trace");
+
+  await page.locator('[data-chart="breakdown"]').scrollIntoViewIfNeeded();
+  await page.locator('[data-chart="breakdown"]').screenshot({ path: path.join(ARTIFACTS, "report-trace-breakdown.png") });
+  await shoot(page, "report-traces");
+
+  // The tooltip names each configuration with its computation score from summary.json.
+  for (let i = 0; i < keys.length; i++) {
+    const tip = await page.evaluate((i) => {
+      const c = window.__scalelens.charts.breakdown;
+      c.dispatchAction({ type: "showTip", seriesIndex: 0, dataIndex: i });
+      return new Promise((r) => setTimeout(() => r(c.getDom().textContent), 300));
+    }, i);
+    assert.ok(tip.includes(keys[i]), `tooltip names ${keys[i]}: ${tip}`);
+    assert.ok(tip.includes(`computation score ${fmt3(withTraces[i].computation_score)}`), `tooltip score of ${keys[i]}: ${tip}`);
+  }
+
+  // Per-rank step times of the DLRM run, from the same traces, in the drill-down.
+  await page.selectOption("#run-select", "dlrm-8");
+  await page.waitForFunction(() => window.__scalelens.charts.steps.getOption().series.length === 8);
+  const steps = await page.evaluate(() => window.__scalelens.charts.steps.getOption().series.map((s) => ({ name: s.name, data: s.data })));
+  for (const r of traced.ranks) {
+    const s = steps.find((x) => x.name === `rank ${r.rank}` || x.name === `rank ${r.rank} (slowest)`);
+    assert.ok(s, `steps: rank ${r.rank}`);
+    assert.equal(s.data.length, r.steps, `rank ${r.rank} steps`);
+    near(s.data.reduce((a, p) => a + p[1], 0), r.step_time_us / 1000, 0.01, `rank ${r.rank} step time (ms)`);
+  }
+  assert.equal(steps.filter((s) => s.name.endsWith("(slowest)")).length, 1, "one slowest rank");
+
+  // Hiding a label removes its bar.
+  await page.locator('#label-toggles input[data-label="hta"]').uncheck();
+  assert.deepEqual(await page.evaluate(() => window.__scalelens.charts.breakdown.getOption().xAxis[0].data), ["dlrm/8"]);
+
+  assert.deepEqual(log.errors, []);
+  assert.deepEqual(log.blocked, [], "no network request");
+  await page.close();
+});
+
+test("report.html: a rank with two traces (two profiling windows) renders without an error", async (t) => {
+  const real = process.env.SCALELENS_REALDATA;
+  if (!real) {
+    t.skip("SCALELENS_REALDATA is not set (CI sets it)");
+    return;
+  }
+  const dlrm = path.join(real, "kineto/dlrm-8rank-v100");
+  const rank0 = path.join(dlrm, fs.readdirSync(dlrm).find((f) => f.startsWith("worker0_")));
+  const study = tmpdir("scalelens-rank-twice-");
+  t.after(() => fs.rmSync(study, { recursive: true, force: true }));
+  const dir = traceRun(study, "dlrm-1", { label: "dlrm", p: 1 }, []);
+  for (const name of ["window-a.pt.trace.json", "window-b.pt.trace.json"]) fs.copyFileSync(rank0, path.join(dir, "traces", name));
+  const out = path.join(study, "out");
+  const html = report([study], out);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const steps = await page.evaluate(() => window.__scalelens.charts.steps.getOption().series.map((s) => ({ id: s.id, name: s.name, points: s.data.length })));
+  assert.equal(steps.length, 2, "one step-time series per trace");
+  assert.equal(new Set(steps.map((s) => s.id)).size, 2, "distinct series ids");
+  assert.ok(steps.every((s) => s.name.startsWith("rank 0 #") && s.points >= 1), JSON.stringify(steps));
+  const exposed = await page.evaluate(() => {
+    const o = window.__scalelens.charts.breakdown.getOption();
+    return o.series.find((s) => s.name === "exposed communication").data;
+  });
+  assert.equal(exposed.length, 1);
+  near(exposed[0], 100 * summary.configurations[0].exposed_comm_share, 0.011, "exposed communication %");
+  assert.deepEqual(log.errors, []);
+  await page.close();
 });

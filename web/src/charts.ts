@@ -423,10 +423,20 @@ export function stepTimeChart(run: RunSeries | null, maxPoints = 2000): Option {
   const ranks: RankSeries[] = run?.ranks ?? [];
   const means = ranks.map((r) => (r.step_ms.length ? r.step_ms.reduce((a, b) => a + b, 0) / r.step_ms.length : 0));
   const slowest = means.length ? means.indexOf(Math.max(...means)) : -1;
+  // A rank may come more than once (several traces of one rank, or a trace and the MPI
+  // interposer's record): ECharts refuses duplicate series ids, so the later ones get a suffix.
+  const count = new Map<number, number>();
+  for (const r of ranks) count.set(r.rank, (count.get(r.rank) ?? 0) + 1);
+  const seen = new Map<number, number>();
+  const nth = ranks.map((r) => {
+    const k = (seen.get(r.rank) ?? 0) + 1;
+    seen.set(r.rank, k);
+    return k;
+  });
   const series = ranks.map((r, i) => ({
     type: "line",
-    id: `rank:${r.rank}`,
-    name: `rank ${r.rank}${i === slowest && ranks.length > 1 ? " (slowest)" : ""}`,
+    id: nth[i] === 1 ? `rank:${r.rank}` : `rank:${r.rank}:${nth[i]}`,
+    name: `rank ${r.rank}${count.get(r.rank)! > 1 ? ` #${nth[i]}` : ""}${i === slowest && ranks.length > 1 ? " (slowest)" : ""}`,
     data: seriesPairs(r.step, r.step_ms, maxPoints),
     showSymbol: r.step.length < 60,
     color: i === slowest && ranks.length > 1 ? "#D55E00" : PALETTE[(i % (PALETTE.length - 1)) + 0],
