@@ -30,7 +30,8 @@ Diagnostic config_warning(const ConfigurationSummary& c, std::string code, std::
 class MissingFigures {
  public:
   void add(const std::string& figure, const std::string& reason, const std::string& config) {
-    items_[{figure, reason}].push_back(config);
+    auto& configs = items_[{figure, reason}];
+    if (configs.empty() || configs.back() != config) configs.push_back(config);
   }
   void emit(std::vector<Diagnostic>& out) const {
     for (const auto& [what, configs] : items_) {
@@ -44,6 +45,20 @@ class MissingFigures {
  private:
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> items_;
 };
+
+// What the collector's "missing" keys (docs/collect.md) leave out of the report, in its words.
+std::string collector_figure(std::string_view key) {
+  const auto base = key.substr(0, key.find('@'));
+  if (base == "gpu") return "GPU utilization and energy";
+  if (base == "cpu_energy") return "host (CPU) energy";
+  if (base == "samples") return "GPU and host samples";
+  if (base == "command") return "the run";
+  return fmt::format("GPU readings ({})", base);  // gpuN, gpuN_figures, gpu_selection
+}
+std::string collector_reason(std::string_view key, const std::string& reason) {
+  const auto at = key.find('@');
+  return at == std::string_view::npos ? reason : fmt::format("on {}: {}", key.substr(at + 1), reason);
+}
 
 // The time speedup is measured with: epoch time where the baseline has it, else run time.
 std::optional<double> time_of(const ConfigurationSummary& c, bool use_epochs) {
@@ -140,6 +155,8 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     bool have_util = false;
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
+      for (const auto& [key, reason] : sources[i]->missing)
+        missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
       if (r.run_time_s) run_times.push_back(*r.run_time_s);
       if (r.throughput_samples_per_s) throughput.push_back(*r.throughput_samples_per_s);

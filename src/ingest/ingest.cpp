@@ -61,6 +61,7 @@ void merge_run_into(Run& target, Run&& src) {
   fill(target.exit_status, src.exit_status);
   fill(target.sampling_interval_s, src.sampling_interval_s);
   for (auto& [k, v] : src.detected_from) target.detected_from.emplace(k, v);
+  for (auto& [k, v] : src.missing) target.missing.emplace(k, v);
   append(target.epochs, src.epochs);
   append(target.steps, src.steps);
   append(target.gpus, src.gpus);

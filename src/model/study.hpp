@@ -105,6 +105,9 @@ struct Run {
   std::string gpu_model;
   std::vector<std::string> hosts;
   std::map<std::string, std::string> detected_from;
+  // The collector's own account of what it could not measure: figure key → reason
+  // (docs/collect.md, "missing"), e.g. {"gpu": "no NVML library"}.
+  std::map<std::string, std::string> missing;
 
   std::vector<Interval> epochs;
   std::vector<Interval> steps;

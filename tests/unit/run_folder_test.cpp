@@ -157,6 +157,32 @@ TEST(RunFolder, ManifestStillRunningIsWarnedAndTheRunKept) {
                           [](auto& x) { return x.code == "run-not-finished"; }), 1);
 }
 
+TEST(RunFolder, CollectorsMissingReasonsBecomeNotesPerConfiguration) {
+  // Three repeats collected on a machine without NVML, one of them also without RAPL on node n2.
+  ScratchDir dir;
+  for (int rep = 0; rep < 3; ++rep) {
+    const std::string name = "r" + std::to_string(rep);
+    dir.write(name + "/scalelens.json",
+              R"j({"label": "ddp", "world_size": 2, "status": "complete", "missing": {"gpu": "no NVML library (libnvidia-ml.so.1 not found)")j" +
+                  std::string(rep == 2 ? R"j(, "cpu_energy@n2": "RAPL counter not readable")j" : "") + "}}");
+    dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n0,1,1000,2000\n");
+  }
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 3u);
+  EXPECT_EQ(study.runs[2].missing.at("cpu_energy@n2"), "RAPL counter not readable");
+  auto s = analyze(study, {});
+  std::vector<std::string> notes;
+  for (const auto& d : s.warnings)
+    if (d.code == "missing-figure") notes.push_back(d.message);
+  auto has = [&](const std::string& text) {
+    return std::any_of(notes.begin(), notes.end(), [&](auto& n) { return n == text; });
+  };
+  EXPECT_TRUE(has("GPU utilization and energy not computed for ddp/2: no NVML library (libnvidia-ml.so.1 not found)"))
+      << ::testing::PrintToString(notes);
+  EXPECT_TRUE(has("host (CPU) energy not computed for ddp/2: on n2: RAPL counter not readable"))
+      << ::testing::PrintToString(notes);
+}
+
 TEST(RunFolder, MinimalHandWrittenManifestIsEnough) {
   ScratchDir dir;
   dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 8})");

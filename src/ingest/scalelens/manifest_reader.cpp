@@ -121,6 +121,14 @@ class ManifestReader final : public Reader {
           std::string_view s;
           if (item.get_string().get(s) == simdjson::SUCCESS) run.hosts.emplace_back(s);
         }
+      } else if (key == "missing") {
+        od::object d;
+        if (v.get_object().get(d) != simdjson::SUCCESS) { bad("an object of strings"); continue; }
+        for (auto f : d) {
+          std::string_view k, s;
+          if (f.unescaped_key().get(k) == simdjson::SUCCESS && f.value().get_string().get(s) == simdjson::SUCCESS)
+            run.missing.emplace(std::string(k), std::string(s));
+        }
       } else if (key == "detected_from") {
         od::object d;
         if (v.get_object().get(d) != simdjson::SUCCESS) continue;
