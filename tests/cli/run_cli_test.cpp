@@ -85,13 +85,7 @@ bool wait_for(const std::function<bool()>& cond, std::chrono::milliseconds limit
 }
 
 std::size_t line_count(const std::filesystem::path& p, std::string_view containing = {}) {
-  auto text = slurp(p);
-  std::size_t n = 0;
-  LineCursor lines(text);
-  std::string_view line;
-  while (lines.next(line))
-    if (containing.empty() || line.find(containing) != std::string_view::npos) ++n;
-  return n;
+  return count_lines(slurp(p), containing);
 }
 
 std::vector<std::filesystem::path> run_folders(const std::filesystem::path& study) {

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <string_view>
+
+#include "common/text.hpp"
 
 namespace scalelens::testing {
 
@@ -51,6 +54,16 @@ class ScratchDir {
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Lines of `text` (those holding `containing`, when given): how tests count samples in a CSV.
+inline std::size_t count_lines(std::string_view text, std::string_view containing = {}) {
+  std::size_t n = 0;
+  scalelens::LineCursor lines(text);
+  std::string_view line;
+  while (lines.next(line))
+    if (containing.empty() || line.find(containing) != std::string_view::npos) ++n;
+  return n;
 }
 
 }  // namespace scalelens::testing

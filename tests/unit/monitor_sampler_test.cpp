@@ -20,14 +20,7 @@ namespace {
 
 const std::string kRecording = std::string(SCALELENS_TEST_DATA) + "/replay/a100x2-gpu.csv";
 
-std::size_t count_lines(const std::string& text, std::string_view containing = {}) {
-  std::size_t n = 0;
-  LineCursor lines(text);
-  std::string_view line;
-  while (lines.next(line))
-    if (containing.empty() || line.find(containing) != std::string_view::npos) ++n;
-  return n;
-}
+using scalelens::testing::count_lines;
 
 // Runs the sampler over the whole recording (8 times) and stops it.
 SamplerReport sample_recording(const std::filesystem::path& node_dir, double flush_s) {
