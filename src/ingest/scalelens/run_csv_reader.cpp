@@ -290,16 +290,25 @@ class RunCsvReader final : public Reader {
     return kind_of_header(first_line(head)) != Kind::none;
   }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
-    // One buffer per ingest thread: run folders are thousands of small files.
+    // One buffer per ingest thread: run folders are thousands of small files. The calling
+    // thread (in 'serve', a long-lived one) reads too, so a buffer grown by one very large file
+    // is given back rather than kept for the life of the process.
+    constexpr std::size_t kKeepBytes = 64u << 20;
     thread_local std::string buffer;
     auto text = read_file_reusing(ctx.file, buffer);
     if (!text) return out.error("unreadable-file", text.error().message, ctx.file);
-    switch (kind_of_header(first_line(text.value()))) {
-      case Kind::epochs: return read_intervals(text.value(), Kind::epochs, ctx.file, out);
-      case Kind::steps: return read_intervals(text.value(), Kind::steps, ctx.file, out);
-      case Kind::gpu: return read_gpu(text.value(), ctx.file, out);
-      case Kind::host: return read_host(text.value(), ctx.file, out);
-      case Kind::comm: return read_comm(text.value(), ctx.file, out);
+    parse(text.value(), ctx.file, out);
+    if (buffer.capacity() > kKeepBytes) std::string().swap(buffer);
+  }
+
+ private:
+  static void parse(std::string_view text, const std::filesystem::path& file, ReadOutput& out) {
+    switch (kind_of_header(first_line(text))) {
+      case Kind::epochs: return read_intervals(text, Kind::epochs, file, out);
+      case Kind::steps: return read_intervals(text, Kind::steps, file, out);
+      case Kind::gpu: return read_gpu(text, file, out);
+      case Kind::host: return read_host(text, file, out);
+      case Kind::comm: return read_comm(text, file, out);
       case Kind::none: return;
     }
   }
