@@ -117,6 +117,23 @@ TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
   }
 }
 
+TEST(RunFolder, GpuCsvNamingANewGpuOnEveryLineTakesLinearMemory) {
+  // Per-GPU storage is reserved from the first lines; a malformed file that names a new GPU on
+  // every line must not reserve that much again for each of them.
+  const int n = 4000;
+  std::string text = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (int i = 0; i < n; ++i) text += std::to_string(1000 + i) + "," + std::to_string(i) + ",,50,1,1,100,1,1,1\n";
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  dir.write("a/nodes/h/gpu.csv", text);
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].gpus.size(), static_cast<std::size_t>(n));
+  std::size_t capacity = 0;
+  for (const auto& g : study.runs[0].gpus) capacity += g.samples.capacity();
+  EXPECT_LE(capacity, 4u * n) << "samples reserved in all";
+}
+
 TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");

@@ -87,14 +87,19 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
 
 // Rows cycle through the GPUs of a node, so the GPUs named in the first lines and their mean line
 // length say how many samples each GPU will have: per-GPU vectors are sized once, not grown.
-std::size_t samples_per_gpu_estimate(std::string_view text) {
+struct SizeEstimate {
+  std::size_t gpus = 0;         // GPUs seen in the first lines: only these get the reservation
+  std::size_t samples_per_gpu = 0;
+};
+
+SizeEstimate samples_per_gpu_estimate(std::string_view text) {
   LineCursor lines(text);
   std::string_view line;
   std::vector<std::string_view> fields;
-  if (!lines.next(line)) return 0;
+  if (!lines.next(line)) return {};
   split_csv(line, fields);
   const int gpu_column = find_column(fields, "gpu");
-  if (gpu_column < 0) return 0;
+  if (gpu_column < 0) return {};
   const std::size_t data_start = lines.position();
   std::vector<std::int64_t> gpus;
   std::size_t scanned = 0;
@@ -105,10 +110,10 @@ std::size_t samples_per_gpu_estimate(std::string_view text) {
     auto gpu = parse_int(fields[gpu_column]);
     if (gpu && std::find(gpus.begin(), gpus.end(), *gpu) == gpus.end()) gpus.push_back(*gpu);
   }
-  if (gpus.empty()) return 0;
+  if (gpus.empty()) return {};
   const double line_bytes = static_cast<double>(lines.position() - data_start) / static_cast<double>(scanned);
   const double lines_total = static_cast<double>(text.size() - data_start) / line_bytes;
-  return static_cast<std::size_t>(lines_total / static_cast<double>(gpus.size()) * 1.05) + 16;
+  return {gpus.size(), static_cast<std::size_t>(lines_total / static_cast<double>(gpus.size()) * 1.05) + 16};
 }
 
 // Maps the pages of a vector's reserved storage in one call: taking them one page fault at a time
@@ -137,7 +142,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   static constexpr std::array<std::string_view, 10> cols{"t_ns", "gpu", "uuid", "util_pct", "mem_util_pct",
                                                          "mem_used_bytes", "power_w", "energy_mj", "sm_clock_mhz", "temp_c"};
   const std::string node = node_of(path);
-  const std::size_t per_gpu = samples_per_gpu_estimate(text);
+  const SizeEstimate estimate = samples_per_gpu_estimate(text);
   std::vector<GpuSeries> series;
   constexpr std::uint32_t kNone = ~0u;
   std::vector<std::uint32_t> by_index;
@@ -154,8 +159,12 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
       while (k < series.size() && (series[k].index != gpu || series[k].uuid != uuid)) ++k;
       if (k == series.size()) {
         series.push_back(GpuSeries{node, static_cast<int>(gpu), std::string(uuid), {}, path.string(), false, {}});
-        series.back().samples.reserve(per_gpu);
-        prefault(series.back().samples);
+        // GPUs beyond those of the first lines (a malformed file can name a new one per line)
+        // grow as needed: reserving for each would take memory quadratic in the file.
+        if (series.size() <= estimate.gpus) {
+          series.back().samples.reserve(estimate.samples_per_gpu);
+          prefault(series.back().samples);
+        }
       }
       if (static_cast<std::size_t>(gpu) < 4096) {
         if (by_index.size() <= static_cast<std::size_t>(gpu)) by_index.resize(gpu + 1, kNone);
