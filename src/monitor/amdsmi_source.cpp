@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "monitor/gpu_source.hpp"
+#include "monitor/vendor_library.hpp"
 
 namespace scalelens::monitor {
 namespace {
@@ -102,31 +103,23 @@ class AmdSmiSource final : public GpuSource {
   std::vector<LastEnergy> last_energy_;
 };
 
-template <class F>
-void resolve(void* lib, const char* name, F& into, std::string& missing) {
-  into = reinterpret_cast<F>(::dlsym(lib, name));
-  if (!into && missing.empty()) missing = name;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<GpuSource>> open_amdsmi(const std::string& library) {
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = ::dlerror();
-    return Error{fmt::format("no AMD SMI library found ({}): {}", library, why ? why : "dlopen failed"), library};
-  }
+  auto opened = open_vendor_library("AMD SMI", library);
+  if (!opened) return opened.error();
+  void* lib = opened.value();
   AmdTable t{};
   std::string missing;
-  resolve(lib, "amdsmi_init", t.init, missing);
-  resolve(lib, "amdsmi_shut_down", t.shut_down, missing);
-  resolve(lib, "amdsmi_get_socket_handles", t.socket_handles, missing);
-  resolve(lib, "amdsmi_get_processor_handles", t.processor_handles, missing);
-  resolve(lib, "amdsmi_get_gpu_activity", t.activity, missing);
-  resolve(lib, "amdsmi_get_gpu_memory_usage", t.memory_usage, missing);
-  resolve(lib, "amdsmi_get_energy_count", t.energy_count, missing);
-  resolve(lib, "amdsmi_get_temp_metric", t.temperature, missing);
-  resolve(lib, "amdsmi_get_gpu_device_uuid", t.uuid, missing);
+  resolve_symbol(lib, "amdsmi_init", t.init, missing);
+  resolve_symbol(lib, "amdsmi_shut_down", t.shut_down, missing);
+  resolve_symbol(lib, "amdsmi_get_socket_handles", t.socket_handles, missing);
+  resolve_symbol(lib, "amdsmi_get_processor_handles", t.processor_handles, missing);
+  resolve_symbol(lib, "amdsmi_get_gpu_activity", t.activity, missing);
+  resolve_symbol(lib, "amdsmi_get_gpu_memory_usage", t.memory_usage, missing);
+  resolve_symbol(lib, "amdsmi_get_energy_count", t.energy_count, missing);
+  resolve_symbol(lib, "amdsmi_get_temp_metric", t.temperature, missing);
+  resolve_symbol(lib, "amdsmi_get_gpu_device_uuid", t.uuid, missing);
   if (!missing.empty()) {
     ::dlclose(lib);
     return Error{fmt::format("{} is not a usable AMD SMI library: it lacks {}", library, missing), library};

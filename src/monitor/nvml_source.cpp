@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "monitor/gpu_source.hpp"
+#include "monitor/vendor_library.hpp"
 
 namespace scalelens::monitor {
 namespace {
@@ -96,41 +97,32 @@ class NvmlSource final : public GpuSource {
   std::vector<nvmlDevice_t> handles_;
 };
 
-template <class F>
-bool resolve(void* lib, const char* name, F& into, std::string& missing) {
-  into = reinterpret_cast<F>(::dlsym(lib, name));
-  if (!into && missing.empty()) missing = name;
-  return into != nullptr;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<GpuSource>> open_nvml(const std::string& library) {
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = ::dlerror();
-    return Error{fmt::format("no NVML library found ({}): {}", library, why ? why : "dlopen failed"), library};
-  }
+  auto opened = open_vendor_library("NVML", library);
+  if (!opened) return opened.error();
+  void* lib = opened.value();
   NvmlTable t{};
   std::string missing;
-  resolve(lib, "nvmlInit_v2", t.init, missing);
-  resolve(lib, "nvmlShutdown", t.shutdown, missing);
-  resolve(lib, "nvmlErrorString", t.error_string, missing);
-  resolve(lib, "nvmlDeviceGetCount_v2", t.device_count, missing);
-  resolve(lib, "nvmlDeviceGetHandleByIndex_v2", t.handle_by_index, missing);
-  resolve(lib, "nvmlDeviceGetUUID", t.uuid, missing);
-  resolve(lib, "nvmlDeviceGetName", t.name, missing);
-  resolve(lib, "nvmlDeviceGetUtilizationRates", t.utilization, missing);
-  resolve(lib, "nvmlDeviceGetMemoryInfo", t.memory, missing);
-  resolve(lib, "nvmlDeviceGetPowerUsage", t.power_mw, missing);
-  resolve(lib, "nvmlDeviceGetClockInfo", t.clock_mhz, missing);
-  resolve(lib, "nvmlDeviceGetTemperature", t.temperature, missing);
+  resolve_symbol(lib, "nvmlInit_v2", t.init, missing);
+  resolve_symbol(lib, "nvmlShutdown", t.shutdown, missing);
+  resolve_symbol(lib, "nvmlErrorString", t.error_string, missing);
+  resolve_symbol(lib, "nvmlDeviceGetCount_v2", t.device_count, missing);
+  resolve_symbol(lib, "nvmlDeviceGetHandleByIndex_v2", t.handle_by_index, missing);
+  resolve_symbol(lib, "nvmlDeviceGetUUID", t.uuid, missing);
+  resolve_symbol(lib, "nvmlDeviceGetName", t.name, missing);
+  resolve_symbol(lib, "nvmlDeviceGetUtilizationRates", t.utilization, missing);
+  resolve_symbol(lib, "nvmlDeviceGetMemoryInfo", t.memory, missing);
+  resolve_symbol(lib, "nvmlDeviceGetPowerUsage", t.power_mw, missing);
+  resolve_symbol(lib, "nvmlDeviceGetClockInfo", t.clock_mhz, missing);
+  resolve_symbol(lib, "nvmlDeviceGetTemperature", t.temperature, missing);
   if (!missing.empty()) {
     ::dlclose(lib);
     return Error{fmt::format("{} is not a usable NVML library: it lacks {}", library, missing), library};
   }
   std::string optional_missing;
-  resolve(lib, "nvmlDeviceGetTotalEnergyConsumption", t.energy_mj, optional_missing);  // Volta and later
+  resolve_symbol(lib, "nvmlDeviceGetTotalEnergyConsumption", t.energy_mj, optional_missing);  // Volta and later
   if (auto rc = t.init(); rc != kNvmlSuccess) {
     std::string why = t.error_string(rc);
     ::dlclose(lib);
