@@ -94,6 +94,18 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
   return "strong";
 }
 
+// Known to have run on CPUs only: scalelens saw its ranks, none was given a GPU, no GPU was sampled
+// and no GPU trace was read. Foreign logs (MLPerf, itwinai) say nothing of it and count GPUs.
+bool used_no_gpu(const Run& run) {
+  if (run.format != "scalelens" || run.ranks.empty() || !run.gpus.empty() || run.gpus_per_node || !run.gpu_model.empty())
+    return false;
+  for (const auto& r : run.ranks)
+    if (!r.devices.empty()) return false;
+  for (const auto& b : run.breakdown)
+    if (!b.from_mpi) return false;
+  return true;
+}
+
 }  // namespace
 
 Summary analyze(const Study& study, const AnalysisOptions& options) {
@@ -249,6 +261,8 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     }
   }
   summary.scaling = kinds.size() == 1 ? *kinds.begin() : kinds.empty() ? "strong" : "mixed";
+  if (!sources.empty() && std::all_of(sources.begin(), sources.end(), [](const Run* r) { return used_no_gpu(*r); }))
+    summary.world_size_unit = "ranks";
 
   // Baselines and speedup.
   const ConfigurationSummary* common_ref = nullptr;

@@ -63,6 +63,9 @@ struct ConfigurationSummary {
 struct Summary {
   std::string baseline = "per-label";  // "per-label" | "common" | "<N>"
   std::string scaling = "strong";      // "strong" | "weak" | "mixed"
+  // What world size counts: "GPUs", or "ranks" when every run is known to have used no GPU
+  // (a CPU-only MPI job measured by scalelens run).
+  std::string world_size_unit = "GPUs";
   std::vector<ConfigurationSummary> configurations;  // by label, then world size
   std::vector<RunSummary> runs;
   std::vector<Diagnostic> warnings;  // ingest's and analysis's, in that order

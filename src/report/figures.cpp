@@ -115,7 +115,7 @@ Figure curve_figure(const Summary& s, std::string name, std::string title, std::
       clauses += fmt::format(", \\\n  [{}:{}] x/{}.0 with lines dt 2 lc rgb '#555555' title 'ideal (p0={})'", lo, hi, p0, p0);
     }
   }
-  f.plot = fmt::format("set xlabel 'GPUs (world size)'\nset ylabel {}\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n{}plot {}\n", gnuplot_quote(ylabel),
+  f.plot = fmt::format("set xlabel '{} (world size)'\nset ylabel {}\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\n{}plot {}\n", s.world_size_unit, gnuplot_quote(ylabel),
                        logy ? "set logscale y 2\n" : "unset logscale y\n", clauses);
   return f;
 }
@@ -143,9 +143,9 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
   FiguresResult result;
   std::vector<Figure> figs;
   if (!summary.configurations.empty()) {
-    figs.push_back(curve_figure(summary, "speedup", "Speedup vs GPUs", "speedup (x)", true,
+    figs.push_back(curve_figure(summary, "speedup", "Speedup vs " + summary.world_size_unit, "speedup (x)", true,
                                 [](const ConfigurationSummary& c) { return c.speedup; }, true));
-    figs.push_back(curve_figure(summary, "efficiency", "Parallel efficiency vs GPUs", "efficiency (%)", false,
+    figs.push_back(curve_figure(summary, "efficiency", "Parallel efficiency vs " + summary.world_size_unit, "efficiency (%)", false,
                                 [](const ConfigurationSummary& c) {
                                   return c.efficiency ? std::optional<double>(*c.efficiency * 100) : std::nullopt;
                                 }, false));
@@ -154,7 +154,7 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
     bool epoch = false;
     for (const auto& c : summary.configurations) epoch = epoch || c.epoch_time_s.has_value();
     {
-      Figure f{"time", epoch ? "Epoch time vs GPUs (mean, 95% CI)" : "Run time vs GPUs (mean, 95% CI)",
+      Figure f{"time", fmt::format("{} time vs {} (mean, 95% CI)", epoch ? "Epoch" : "Run", summary.world_size_unit),
                "# world_size mean_s ci95_low_s ci95_high_s\n", ""};
       std::string clauses;
       int block = 0;
@@ -177,8 +177,8 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
         ++block;
       }
       if (any)
-        f.plot = fmt::format("set xlabel 'GPUs (world size)'\nset ylabel '{} time (s)'\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\nset logscale y 10\nplot {}\n",
-                             epoch ? "epoch" : "run", clauses);
+        f.plot = fmt::format("set xlabel '{} (world size)'\nset ylabel '{} time (s)'\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\nset logscale y 10\nplot {}\n",
+                             summary.world_size_unit, epoch ? "epoch" : "run", clauses);
       figs.push_back(f);
     }
     // Breakdown: shares of step time from the traces, per configuration (mean over its runs).

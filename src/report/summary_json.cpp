@@ -46,6 +46,7 @@ std::string render_summary_json(const Summary& summary) {
   w.key("scalelens_version").value(SCALELENS_VERSION);
   w.key("baseline").value(summary.baseline);
   w.key("scaling").value(summary.scaling);
+  w.key("world_size_unit").value(summary.world_size_unit);
   w.key("configurations").begin_array();
   for (const auto& c : summary.configurations) {
     w.begin_object();

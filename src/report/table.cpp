@@ -12,7 +12,7 @@ std::string human_number(double v) {
   if (!std::isfinite(v)) return "-";
   double a = std::fabs(v);
   if (a == 0) return "0";
-  if (a >= 1e5) return fmt::format("{:.0f}", v);
+  if (a >= 1e3) return fmt::format("{:.0f}", v);
   if (a >= 100) return fmt::format("{:.1f}", v);
   if (a >= 1) return fmt::format("{:.3g}", v);
   if (a >= 1e-3) return fmt::format("{:.3f}", v);
@@ -55,16 +55,18 @@ std::size_t columns_of(const std::string& s) {
 }  // namespace
 
 std::string render_table(const Summary& summary, const TableStyle& style) {
+  const bool ranks = summary.world_size_unit == "ranks";
+  const std::string count_title = ranks ? "ranks" : "GPUs";
   std::vector<Column> all = {
       {"label", false, [](auto& c) { return std::optional<std::string>(c.label); }},
-      {"GPUs", true, [](auto& c) { return std::optional<std::string>(std::to_string(c.world_size)); }},
+      {count_title, true, [](auto& c) { return std::optional<std::string>(std::to_string(c.world_size)); }},
       {"nodes", true, [](auto& c) { return c.nodes ? std::optional<std::string>(std::to_string(*c.nodes)) : std::nullopt; }},
       {"runs", true, [](auto& c) { return std::optional<std::string>(std::to_string(c.runs)); }},
       {"epoch s (95% CI)", true, [](auto& c) { return mean_ci(c.epoch_time_s); }},
       {"median s", true, [](auto& c) { return c.epoch_time_s ? opt(c.epoch_time_s->median) : std::nullopt; }},
       {"run s (95% CI)", true, [](auto& c) { return c.epoch_time_s ? std::nullopt : mean_ci(c.run_time_s); }},
       {"samples/s", true, [](auto& c) { return opt(c.throughput_samples_per_s); }},
-      {"/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
+      {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
       {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
       {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},
       {"efficiency", true, [](auto& c) { return pct(c.efficiency); }},
@@ -78,7 +80,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {"energy Wh", true, [](auto& c) { return opt(c.energy_wh); }},
       {"J/sample", true, [](auto& c) { return opt(c.energy_j_per_sample); }},
   };
-  // Keep the columns that have data in some row; "label" and "GPUs" always.
+  // Keep the columns that have data in some row; label and world size always.
   std::vector<const Column*> cols;
   std::vector<std::vector<std::string>> cells(summary.configurations.size());
   for (const auto& col : all) {
@@ -89,7 +91,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       any |= v.has_value();
       values.push_back(v.value_or("-"));
     }
-    if (!any && col.title != "label" && col.title != "GPUs") continue;
+    if (!any && col.title != "label" && col.title != count_title) continue;
     cols.push_back(&col);
     for (std::size_t r = 0; r < values.size(); ++r) cells[r].push_back(values[r]);
   }
@@ -112,9 +114,10 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
     out += line + "\n";
   }
   std::string scaling = summary.scaling + " scaling";
-  std::string baseline = summary.baseline == "per-label" ? "each label's smallest GPU count"
-                         : summary.baseline == "common" ? "the fastest label at the smallest GPU count"
-                                                        : summary.baseline + " GPUs";
+  const char* count = ranks ? "rank count" : "GPU count";
+  std::string baseline = summary.baseline == "per-label" ? fmt::format("each label's smallest {}", count)
+                         : summary.baseline == "common" ? fmt::format("the fastest label at the smallest {}", count)
+                                                        : summary.baseline + " " + count_title;
   out += fmt::format("{}; speedup against {}; epoch times exclude warm-up epochs.\n", scaling, baseline);
   return out;
 }

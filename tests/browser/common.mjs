@@ -74,6 +74,15 @@ export async function chartSeries(page) {
   });
 }
 
+// Element ids that occur more than once (getElementById would find the wrong one).
+export async function duplicateIds(page) {
+  return page.evaluate(() => {
+    const seen = new Map();
+    for (const e of document.querySelectorAll("[id]")) seen.set(e.id, (seen.get(e.id) ?? 0) + 1);
+    return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+  });
+}
+
 export function report(inputs, outDir, extra = []) {
   execFileSync(BIN, ["report", ...inputs, "-o", outDir, "-q", ...extra], { stdio: ["ignore", "ignore", "inherit"] });
   return path.join(outDir, "report.html");
@@ -83,20 +92,27 @@ export function tmpdir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-// A scalelens run folder with GPU samples: `gpus` GPUs × `samples` samples 1 s apart.
-export function writeRun(root, name, { label, p, epoch_s, gpus = 2, samples = 120, runId = name }) {
+// A scalelens run folder with GPU samples: `gpus` GPUs × `samples` samples 1 s apart. With
+// `cpuOnly`, a CPU-only MPI job instead: rank records without devices and no GPU samples.
+export function writeRun(root, name, { label, p, epoch_s, gpus = 2, samples = 120, runId = name, cpuOnly = false }) {
   const dir = path.join(root, name);
   fs.mkdirSync(path.join(dir, "nodes", "node-<b>"), { recursive: true });
   const ns = (s) => BigInt(Math.round(s * 1e9)).toString();
   const t0 = 1_700_000_000;
   const end = t0 + Math.max(3 * epoch_s, samples);
   fs.writeFileSync(path.join(dir, "scalelens.json"), JSON.stringify({
-    schema: "scalelens.run/1", run_id: runId, label, world_size: p, nodes: 1, gpus_per_node: p,
+    schema: "scalelens.run/1", run_id: runId, label, world_size: p, nodes: 1, ...(cpuOnly ? {} : { gpus_per_node: p }),
     samples_per_epoch: 1000, global_batch_size: 64, start_ns: Number(ns(t0)), end_ns: Number(ns(end)),
   }));
+  if (cpuOnly) {
+    fs.mkdirSync(path.join(dir, "ranks"));
+    for (let r = 0; r < p; r++)
+      fs.writeFileSync(path.join(dir, "ranks", `${r}.json`), JSON.stringify({ schema: "scalelens.rank/1", rank: r, host: "node-<b>", devices: [] }));
+  }
   let e = "rank,epoch,start_ns,end_ns,samples\n";
   for (let k = 0; k < 3; k++) e += `0,${k},${ns(t0 + k * epoch_s)},${ns(t0 + (k + 1) * epoch_s)},${Math.round(1000 / p)}\n`;
   fs.writeFileSync(path.join(dir, "epochs.csv"), e);
+  if (cpuOnly) return dir;
   let g = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
   for (let s = 0; s < samples; s++)
     for (let i = 0; i < gpus; i++)

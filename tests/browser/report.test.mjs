@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { ARTIFACTS, BIN, SOURCE_DIR, chartSeries, launch, openPage, report, tmpdir, waitReady, writeRun } from "./common.mjs";
+import { ARTIFACTS, BIN, SOURCE_DIR, chartSeries, duplicateIds, launch, openPage, report, tmpdir, waitReady, writeRun } from "./common.mjs";
 
 const XSS = "<img src=x onerror=alert(1)>";
 let browser;
@@ -107,10 +107,47 @@ test("report.html: every view, label toggle, drill-down, XSS label as text, offl
   await page.waitForTimeout(200);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), "fits 1280 px");
 
+  assert.deepEqual(await duplicateIds(page), [], "element ids are unique");
   assert.deepEqual(log.dialogs, [], "no script from data ran");
   assert.deepEqual(log.errors, []);
   assert.deepEqual(log.blocked, [], "no network request");
   fs.rmSync(study, { recursive: true, force: true });
+});
+
+test("report.html of a CPU-only MPI study counts ranks, not GPUs, and re-renders", async () => {
+  const study = tmpdir("scalelens-cpu-");
+  writeRun(study, "mpi-1", { label: "mpi", p: 1, epoch_s: 40, cpuOnly: true });
+  writeRun(study, "mpi-4", { label: "mpi", p: 4, epoch_s: 12, cpuOnly: true });
+  writeRun(study, "hybrid-2", { label: "hybrid", p: 2, epoch_s: 22, cpuOnly: true });
+  const out = tmpdir("scalelens-cpu-out-");
+  const html = report([study], out);
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const texts = async () => page.evaluate(() => ({
+    axis: window.__scalelens.charts.time.getOption().xAxis[0].name,
+    title: document.querySelector("#card-time h3").textContent,
+    perUnit: document.querySelector("#card-throughput_per_gpu h3").textContent,
+    cards: document.getElementById("cards").textContent,
+    header: document.querySelector('#summary-table button[data-sort="gpus"]').textContent,
+  }));
+  const expectRanks = (t) => {
+    assert.equal(t.axis, "ranks (world size)");
+    assert.equal(t.title, "Time vs ranks");
+    assert.equal(t.perUnit, "Throughput per rank");
+    assert.ok(t.cards.includes("4 ranks") && !t.cards.includes("GPUs"), t.cards);
+    assert.ok(t.header.startsWith("ranks"), t.header);
+  };
+  expectRanks(await texts());
+  // A second render (label toggle) keeps the words and the page whole.
+  await page.locator('#label-toggles input[data-label="hybrid"]').uncheck();
+  assert.equal(await page.locator("#summary-table tbody tr").count(), 2);
+  expectRanks(await texts());
+  assert.deepEqual(await duplicateIds(page), []);
+  assert.deepEqual(log.errors, []);
+  await page.close();
+  fs.rmSync(study, { recursive: true, force: true });
+  fs.rmSync(out, { recursive: true, force: true });
 });
 
 test("report.html of the bundled toy study and of the MLPerf logs", async () => {

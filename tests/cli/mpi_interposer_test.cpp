@@ -78,6 +78,11 @@ TEST(MpiTrainExample, LossFallsAndRunFolderFeedsTheReport) {
   EXPECT_EQ(s.configurations[0].world_size, 2);
   EXPECT_TRUE(s.configurations[0].throughput_samples_per_s);  // samples logged through the C++ API
   EXPECT_TRUE(s.configurations[0].computation_score);         // comm/<rank>.csv from the interposer
+  // CPU-only ranks are counted as ranks, not GPUs, in the table's header.
+  EXPECT_EQ(s.world_size_unit, "ranks");
+  auto report = run_scalelens("report " + quoted(dir.path()) + " -o " + quoted(dir.path() / "report"));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(report.out.rfind("label  ranks  nodes", 0), 0u) << report.out;
 }
 
 #endif

@@ -25,6 +25,7 @@ TEST(ReportCli, MlperfDeepcamPrintsBothScalesSpeedupAndBatchWarning) {
   auto r = run_scalelens("report " + quoted(data / "mlperf-hpc-v1.0-deepcam") + " -o " + quoted(out.path()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("deepcam"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(0, r.out.find('\n')).find(" GPUs "), std::string::npos) << r.out;  // MLPerf logs count GPUs
   EXPECT_NE(r.out.find(" 512 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" 2048 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("8.84"), std::string::npos) << r.out;  // median epoch time at 512 GPUs

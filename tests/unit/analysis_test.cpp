@@ -346,6 +346,26 @@ TEST(Warnings, MoreRanksThanCpusIsOversubscribed) {
   EXPECT_FALSE(has_warning(analyze(st, {}), "oversubscribed"));
 }
 
+TEST(WorldSizeUnit, RanksOnlyWhenEveryRunIsKnownToHaveUsedNoGpu) {
+  Study st;
+  scalelens::Run r = make_run("mpi", 2, {1, 1}, "a");
+  r.format = "scalelens";
+  r.ranks = {{0, "n0", 0, {}, {}, {}, {}, ""}, {1, "n0", 1, {}, {}, {}, {}, ""}};
+  st.runs.push_back(r);
+  EXPECT_EQ(analyze(st, {}).world_size_unit, "ranks");
+  st.runs[0].ranks[1].devices = {"GPU-1"};  // one rank was given a GPU
+  EXPECT_EQ(analyze(st, {}).world_size_unit, "GPUs");
+  st.runs[0].ranks[1].devices.clear();
+  st.runs[0].breakdown.push_back({});  // a Kineto trace: a GPU job
+  EXPECT_EQ(analyze(st, {}).world_size_unit, "GPUs");
+  st.runs[0].breakdown.back().from_mpi = true;  // the MPI interposer sees CPU time only
+  EXPECT_EQ(analyze(st, {}).world_size_unit, "ranks");
+  scalelens::Run foreign = make_run("mlperf", 8, {1, 1}, "b");
+  foreign.format = "mlperf";  // foreign logs say nothing of devices: GPUs
+  st.runs.push_back(foreign);
+  EXPECT_EQ(analyze(st, {}).world_size_unit, "GPUs");
+}
+
 TEST(Breakdown, GpuTraceWinsOverMpiInterposerForTheSameRun) {
   Study st;
   scalelens::Run r = make_run("ddp", 1, {1, 1}, "a");

@@ -15,7 +15,7 @@ import {
   timeStat,
   type TimeKind,
 } from "./shape";
-import { PALETTE, colorFor, dashFor, escapeHtml as esc, fmt, isNum } from "./util";
+import { PALETTE, type CountUnit, colorFor, dashFor, escapeHtml as esc, fmt, fmtAxis, isNum } from "./util";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Option = Record<string, any>;
@@ -23,6 +23,7 @@ export type Option = Record<string, any>;
 export interface ChartContext {
   allLabels: string[];
   showLabels: boolean; // value labels on points and bars
+  unit: CountUnit; // what world size counts
 }
 
 const GRID = { left: 64, right: 24, top: 48, bottom: 56, containLabel: false };
@@ -60,8 +61,8 @@ function catLabels(categories: string[]): Option {
   return { interval: 0, rotate: categories.length > 4 ? 30 : 0, fontSize: 11, width: categories.length > 4 ? 120 : 160, overflow: "truncate" };
 }
 
-function gpuAxis(name = "GPUs (world size)"): Option {
-  return { type: "log", logBase: 2, name, ...AXIS_NAME, minorSplitLine: { show: false }, axisLabel: { formatter: (v: number) => fmt(v) } };
+function worldSizeAxis(ctx: ChartContext): Option {
+  return { type: "log", logBase: 2, name: `${ctx.unit.plural} (world size)`, ...AXIS_NAME, minorSplitLine: { show: false }, axisLabel: { formatter: (v: number) => fmtAxis(v) } };
 }
 
 function lineSeries(label: string, ctx: ChartContext, data: [number, number][], unit: string, pctScale = false): Option {
@@ -82,15 +83,15 @@ function lineSeries(label: string, ctx: ChartContext, data: [number, number][], 
   };
 }
 
-function itemTooltip(unit: string, what: string): Option {
+function itemTooltip(unit: string, what: string, ctx: ChartContext): Option {
   return {
     trigger: "item",
     confine: true,
     formatter: (p: { seriesName: string; value: unknown; data: unknown }) => {
       const v = p.value as number[];
       if (Array.isArray(v) && v.length >= 3)
-        return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} GPUs<br>95% CI ${esc(fmt(v[1]))} – ${esc(fmt(v[2]))} ${esc(unit)}`;
-      return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} GPUs<br>${esc(what)}: ${esc(fmt(v[1]))} ${esc(unit)}`;
+        return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} ${esc(ctx.unit.plural)}<br>95% CI ${esc(fmt(v[1]))} – ${esc(fmt(v[2]))} ${esc(unit)}`;
+      return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} ${esc(ctx.unit.plural)}<br>${esc(what)}: ${esc(fmt(v[1]))} ${esc(unit)}`;
     },
   };
 }
@@ -135,9 +136,9 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
     ...(series.length ? {} : noData(`no ${what} in this study`)),
     grid: GRID_LEGEND,
     legend: legendOf(series),
-    tooltip: itemTooltip("s", what),
-    xAxis: gpuAxis(),
-    yAxis: { type: "log", logBase: 10, name: `${what} (s)`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmt(v) } },
+    tooltip: itemTooltip("s", what, ctx),
+    xAxis: worldSizeAxis(ctx),
+    yAxis: { type: "log", logBase: 10, name: `${what} (s)`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
     series,
   };
 }
@@ -167,9 +168,9 @@ export function speedupChart(configs: Configuration[], ctx: ChartContext): Optio
     ...(series.length ? {} : noData("no speedup: a label needs runs at two GPU counts")),
     grid: GRID_LEGEND,
     legend: legendOf(series),
-    tooltip: itemTooltip("×", "speedup"),
-    xAxis: gpuAxis(),
-    yAxis: { type: "log", logBase: 2, name: "speedup (×)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmt(v) } },
+    tooltip: itemTooltip("×", "speedup", ctx),
+    xAxis: worldSizeAxis(ctx),
+    yAxis: { type: "log", logBase: 2, name: "speedup (×)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
     series,
   };
 }
@@ -185,8 +186,8 @@ export function efficiencyChart(configs: Configuration[], ctx: ChartContext): Op
     ...(series.length ? {} : noData("no efficiency: a label needs runs at two GPU counts")),
     grid: GRID_LEGEND,
     legend: legendOf(series),
-    tooltip: itemTooltip("%", "efficiency"),
-    xAxis: gpuAxis(),
+    tooltip: itemTooltip("%", "efficiency", ctx),
+    xAxis: worldSizeAxis(ctx),
     yAxis: { type: "value", min: 0, name: "parallel efficiency (%)", ...AXIS_NAME, nameGap: 44 },
     series,
   };
@@ -198,14 +199,14 @@ export function throughputChart(configs: Configuration[], perGpu: boolean, ctx: 
     const data = curve(cs, (c) => (perGpu ? c.throughput_per_gpu : c.throughput_samples_per_s), true);
     if (data.length) series.push(lineSeries(label, ctx, data, "samples/s"));
   }
-  const unit = perGpu ? "samples/s per GPU" : "samples/s";
+  const unit = perGpu ? `samples/s per ${ctx.unit.singular}` : "samples/s";
   return {
     ...(series.length ? {} : noData("no throughput: the runs report no samples, samples_per_epoch or global batch")),
     grid: GRID_LEGEND,
     legend: legendOf(series),
-    tooltip: itemTooltip(unit, perGpu ? "throughput per GPU" : "throughput"),
-    xAxis: gpuAxis(),
-    yAxis: { type: perGpu ? "value" : "log", logBase: 2, min: perGpu ? 0 : undefined, name: `throughput (${unit})`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmt(v) } },
+    tooltip: itemTooltip(unit, perGpu ? `throughput per ${ctx.unit.singular}` : "throughput", ctx),
+    xAxis: worldSizeAxis(ctx),
+    yAxis: { type: perGpu ? "value" : "log", logBase: 2, min: perGpu ? 0 : undefined, name: `throughput (${unit})`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
     series,
   };
 }
@@ -227,8 +228,10 @@ export function breakdownChart(configs: Configuration[], runs: RunSeries[] | und
   }));
   return {
     ...(rows.length ? {} : noData("no trace breakdown: add PyTorch profiler traces to the runs")),
-    grid: { ...GRID, top: 56, bottom: 72 },
-    legend: { top: 0, type: "scroll", textStyle: { fontSize: 11 } },
+    // Six fixed parts: a legend that wraps to a second row shows them all on a half-width card,
+    // where a scrolling one hid two behind its pager.
+    grid: { ...GRID, top: 72, bottom: 72 },
+    legend: { top: 0, left: 8, width: "80%", type: "plain", itemWidth: 18, itemGap: 8, textStyle: { fontSize: 11 } },
     tooltip: {
       trigger: "axis",
       axisPointer: { type: "shadow" },
@@ -240,7 +243,7 @@ export function breakdownChart(configs: Configuration[], runs: RunSeries[] | und
         return `<b>${esc(ps[0].name)}</b>${score}<br>` + ps.map((p) => `${esc(p.seriesName)}: ${esc(fmt(p.value))}% of step`).join("<br>");
       },
     },
-    xAxis: { type: "category", data: categories, name: "configuration (label/GPUs)", ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
     yAxis: { type: "value", max: 100, min: 0, name: "share of step time (%)", ...AXIS_NAME, nameGap: 44 },
     series: rows.length ? series : [],
   };
@@ -275,7 +278,7 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
         return `<b>${esc(c.label)}/${esc(c.world_size)}</b><br>mean ${esc(fmt(u.mean))}%<br>min ${esc(fmt(u.min))}% · max ${esc(fmt(u.max))}%`;
       },
     },
-    xAxis: { type: "category", data: categories, name: "configuration (label/GPUs)", ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
     yAxis: { type: "value", min: 0, max: 100, name: "GPU utilization (%)", ...AXIS_NAME, nameGap: 40 },
     series,
   };
@@ -301,7 +304,7 @@ export function energyChart(configs: Configuration[], ctx: ChartContext): Option
       formatter: (ps: { name: string; seriesName: string; value: number }[]) =>
         ps.length ? `<b>${esc(ps[0].name)}</b><br>` + ps.map((p) => `${esc(p.seriesName)}: ${esc(fmt(p.value))}`).join("<br>") : "",
     },
-    xAxis: { type: "category", data: categories, name: "configuration (label/GPUs)", ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
     yAxis: [
       { type: "value", min: 0, name: "energy per run (Wh)", ...AXIS_NAME, nameGap: 44 },
       { type: "value", min: 0, name: "energy per sample (J)", ...AXIS_NAME, nameGap: 44, splitLine: { show: false } },
@@ -325,7 +328,7 @@ export function paretoChart(configs: Configuration[], ctx: ChartContext): Option
       color: colorFor(label, ctx.allLabels),
       symbolSize: (v: number[], p: { dataIndex: number }) => (frontKeys.has(mine[p.dataIndex]?.key) ? 14 : 9),
       data: mine.map((p) => ({ value: [p.x, p.y, p.ws], name: p.key })),
-      label: { show: ctx.showLabels, position: "right", formatter: (p: { data: { value: number[] } }) => `${p.data.value[2]} GPUs` },
+      label: { show: ctx.showLabels, position: "right", formatter: (p: { data: { value: number[] } }) => `${p.data.value[2]} ${ctx.unit.plural}` },
     });
   }
   if (front.length)
@@ -351,8 +354,8 @@ export function paretoChart(configs: Configuration[], ctx: ChartContext): Option
       formatter: (p: { name: string; value: number[] }) =>
         `<b>${esc(p.name)}</b>${frontKeys.has(p.name) ? " (on the Pareto front)" : ""}<br>time ${esc(fmt(p.value[0]))} s<br>energy ${esc(fmt(p.value[1]))} Wh`,
     },
-    xAxis: { type: "value", scale: true, name: "time per run (s)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmt(v) } },
-    yAxis: { type: "value", scale: true, name: "GPU energy per run (Wh)", ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmt(v) } },
+    xAxis: { type: "value", scale: true, name: "time per run (s)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
+    yAxis: { type: "value", scale: true, name: "GPU energy per run (Wh)", ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
     series,
   };
 }
@@ -413,7 +416,7 @@ export function gpuTimeChart(run: RunSeries | null, metric: "util" | "power", ma
         `<b>${esc(p.seriesName)}</b><br>t = ${esc(fmt(p.value[0], 4))} s<br>${esc(what)} ${esc(fmt(p.value[1]))} ${esc(unit)}`,
     },
     dataZoom: series.length ? ZOOM : [],
-    xAxis: { type: "value", name: "time since run start (s)", ...AXIS_NAME, nameGap: 28, axisLabel: { formatter: (v: number) => fmt(v) } },
+    xAxis: { type: "value", name: "time since run start (s)", ...AXIS_NAME, nameGap: 28, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
     yAxis: { type: "value", min: 0, max: metric === "util" ? 100 : undefined, name: `${what} (${unit})`, ...AXIS_NAME, nameGap: 44 },
     series,
   };

@@ -28,8 +28,8 @@ import {
   type Option,
 } from "./charts";
 import { defaultTimeKind, headline, labelsOf, parseInlineData, sortRows, timeStat, toCsv, type Column, type TimeKind } from "./shape";
-import type { Configuration, ReportData, RunSeries } from "./types";
-import { colorFor, fmt, isNum, pct } from "./util";
+import type { Configuration, ReportData, RunSeries, Summary } from "./types";
+import { type CountUnit, colorFor, countUnit, fmt, isNum, pct, withUnit } from "./util";
 
 echarts.use([
   BarChart, CustomChart, LineChart, ScatterChart, DataZoomComponent, GraphicComponent, GridComponent, LegendComponent,
@@ -77,11 +77,11 @@ function download(name: string, url: string): void {
 
 // ---- Layout ---------------------------------------------------------------------------------
 const CHARTS: { id: string; section: string; title: string; desc: string; wide?: boolean }[] = [
-  { id: "time", section: "scaling", title: "Time vs GPUs", desc: "Mean per configuration, log-log, with the 95% confidence interval over repeats." },
-  { id: "speedup", section: "scaling", title: "Speedup vs GPUs", desc: "Against the baseline the report used; the dashed line is ideal scaling." },
+  { id: "time", section: "scaling", title: "Time vs {count}", desc: "Mean per configuration, log-log, with the 95% confidence interval over repeats." },
+  { id: "speedup", section: "scaling", title: "Speedup vs {count}", desc: "Against the baseline the report used; the dashed line is ideal scaling." },
   { id: "efficiency", section: "scaling", title: "Parallel efficiency", desc: "Speedup · p0 / p; 100% is ideal." },
-  { id: "throughput", section: "scaling", title: "Throughput", desc: "Samples per second, all GPUs together." },
-  { id: "throughput_per_gpu", section: "scaling", title: "Throughput per GPU", desc: "Samples per second per GPU; flat is ideal." },
+  { id: "throughput", section: "scaling", title: "Throughput", desc: "Samples per second, all {count} together." },
+  { id: "throughput_per_gpu", section: "scaling", title: "Throughput per {one}", desc: "Samples per second per {one}; flat is ideal." },
   { id: "breakdown", section: "why", title: "Where step time goes", desc: "From profiler traces: shares of step time, mean over runs." },
   { id: "utilization", section: "why", title: "GPU utilization", desc: "Time-weighted mean per configuration; whiskers: min–max over GPUs." },
   { id: "energy", section: "cost", title: "Energy", desc: "GPU energy per run (Wh) and per sample (J), mean over runs." },
@@ -122,7 +122,7 @@ function buildLayout(root: HTMLElement): void {
     const grid = el("div", { class: "grid" });
     for (const c of CHARTS.filter((c) => c.section === s.id)) {
       grid.append(el("div", { class: c.wide ? "card wide" : "card", id: `card-${c.id}` },
-        el("h3", {}, c.title), el("p", { class: "desc" }, c.desc), el("div", { class: "chart", "data-chart": c.id })));
+        el("h3", {}, withUnit(c.title, GPU_UNIT)), el("p", { class: "desc" }, withUnit(c.desc, GPU_UNIT)), el("div", { class: "chart", "data-chart": c.id })));
     }
     sec.append(grid);
     root.append(sec);
@@ -141,7 +141,7 @@ function buildLayout(root: HTMLElement): void {
   document.getElementById("run-select")!.addEventListener("change", (e) => { state.run = (e.target as HTMLSelectElement).value; void renderDrill(); });
   document.getElementById("every-gpu")!.addEventListener("change", (e) => { state.everyGpu = (e.target as HTMLInputElement).checked; void renderDrill(); });
   document.getElementById("csv")!.addEventListener("click", () => {
-    const csv = toCsv(visibleConfigs(), COLUMNS);
+    const csv = toCsv(visibleConfigs(), columnsFor(state.data?.summary));
     download("scalelens-summary.csv", URL.createObjectURL(new Blob([csv], { type: "text/csv" })));
   });
   window.addEventListener("resize", () => Object.values(charts).forEach((c) => c.resize()));
@@ -198,12 +198,14 @@ function renderAll(): void {
   const summary = data.summary;
   const all = labelsOf(summary);
   const kind = state.timeKind ?? defaultTimeKind(summary);
-  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels };
+  const unit = countUnit(summary.world_size_unit);
+  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels, unit };
   const configs = visibleConfigs();
 
   (document.getElementById("time-kind") as HTMLSelectElement).value = kind;
   renderToggles(all);
   renderHeader(data);
+  renderChartTitles(unit);
   renderHeadline(kind);
 
   const jobs: [string, () => Option][] = [
@@ -261,6 +263,18 @@ function renderToggles(all: string[]): void {
   }
 }
 
+const GPU_UNIT = countUnit("GPUs");
+
+// Chart titles name the study's unit; the layout is built before the data is known.
+function renderChartTitles(unit: CountUnit): void {
+  for (const c of CHARTS) {
+    const card = document.getElementById(`card-${c.id}`);
+    if (!card) continue;
+    card.querySelector("h3")!.textContent = withUnit(c.title, unit);
+    card.querySelector(".desc")!.textContent = withUnit(c.desc, unit);
+  }
+}
+
 function renderHeader(data: ReportData): void {
   const s = data.summary;
   const nRuns = s.runs.length;
@@ -278,17 +292,18 @@ function card(title: string, value: string, sub: string, id: string): HTMLElemen
 function renderHeadline(kind: TimeKind): void {
   const s = state.data!.summary;
   const h = headline(s, kind);
+  const unit = countUnit(s.world_size_unit);
   const cards = document.getElementById("cards")!;
   cards.replaceChildren();
   if (h.best) {
     const value = h.bestBy === "throughput" ? `${fmt(h.best.throughput_samples_per_s)} samples/s` : `${fmt(timeStat(h.best, kind)?.mean)} s`;
-    cards.append(card("Best configuration", `${h.best.label} · ${h.best.world_size} GPUs`, h.bestBy === "throughput" ? `highest throughput: ${value}` : `fastest: ${value}`, "card-best"));
+    cards.append(card("Best configuration", `${h.best.label} · ${h.best.world_size} ${unit.plural}`, h.bestBy === "throughput" ? `highest throughput: ${value}` : `fastest: ${value}`, "headline-best"));
   }
   if (h.largest) {
     const l = h.largest;
-    cards.append(card("Largest scale measured", `${l.world_size} GPUs`, `${isNum(l.nodes) ? `${l.nodes} nodes · ` : ""}${l.label}`, "card-largest"));
-    cards.append(card("Efficiency there", pct(l.efficiency), isNum(l.speedup) ? `speedup ${fmt(l.speedup)}× of ideal ${fmt(l.ideal_speedup)}×` : "no baseline to compare with", "card-eff"));
-    cards.append(card("Energy per sample there", isNum(l.energy_j_per_sample) ? `${fmt(l.energy_j_per_sample)} J` : "–", isNum(l.energy_wh) ? `${fmt(l.energy_wh)} Wh per run` : "no GPU energy measured", "card-energy"));
+    cards.append(card("Largest scale measured", `${l.world_size} ${unit.plural}`, `${isNum(l.nodes) ? `${l.nodes} nodes · ` : ""}${l.label}`, "headline-largest"));
+    cards.append(card("Efficiency there", pct(l.efficiency), isNum(l.speedup) ? `speedup ${fmt(l.speedup)}× of ideal ${fmt(l.ideal_speedup)}×` : "no baseline to compare with", "headline-eff"));
+    cards.append(card("Energy per sample there", isNum(l.energy_j_per_sample) ? `${fmt(l.energy_j_per_sample)} J` : "–", isNum(l.energy_wh) ? `${fmt(l.energy_wh)} Wh per run` : "no GPU energy measured", "headline-energy"));
   }
   const box = document.getElementById("findings")!;
   box.replaceChildren();
@@ -317,13 +332,13 @@ function renderHeadline(kind: TimeKind): void {
 const num = (f: (c: Configuration) => unknown) => (c: Configuration) => { const v = f(c); return isNum(v) ? v : null; };
 const COLUMNS: Column[] = [
   { key: "label", title: "label", value: (c) => c.label, text: (c) => c.label },
-  { key: "gpus", title: "GPUs", value: (c) => c.world_size, text: (c) => String(c.world_size) },
+  { key: "gpus", title: "{count}", value: (c) => c.world_size, text: (c) => String(c.world_size) },
   { key: "nodes", title: "nodes", value: num((c) => c.nodes), text: (c) => fmt(c.nodes) },
   { key: "runs", title: "runs", value: (c) => c.runs, text: (c) => String(c.runs) },
   { key: "epoch", title: "epoch time (s)", value: num((c) => c.epoch_time_s?.mean), text: (c) => ci(c.epoch_time_s) },
   { key: "run", title: "run time (s)", value: num((c) => c.run_time_s?.mean), text: (c) => ci(c.run_time_s) },
   { key: "x", title: "throughput (samples/s)", value: num((c) => c.throughput_samples_per_s), text: (c) => fmt(c.throughput_samples_per_s) },
-  { key: "xg", title: "per GPU (samples/s)", value: num((c) => c.throughput_per_gpu), text: (c) => fmt(c.throughput_per_gpu) },
+  { key: "xg", title: "per {one} (samples/s)", value: num((c) => c.throughput_per_gpu), text: (c) => fmt(c.throughput_per_gpu) },
   { key: "s", title: "speedup (×)", value: num((c) => c.speedup), text: (c) => fmt(c.speedup) },
   { key: "e", title: "efficiency (%)", value: num((c) => (isNum(c.efficiency) ? c.efficiency * 100 : null)), text: (c) => pct(c.efficiency) },
   { key: "kf", title: "Karp–Flatt", value: num((c) => c.karp_flatt), text: (c) => fmt(c.karp_flatt) },
@@ -332,6 +347,12 @@ const COLUMNS: Column[] = [
   { key: "wh", title: "energy (Wh)", value: num((c) => c.energy_wh), text: (c) => fmt(c.energy_wh) },
   { key: "jps", title: "energy (J/sample)", value: num((c) => c.energy_j_per_sample), text: (c) => fmt(c.energy_j_per_sample) },
 ];
+// The table's columns with the study's unit in their titles (GPUs, or ranks for CPU-only jobs).
+function columnsFor(summary: Summary | undefined): Column[] {
+  const unit = countUnit(summary?.world_size_unit);
+  return COLUMNS.map((c) => ({ ...c, title: withUnit(c.title, unit) }));
+}
+
 function ci(s: Configuration["epoch_time_s"]): string {
   if (!s) return "–";
   if (isNum(s.ci95_low) && isNum(s.ci95_high)) return `${fmt(s.mean)} ± ${fmt((s.ci95_high - s.ci95_low) / 2, 2)}`;
@@ -340,10 +361,11 @@ function ci(s: Configuration["epoch_time_s"]): string {
 
 function renderTable(configs: Configuration[], _kind: TimeKind): void {
   const table = document.getElementById("summary-table")!;
-  const column = COLUMNS.find((c) => c.key === state.sortKey) ?? COLUMNS[0];
+  const columns = columnsFor(state.data?.summary);
+  const column = columns.find((c) => c.key === state.sortKey) ?? columns[0];
   const rows = sortRows(configs, column, state.sortAsc);
   const head = el("tr");
-  for (const c of COLUMNS) {
+  for (const c of columns) {
     const b = el("button", { type: "button", "data-sort": c.key }, c.title + (c.key === state.sortKey ? (state.sortAsc ? " ▲" : " ▼") : ""));
     b.addEventListener("click", () => {
       state.sortAsc = state.sortKey === c.key ? !state.sortAsc : true;
@@ -357,7 +379,7 @@ function renderTable(configs: Configuration[], _kind: TimeKind): void {
   const body = el("tbody");
   for (const r of rows) {
     const tr = el("tr");
-    for (const c of COLUMNS) tr.append(el("td", { class: c.key === "label" ? "text" : "num" }, c.text(r)));
+    for (const c of columns) tr.append(el("td", { class: c.key === "label" ? "text" : "num" }, c.text(r)));
     body.append(tr);
   }
   table.replaceChildren(el("thead", {}, head), body);
@@ -367,6 +389,7 @@ function renderTable(configs: Configuration[], _kind: TimeKind): void {
 function renderRunSelect(): void {
   const select = document.getElementById("run-select") as HTMLSelectElement;
   const runs = state.data!.summary.runs.filter((r) => !state.hidden.has(r.label));
+  const unit = countUnit(state.data!.summary.world_size_unit);
   if (!state.run || !runs.some((r) => r.run_id === state.run)) {
     // Default: the largest run that has GPU samples, else the largest.
     const withGpus = runs.filter((r) => (r.gpus ?? 0) > 0);
@@ -375,7 +398,7 @@ function renderRunSelect(): void {
   }
   select.replaceChildren();
   for (const r of [...runs].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1)))) {
-    const o = el("option", { value: r.run_id }, `${r.label} · ${r.world_size ?? "?"} GPUs · ${r.run_id}`);
+    const o = el("option", { value: r.run_id }, `${r.label} · ${r.world_size ?? "?"} ${unit.plural} · ${r.run_id}`);
     if (r.run_id === state.run) o.selected = true;
     select.append(o);
   }

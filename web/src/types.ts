@@ -71,6 +71,7 @@ export interface Summary {
   scalelens_version?: string;
   baseline: string;
   scaling: string;
+  world_size_unit?: "GPUs" | "ranks"; // absent in summaries before it existed: GPUs
   configurations: Configuration[];
   runs: RunSummary[];
   warnings: Warning[];

@@ -31,8 +31,28 @@ export function fmt(v: unknown, digits = 3): string {
   return Number(v.toPrecision(digits)).toString();
 }
 
+// Axis ticks: as fmt, but thousands shortened from 10 000 on ("131k"), so a tick label stays
+// narrower than the gap before the axis name.
+export function fmtAxis(v: unknown): string {
+  if (!isNum(v) || Math.abs(v) < 1e4 || Math.abs(v) >= 1e6) return fmt(v);
+  return `${Number((v / 1000).toPrecision(3))}k`;
+}
+
 export function pct(v: unknown, digits = 3): string {
   return isNum(v) ? `${fmt(v * 100, digits)}%` : "–";
+}
+
+// What world size counts: GPUs, or ranks for CPU-only jobs. Texts name it through the tokens
+// {count} (plural) and {one} (singular).
+export interface CountUnit {
+  plural: string;
+  singular: string;
+}
+export function countUnit(worldSizeUnit: string | undefined): CountUnit {
+  return worldSizeUnit === "ranks" ? { plural: "ranks", singular: "rank" } : { plural: "GPUs", singular: "GPU" };
+}
+export function withUnit(text: string, unit: CountUnit): string {
+  return text.replace(/\{count\}/g, unit.plural).replace(/\{one\}/g, unit.singular);
 }
 
 // Okabe–Ito: distinguishable with the common colour-vision deficiencies.

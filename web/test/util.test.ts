@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PALETTE, colorFor, escapeHtml, fmt, pct } from "../src/util";
+import { PALETTE, colorFor, countUnit, escapeHtml, fmt, fmtAxis, pct, withUnit } from "../src/util";
 
 describe("escapeHtml", () => {
   it("escapes markup from labels, paths and host names", () => {
@@ -19,6 +19,21 @@ describe("numbers", () => {
     expect(fmt(null)).toBe("–");
     expect(fmt(NaN)).toBe("–");
     expect(pct(0.8312)).toBe("83.1%");
+  });
+  it("shortens thousands on axes from 10 000 on", () => {
+    expect(fmtAxis(131072)).toBe("131k");
+    expect(fmtAxis(65536)).toBe("65.5k");
+    expect(fmtAxis(9500)).toBe("9500");
+    expect(fmtAxis(2_500_000)).toBe("2.5M");
+    expect(fmtAxis(-20000)).toBe("-20k");
+  });
+});
+
+describe("world-size unit", () => {
+  it("names GPUs unless the summary says ranks", () => {
+    expect(withUnit("Time vs {count}, per {one}", countUnit(undefined))).toBe("Time vs GPUs, per GPU");
+    expect(withUnit("Time vs {count}, per {one}", countUnit("GPUs"))).toBe("Time vs GPUs, per GPU");
+    expect(withUnit("Time vs {count}, per {one}", countUnit("ranks"))).toBe("Time vs ranks, per rank");
   });
 });
 
