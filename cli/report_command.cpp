@@ -105,7 +105,7 @@ int run_report(const ReportArgs& args) {
   if (!written && !chosen) {
     auto fallback = std::filesystem::current_path() / "scalelens-report";
     std::fprintf(stderr, "note: %s; writing to %s instead (choose with -o DIR)\n",
-                 format_location({Severity::note, "", written.error().message, written.error().path, 0, {}}).c_str(),
+                 format_location(Diagnostic{Severity::note, "", written.error().message, written.error().path, 0, {}}).c_str(),
                  fallback.c_str());
     out_dir = fallback;
     written = write_report_files(summary, study, out_dir);

@@ -1,5 +1,8 @@
 #include "common/diagnostics.hpp"
 
+#include <map>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +14,30 @@ std::string format_location(const Diagnostic& d) {
   if (!where.empty() && d.line > 0) where += fmt::format(":{}", d.line);
   if (!d.configuration.empty()) where = where.empty() ? d.configuration : d.configuration + " (" + where + ")";
   return where.empty() ? d.message : where + ": " + d.message;
+}
+
+std::vector<FoldedDiagnostic> fold_repeats(const std::vector<Diagnostic>& all) {
+  std::vector<FoldedDiagnostic> out;
+  std::map<std::tuple<Severity, std::string_view, std::string_view, std::string_view>, std::size_t> index;
+  for (const auto& d : all) {
+    // Line-specific diagnostics point at different places even when they read the same.
+    if (d.line == 0) {
+      auto [it, inserted] = index.try_emplace({d.severity, d.code, d.message, d.configuration}, out.size());
+      if (!inserted) {
+        ++out[it->second].count;
+        continue;
+      }
+    }
+    out.push_back({d, 1});
+  }
+  return out;
+}
+
+std::string format_location(const FoldedDiagnostic& d) {
+  if (d.count == 1 || d.first.path.empty()) return format_location(d.first);
+  Diagnostic shown = d.first;
+  shown.path += fmt::format(" and {} more", d.count - 1);
+  return format_location(shown);
 }
 
 void Diagnostics::add(Diagnostic d) {

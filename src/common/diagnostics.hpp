@@ -22,6 +22,18 @@ struct Diagnostic {
 // "label/p (path:line): message", the form every printed diagnostic takes.
 std::string format_location(const Diagnostic& d);
 
+// Diagnostics that say the same thing (severity, code, message, configuration) about several
+// files, e.g. every repeat of an oversubscribed configuration, folded into one for people to read;
+// machine-readable outputs keep them all. In the order of first appearance.
+struct FoldedDiagnostic {
+  Diagnostic first;
+  std::size_t count = 1;  // how many said it
+};
+std::vector<FoldedDiagnostic> fold_repeats(const std::vector<Diagnostic>& all);
+
+// As format_location, naming the first file and how many more: "ddp/4 (/runs/a and 2 more): …".
+std::string format_location(const FoldedDiagnostic& d);
+
 // Thread-safe collector, so readers running in parallel can report into one list.
 class Diagnostics {
  public:

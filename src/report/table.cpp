@@ -124,11 +124,12 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
 
 std::string render_diagnostics(const Summary& summary, const TableStyle& style) {
   std::string out;
-  for (const auto& d : summary.warnings) {
+  for (const auto& folded : fold_repeats(summary.warnings)) {
+    const Diagnostic& d = folded.first;
     const char* word = d.severity == Severity::error ? "error" : d.severity == Severity::warning ? "warning" : "note";
     const char* color = d.severity == Severity::error ? "\x1b[31m" : d.severity == Severity::warning ? "\x1b[33m" : "\x1b[36m";
     out += style.color ? fmt::format("{}{}\x1b[0m: ", color, word) : fmt::format("{}: ", word);
-    out += format_location(d);
+    out += format_location(folded);
     out += fmt::format(" [{}]\n", d.code);
   }
   return out;

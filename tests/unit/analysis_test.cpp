@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "analysis/analyze.hpp"
+#include "report/summary_writers.hpp"
+#include "support/test_support.hpp"
 
 using namespace scalelens;
 
@@ -344,6 +346,25 @@ TEST(Warnings, MoreRanksThanCpusIsOversubscribed) {
   EXPECT_TRUE(has_warning(analyze(st, {}), "oversubscribed"));
   st.runs[0].cpus_per_node = 4;
   EXPECT_FALSE(has_warning(analyze(st, {}), "oversubscribed"));
+}
+
+TEST(Warnings, SameWarningOverRepeatsIsPrintedOnceWithItsCount) {
+  Study st;
+  for (const char* id : {"a", "b", "c"}) {
+    scalelens::Run r = make_run("mpi", 4, {1, 1}, id);
+    r.cpus_per_node = 2;
+    st.runs.push_back(r);
+  }
+  const auto s = analyze(st, {});
+  // summary.json keeps one per run; people read one line naming the first run and the count.
+  EXPECT_EQ(std::count_if(s.warnings.begin(), s.warnings.end(), [](const auto& d) { return d.code == "oversubscribed"; }), 3);
+  const std::string printed = scalelens::render_diagnostics(s);
+  EXPECT_EQ(scalelens::testing::count_lines(printed, "[oversubscribed]"), 1u) << printed;
+  EXPECT_NE(printed.find("mpi/4 (/runs/a and 2 more): 4 ranks per node on 2 logical CPUs"), std::string::npos) << printed;
+  // Diagnostics about lines of a file stay apart even when they read the same.
+  std::vector<scalelens::Diagnostic> lines = {{scalelens::Severity::warning, "bad-csv", "bad number", "f.csv", 3, {}},
+                                              {scalelens::Severity::warning, "bad-csv", "bad number", "f.csv", 9, {}}};
+  EXPECT_EQ(scalelens::fold_repeats(lines).size(), 2u);
 }
 
 TEST(WorldSizeUnit, RanksOnlyWhenEveryRunIsKnownToHaveUsedNoGpu) {

@@ -314,7 +314,8 @@ function renderHeadline(kind: TimeKind): void {
   const top = h.findings.slice(0, 5);
   const list = el("ul", { class: "findings-list" });
   for (const w of [...top, ...h.findings.slice(5)]) {
-    const where = [w.configuration, w.path ? `${w.path}${w.line ? `:${w.line}` : ""}` : ""].filter(Boolean).join(" · ");
+    const others = w.count > 1 ? ` and ${w.count - 1} more` : "";
+    const where = [w.configuration, w.path ? `${w.path}${w.line ? `:${w.line}` : ""}${others}` : ""].filter(Boolean).join(" · ");
     const li = el("li", { class: `sev-${w.severity}` }, el("span", { class: "sev" }, w.severity), " ", w.message, where ? el("span", { class: "where" }, ` (${where})`) : "", el("span", { class: "code" }, ` [${w.code}]`));
     list.append(li);
   }

@@ -166,7 +166,30 @@ export interface Headline {
   best: Configuration | null;
   bestBy: "throughput" | "time" | null;
   largest: Configuration | null;
-  findings: Warning[];
+  findings: Finding[];
+}
+
+// A warning as shown: the same one about several files (each repeat of a configuration, say) once,
+// with how many said it; as the terminal shows them (fold_repeats in the C++ library).
+export interface Finding extends Warning {
+  count: number;
+}
+
+export function foldRepeats(warnings: Warning[]): Finding[] {
+  const out: Finding[] = [];
+  const seen = new Map<string, Finding>();
+  for (const w of warnings) {
+    const key = JSON.stringify([w.severity, w.code, w.message, w.configuration ?? ""]);
+    const first = w.line ? undefined : seen.get(key);
+    if (first) {
+      first.count++;
+      continue;
+    }
+    const f = { ...w, count: 1 };
+    if (!w.line) seen.set(key, f);
+    out.push(f);
+  }
+  return out;
 }
 
 const SEVERITY_RANK: Record<string, number> = { error: 0, warning: 1, note: 2 };
@@ -196,7 +219,7 @@ export function headline(summary: Summary, kind: TimeKind): Headline {
     )
       largest = c;
   }
-  const findings = [...summary.warnings].sort((a, b) => (SEVERITY_RANK[a.severity] ?? 3) - (SEVERITY_RANK[b.severity] ?? 3));
+  const findings = foldRepeats(summary.warnings).sort((a, b) => (SEVERITY_RANK[a.severity] ?? 3) - (SEVERITY_RANK[b.severity] ?? 3));
   return { best, bestBy, largest, findings };
 }
 

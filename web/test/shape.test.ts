@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  foldRepeats,
   breakdownShares,
   byLabel,
   ciBars,
@@ -67,6 +68,11 @@ describe("data shaping", () => {
     expect(h.bestBy).toBe("throughput");
     expect(h.largest?.world_size).toBe(4);
     expect(h.findings.map((w) => w.severity)).toEqual(["error", "warning", "note"]);
+  });
+  it("folds the same warning about several runs into one finding with its count", () => {
+    const w = (path: string, line?: number) => ({ severity: "warning" as const, code: "oversubscribed", message: "4 ranks on 2 CPUs", configuration: "mpi/4", path, line });
+    const f = foldRepeats([w("/runs/a"), w("/runs/b"), w("/runs/c"), w("f.csv", 3), w("f.csv", 9)]);
+    expect(f.map((x) => [x.path, x.count])).toEqual([["/runs/a", 3], ["f.csv", 1], ["f.csv", 1]]);
   });
   it("parses inline data and rejects a page without data", () => {
     expect(parseInlineData("null")).toBeNull();
