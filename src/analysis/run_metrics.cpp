@@ -346,9 +346,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     double mfu_sum = 0;
     std::size_t mfu_ranks = 0;
     for (const auto* b : parts) {
-      if (!b->flops || !b->peak_flops || *b->peak_flops <= 0 || b->step_time_us <= 0) continue;
-      mfu_sum += *b->flops / (b->step_time_us * 1e-6) / *b->peak_flops;
-      ++mfu_ranks;
+      if (const auto m = b->mfu()) {
+        mfu_sum += *m;
+        ++mfu_ranks;
+      }
     }
     if (mfu_ranks) r.mfu = mfu_sum / static_cast<double>(mfu_ranks);
   }

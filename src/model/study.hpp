@@ -71,6 +71,12 @@ struct RankRecord {
   std::string source;
 };
 
+// FLOP/s achieved by `flops` over `step_time_us` of steps; NaN when the time is not positive.
+// MFU is this over the GPU's peak (DESIGN.md): one formula for `scalelens trace` and the report.
+inline double achieved_flops_per_s(double flops, double step_time_us) {
+  return step_time_us > 0 ? flops / (step_time_us * 1e-6) : std::numeric_limits<double>::quiet_NaN();
+}
+
 // Per-rank communication/computation breakdown (from a Kineto trace or an MPI interposer), summed
 // over the steps analysed. Filled by the trace and comm readers; all times in microseconds.
 struct RankBreakdown {
@@ -87,6 +93,12 @@ struct RankBreakdown {
   // From a Kineto trace with with_flops=True: the FLOPs the profiler estimated over the steps, and
   // the GPU's peak FLOP/s at their precision when known. MFU = flops / (step_time_us·1e-6) / peak_flops.
   std::optional<double> flops, peak_flops;
+  // Model FLOP utilization, when the FLOPs, a step time and the peak are all known.
+  std::optional<double> mfu() const {
+    if (!flops || !peak_flops || *peak_flops <= 0) return std::nullopt;
+    const double achieved = achieved_flops_per_s(*flops, step_time_us);
+    return std::isfinite(achieved) ? std::optional<double>(achieved / *peak_flops) : std::nullopt;
+  }
 };
 
 // Everything known about one execution of one configuration.

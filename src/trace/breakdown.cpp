@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "model/study.hpp"
+
 namespace scalelens::trace {
 
 using Span = std::pair<std::int64_t, std::int64_t>;
@@ -207,7 +209,7 @@ int dtype_bytes(std::string_view d) {
 }
 
 double RankSummary::achieved_flops_per_s() const {
-  return flops_ops > 0 && total.step_time_us > 0 ? flops / (total.step_time_us * 1e-6) : std::numeric_limits<double>::quiet_NaN();
+  return flops_ops > 0 ? scalelens::achieved_flops_per_s(flops, total.step_time_us) : std::numeric_limits<double>::quiet_NaN();
 }
 
 double RankSummary::computation_score() const { return ratio(total.comp_us, total.comp_us + total.exposed_comm_us); }
