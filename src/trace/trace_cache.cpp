@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,23 +77,37 @@ bool cache_disabled_by_env() {
   return v && *v && std::string_view(v) != "0";
 }
 
+// The number fields of a step and of HTA's figures, by name: writing and reading go through one
+// list, so a field added to one side cannot be missed by the other.
+constexpr std::pair<std::string_view, double StepFigures::*> kStepNumbers[] = {
+    {"step_time_us", &StepFigures::step_time_us}, {"comp_us", &StepFigures::comp_us},
+    {"comm_us", &StepFigures::comm_us},           {"overlap_us", &StepFigures::overlap_us},
+    {"exposed_comm_us", &StepFigures::exposed_comm_us}, {"mem_us", &StepFigures::mem_us},
+    {"busy_us", &StepFigures::busy_us},           {"span_us", &StepFigures::span_us},
+    {"idle_us", &StepFigures::idle_us},           {"dataloader_us", &StepFigures::dataloader_us},
+    {"dataloader_gpu_idle_us", &StepFigures::dataloader_gpu_idle_us},
+};
+constexpr std::pair<std::string_view, double HtaFigures::*> kHtaNumbers[] = {
+    {"kernel_time_us", &HtaFigures::kernel_time_us}, {"idle_us", &HtaFigures::idle_us},
+    {"compute_us", &HtaFigures::compute_us},         {"non_compute_us", &HtaFigures::non_compute_us},
+    {"idle_pct", &HtaFigures::idle_pct},             {"compute_pct", &HtaFigures::compute_pct},
+    {"non_compute_pct", &HtaFigures::non_compute_pct}, {"comm_us", &HtaFigures::comm_us},
+    {"overlap_us", &HtaFigures::overlap_us},
+};
+
 void write_step(JsonWriter& w, const StepFigures& s) {
   w.begin_object();
-  w.key("step").value(s.step).key("step_time_us").value(s.step_time_us).key("comp_us").value(s.comp_us);
-  w.key("comm_us").value(s.comm_us).key("overlap_us").value(s.overlap_us).key("exposed_comm_us").value(s.exposed_comm_us);
-  w.key("mem_us").value(s.mem_us).key("busy_us").value(s.busy_us).key("span_us").value(s.span_us);
-  w.key("idle_us").value(s.idle_us).key("dataloader_us").value(s.dataloader_us);
-  w.key("dataloader_gpu_idle_us").value(s.dataloader_gpu_idle_us).key("gpu_events").value(s.gpu_events);
-  w.key("cut_off").value(s.cut_off);
+  w.key("step").value(s.step);
+  for (const auto& [name, field] : kStepNumbers) w.key(name).value(s.*field);
+  w.key("gpu_events").value(s.gpu_events).key("cut_off").value(s.cut_off);
   w.end_object();
 }
 
 void write_hta(JsonWriter& w, const HtaFigures& h) {
   w.begin_object();
-  w.key("has_gpu_rows").value(h.has_gpu_rows).key("kernel_time_us").value(h.kernel_time_us).key("idle_us").value(h.idle_us);
-  w.key("compute_us").value(h.compute_us).key("non_compute_us").value(h.non_compute_us).key("idle_pct").value(h.idle_pct);
-  w.key("compute_pct").value(h.compute_pct).key("non_compute_pct").value(h.non_compute_pct);
-  w.key("comm_us").value(h.comm_us).key("overlap_us").value(h.overlap_us).key("overlap_pct").value(h.overlap_pct);
+  w.key("has_gpu_rows").value(h.has_gpu_rows);
+  for (const auto& [name, field] : kHtaNumbers) w.key(name).value(h.*field);
+  w.key("overlap_pct").value(h.overlap_pct);
   w.end_object();
 }
 
@@ -124,22 +139,16 @@ bool text(dom::element e, std::string_view key, std::string& out) {
 bool boolean(dom::element e, std::string_view key, bool& out) { return !e[key].get_bool().get(out); }
 
 bool read_step(dom::element e, StepFigures& s) {
-  return integer(e, "step", s.step) && num(e, "step_time_us", s.step_time_us) && num(e, "comp_us", s.comp_us) &&
-         num(e, "comm_us", s.comm_us) && num(e, "overlap_us", s.overlap_us) && num(e, "exposed_comm_us", s.exposed_comm_us) &&
-         num(e, "mem_us", s.mem_us) && num(e, "busy_us", s.busy_us) && num(e, "span_us", s.span_us) &&
-         num(e, "idle_us", s.idle_us) && num(e, "dataloader_us", s.dataloader_us) &&
-         num(e, "dataloader_gpu_idle_us", s.dataloader_gpu_idle_us) && integer(e, "gpu_events", s.gpu_events) &&
-         boolean(e, "cut_off", s.cut_off);
+  for (const auto& [name, field] : kStepNumbers)
+    if (!num(e, name, s.*field)) return false;
+  return integer(e, "step", s.step) && integer(e, "gpu_events", s.gpu_events) && boolean(e, "cut_off", s.cut_off);
 }
 
 bool read_hta(dom::element e, HtaFigures& h) {
+  for (const auto& [name, field] : kHtaNumbers)
+    if (!num(e, name, h.*field)) return false;
   double pct = 0;
-  if (!(boolean(e, "has_gpu_rows", h.has_gpu_rows) && num(e, "kernel_time_us", h.kernel_time_us) &&
-        num(e, "idle_us", h.idle_us) && num(e, "compute_us", h.compute_us) && num(e, "non_compute_us", h.non_compute_us) &&
-        num(e, "idle_pct", h.idle_pct) && num(e, "compute_pct", h.compute_pct) &&
-        num(e, "non_compute_pct", h.non_compute_pct) && num(e, "comm_us", h.comm_us) && num(e, "overlap_us", h.overlap_us) &&
-        num(e, "overlap_pct", pct)))
-    return false;
+  if (!boolean(e, "has_gpu_rows", h.has_gpu_rows) || !num(e, "overlap_pct", pct)) return false;
   if (!std::isnan(pct)) h.overlap_pct = pct;
   return true;
 }
