@@ -3,6 +3,7 @@ real GPU"). Run under torchrun; one Kineto trace per rank goes to TRACE_DIR.
 
   torchrun --nproc_per_node=1 bench/gpu/torch_profile_ddp.py --backend nccl --out DIR
   torchrun --nproc_per_node=2 bench/gpu/torch_profile_ddp.py --backend gloo --out DIR   # 2 ranks, one GPU
+  torchrun --nproc_per_node=2 bench/gpu/torch_profile_ddp.py --device cpu --out DIR     # no GPU: CPU, gloo
 
 The model is an MLP of bf16 matrix products wide enough that the GPU has real work; the input
 comes through a DataLoader so the trace has data-loading ops; the profiler records FLOPs
@@ -20,24 +21,29 @@ from torch.utils.data import DataLoader, TensorDataset
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
+    ap.add_argument("--backend", default=None, choices=["nccl", "gloo"], help="default: nccl on cuda, gloo on cpu")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                    help="cpu: the same job without a GPU (CI runs it with Debian's PyTorch)")
     ap.add_argument("--out", required=True, help="folder for the traces (one per rank)")
     ap.add_argument("--width", type=int, default=8192)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps", type=int, default=8)
     args = ap.parse_args()
+    cuda = args.device == "cuda"
+    backend = args.backend or ("nccl" if cuda else "gloo")
 
-    dist.init_process_group(args.backend)
+    dist.init_process_group(backend)
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(0 if args.backend == "gloo" else int(os.environ.get("LOCAL_RANK", 0)))
-    device = torch.device("cuda")
+    if cuda:
+        torch.cuda.set_device(0 if backend == "gloo" else int(os.environ.get("LOCAL_RANK", 0)))
+    device = torch.device(args.device)
     torch.manual_seed(rank)
 
     layers = []
     for _ in range(args.layers):
         layers += [torch.nn.Linear(args.width, args.width), torch.nn.GELU()]
-    model = DDP(torch.nn.Sequential(*layers).to(device), device_ids=None if args.backend == "gloo" else [device.index])
+    model = DDP(torch.nn.Sequential(*layers).to(device), device_ids=[device.index] if cuda and backend == "nccl" else None)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     data = TensorDataset(torch.randn(args.batch * (args.steps + 2), args.width), torch.randn(args.batch * (args.steps + 2), args.width))
     loader = DataLoader(data, batch_size=args.batch, shuffle=True)
@@ -45,7 +51,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     schedule = torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1)
     handler = torch.profiler.tensorboard_trace_handler(args.out, worker_name=f"rank{rank}", use_gzip=True)
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
     t0 = time.time()
     with torch.profiler.profile(activities=activities, schedule=schedule, on_trace_ready=handler,
                                 record_shapes=True, with_flops=True) as prof:
@@ -53,16 +59,18 @@ def main():
             if step >= args.steps:
                 break
             x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-            with torch.autocast("cuda", dtype=torch.bfloat16):
+            with torch.autocast(args.device, dtype=torch.bfloat16):
                 loss = torch.nn.functional.mse_loss(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            torch.cuda.synchronize()
+            if cuda:
+                torch.cuda.synchronize()
             prof.step()
     if rank == 0:
-        print(f"{world} rank(s), backend {args.backend}, {args.steps} steps in {time.time() - t0:.1f} s; "
-              f"GPU {torch.cuda.get_device_name(0)}; traces in {args.out}", flush=True)
+        where = f"GPU {torch.cuda.get_device_name(0)}" if cuda else "CPU"
+        print(f"{world} rank(s), backend {backend}, {args.steps} steps in {time.time() - t0:.1f} s; "
+              f"{where}; traces in {args.out}", flush=True)
     dist.destroy_process_group()
 
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -168,6 +169,16 @@ void flops_of_steps(const ParsedTrace& trace, RankSummary& r, const StepAt& step
 
 double ratio(double num, double den) { return den > 0 ? num / den : std::numeric_limits<double>::quiet_NaN(); }
 
+// "rank3.…", "worker_3…", "trace-rank-3.json": the rank a per-rank trace handler (PyTorch's
+// tensorboard_trace_handler worker_name, say) put in the name, for traces without distributedInfo.
+std::optional<int> rank_from_file_name(const std::string& path) {
+  static const std::regex pattern(R"((?:^|[^A-Za-z])(?:rank|worker)[_-]?(\d{1,7})(?:\D|$))", std::regex::icase);
+  const std::string name = std::filesystem::path(path).filename().string();
+  std::smatch m;
+  if (!std::regex_search(name, m, pattern)) return std::nullopt;
+  return std::stoi(m[1].str());
+}
+
 }  // namespace
 
 CommMatcher::CommMatcher() = default;
@@ -223,7 +234,14 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   r.rank = trace.rank ? *trace.rank : trace.hta_rank;
   r.world_size = trace.world_size;
   if (!trace.device_names.empty()) r.device = trace.device_names.front();
-  if (!r.rank_known) r.warnings.push_back("no rank in the trace (distributedInfo.rank); taken as 0");
+  if (!r.rank_known) {
+    if (auto from_name = rank_from_file_name(trace.path)) {
+      r.rank = *from_name;
+      r.warnings.push_back(fmt::format("no rank in the trace (distributedInfo.rank); taken as {} from the file name", r.rank));
+    } else {
+      r.warnings.push_back("no rank in the trace (distributedInfo.rank); taken as 0");
+    }
+  }
   for (const auto& issue : trace.issues)
     r.warnings.push_back(issue.count > 1 ? fmt::format("{} ({} events)", issue.message, issue.count) : issue.message);
 

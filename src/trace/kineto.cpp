@@ -41,7 +41,14 @@ std::optional<std::int64_t> profiler_step_number(std::string_view name) {
 
 bool looks_like_kineto(std::string_view head) {
   auto first = head.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || head[first] != '{') return false;
+  if (first == std::string_view::npos) return false;
+  if (head[first] == '[') {
+    // Chrome-trace array format: an array of events, each with a phase and a time.
+    auto next = head.find_first_not_of(" \t\r\n", first + 1);
+    return next != std::string_view::npos && head[next] == '{' && head.find("\"ph\"") != std::string_view::npos &&
+           head.find("\"ts\"") != std::string_view::npos;
+  }
+  if (head[first] != '{') return false;
   if (head.find("\"traceEvents\"") != std::string_view::npos) return true;
   // traceEvents may come after a long distributedInfo (pg_config of hundreds of ranks).
   return head.find("\"schemaVersion\"") != std::string_view::npos &&

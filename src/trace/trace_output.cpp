@@ -85,10 +85,15 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
   // Input pipeline and FLOPs, only for the ranks whose traces have them.
   for (const auto& r : set.ranks) {
     const auto& t = r.total;
-    if (t.dataloader_us > 0 && r.steps_analysed > 0)
-      o += fmt::format("rank {}: data loading {:.2f} ms/step ({}% of step), GPU idle during it {:.2f} ms/step ({}% of loading)\n",
-                       r.rank, t.dataloader_us / r.steps_analysed / 1000.0, pct(t.dataloader_us, t.step_time_us),
-                       t.dataloader_gpu_idle_us / r.steps_analysed / 1000.0, pct(t.dataloader_gpu_idle_us, t.dataloader_us));
+    if (t.dataloader_us > 0 && r.steps_analysed > 0) {
+      o += fmt::format("rank {}: data loading {:.2f} ms/step ({}% of step)", r.rank, t.dataloader_us / r.steps_analysed / 1000.0,
+                       pct(t.dataloader_us, t.step_time_us));
+      // A CPU-only profile has no GPU whose idleness the loading could explain.
+      if (r.gpu_events > 0)
+        o += fmt::format(", GPU idle during it {:.2f} ms/step ({}% of loading)", t.dataloader_gpu_idle_us / r.steps_analysed / 1000.0,
+                         pct(t.dataloader_gpu_idle_us, t.dataloader_us));
+      o += "\n";
+    }
     if (r.flops_ops > 0) {
       auto m = mfu_of(r, set.peak_tflops_override);
       o += fmt::format("rank {}: {} TFLOP/s achieved ({} ops with flops{}); MFU {}\n", r.rank, fixed(m.achieved_tflops, 2),
@@ -178,12 +183,13 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
   }
 
   if (set.ranks.size() >= 2) {
-    o += fmt::format("\nacross {} ranks: step time mean {:.2f} ms (min {:.2f} rank {}, max {:.2f} rank {}); "
-                     "computation score mean {:.3f} (min {:.3f} rank {}, max {:.3f} rank {})\n",
+    const Across& score = set.computation_score;
+    o += fmt::format("\nacross {} ranks: step time mean {:.2f} ms (min {:.2f} rank {}, max {:.2f} rank {}); {}\n",
                      set.ranks.size(), set.step_time_us.mean / 1000, set.step_time_us.min / 1000, set.step_time_us.min_rank,
-                     set.step_time_us.max / 1000, set.step_time_us.max_rank, set.computation_score.mean,
-                     set.computation_score.min, set.computation_score.min_rank, set.computation_score.max,
-                     set.computation_score.max_rank);
+                     set.step_time_us.max / 1000, set.step_time_us.max_rank,
+                     score.ranks ? fmt::format("computation score mean {:.3f} (min {:.3f} rank {}, max {:.3f} rank {})",
+                                               score.mean, score.min, score.min_rank, score.max, score.max_rank)
+                                 : std::string("no computation score (no GPU computation or communication in the traces)"));
     for (const auto& s : set.stragglers)
       o += fmt::format("step {}: slowest rank {} {:.2f} ms, fastest {:.2f} ms, spread {:.1f}% of mean; exposed comm {:.2f}..{:.2f} ms\n",
                        s.step, s.slowest_rank, s.slowest_us / 1000, s.fastest_us / 1000, 100 * s.spread(),
@@ -264,8 +270,11 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
   }
   o += "\n], \"across_ranks\": {";
   auto across_json = [&](const char* name, const Across& a, bool last) {
+    // No rank with the figure: nulls, not zeros.
+    const bool any = a.ranks > 0;
     o += fmt::format("\"{}\": {{\"mean\": {}, \"min\": {}, \"min_rank\": {}, \"max\": {}, \"max_rank\": {}}}{}", name,
-                     json_number(a.mean), json_number(a.min), a.min_rank, json_number(a.max), a.max_rank, last ? "" : ", ");
+                     any ? json_number(a.mean) : "null", any ? json_number(a.min) : "null", any ? std::to_string(a.min_rank) : "null",
+                     any ? json_number(a.max) : "null", any ? std::to_string(a.max_rank) : "null", last ? "" : ", ");
   };
   across_json("step_time_us", set.step_time_us, false);
   across_json("computation_score", set.computation_score, false);

@@ -44,6 +44,7 @@ Across across(const std::vector<RankSummary>& ranks, double (*get)(const RankSum
     ++n;
   }
   if (n) a.mean /= n;
+  a.ranks = n;
   return a;
 }
 
@@ -74,7 +75,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     }
     if (ec) diagnostics.push_back({Severity::warning, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), input.string(), 0, {}});
     if (found.empty())
-      diagnostics.push_back({Severity::warning, "no-traces", "no Kineto trace (JSON with \"traceEvents\") in this folder", input.string(), 0, {}});
+      diagnostics.push_back({Severity::warning, "no-traces", "no Kineto trace (Chrome-trace JSON: an object with \"traceEvents\", or an array of events) in this folder", input.string(), 0, {}});
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }

@@ -32,6 +32,7 @@ struct StepStraggler {
 struct Across {
   double mean = 0, min = 0, max = 0;
   int min_rank = 0, max_rank = 0;
+  int ranks = 0;  // ranks that have the figure (a CPU-only trace has no computation score)
 };
 
 struct TraceSet {

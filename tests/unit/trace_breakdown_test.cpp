@@ -64,6 +64,25 @@ TEST(TraceBreakdown, StepFiguresFollowTheUnionDefinitions) {
   EXPECT_EQ(r.world_size, 4);
 }
 
+TEST(TraceBreakdown, RankWithoutDistributedInfoIsTakenFromTheFileName) {
+  const std::string text = R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 0, "dur": 100, "pid": "CPU functions", "tid": 1}])";
+  auto named = [&](const std::string& path) {
+    std::string buffer = text;
+    auto t = parse_kineto(buffer, path);
+    EXPECT_TRUE(t.ok());
+    return analyse(t.value(), CommMatcher());
+  };
+  auto r = named("/traces/rank3.1796230551979.pt.trace.json.gz");
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_FALSE(r.rank_known);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_EQ(r.warnings[0], "no rank in the trace (distributedInfo.rank); taken as 3 from the file name");
+  EXPECT_EQ(named("worker_12_step_3.pt.trace.json").rank, 12);
+  EXPECT_EQ(named("dlrm-worker-5.json").rank, 5);
+  EXPECT_EQ(named("frank7.json").rank, 0);  // "rank" inside a word is no rank
+  EXPECT_EQ(named("trace.json").rank, 0);
+}
+
 TEST(TraceBreakdown, ScoresAreComputationOverComputationPlusExposedComm) {
   auto r = analyse(parse(one_step_trace()), CommMatcher());
   EXPECT_NEAR(r.computation_score(), 55.0 / 65.0, 1e-12);  // comp / (comp + exposed) = 55 / (55 + 10)

@@ -75,6 +75,26 @@ TEST(TraceParser, NoTraceEventsIsAnError) {
   EXPECT_FALSE(parse("[1, 2, 3]").ok());
 }
 
+TEST(TraceParser, ChromeTraceArrayFormatIsReadAsTheEventsAlone) {
+  // PyTorch 1.13's CPU-only profiler writes the events as a bare array (Chrome's "array format").
+  const std::string text = R"([{"name": "ProfilerStep#1", "ph": "X", "ts": 375, "dur": 15039, "tid": 1, "pid": "CPU functions", "args": {}},
+ {"name": "aten::mm", "ph": "X", "ts": 400, "dur": 120, "tid": 1, "pid": "CPU functions", "args": {}}])";
+  EXPECT_TRUE(looks_like_kineto(text.substr(0, 80)));
+  EXPECT_FALSE(looks_like_kineto("[1, 2, 3]"));
+  EXPECT_FALSE(looks_like_kineto(R"([{"epoch": 1, "loss": 0.3}])"));
+  auto r = parse(text);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& t = r.value();
+  EXPECT_EQ(t.total_events, 2u);
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].number, 1);
+  EXPECT_FALSE(t.rank.has_value());
+  EXPECT_TRUE(t.device_names.empty());
+  auto empty = parse("[]");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("no trace events"), std::string::npos) << empty.error().message;
+}
+
 TEST(TraceParser, BadEventsAreLeftOutAndCountedWithTheirOffset) {
   std::string text = R"({"traceEvents": [
  {"ph": "X", "cat": "kernel", "name": "a", "dur": 5, "args": {"stream": 7, "correlation": 1}},
