@@ -16,7 +16,7 @@ bin=$PWD/build/device/scalelens
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
   "$bin" --version || echo "carried scalelens does not run here"; } > "$out/env.txt" 2>&1
 cat "$out/env.txt"
-script=$PWD/bench/gpu/torch_profile_ddp.py
+script=$PWD/examples/torch-ddp/profile_ddp.py
 echo "== NCCL, 1 rank"
 timeout 180 torchrun --standalone --nproc_per_node=1 "$script" --backend nccl --out "$work/traces/nccl-1" 2>&1 | tail -20
 echo "== gloo, 2 ranks on one GPU, under scalelens run"

@@ -96,9 +96,12 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
 
 // Known to have run on CPUs only: scalelens saw its ranks, none was given a GPU, no GPU was sampled
 // and no GPU trace was read. Foreign logs (MLPerf, itwinai) say nothing of it and count GPUs.
+// Around a launcher the wrapper's record is not a rank's: there, the monitor must also have found
+// no GPU on the node.
 bool used_no_gpu(const Run& run) {
   if (run.format != "scalelens" || run.ranks.empty() || !run.gpus.empty() || run.gpus_per_node || !run.gpu_model.empty())
     return false;
+  if (!run.launcher.empty() && !run.missing.contains("gpu")) return false;
   for (const auto& r : run.ranks)
     if (!r.devices.empty()) return false;
   for (const auto& b : run.breakdown)

@@ -286,14 +286,21 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                                  per_node, *run.cpus_per_node)));
   }
 
-  // Missing ranks or nodes: the run says how many there should be.
+  // Missing ranks or nodes: the run says how many there should be. Wrappers around a launcher
+  // are one per node, and each writes one record for the ranks its launcher started.
   if (run.world_size && !run.ranks.empty()) {
     std::set<int> ranks;
     for (const auto& rk : run.ranks) ranks.insert(rk.rank);
-    if (static_cast<int>(ranks.size()) < *run.world_size)
-      warnings.push_back(run_warning(run, "missing-ranks",
-                                     fmt::format("{} of {} ranks left a rank record; the others may have failed to start",
-                                                 ranks.size(), *run.world_size)));
+    const bool wrappers = !run.launcher.empty();
+    const int expected = wrappers ? run.nodes.value_or(1) : *run.world_size;
+    if (static_cast<int>(ranks.size()) < expected)
+      warnings.push_back(run_warning(
+          run, "missing-ranks",
+          wrappers ? fmt::format("{} of {} nodes' wrappers (scalelens run around {}) left a rank record; the others may have "
+                                 "failed to start",
+                                 ranks.size(), expected, run.launcher)
+                   : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
+                                 expected)));
   }
   if (run.nodes && (!run.gpus.empty() || !run.host_series.empty())) {
     std::set<std::string> nodes;

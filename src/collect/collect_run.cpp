@@ -38,6 +38,7 @@ std::optional<std::string> flag_value(const std::vector<std::string>& args, std:
 
 struct LauncherCommand {
   std::optional<int> per_node, nodes, total;
+  std::string program;  // set when COMMAND is a launcher
   std::string from;
 };
 
@@ -52,6 +53,7 @@ LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<i
                                                   return a == "torch.distributed.run" || a == "torch.distributed.launch";
                                                 }) != cmd.end());
   if (torch) {
+    out.program = prog;
     auto n = flag_value(cmd, {"--nproc-per-node", "--nproc_per_node"});
     if (!n) return out;
     if (auto v = parse_int(*n); v && *v > 0) out.per_node = static_cast<int>(*v);
@@ -62,6 +64,7 @@ LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<i
     }
     out.from = fmt::format("command: {} --nproc-per-node{}", prog, out.nodes ? " × --nnodes" : "");
   } else if (prog == "mpirun" || prog == "mpiexec" || prog == "srun") {
+    out.program = prog;
     auto n = flag_value(cmd, {"-n", "-np", "--np", "--ntasks"});
     if (n) {
       if (auto v = parse_int(*n); v && *v > 0) {
@@ -115,6 +118,7 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   // World size = GPUs (or ranks) of the whole job. Explicit flags win over detection.
   auto gpus_on_node = o.gpus_per_node ? o.gpus_per_node : p.job.gpus_on_node;
   auto launcher = launcher_in(o.command, gpus_on_node);
+  p.launcher = launcher.program;
   if (o.world_size) {
     p.world_size = o.world_size;
     p.detected_from["world_size"] = "--world-size";
@@ -227,6 +231,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   m.hosts = plan.job.hosts;
   m.scheduler = plan.job.scheduler;
   m.scheduler_ids = plan.job.ids;
+  m.launcher = plan.launcher;
   m.detected_from = plan.detected_from;
   m.sampling_interval_s = o.interval_s;
   auto fill_from_nodes = [&] {

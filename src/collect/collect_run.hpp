@@ -33,6 +33,9 @@ struct RunPlan {
   std::string host, run_id, label;
   std::string run_dir;  // absolute
   std::optional<int> world_size;
+  // The launcher COMMAND is ("torchrun", "mpirun" …) when the wrapper wraps one: its rank record
+  // then stands for a node's wrapper, not for a training rank. Empty when the wrapper is a rank.
+  std::string launcher;
   std::map<std::string, std::string> detected_from;
 };
 

@@ -202,6 +202,7 @@ Result<bool> write_manifest(const fs::path& dir, const ManifestData& m) {
   w.key("scheduler").begin_object().key("kind").value(m.scheduler);
   for (const auto& [k, v] : m.scheduler_ids) w.key(k).value(v);
   w.end_object();
+  if (!m.launcher.empty()) w.key("launcher").value(m.launcher);
   string_map(w, "detected_from", m.detected_from);
   string_map(w, "missing", m.missing);
   w.key("sampling_interval_s").value(m.sampling_interval_s);

@@ -82,6 +82,7 @@ struct ManifestData {
   std::optional<int> exit_status;
   std::vector<std::string> command, hosts;
   std::string scheduler;
+  std::string launcher;  // COMMAND's launcher when the wrappers wrap one (RunPlan::launcher)
   std::map<std::string, std::string> scheduler_ids, detected_from, missing;
   double sampling_interval_s = 0.5;
   std::string gpu_model;

@@ -116,6 +116,9 @@ struct Run {
   std::optional<double> sampling_interval_s;
   std::string gpu_model;
   std::vector<std::string> hosts;
+  // Set when scalelens run wrapped a launcher (torchrun, mpirun): its rank records are one per
+  // node's wrapper, and their devices say nothing of the training ranks'.
+  std::string launcher;
   std::map<std::string, std::string> detected_from;
   // The collector's own account of what it could not measure: figure key → reason
   // (docs/collect.md, "missing"), e.g. {"gpu": "no NVML library"}.

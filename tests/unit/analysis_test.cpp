@@ -367,6 +367,23 @@ TEST(Warnings, SameWarningOverRepeatsIsPrintedOnceWithItsCount) {
   EXPECT_EQ(scalelens::fold_repeats(lines).size(), 2u);
 }
 
+TEST(Warnings, WrappersAroundALauncherAreCountedPerNodeNotPerRank) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 8, {1, 1}, "a");
+  r.format = "scalelens";
+  r.ranks = {{0, "n0", {}, {}, {}, {}, {}, ""}};
+  r.nodes = 1;
+  st.runs.push_back(r);
+  EXPECT_TRUE(has_warning(analyze(st, {}), "missing-ranks"));  // a rank-per-wrapper run: 1 of 8
+  st.runs[0].launcher = "torchrun";                             // one wrapper around torchrun
+  EXPECT_FALSE(has_warning(analyze(st, {}), "missing-ranks"));
+  st.runs[0].nodes = 2;  // two nodes, one wrapper's record
+  const auto s = analyze(st, {});
+  ASSERT_TRUE(has_warning(s, "missing-ranks"));
+  for (const auto& w : s.warnings)
+    if (w.code == "missing-ranks") EXPECT_NE(w.message.find("1 of 2 nodes' wrappers (scalelens run around torchrun)"), std::string::npos) << w.message;
+}
+
 TEST(WorldSizeUnit, RanksOnlyWhenEveryRunIsKnownToHaveUsedNoGpu) {
   Study st;
   scalelens::Run r = make_run("mpi", 2, {1, 1}, "a");

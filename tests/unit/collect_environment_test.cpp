@@ -84,6 +84,8 @@ TEST(RunPlan, WorldSizeFromAWrappedTorchrunAndFlagsWin) {
   EXPECT_EQ(p.label, "torchrun");
   EXPECT_EQ(p.run_id, "torchrun-slurm-5.0");
   EXPECT_EQ(p.detected_from["world_size"], "command: torchrun --nproc-per-node × --nnodes");
+  EXPECT_EQ(p.launcher, "torchrun");  // the wrapper wraps a launcher: its record is a node's
+  EXPECT_EQ(plan_run(RunOptions{.command = {"python3", "train.py"}}, {}).launcher, "");
   o.world_size = 16;
   o.label = "ddp fp16/x";
   p = plan_run(o, {});

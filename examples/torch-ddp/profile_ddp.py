@@ -1,9 +1,13 @@
-"""A few profiled steps of a real DDP training on a GPU, for `scalelens trace` (issue 3, "On a
-real GPU"). Run under torchrun; one Kineto trace per rank goes to TRACE_DIR.
+"""A few profiled steps of a real DDP training, for `scalelens trace` and `scalelens report`.
+Run under torchrun; one Kineto trace per rank goes to --out, by default the run folder's traces/
+($SCALELENS_TRACE_DIR) when started under `scalelens run`.
 
-  torchrun --nproc_per_node=1 bench/gpu/torch_profile_ddp.py --backend nccl --out DIR
-  torchrun --nproc_per_node=2 bench/gpu/torch_profile_ddp.py --backend gloo --out DIR   # 2 ranks, one GPU
-  torchrun --nproc_per_node=2 bench/gpu/torch_profile_ddp.py --device cpu --out DIR     # no GPU: CPU, gloo
+  scalelens run --study runs --label ddp -- torchrun --nproc_per_node=1 examples/torch-ddp/profile_ddp.py
+  torchrun --nproc_per_node=2 examples/torch-ddp/profile_ddp.py --backend gloo --out DIR   # 2 ranks, one GPU
+  torchrun --nproc_per_node=2 examples/torch-ddp/profile_ddp.py --device cpu --out DIR     # no GPU: CPU, gloo
+
+The CPU form is what the test suite runs with Debian's PyTorch; the GPU forms are the device
+check of bench/gpu/run_on_device.sh.
 
 The model is an MLP of bf16 matrix products wide enough that the GPU has real work; the input
 comes through a DataLoader so the trace has data-loading ops; the profiler records FLOPs
@@ -24,12 +28,15 @@ def main():
     ap.add_argument("--backend", default=None, choices=["nccl", "gloo"], help="default: nccl on cuda, gloo on cpu")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                     help="cpu: the same job without a GPU (CI runs it with Debian's PyTorch)")
-    ap.add_argument("--out", required=True, help="folder for the traces (one per rank)")
+    ap.add_argument("--out", default=os.environ.get("SCALELENS_TRACE_DIR"),
+                    help="folder for the traces, one per rank (default: $SCALELENS_TRACE_DIR, set by scalelens run)")
     ap.add_argument("--width", type=int, default=8192)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps", type=int, default=8)
     args = ap.parse_args()
+    if not args.out:
+        ap.error("--out is needed outside scalelens run (no SCALELENS_TRACE_DIR)")
     cuda = args.device == "cuda"
     backend = args.backend or ("nccl" if cuda else "gloo")
 
