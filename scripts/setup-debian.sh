@@ -11,6 +11,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   libcpp-httplib-dev gnuplot-nox chromium util-linux
   clang libclang-rt-dev llvm  # scripts/fuzz.sh: clang 14, its libFuzzer runtime, llvm-symbolizer
+  python3-torch  # tests/cli/torch_cli_test.cpp: real torchrun and torch.profiler, on the CPU
 )
 # Node.js: machines that carry NodeSource's nodejs (which bundles npm) keep it; Debian's own
 # packages split it in two, and the two conflict.
