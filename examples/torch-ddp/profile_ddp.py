@@ -15,12 +15,17 @@ comes through a DataLoader so the trace has data-loading ops; the profiler recor
 """
 import argparse
 import os
+import sys
 import time
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, TensorDataset
+
+# Epochs and steps go to the run folder through scalelens' own logger (standard library only).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import scalelens_log as sl  # noqa: E402
 
 
 def main():
@@ -33,7 +38,8 @@ def main():
     ap.add_argument("--width", type=int, default=8192)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=8, help="steps per epoch")
+    ap.add_argument("--epochs", type=int, default=2, help="the first is warm-up in the report")
     args = ap.parse_args()
     if not args.out:
         ap.error("--out is needed outside scalelens run (no SCALELENS_TRACE_DIR)")
@@ -60,23 +66,30 @@ def main():
     handler = torch.profiler.tensorboard_trace_handler(args.out, worker_name=f"rank{rank}", use_gzip=True)
     activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
     t0 = time.time()
+    # The profiler records steps 3-5 of the first epoch (wait 1, warm-up 1, active 3).
     with torch.profiler.profile(activities=activities, schedule=schedule, on_trace_ready=handler,
                                 record_shapes=True, with_flops=True) as prof:
-        for step, (x, y) in enumerate(loader):
-            if step >= args.steps:
-                break
-            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-            with torch.autocast(args.device, dtype=torch.bfloat16):
-                loss = torch.nn.functional.mse_loss(model(x), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            if cuda:
-                torch.cuda.synchronize()
-            prof.step()
+        for epoch in range(args.epochs):
+            with sl.epoch(epoch) as logged:
+                seen = 0
+                for step, (x, y) in enumerate(loader):
+                    if step >= args.steps:
+                        break
+                    with sl.step(epoch * args.steps + step, samples=len(x)):
+                        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+                        with torch.autocast(args.device, dtype=torch.bfloat16):
+                            loss = torch.nn.functional.mse_loss(model(x), y)
+                        opt.zero_grad(set_to_none=True)
+                        loss.backward()
+                        opt.step()
+                        if cuda:
+                            torch.cuda.synchronize()
+                    prof.step()
+                    seen += len(x)
+                logged.samples = seen
     if rank == 0:
         where = f"GPU {torch.cuda.get_device_name(0)}" if cuda else "CPU"
-        print(f"{world} rank(s), backend {backend}, {args.steps} steps in {time.time() - t0:.1f} s; "
+        print(f"{world} rank(s), backend {backend}, {args.epochs} x {args.steps} steps in {time.time() - t0:.1f} s; "
               f"{where}; traces in {args.out}", flush=True)
     dist.destroy_process_group()
 

@@ -80,6 +80,9 @@ TEST(TorchrunCli, ProfiledCpuDdpUnderScalelensRunFeedsTraceAndReport) {
   ASSERT_EQ(configs.size(), 1u);
   EXPECT_EQ(int64_t(configs.at(0)["world_size"]), 2);
   EXPECT_GT(double(configs.at(0)["run_time_s"]["mean"]), 0);
+  // Epochs and steps came through python/scalelens_log.py: epoch 1 (after warm-up) and its samples.
+  EXPECT_GT(double(configs.at(0)["epoch_time_s"]["mean"]), 0) << rep.out;
+  EXPECT_GT(double(configs.at(0)["throughput_samples_per_s"]), 0) << rep.out;
   EXPECT_EQ(std::string_view(summary["world_size_unit"]), "ranks");  // no GPU on the node
   for (simdjson::dom::element w : simdjson::dom::array(summary["warnings"]))
     EXPECT_NE(std::string_view(w["code"]), "missing-ranks") << rep.out;
