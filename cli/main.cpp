@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
       "  scalelens report runs/                      scaling report over every run found in runs/\n"
       "  scalelens report runs/ --format json        the summary as JSON on standard output\n"
       "  scalelens trace traces/                     communication vs computation per rank\n"
+      "  scalelens run --study runs --label ddp -- torchrun --nproc-per-node 4 train.py\n"
+      "                                              measure a job into a run folder (no code changes)\n"
+      "  scalelens serve runs/                       live dashboard at http://127.0.0.1:6006/\n"
       "Run 'scalelens COMMAND --help' for a command's options.\n"
       "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict.");
   int exit_code = 0;

@@ -21,7 +21,7 @@ std::string find_mpi_interposer() {
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("run", "run a command and record it as one run folder (every node, every rank)");
+  auto* sub = app.add_subcommand("run", "Run a command and record it as one run folder (every node, every rank)");
   auto options = std::make_shared<collect::RunOptions>();
   auto mpi_comm = std::make_shared<bool>(false);
   sub->add_option("--study", options->study, "folder that holds run folders (default runs)");

@@ -21,8 +21,10 @@ echo "== NCCL, 1 rank"
 timeout 180 torchrun --standalone --nproc_per_node=1 "$script" --backend nccl --out "$work/traces/nccl-1" 2>&1 | tail -20
 echo "== gloo, 2 ranks on one GPU, under scalelens run"
 if "$bin" --version > /dev/null 2>&1; then
+  # Traces go into the run folder (SCALELENS_TRACE_DIR), so the report gets their breakdown and MFU.
   (cd "$work" && timeout 240 "$bin" run --study runs --label gloo-ddp --interval 0.2 -- \
-     torchrun --standalone --nproc_per_node=2 "$script" --backend gloo --out "$work/traces/gloo-2") 2>&1 | tail -20
+     torchrun --standalone --nproc_per_node=2 "$script" --backend gloo) 2>&1 | tail -20
+  mkdir -p "$work/traces/gloo-2" && cp "$work"/runs/*/traces/*.pt.trace.json* "$work/traces/gloo-2/" 2>/dev/null
   for d in nccl-1 gloo-2; do
     echo "== scalelens trace $d"
     "$bin" trace "$work/traces/$d" --kernels 10 --hta --no-cache 2>&1 | tee "$out/trace-$d.txt" | head -60
