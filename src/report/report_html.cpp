@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -77,6 +78,41 @@ void append_array(std::string& out, const std::vector<double>& v, const std::vec
   out += ']';
 }
 
+// Per-rank step times for the drill-down: from the measured breakdown (traces, else the MPI
+// interposer), else from the steps the program logged itself (steps.csv), so that a run without
+// traces still shows its stragglers. Sorted by rank; `step` is the step's index or number.
+struct RankSteps {
+  int rank = 0;
+  std::vector<double> step, ms;
+};
+std::vector<RankSteps> rank_step_times(const Run& run) {
+  std::vector<RankSteps> out;
+  for (const auto* b : measured_breakdown(run)) {
+    if (b->step_times_us.empty()) continue;
+    RankSteps r{b->rank, {}, {}};
+    for (std::size_t i = 0; i < b->step_times_us.size(); ++i) {
+      r.step.push_back(static_cast<double>(i));
+      r.ms.push_back(b->step_times_us[i] / 1000);
+    }
+    out.push_back(std::move(r));
+  }
+  if (out.empty() && !run.steps.empty()) {
+    std::map<int, std::vector<const Interval*>> by_rank;
+    for (const auto& s : run.steps) by_rank[s.rank].push_back(&s);
+    for (auto& [rank, steps] : by_rank) {
+      std::stable_sort(steps.begin(), steps.end(), [](auto* a, auto* b) { return a->index < b->index; });
+      RankSteps r{rank, {}, {}};
+      for (const auto* s : steps) {
+        r.step.push_back(static_cast<double>(s->index));
+        r.ms.push_back(s->seconds() * 1000);
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RankSteps& a, const RankSteps& b) { return a.rank < b.rank; });
+  return out;
+}
+
 // One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
 std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t step_cap) {
   std::string out;
@@ -124,25 +160,19 @@ std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t s
     out += '}';
   }
   out += "],\"ranks\":[";
-  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
-  std::vector<const RankBreakdown*> ranks = parts;
-  std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
   first = true;
-  std::vector<double> steps, ms;
-  for (const auto* b : ranks) {
-    if (b->step_times_us.empty()) continue;
-    const std::size_t n = b->step_times_us.size();
-    steps.resize(n), ms.resize(n);
-    for (std::size_t i = 0; i < n; ++i) steps[i] = static_cast<double>(i), ms[i] = b->step_times_us[i] / 1000;
-    auto idx = decimate_indices(n, step_cap, {&ms});
+  for (const auto& r : rank_step_times(run)) {
+    const std::size_t n = r.ms.size();
+    auto idx = decimate_indices(n, step_cap, {&r.ms});
     if (!first) out += ',';
     first = false;
-    out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", b->rank, n);
-    append_array(out, steps, idx, 0);
+    out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", r.rank, n);
+    append_array(out, r.step, idx, 0);
     out += ",\"step_ms\":";
-    append_array(out, ms, idx, 3);
+    append_array(out, r.ms, idx, 3);
     out += '}';
   }
+  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
   out += "],\"breakdown\":";
   if (parts.empty()) {
     out += "null";
@@ -179,8 +209,7 @@ std::string render_series_json(const Study& study, const Summary& summary, const
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (const auto* r : runs) {
     for (const auto& g : r->gpus) gpu_series += 1, gpu_points += g.samples.size();
-    for (const auto* b : measured_breakdown(*r))
-      if (!b->step_times_us.empty()) rank_series += 1, rank_points += b->step_times_us.size();
+    for (const auto& rs : rank_step_times(*r)) rank_series += 1, rank_points += rs.ms.size();
   }
   auto cap = [&](std::size_t series, std::size_t budget) {
     if (series == 0) return limits.max_points_per_series;

@@ -151,6 +151,27 @@ TEST(ReportHtml, PageBreakdownUsesTheSameRanksAsTheSummary) {
   EXPECT_EQ(ranks.find("\"rank\":0", ranks.find("\"rank\":0") + 1), std::string::npos) << "rank 0 listed once: " << ranks;
 }
 
+TEST(ReportHtml, StepTimesPerRankComeFromStepsCsvWithoutTraces) {
+  Study study = study_with_gpus(10, 2);
+  auto& run = study.runs[0];
+  run.breakdown.clear();  // no trace, no MPI interposer: the program's own steps.csv
+  // Logged out of order, as ranks appending to one file do: rank 1 is slow at step 4.
+  for (int rank : {1, 0})
+    for (int step : {4, 3}) {
+      Interval iv;
+      iv.rank = rank;
+      iv.index = step;
+      iv.start_ns = 5'000'000'000LL + step * 100'000'000LL;
+      iv.end_ns = iv.start_ns + (rank == 1 && step == 4 ? 90'000'000 : 20'000'000);
+      run.steps.push_back(iv);
+    }
+  const auto json = render_series_json(study, analyze(study, {}));
+  EXPECT_NE(json.find(R"("ranks":[{"rank":0,"steps":2,"step":[3,4],"step_ms":[20,20]},{"rank":1,"steps":2,"step":[3,4],"step_ms":[20,90]}])"),
+            std::string::npos)
+      << json.substr(json.find("\"ranks\":["), 200);
+  EXPECT_NE(json.find("\"breakdown\":null"), std::string::npos);  // step times alone are no breakdown
+}
+
 TEST(ReportHtml, SeriesBudgetShrinksSeriesOfLargeStudies) {
   Study study = study_with_gpus(4000, 64);
   Summary summary = analyze(study, {});

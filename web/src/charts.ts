@@ -36,7 +36,8 @@ function noData(text: string): Option {
         type: "text",
         left: "center",
         top: "middle",
-        style: { text, fill: "#666", fontSize: 14, width: 320, overflow: "break" },
+        // lineHeight: wrapped lines were drawn on top of each other without it.
+        style: { text, fill: "#666", fontSize: 14, lineHeight: 20, width: 320, overflow: "break", align: "center" },
       },
     ],
   };
@@ -448,7 +449,7 @@ export function stepTimeChart(run: RunSeries | null, maxPoints = 2000): Option {
     animation: false,
   }));
   return {
-    ...(series.length ? {} : noData(run ? "no per-rank step times in this run (they come from profiler traces)" : "choose a run")),
+    ...(series.length ? {} : noData(run ? "no per-rank step times in this run (from profiler traces, the MPI interposer or steps.csv)" : "choose a run")),
     animation: false,
     grid: { ...GRID, bottom: 72 },
     tooltip: {

@@ -88,7 +88,7 @@ const CHARTS: { id: string; section: string; title: string; desc: string; wide?:
   { id: "pareto", section: "cost", title: "Time vs energy", desc: "Per configuration; large points and the dashed line are the Pareto front (no other is both faster and cheaper)." },
   { id: "gpu_util", section: "drill", title: "GPU utilization over time", desc: "Per GPU (above 16 GPUs: min, mean and max over the GPUs; tick \"every GPU\" for all); drag or scroll to zoom.", wide: true },
   { id: "gpu_power", section: "drill", title: "GPU power over time", desc: "Per GPU (above 16 GPUs: min, mean and max over the GPUs; tick \"every GPU\" for all); drag or scroll to zoom.", wide: true },
-  { id: "steps", section: "drill", title: "Step time per rank", desc: "Per-rank step times from traces; the slowest rank is highlighted (stragglers).", wide: true },
+  { id: "steps", section: "drill", title: "Step time per rank", desc: "Per-rank step times from profiler traces (else the MPI interposer, else the steps the program logged in steps.csv); the slowest rank is highlighted (stragglers).", wide: true },
 ];
 
 const SECTIONS: { id: string; title: string }[] = [
