@@ -15,7 +15,7 @@ import {
   timeStat,
   type TimeKind,
 } from "./shape";
-import { PALETTE, type CountUnit, colorFor, dashFor, escapeHtml as esc, fmt, fmtAxis, isNum } from "./util";
+import { PALETTE, type CountUnit, colorFor, dashFor, escapeHtml as esc, fmt, fmtAxis, isNum, logBounds } from "./util";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Option = Record<string, any>;
@@ -60,6 +60,20 @@ const GRID_LEGEND = { ...GRID, top: 64 };
 // Category labels (label/GPUs): all shown, rotated when many, long ones cut with an ellipsis.
 function catLabels(categories: string[]): Option {
   return { interval: 0, rotate: categories.length > 4 ? 30 : 0, fontSize: 11, width: categories.length > 4 ? 120 : 160, overflow: "truncate" };
+}
+
+// A log value axis whose range snaps to powers of `base` around the data (logBounds).
+function logAxis(base: number, name: string, nameGap?: number): Option {
+  return {
+    type: "log",
+    logBase: base,
+    name,
+    ...AXIS_NAME,
+    ...(nameGap ? { nameGap } : {}),
+    min: (e: { min: number; max: number }) => logBounds(e.min, e.max, base)?.[0],
+    max: (e: { min: number; max: number }) => logBounds(e.min, e.max, base)?.[1],
+    axisLabel: { formatter: (v: number) => fmtAxis(v) },
+  };
 }
 
 function worldSizeAxis(ctx: ChartContext): Option {
@@ -139,7 +153,7 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
     legend: legendOf(series),
     tooltip: itemTooltip("s", what, ctx),
     xAxis: worldSizeAxis(ctx),
-    yAxis: { type: "log", logBase: 10, name: `${what} (s)`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
+    yAxis: logAxis(10, `${what} (s)`, 48),
     series,
   };
 }
@@ -171,7 +185,7 @@ export function speedupChart(configs: Configuration[], ctx: ChartContext): Optio
     legend: legendOf(series),
     tooltip: itemTooltip("×", "speedup", ctx),
     xAxis: worldSizeAxis(ctx),
-    yAxis: { type: "log", logBase: 2, name: "speedup (×)", ...AXIS_NAME, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
+    yAxis: logAxis(2, "speedup (×)"),
     series,
   };
 }
@@ -207,7 +221,9 @@ export function throughputChart(configs: Configuration[], perGpu: boolean, ctx: 
     legend: legendOf(series),
     tooltip: itemTooltip(unit, perGpu ? `throughput per ${ctx.unit.singular}` : "throughput", ctx),
     xAxis: worldSizeAxis(ctx),
-    yAxis: { type: perGpu ? "value" : "log", logBase: 2, min: perGpu ? 0 : undefined, name: `throughput (${unit})`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmtAxis(v) } },
+    yAxis: perGpu
+      ? { type: "value", min: 0, name: `throughput (${unit})`, ...AXIS_NAME, nameGap: 48, axisLabel: { formatter: (v: number) => fmtAxis(v) } }
+      : logAxis(2, `throughput (${unit})`, 48),
     series,
   };
 }

@@ -38,6 +38,16 @@ export function fmtAxis(v: unknown): string {
   return `${Number((v / 1000).toPrecision(3))}k`;
 }
 
+// Bounds of a log axis at the powers of `base` around the data, so that one point or a narrow
+// range does not leave ECharts to choose one spanning decades (1 to 1M around one throughput).
+export function logBounds(lo: number, hi: number, base: number): [number, number] | null {
+  if (!(lo > 0) || !(hi >= lo) || !Number.isFinite(hi)) return null;
+  const down = base ** Math.floor(Math.log(lo) / Math.log(base) + 1e-9);
+  let up = base ** Math.ceil(Math.log(hi) / Math.log(base) - 1e-9);
+  if (up <= down) up = down * base;
+  return [down, up];
+}
+
 export function pct(v: unknown, digits = 3): string {
   return isNum(v) ? `${fmt(v * 100, digits)}%` : "–";
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PALETTE, colorFor, countUnit, escapeHtml, fmt, fmtAxis, pct, withUnit } from "../src/util";
+import { PALETTE, colorFor, countUnit, escapeHtml, fmt, fmtAxis, logBounds, pct, withUnit } from "../src/util";
 
 describe("escapeHtml", () => {
   it("escapes markup from labels, paths and host names", () => {
@@ -26,6 +26,17 @@ describe("numbers", () => {
     expect(fmtAxis(9500)).toBe("9500");
     expect(fmtAxis(2_500_000)).toBe("2.5M");
     expect(fmtAxis(-20000)).toBe("-20k");
+  });
+});
+
+describe("log axis bounds", () => {
+  it("snap to the powers of the base around the data", () => {
+    expect(logBounds(16148, 16148, 2)).toEqual([8192, 16384]);
+    expect(logBounds(107311, 171755, 2)).toEqual([65536, 262144]);
+    expect(logBounds(0.032, 0.305, 10)).toEqual([0.01, 1]);
+    expect(logBounds(1, 1, 2)).toEqual([1, 2]); // one speedup of 1: still a range
+    expect(logBounds(1, 4, 2)).toEqual([1, 4]);
+    expect(logBounds(0, 4, 2)).toBeNull(); // no log of 0: ECharts decides
   });
 });
 
