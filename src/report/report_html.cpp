@@ -114,7 +114,8 @@ std::vector<RankSteps> rank_step_times(const Run& run) {
 }
 
 // One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
-std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t step_cap) {
+std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank_steps, std::size_t gpu_cap,
+                              std::size_t step_cap) {
   std::string out;
   std::vector<double> t, util, power;
   // Time origin: the run's start, else its first sample.
@@ -161,7 +162,7 @@ std::string render_run_series(const Run& run, std::size_t gpu_cap, std::size_t s
   }
   out += "],\"ranks\":[";
   first = true;
-  for (const auto& r : rank_step_times(run)) {
+  for (const auto& r : rank_steps) {
     const std::size_t n = r.ms.size();
     auto idx = decimate_indices(n, step_cap, {&r.ms});
     if (!first) out += ',';
@@ -206,10 +207,13 @@ std::string render_series_json(const Study& study, const Summary& summary, const
     auto it = by_id.find(rs.run_id);
     if (it != by_id.end()) runs.push_back(it->second);
   }
+  // Step times gathered once per run: counted here for the budget, rendered below.
+  std::vector<std::vector<RankSteps>> rank_steps(runs.size());
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
-  for (const auto* r : runs) {
-    for (const auto& g : r->gpus) gpu_series += 1, gpu_points += g.samples.size();
-    for (const auto& rs : rank_step_times(*r)) rank_series += 1, rank_points += rs.ms.size();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& g : runs[i]->gpus) gpu_series += 1, gpu_points += g.samples.size();
+    rank_steps[i] = rank_step_times(*runs[i]);
+    for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.ms.size();
   }
   auto cap = [&](std::size_t series, std::size_t budget) {
     if (series == 0) return limits.max_points_per_series;
@@ -223,7 +227,7 @@ std::string render_series_json(const Study& study, const Summary& summary, const
   // Runs rendered in parallel (each decimates thousands of samples per GPU), joined in order.
   std::vector<std::string> parts(runs.size());
   parallel_for(runs.size(), default_threads(0),
-               [&](std::size_t i) { parts[i] = render_run_series(*runs[i], gpu_cap, step_cap); });
+               [&](std::size_t i) { parts[i] = render_run_series(*runs[i], rank_steps[i], gpu_cap, step_cap); });
   std::string out = "{\"runs\":[";
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i) out += ',';

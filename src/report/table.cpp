@@ -56,7 +56,7 @@ std::size_t columns_of(const std::string& s) {
 
 std::string render_table(const Summary& summary, const TableStyle& style) {
   const bool ranks = summary.world_size_unit == "ranks";
-  const std::string count_title = ranks ? "ranks" : "GPUs";
+  const std::string& count_title = summary.world_size_unit;  // "GPUs" or "ranks"
   std::vector<Column> all = {
       {"label", false, [](auto& c) { return std::optional<std::string>(c.label); }},
       {count_title, true, [](auto& c) { return std::optional<std::string>(std::to_string(c.world_size)); }},

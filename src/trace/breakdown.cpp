@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <unordered_map>
