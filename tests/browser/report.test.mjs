@@ -193,12 +193,16 @@ const near = (actual, expected, tol, what) =>
 // The page's fmt() (web/src/util.ts) for the values used here: 3 significant digits.
 const fmt3 = (v) => Number(v.toPrecision(3)).toString();
 
-test("report.html: trace breakdown bars from real Kineto traces agree with summary.json", async (t) => {
+// The shared real data set, or null after marking the test skipped (CI always sets it).
+function realDataOrSkip(t) {
   const real = process.env.SCALELENS_REALDATA;
-  if (!real) {
-    t.skip("SCALELENS_REALDATA is not set (CI sets it)");
-    return;
-  }
+  if (!real) t.skip("SCALELENS_REALDATA is not set (CI sets it)");
+  return real || null;
+}
+
+test("report.html: trace breakdown bars from real Kineto traces agree with summary.json", async (t) => {
+  const real = realDataOrSkip(t);
+  if (!real) return;
   const kineto = path.join(real, "kineto");
   const inDir = (dir, re) => fs.readdirSync(dir).filter((f) => re.test(f)).sort().map((f) => path.join(dir, f));
   const dlrmFiles = inDir(path.join(kineto, "dlrm-8rank-v100"), /\.pt\.trace\.json$/);
@@ -333,11 +337,8 @@ test("report.html: trace breakdown bars from real Kineto traces agree with summa
 });
 
 test("report.html: a rank with two traces (two profiling windows) renders without an error", async (t) => {
-  const real = process.env.SCALELENS_REALDATA;
-  if (!real) {
-    t.skip("SCALELENS_REALDATA is not set (CI sets it)");
-    return;
-  }
+  const real = realDataOrSkip(t);
+  if (!real) return;
   const dlrm = path.join(real, "kineto/dlrm-8rank-v100");
   const rank0 = path.join(dlrm, fs.readdirSync(dlrm).find((f) => f.startsWith("worker0_")));
   const study = tmpdir("scalelens-rank-twice-");
