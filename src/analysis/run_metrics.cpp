@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 
@@ -37,6 +38,22 @@ EpochTable tabulate_epochs(const std::vector<Interval>& epochs) {
     else t.missing_samples.insert(e.index);
   }
   return t;
+}
+
+// The first reading of an energy counter (mJ) that rose by more than a GPU can draw since the
+// reading before it (model/limits.hpp): a reset restarts from 0, so after one the reading itself is
+// the gain. npos when every step is possible.
+std::size_t first_impossible_counter_step(const std::vector<std::int64_t>& t_ns, const std::vector<double>& mj) {
+  std::size_t prev = std::string::npos;
+  for (std::size_t i = 0; i < mj.size(); ++i) {
+    if (std::isnan(mj[i])) continue;
+    if (prev != std::string::npos) {
+      const double gain = mj[i] >= mj[prev] ? mj[i] - mj[prev] : mj[i];
+      if (gain > limits::max_counter_gain_mj(t_ns[i] - t_ns[prev])) return i;
+    }
+    prev = i;
+  }
+  return std::string::npos;
 }
 
 }  // namespace
@@ -202,7 +219,18 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         if (!std::isnan(util[k]) && ts[k] >= t0 && ts[k] <= t1) { sum += util[k]; ++n; }
       if (n) utils.push_back(sum / static_cast<double>(n));
     }
-    // Energy: the counter when it has two readings in the run, else the power integral.
+    // Energy: the counter when it has two readings in the run, else the power integral. A counter
+    // that jumps by more than the GPU can draw is not an energy counter: its power is used instead.
+    if (auto bad = first_impossible_counter_step(ts, counter); bad != std::string::npos) {
+      Diagnostic d = run_warning(
+          run, "implausible-value",
+          fmt::format("energy_mj of GPU {} jumps to {:.6g} mJ at t_ns {}, more than {:g} W per GPU allows since the "
+                      "reading before; its energy counter is left out and its energy taken from power_w where it has it",
+                      g->uuid.empty() ? std::to_string(g->index) : g->uuid, counter[bad], ts[bad], limits::kMaxGpuPowerW));
+      d.path = g->source;
+      warnings.push_back(std::move(d));
+      std::fill(counter.begin(), counter.end(), kNaN);
+    }
     auto unwrapped = unwrap_counter(counter);
     std::size_t counter_readings = 0;
     for (std::size_t k = 0; k < ts.size(); ++k)

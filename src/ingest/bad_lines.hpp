@@ -30,6 +30,16 @@ class BadLines {
              path, first_line_);
   }
 
+  // The same for values outside physical limits (model/limits.hpp), left out one by one while the
+  // rest of their line is kept (or the whole line, where the reason says so).
+  void report_implausible(ReadOutput& out, const std::filesystem::path& path) const {
+    if (count_ == 0) return;
+    out.warn("implausible-value",
+             fmt::format("{} value{} beyond physical limits left out; the first, line {}: {}", count_,
+                         count_ == 1 ? "" : "s", first_line_, first_reason_),
+             path, first_line_);
+  }
+
  private:
   std::int64_t count_ = 0;
   std::int64_t first_line_ = 0;

@@ -574,9 +574,40 @@ Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path, c
   return parse_kineto_padded(buffer.data(), buffer.size(), buffer.capacity(), path, options);
 }
 
-Result<ParsedTrace> parse_kineto_padded(char* data, std::size_t size, std::size_t capacity, const std::string& path,
-                                        const ParseOptions& options, bool drop_pages) {
-  g_parse_count.fetch_add(1);
+namespace {
+
+// GPU events that cannot belong to the trace (model/limits.hpp) are left out: one lasting longer
+// than the trace's window (the profiler's `Trace` span, else the extent of the CPU events), or
+// starting more than a window's length outside it. A kernel "lasting" minutes in a trace of seconds
+// would otherwise count as hundreds of step times of computation.
+void drop_impossible_events(ParsedTrace& t) {
+  std::int64_t w0 = std::numeric_limits<std::int64_t>::max(), w1 = std::numeric_limits<std::int64_t>::min();
+  for (const auto& e : t.events)
+    if (e.cat == EventCat::trace_span) w0 = std::min(w0, e.ts_ns), w1 = std::max(w1, e.end_ns());
+  if (w0 > w1)
+    for (const auto& e : t.events)
+      if (!is_gpu_activity(e.cat)) w0 = std::min(w0, e.ts_ns), w1 = std::max(w1, e.end_ns());
+  if (w0 > w1) return;  // nothing to measure the GPU events against
+  const double window = limits::span_ns(w0, w1), slack = static_cast<double>(limits::kTraceSlackNs);
+  const double earliest = static_cast<double>(w0) - window - slack, latest = static_cast<double>(w1) + window + slack;
+  auto impossible = [&](const TraceEvent& e) {
+    const double ts = static_cast<double>(e.ts_ns);
+    return is_gpu_activity(e.cat) && (static_cast<double>(e.dur_ns) > window + slack || ts < earliest || ts > latest);
+  };
+  auto first = std::find_if(t.events.begin(), t.events.end(), impossible);
+  if (first == t.events.end()) return;
+  const std::string what = fmt::format(
+      "a GPU event lasts longer than the trace or starts far outside it, so it cannot be one of its events; it is left out "
+      "(the first: '{}' at ts {} µs, lasting {:.6g} s, in a trace window of {:.6g} s from ts {} µs)",
+      t.names[first->name], first->ts_ns / 1000, static_cast<double>(first->dur_ns) * 1e-9, window * 1e-9, w0 / 1000);
+  const auto kept = std::remove_if(first, t.events.end(), impossible);
+  const auto dropped = static_cast<std::size_t>(t.events.end() - kept);
+  t.events.erase(kept, t.events.end());
+  t.issues.push_back({"impossible-event", what, dropped});
+}
+
+Result<ParsedTrace> parse_kineto_unchecked(char* data, std::size_t size, std::size_t capacity, const std::string& path,
+                                           const ParseOptions& options, bool drop_pages) {
   if (options.chunked)
     if (auto chunked = parse_chunked(data, size, capacity, path, options, drop_pages)) return std::move(*chunked);
   // Not cut into slices (an unusual layout, or bad JSON): one parse of the whole file, which
@@ -593,6 +624,16 @@ Result<ParsedTrace> parse_kineto_padded(char* data, std::size_t size, std::size_
   // build's baseline (the slow fallback kernel) unless compiled for AVX2 (kineto_walk_avx2.cpp).
   if (cpu_has_haswell_kernel()) return detail::parse_events_avx2(buffer, capacity, path, std::move(out));
   return detail::parse_events_fallback(buffer, capacity, path, std::move(out));
+}
+
+}  // namespace
+
+Result<ParsedTrace> parse_kineto_padded(char* data, std::size_t size, std::size_t capacity, const std::string& path,
+                                        const ParseOptions& options, bool drop_pages) {
+  g_parse_count.fetch_add(1);
+  auto parsed = parse_kineto_unchecked(data, size, capacity, path, options, drop_pages);
+  if (parsed) drop_impossible_events(parsed.value());
+  return parsed;
 }
 
 namespace {

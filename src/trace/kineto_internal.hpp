@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "model/limits.hpp"
 #include "trace/kineto.hpp"
 
 namespace scalelens::trace::detail {

@@ -140,8 +140,8 @@ TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
   dir.write("a/nodes/h/gpu.csv",
             "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
             "1000,0,GPU-a,50,1,1,100,1,1,1\n"
-            "2000,0,GPU-a,150,1,1,100,1,1,1\n"     // utilization out of range (in-place parser)
-            "3000,0,GPU-a,50,1,1,-100,1,1,1\n"     // negative power
+            "2000,0,GPU-a,150,1,1,100,1,1,1\n"     // utilization out of range (in-place parser): value left out
+            "3000,0,GPU-a,50,1,1,-100,1,1,1\n"     // negative power: value left out
             "4000,0,GPU-a,50,1,1,nan,1,1,1\n"      // not a number (general parser)
             "5000,0,GPU-a,50,1,1,100,1,1\n"        // a field short
             "-6000,0,GPU-a,50,1,1,100,1,1,1\n"     // negative time
@@ -150,11 +150,21 @@ TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
   auto study = read(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].gpus.size(), 1u);
-  EXPECT_EQ(study.runs[0].gpus[0].samples.size(), 2u);
+  // Lines 2, 3, 4 and 8; lines 3 and 4 without the reading that is beyond physical limits.
+  ASSERT_EQ(study.runs[0].gpus[0].samples.size(), 4u);
+  EXPECT_TRUE(std::isnan(study.runs[0].gpus[0].samples[1].util_pct));
+  EXPECT_FLOAT_EQ(study.runs[0].gpus[0].samples[1].power_w, 100);
+  EXPECT_TRUE(std::isnan(study.runs[0].gpus[0].samples[2].power_w));
+  EXPECT_FLOAT_EQ(study.runs[0].gpus[0].samples[2].util_pct, 50);
   auto* bad = find(study.diagnostics, "bad-lines");
   ASSERT_TRUE(bad);
-  EXPECT_EQ(bad->line, 3);
-  EXPECT_NE(bad->message.find("5 lines skipped"), std::string::npos) << bad->message;
+  EXPECT_EQ(bad->line, 5);
+  EXPECT_NE(bad->message.find("3 lines skipped"), std::string::npos) << bad->message;
+  auto* implausible = find(study.diagnostics, "implausible-value");
+  ASSERT_TRUE(implausible);
+  EXPECT_EQ(implausible->line, 3);
+  EXPECT_NE(implausible->message.find("2 values beyond physical limits left out; the first, line 3: util_pct 150"),
+            std::string::npos) << implausible->message;
   auto* cut = find(study.diagnostics, "truncated-line");
   ASSERT_TRUE(cut);
   EXPECT_EQ(cut->line, 9);

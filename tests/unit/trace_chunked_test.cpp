@@ -123,7 +123,7 @@ TEST(TraceChunked, MappedFileGivesTheSameEvents) {
   for (int i = 0; i < 3000; ++i)
     text += R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 17) + R"(", "ts": )" + std::to_string(i * 10) +
             R"(, "dur": 5, "args": {"stream": 7, "correlation": )" + std::to_string(i) + "}},\n  ";
-  text += R"({"ph": "X", "cat": "Trace", "name": "end", "ts": 0, "dur": 1}]})";
+  text += R"({"ph": "X", "cat": "Trace", "name": "end", "ts": 0, "dur": 30000}]})";
   auto path = dir.write("big.json", text);
   ParseOptions sliced;
   sliced.chunk_bytes = 10000;

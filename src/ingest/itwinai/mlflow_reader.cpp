@@ -26,6 +26,7 @@
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
 #include "ingest/reader.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace fs = std::filesystem;
@@ -262,8 +263,15 @@ class ItwinaiMlflowReader final : public Reader {
     };
     run.label = param("strategy");
     if (auto ws = parse_int(param("global_world_size")); ws && *ws > 0) {
-      run.world_size = static_cast<int>(*ws);
-      run.detected_from["world_size"] = "MLflow param global_world_size";
+      if (*ws <= limits::kMaxWorldSize) {
+        run.world_size = static_cast<int>(*ws);
+        run.detected_from["world_size"] = "MLflow param global_world_size";
+      } else {
+        out.warn("implausible-value",
+                 fmt::format("param global_world_size {} is beyond any machine (at most {}); the world size is left unknown", *ws,
+                             limits::kMaxWorldSize),
+                 train.dir / "params" / "global_world_size");
+      }
     }
     if (auto interval = parse_double(param("probing_interval")); interval && *interval > 0)
       run.sampling_interval_s = *interval;
@@ -289,8 +297,17 @@ class ItwinaiMlflowReader final : public Reader {
     for (const auto* r : group) {
       const int rank = r->rank();
       for (const auto& p : read_metric(r->dir / "metrics" / "epoch_time_s", out)) {
-        if (p.value < 0 || p.value > 1e9) {
+        if (p.value < 0 || p.value > limits::kMaxRunSeconds) {
           out.warn("bad-epoch-time", fmt::format("epoch_time_s {} of epoch {} is not a duration; left out", p.value, p.step),
+                   r->dir / "metrics" / "epoch_time_s");
+          continue;
+        }
+        // An epoch longer than its whole run (the MLflow runs' start..end) cannot be one of it.
+        if (run.start_ns && run.end_ns &&
+            p.value * 1e9 > limits::span_ns(*run.start_ns, *run.end_ns) + static_cast<double>(limits::kIntervalSlackNs)) {
+          out.warn("implausible-value",
+                   fmt::format("epoch_time_s {:g} of epoch {} is longer than its run ({:.6g} s); left out", p.value, p.step,
+                               limits::span_ns(*run.start_ns, *run.end_ns) * 1e-9),
                    r->dir / "metrics" / "epoch_time_s");
           continue;
         }
@@ -333,8 +350,24 @@ class ItwinaiMlflowReader final : public Reader {
     };
     // Beyond float's range (the model stores floats) a reading is junk: left missing.
     auto as_float = [](double v) { return std::abs(v) > 1e30 ? kMissing : static_cast<float>(v); };
-    for (const auto& p : power) place(p).power_w = as_float(p.value);
-    for (const auto& p : util) place(p).util_pct = as_float(p.value);
+    // Readings beyond physical limits (model/limits.hpp) are left out: one warning per metric file.
+    auto check = [&](const std::vector<MetricPoint>& points, bool is_power, const char* name) {
+      std::size_t count = 0;
+      const MetricPoint* first = nullptr;
+      for (const auto& p : points)
+        if (is_power ? limits::bad_power(p.value) : limits::bad_percent(p.value))
+          if (count++ == 0) first = &p;
+      if (count)
+        out.warn("implausible-value",
+                 fmt::format("{} value{} beyond physical limits left out; the first, step {}: {:g} is outside {}", count,
+                             count == 1 ? "" : "s", first->step, first->value,
+                             is_power ? fmt::format("0…{:g} W per GPU", limits::kMaxGpuPowerW) : std::string("0…100 %")),
+                 r.dir / "metrics" / name);
+    };
+    check(power, true, "gpu_power_W");
+    check(util, false, "gpu_utilization_percent");
+    for (const auto& p : power) place(p).power_w = limits::bad_power(p.value) ? kMissing : as_float(p.value);
+    for (const auto& p : util) place(p).util_pct = limits::bad_percent(p.value) ? kMissing : as_float(p.value);
     GpuSeries g;
     // The GPU's host and device number are not logged; ranks tell the GPUs of a run apart.
     g.index = rank;

@@ -24,6 +24,7 @@
 #include "ingest/bad_lines.hpp"
 #include "ingest/csv_rows.hpp"
 #include "ingest/reader.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace fs = std::filesystem;
@@ -33,8 +34,8 @@ namespace {
 constexpr std::string_view kEpochDir = "epoch-time";
 constexpr std::string_view kEnergyDir = "gpu-energy-data";
 constexpr std::size_t kSniffBytes = 64 * 1024;
-// Beyond this (about 30 years) a time is junk, and its nanoseconds would overflow.
-constexpr double kMaxSeconds = 1e9;
+// Beyond this a time is junk, and its nanoseconds would overflow.
+constexpr double kMaxSeconds = limits::kMaxRunSeconds;
 
 enum class Kind { none, epoch_time, energy };
 
@@ -128,7 +129,7 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
   }
   static constexpr std::array<std::string_view, 4> cols{"epoch_id", "time", "name", "nodes"};
   EpochFile f;
-  BadLines bad;
+  BadLines bad, implausible;
   // Written whole at the end of training, so a last line without its newline is still complete.
   const bool read = for_each_row(text.value(), cols, cols.size(), out, path, bad, [&](const auto& row, std::int64_t line) {
     auto epoch = parse_int(row[0]);
@@ -138,13 +139,17 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
     if (f.name.empty()) {
       f.name = std::string(trim(row[2]));
       // SLURM_NNODES, or "unk"/-1 where it was not set.
-      if (auto n = parse_int(row[3]); n && *n > 0) f.nodes = static_cast<int>(*n);
+      if (auto n = parse_int(row[3]); n && *n > 0) {
+        if (*n <= limits::kMaxNodes) f.nodes = static_cast<int>(*n);
+        else implausible.add(line, fmt::format("nodes {} is beyond any machine (at most {})", *n, limits::kMaxNodes));
+      }
     }
     // The file gives durations only (model: start 0, end = duration).
     f.epochs.push_back({0, *epoch, 0, std::llround(*seconds * 1e9), std::nullopt});
   }, LastLine::complete);
   if (!read) return std::nullopt;
   bad.report(out, path);
+  implausible.report_implausible(out, path);
   return f;
 }
 
@@ -166,7 +171,7 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
                                                         "node_idx", "num_global_gpus", "strategy", "probing_interval"};
   enum { c_sample, c_util, c_power, c_local, c_node, c_world, c_strategy, c_interval };
   EnergyFile f;
-  BadLines bad;
+  BadLines bad, implausible;
   std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> series_of;  // (node_idx, local_rank)
   std::set<std::int64_t> nodes, local_ranks;
   // Empty = missing (pandas writes NaN so); anything else must be a number.
@@ -189,9 +194,24 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
         *interval <= 0 || static_cast<double>(*sample_idx) * *interval > kMaxSeconds ||
         !measure(row[c_util], s.util_pct) || !measure(row[c_power], s.power_w))
       return bad.add(line, "a field is not a number");
+    // Readings and counts beyond physical limits (model/limits.hpp) are left out, the rest kept.
+    if (limits::bad_power(s.power_w)) {
+      implausible.add(line, fmt::format("power {:g} is outside 0…{:g} W per GPU", s.power_w, limits::kMaxGpuPowerW));
+      s.power_w = kMissing;
+    }
+    if (limits::bad_percent(s.util_pct)) {
+      implausible.add(line, fmt::format("utilization {:g} is outside 0…100 %", s.util_pct));
+      s.util_pct = kMissing;
+    }
+    if (*local >= limits::kMaxPerNode || *node >= limits::kMaxNodes)
+      return implausible.add(line, fmt::format("local_rank {} or node_idx {} is beyond any machine; the line is left out", *local, *node));
     if (f.strategy.empty()) {
       f.strategy = std::string(trim(row[c_strategy]));
-      f.world_size = static_cast<int>(*world);
+      if (limits::valid_count(static_cast<double>(*world), static_cast<double>(limits::kMaxWorldSize)))
+        f.world_size = static_cast<int>(*world);
+      else
+        implausible.add(line, fmt::format("num_global_gpus {} is not from 1 to {}; the world size is left unknown", *world,
+                                          limits::kMaxWorldSize));
       f.interval_s = *interval;
     }
     // No timestamps in this format: sample_idx × probing_interval from the start of monitoring.
@@ -212,6 +232,7 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
   }, LastLine::complete);
   if (!read) return std::nullopt;
   bad.report(out, path);
+  implausible.report_implausible(out, path);
   for (auto& g : f.gpus)
     std::stable_sort(g.samples.begin(), g.samples.end(),
                      [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });

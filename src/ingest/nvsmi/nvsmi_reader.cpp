@@ -19,6 +19,7 @@
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
 #include "ingest/reader.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace fs = std::filesystem;
@@ -256,7 +257,7 @@ class NvSmiReader final : public Reader {
     const std::string node = node_of(ctx.file);
     std::map<std::string, std::size_t> series_of;  // uuid, else index -> position in attach.gpus
     auto& gpus = out.attach.gpus;
-    BadLines bad;
+    BadLines bad, implausible;
     std::int64_t backward_jumps = 0, first_backward_line = 0;
     std::vector<std::int64_t> last_t;  // per series
     std::string_view group_ts;         // timestamp text of the current sample (no index column)
@@ -295,6 +296,14 @@ class NvSmiReader final : public Reader {
           break;
         }
         const auto fv = static_cast<float>(*v);
+        // Beyond physical limits (model/limits.hpp): that value is left out, the rest of the line kept.
+        if (((f == Field::util_gpu || f == Field::util_mem) && limits::bad_percent(*v)) ||
+            (f == Field::power && limits::bad_power(*v))) {
+          implausible.add(line_no, fmt::format("'{}' in column '{}' is outside {}", value, trim(header[i]),
+                                               f == Field::power ? fmt::format("0…{:g} W per GPU", limits::kMaxGpuPowerW)
+                                                                 : std::string("0…100 %")));
+          continue;
+        }
         switch (f) {
           case Field::util_gpu: sample.util_pct = fv; break;
           case Field::util_mem: sample.mem_util_pct = fv; break;
@@ -340,6 +349,7 @@ class NvSmiReader final : public Reader {
       gpus[it->second].samples.push_back(sample);
     }
     bad.report(out, ctx.file);
+    implausible.report_implausible(out, ctx.file);
     if (backward_jumps > 0) {
       out.warn("time-goes-backwards",
                fmt::format("timestamps go backwards {} time{} (the first at line {}), e.g. a clock change or two "

@@ -5,6 +5,7 @@
 
 #include "common/file_io.hpp"
 #include "ingest/reader.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace {
@@ -80,15 +81,17 @@ class ManifestReader final : public Reader {
         if (auto s = string_of(v)) run.label = *s; else bad("a string");
       } else if (key == "world_size" || key == "nodes" || key == "gpus_per_node" || key == "cpus_per_node") {
         auto d = number_of(v);
-        if (!d || *d < 1 || *d != std::floor(*d) || *d > 1e7) {
-          bad("a positive whole number");
+        const auto max = key == "world_size" ? limits::kMaxWorldSize : key == "nodes" ? limits::kMaxNodes
+                         : key == "gpus_per_node" ? limits::kMaxPerNode : limits::kMaxCpusPerNode;
+        if (!d || !limits::valid_count(*d, static_cast<double>(max))) {
+          bad(fmt::format("a whole number from 1 to {}", max));
           continue;
         }
         int n = static_cast<int>(*d);
         (key == "world_size" ? run.world_size : key == "nodes" ? run.nodes : key == "gpus_per_node" ? run.gpus_per_node : run.cpus_per_node) = n;
       } else if (key == "global_batch_size" || key == "samples_per_epoch") {
         auto d = number_of(v);
-        if (!d || *d <= 0) { bad("a positive number"); continue; }
+        if (!d || !limits::valid_samples(*d)) { bad(fmt::format("a number of samples above 0, at most {:g}", limits::kMaxSamples)); continue; }
         (key == "global_batch_size" ? run.global_batch_size : run.samples_per_epoch) = *d;
       } else if (key == "scaling") {
         auto s = string_of(v);
@@ -144,6 +147,13 @@ class ManifestReader final : public Reader {
     }
     if (run.start_ns && run.end_ns && *run.end_ns < *run.start_ns) {
       out.warn("bad-manifest-field", "end_ns is before start_ns; run time is left out", path);
+      run.start_ns.reset();
+      run.end_ns.reset();
+    } else if (run.start_ns && run.end_ns && limits::span_ns(*run.start_ns, *run.end_ns) > static_cast<double>(limits::kMaxRunNs)) {
+      out.warn("implausible-value",
+               fmt::format("end_ns − start_ns is {:.3g} s, more than any run lasts ({:g} s); run time is left out",
+                           limits::span_ns(*run.start_ns, *run.end_ns) * 1e-9, limits::kMaxRunSeconds),
+               path);
       run.start_ns.reset();
       run.end_ns.reset();
     }

@@ -7,6 +7,7 @@
 
 #include "common/file_io.hpp"
 #include "ingest/reader.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace {
@@ -45,12 +46,17 @@ class RankRecordReader final : public Reader {
       std::int64_t i;
       std::string_view s;
       if (key == "rank" && v.get_int64().get(i) == simdjson::SUCCESS && i >= 0) {
+        if (i > limits::kMaxRank)
+          return out.warn("implausible-value",
+                          fmt::format("\"rank\": {} is beyond any world size (at most {}); left out", i, limits::kMaxRank),
+                          ctx.file);
         r.rank = static_cast<int>(i);
         has_rank = true;
       } else if (key == "host" && v.get_string().get(s) == simdjson::SUCCESS) {
         r.host = s;
       } else if (key == "local_rank" && v.get_int64().get(i) == simdjson::SUCCESS) {
-        r.local_rank = static_cast<int>(i);
+        if (i >= 0 && i < limits::kMaxPerNode) r.local_rank = static_cast<int>(i);
+        else out.warn("implausible-value", fmt::format("\"local_rank\": {} is not 0 to {}; ignored", i, limits::kMaxPerNode - 1), ctx.file);
       } else if (key == "start_ns" && v.get_int64().get(i) == simdjson::SUCCESS) {
         r.start_ns = i;
       } else if (key == "end_ns" && v.get_int64().get(i) == simdjson::SUCCESS) {
@@ -65,6 +71,15 @@ class RankRecordReader final : public Reader {
       }
     }
     if (!has_rank) return out.warn("bad-rank-file", "no non-negative integer \"rank\"; left out", ctx.file);
+    if (r.start_ns && r.end_ns && (*r.end_ns < *r.start_ns || limits::span_ns(*r.start_ns, *r.end_ns) > limits::kMaxRunNs)) {
+      out.warn("implausible-value",
+               *r.end_ns < *r.start_ns ? "end_ns is before start_ns; the rank's times are ignored"
+                                       : fmt::format("end_ns − start_ns is more than any run lasts ({:g} s); the rank's times are ignored",
+                                                     limits::kMaxRunSeconds),
+               ctx.file);
+      r.start_ns.reset();
+      r.end_ns.reset();
+    }
     out.attach.ranks.push_back(std::move(r));
   }
 };

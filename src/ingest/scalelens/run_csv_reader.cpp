@@ -15,6 +15,7 @@
 #include "ingest/bad_lines.hpp"
 #include "ingest/csv_rows.hpp"
 #include "ingest/reader.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace {
@@ -60,11 +61,17 @@ bool optional_number(std::string_view s, double& into) {
   return true;
 }
 
-void read_intervals(std::string_view text, Kind kind, const std::filesystem::path& path, ReadOutput& out) {
+// An epoch or step cannot last longer than its run (the enclosing manifest's start..end, when it
+// has both, give or take the nodes' clock differences) nor than any run lasts.
+void read_intervals(std::string_view text, Kind kind, const std::filesystem::path& path, const Run* run, ReadOutput& out) {
   static constexpr std::array<std::string_view, 5> epoch_cols{"rank", "epoch", "start_ns", "end_ns", "samples"};
   static constexpr std::array<std::string_view, 5> step_cols{"rank", "step", "start_ns", "end_ns", "samples"};
   auto& into = kind == Kind::epochs ? out.attach.epochs : out.attach.steps;
-  BadLines bad;
+  BadLines bad, implausible;
+  double max_ns = static_cast<double>(limits::kMaxRunNs);
+  if (run && run->start_ns && run->end_ns)
+    max_ns = std::min(max_ns, limits::span_ns(*run->start_ns, *run->end_ns) + static_cast<double>(limits::kIntervalSlackNs));
+  const char* what = kind == Kind::epochs ? "epoch" : "step";
   for_each_row(text, kind == Kind::epochs ? epoch_cols : step_cols, 4, out, path, bad,
                [&](const auto& f, std::int64_t line) {
                  auto rank = parse_int(f[0]);
@@ -74,15 +81,26 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  if (!rank || !index || !start || !end) return bad.add(line, "rank, index, start_ns and end_ns must be integers");
                  if (*rank < 0 || *start < 0 || *end < 0) return bad.add(line, "negative rank or time");
                  if (*end < *start) return bad.add(line, "end_ns is before start_ns");
+                 if (*rank > limits::kMaxRank)
+                   return implausible.add(line, fmt::format("rank {} is beyond any world size; the line is left out", *rank));
+                 if (limits::span_ns(*start, *end) > max_ns)
+                   return implausible.add(line, fmt::format("{} {} of rank {} lasts {:.6g} s, longer than {}; the line is left out",
+                                                            what, *index, *rank, limits::span_ns(*start, *end) * 1e-9,
+                                                            max_ns < static_cast<double>(limits::kMaxRunNs)
+                                                                ? fmt::format("its run ({:.6g} s in scalelens.json)",
+                                                                              limits::span_ns(*run->start_ns, *run->end_ns) * 1e-9)
+                                                                : std::string("any run lasts")));
                  Interval iv{static_cast<int>(*rank), *index, *start, *end, std::nullopt};
                  if (!trim(f[4]).empty()) {
                    auto s = parse_double(f[4]);
                    if (!s || *s < 0) return bad.add(line, "samples must be a non-negative number");
-                   iv.samples = *s;
+                   if (limits::valid_samples(*s)) iv.samples = *s;
+                   else implausible.add(line, fmt::format("samples {:g} is not from 1 to {:g}; that value is left out", *s, limits::kMaxSamples));
                  }
                  into.push_back(iv);
                });
   bad.report(out, path);
+  implausible.report_implausible(out, path);
 }
 
 // Rows cycle through the GPUs of a node, so the GPUs named in the first lines and their mean line
@@ -146,12 +164,33 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   std::vector<GpuSeries> series;
   constexpr std::uint32_t kNone = ~0u;
   std::vector<std::uint32_t> by_index;
-  BadLines bad;
+  BadLines bad, implausible;
 
+  // Readings beyond physical limits are left out one by one, the rest of the line kept. One
+  // compare each on the hot path (NaN, not available, compares false).
+  auto check = [&](GpuSample& s, std::int64_t line) {
+    if (limits::bad_power(s.power_w)) {
+      implausible.add(line, fmt::format("power_w {:g} is outside 0…{:g} W per GPU", s.power_w, limits::kMaxGpuPowerW));
+      s.power_w = kMissing;
+    }
+    if (limits::bad_percent(s.util_pct)) {
+      implausible.add(line, fmt::format("util_pct {:g} is outside 0…100 %", s.util_pct));
+      s.util_pct = kMissing;
+    }
+    if (limits::bad_percent(s.mem_util_pct)) {
+      implausible.add(line, fmt::format("mem_util_pct {:g} is outside 0…100 %", s.mem_util_pct));
+      s.mem_util_pct = kMissing;
+    }
+    if (s.energy_mj < 0) {
+      implausible.add(line, fmt::format("energy_mj {:g} is negative", s.energy_mj));
+      s.energy_mj = kMissing;
+    }
+  };
   // A row whose fields parsed: range checks, then filed under its GPU.
-  auto add = [&](const GpuSample& s, std::int64_t gpu, std::string_view uuid, std::int64_t line) {
-    if ((present(s.power_w) && s.power_w < 0) || (present(s.util_pct) && (s.util_pct < 0 || s.util_pct > 100)))
-      return bad.add(line, "power below 0 or utilization outside 0..100");
+  auto add = [&](GpuSample s, std::int64_t gpu, std::string_view uuid, std::int64_t line) {
+    if (limits::bad_power(s.power_w) || limits::bad_percent(s.util_pct) || limits::bad_percent(s.mem_util_pct) ||
+        s.energy_mj < 0) [[unlikely]]
+      check(s, line);
     // Rows cycle through the GPUs: look the GPU up by index first, then confirm its uuid.
     std::uint32_t k = static_cast<std::size_t>(gpu) < by_index.size() ? by_index[gpu] : kNone;
     if (k == kNone || series[k].uuid != uuid) {
@@ -235,6 +274,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
 
   for_each_row(text, cols, 2, out, path, bad, general_row, LastLine::may_be_cut, fast_row);
   bad.report(out, path);
+  implausible.report_implausible(out, path);
   for (auto& g : series) {
     auto by_time = [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; };
     if (!std::is_sorted(g.samples.begin(), g.samples.end(), by_time)) std::stable_sort(g.samples.begin(), g.samples.end(), by_time);
@@ -245,7 +285,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
 void read_host(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {
   static constexpr std::array<std::string_view, 4> cols{"t_ns", "cpu_util_pct", "mem_used_bytes", "cpu_energy_uj"};
   HostSeries series{node_of(path), path.string(), {}};
-  BadLines bad;
+  BadLines bad, implausible;
   for_each_row(text, cols, 1, out, path, bad, [&](const auto& f, std::int64_t line) {
     auto t = parse_int(f[0]);
     if (!t || *t < 0) return bad.add(line, "t_ns must be a non-negative integer");
@@ -254,9 +294,18 @@ void read_host(std::string_view text, const std::filesystem::path& path, ReadOut
     if (!optional_number(f[1], s.cpu_util_pct) || !optional_number(f[2], s.mem_used_bytes) ||
         !optional_number(f[3], s.cpu_energy_uj))
       return bad.add(line, "a value is not a finite number (empty means not available)");
+    if (limits::bad_percent(s.cpu_util_pct)) {
+      implausible.add(line, fmt::format("cpu_util_pct {:g} is outside 0…100 %", s.cpu_util_pct));
+      s.cpu_util_pct = kMissing;
+    }
+    if (s.cpu_energy_uj < 0) {
+      implausible.add(line, fmt::format("cpu_energy_uj {:g} is negative", s.cpu_energy_uj));
+      s.cpu_energy_uj = kMissing;
+    }
     series.samples.push_back(s);
   });
   bad.report(out, path);
+  implausible.report_implausible(out, path);
   std::stable_sort(series.samples.begin(), series.samples.end(), [](auto& a, auto& b) { return a.t_ns < b.t_ns; });
   if (!series.samples.empty()) out.attach.host_series.push_back(std::move(series));
 }
@@ -266,7 +315,7 @@ void read_host(std::string_view text, const std::filesystem::path& path, ReadOut
 void read_comm(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {
   static constexpr std::array<std::string_view, 7> cols{"rank", "step", "start_ns", "end_ns", "comm_ns", "calls", "bytes"};
   std::map<int, RankBreakdown> ranks;
-  BadLines bad;
+  BadLines bad, implausible;
   for_each_row(text, cols, 5, out, path, bad, [&](const auto& f, std::int64_t line) {
     auto rank = parse_int(f[0]);
     auto start = parse_int(f[2]);
@@ -274,6 +323,11 @@ void read_comm(std::string_view text, const std::filesystem::path& path, ReadOut
     auto comm = parse_int(f[4]);
     if (!rank || !start || !end || !comm || *rank < 0 || *end < *start || *comm < 0)
       return bad.add(line, "rank, start_ns, end_ns and comm_ns must be integers with end_ns >= start_ns");
+    if (*rank > limits::kMaxRank)
+      return implausible.add(line, fmt::format("rank {} is beyond any world size; the line is left out", *rank));
+    if (limits::span_ns(*start, *end) > static_cast<double>(limits::kMaxRunNs))
+      return implausible.add(line, fmt::format("a step of {:.6g} s is longer than any run lasts; the line is left out",
+                                               limits::span_ns(*start, *end) * 1e-9));
     const double step_us = static_cast<double>(*end - *start) * 1e-3;
     const double comm_us = std::min(static_cast<double>(*comm) * 1e-3, step_us);
     auto& b = ranks[static_cast<int>(*rank)];
@@ -289,6 +343,7 @@ void read_comm(std::string_view text, const std::filesystem::path& path, ReadOut
     b.step_times_us.push_back(step_us);
   });
   bad.report(out, path);
+  implausible.report_implausible(out, path);
   for (auto& [rank, b] : ranks) out.attach.breakdown.push_back(std::move(b));
 }
 
@@ -306,15 +361,15 @@ class RunCsvReader final : public Reader {
     thread_local std::string buffer;
     auto text = read_file_reusing(ctx.file, buffer);
     if (!text) return out.error("unreadable-file", text.error().message, ctx.file);
-    parse(text.value(), ctx.file, out);
+    parse(text.value(), ctx.file, ctx.enclosing, out);
     if (buffer.capacity() > kKeepBytes) std::string().swap(buffer);
   }
 
  private:
-  static void parse(std::string_view text, const std::filesystem::path& file, ReadOutput& out) {
+  static void parse(std::string_view text, const std::filesystem::path& file, const Run* run, ReadOutput& out) {
     switch (kind_of_header(first_line(text))) {
-      case Kind::epochs: return read_intervals(text, Kind::epochs, file, out);
-      case Kind::steps: return read_intervals(text, Kind::steps, file, out);
+      case Kind::epochs: return read_intervals(text, Kind::epochs, file, run, out);
+      case Kind::steps: return read_intervals(text, Kind::steps, file, run, out);
       case Kind::gpu: return read_gpu(text, file, out);
       case Kind::host: return read_host(text, file, out);
       case Kind::comm: return read_comm(text, file, out);

@@ -1,0 +1,54 @@
+#pragma once
+// What a measurement can physically be: the one table every reader checks what it reads against
+// (docs/refusals.md lists each check). A value outside is left out with a warning naming the file
+// and the line or event; the rest of the file and of the study is kept. The limits are generous
+// (far beyond any machine that exists) so that they refuse only what cannot be, never a real run.
+#include <cmath>
+#include <cstdint>
+
+namespace scalelens::limits {
+
+// Counts. The largest machines have ~10^5 GPUs and ~10^7 CPU cores (Fugaku: 7.6 M cores, 158,976
+// nodes); a GPU node has at most 16 accelerators, a CPU-only job at most a few hundred ranks per node.
+inline constexpr std::int64_t kMaxWorldSize = 10'000'000;  // ranks or GPUs of one run
+inline constexpr std::int64_t kMaxNodes = 1'000'000;
+inline constexpr std::int64_t kMaxPerNode = 4096;          // GPUs (or ranks) per node
+inline constexpr std::int64_t kMaxCpusPerNode = 65536;     // logical CPUs of one node
+inline constexpr std::int64_t kMaxRank = kMaxWorldSize - 1;
+
+// Time. No training run lasts 3 years; beyond that a time is junk (and near int64's ns range).
+inline constexpr double kMaxRunSeconds = 1e8;
+inline constexpr std::int64_t kMaxRunNs = static_cast<std::int64_t>(kMaxRunSeconds * 1e9);
+// An epoch or step may outlast its run's manifest times by the clock difference between nodes
+// (epochs.csv times come from every node's CLOCK_REALTIME); beyond this it cannot be the run's.
+inline constexpr std::int64_t kIntervalSlackNs = 1'000'000'000;
+
+// Samples processed (per epoch, per rank, or a global batch): at least one, at most 10^15.
+inline constexpr double kMaxSamples = 1e15;
+
+// GPU readings. No GPU draws 5 kW (the largest boards draw ~1.2 kW); utilization is a percentage.
+inline constexpr double kMaxGpuPowerW = 5000;
+inline constexpr double kMaxPercent = 100;
+// An energy counter may rise between two samples at most by kMaxGpuPowerW over their interval plus
+// this much time (the counter and the timestamp are not read at the same instant).
+inline constexpr double kCounterJumpSlackS = 1.0;
+
+// Trace events. A GPU event longer than the trace's window (the profiler's own `Trace` span, else
+// the extent of its CPU events) by more than this, or starting more than one window length plus
+// this outside it, cannot be an event of that trace.
+inline constexpr std::int64_t kTraceSlackNs = 1'000'000;  // 1 ms
+
+// A whole count in [1, max] (NaN is not).
+inline bool valid_count(double v, double max) { return v >= 1 && v <= max && v == std::floor(v); }
+inline bool valid_samples(double v) { return v > 0 && v <= kMaxSamples; }
+// Present readings outside their range; NaN (not available) is in range.
+inline bool bad_power(double w) { return w < 0 || w > kMaxGpuPowerW; }
+inline bool bad_percent(double p) { return p < 0 || p > kMaxPercent; }
+// end − start in ns, without int64 overflow for junk times.
+inline double span_ns(std::int64_t start, std::int64_t end) { return static_cast<double>(end) - static_cast<double>(start); }
+// Most energy (mJ) a GPU counter can gain in `dt_ns`.
+inline double max_counter_gain_mj(std::int64_t dt_ns) {
+  return kMaxGpuPowerW * (static_cast<double>(dt_ns) * 1e-9 + kCounterJumpSlackS) * 1e3;
+}
+
+}  // namespace scalelens::limits
