@@ -30,11 +30,21 @@ Summary analyze(const Study& study, const AnalysisOptions& options);
 
 // Integral over [t0, t1] of the piecewise-linear function through (t_ns[i], v[i]) (NaN values
 // skipped), restricted to where samples exist. Returns {integral in value·seconds, seconds covered}.
+// With max_gap_ns > 0, stretches between consecutive samples longer than that (the logger paused)
+// are not integrated over: their seconds inside [t0, t1] go to skipped_s.
 struct Integral {
   double value = 0, covered_s = 0;
+  double skipped_s = 0, longest_skipped_s = 0;
 };
 Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v, std::int64_t t0,
-                           std::int64_t t1);
+                           std::int64_t t1, std::int64_t max_gap_ns = 0);
+
+// Gaps longer than this between a series' samples are not integrated over for energy: the
+// typical (median) step between samples with a value × kEnergyGapIntervals, and at least
+// kEnergyGapMinNs (a stall of a fraction of a second is interpolated). 0 with under 3 samples.
+inline constexpr int kEnergyGapIntervals = 5;
+inline constexpr std::int64_t kEnergyGapMinNs = 1'000'000'000;
+std::int64_t energy_gap_threshold_ns(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v);
 
 // A cumulative counter with resets (a decrease means it restarted from 0) made monotonic.
 std::vector<double> unwrap_counter(const std::vector<double>& v);

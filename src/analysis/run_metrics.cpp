@@ -71,7 +71,7 @@ std::vector<double> unwrap_counter(const std::vector<double>& v) {
 }
 
 Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v, std::int64_t t0,
-                           std::int64_t t1) {
+                           std::int64_t t1, std::int64_t max_gap_ns) {
   Integral r;
   std::int64_t prev_t = 0;
   double prev_v = kNaN;
@@ -80,7 +80,12 @@ Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vec
     if (!std::isnan(prev_v) && t_ns[i] > prev_t) {
       // Clip the segment [prev_t, t] to [t0, t1], interpolating linearly at the cut points.
       std::int64_t a = std::max(prev_t, t0), b = std::min(t_ns[i], t1);
-      if (b > a) {
+      if (b > a && max_gap_ns > 0 && t_ns[i] - prev_t > max_gap_ns) {
+        // Nothing was measured there: a straight line across a pause would be made up.
+        const double secs = static_cast<double>(b - a) * 1e-9;
+        r.skipped_s += secs;
+        r.longest_skipped_s = std::max(r.longest_skipped_s, secs);
+      } else if (b > a) {
         double span = static_cast<double>(t_ns[i] - prev_t);
         auto at = [&](std::int64_t t) { return prev_v + (v[i] - prev_v) * static_cast<double>(t - prev_t) / span; };
         double secs = static_cast<double>(b - a) * 1e-9;
@@ -92,6 +97,22 @@ Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vec
     prev_v = v[i];
   }
   return r;
+}
+
+std::int64_t energy_gap_threshold_ns(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v) {
+  std::vector<std::int64_t> steps;
+  std::int64_t prev = 0;
+  bool have_prev = false;
+  for (std::size_t i = 0; i < t_ns.size(); ++i) {
+    if (std::isnan(v[i])) continue;
+    if (have_prev && t_ns[i] > prev) steps.push_back(t_ns[i] - prev);
+    prev = t_ns[i];
+    have_prev = true;
+  }
+  if (steps.size() < 2) return 0;
+  auto mid = steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2);
+  std::nth_element(steps.begin(), mid, steps.end());
+  return std::max(*mid * kEnergyGapIntervals, kEnergyGapMinNs);
 }
 
 std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
@@ -192,6 +213,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   double energy = 0;
   bool any_energy = false, used_counter = false, used_power = false, nominal = false;
   std::size_t min_samples = std::numeric_limits<std::size_t>::max();
+  double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
+  std::size_t gap_gpus = 0;
+  const GpuSeries* longest_gap_gpu = nullptr;
   std::vector<std::int64_t> ts;
   std::vector<double> util, power, counter;
   for (const auto& [key, g] : chosen) {
@@ -246,10 +270,18 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       energy += (last - first) * 1e-3;  // mJ → J
       any_energy = used_counter = true;
     } else {
-      auto p = integrate_samples(ts, power, t0, t1);
+      auto p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
       if (p.covered_s > 0) {
         energy += p.value;
         any_energy = used_power = true;
+      }
+      if (p.skipped_s > 0) {
+        gap_s += p.skipped_s;
+        ++gap_gpus;
+        if (p.longest_skipped_s > longest_gap_s) {
+          longest_gap_s = p.longest_skipped_s;
+          longest_gap_gpu = g;
+        }
       }
     }
   }
@@ -275,6 +307,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                    fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
                                                "are rough; sample more often (scalelens run --interval)",
                                                r.min_gpu_samples, r.min_gpu_samples == 1 ? "" : "s")));
+  if (gap_gpus > 0)
+    warnings.push_back(run_warning(
+        run, "energy-gaps",
+        fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
+                    "than {} sampling intervals (the logger paused, the node was drained?); the longest gap, {:.1f} s, "
+                    "is GPU {} of node '{}' in {}",
+                    gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
+                    longest_gap_gpu->uuid.empty() ? std::to_string(longest_gap_gpu->index) : longest_gap_gpu->uuid,
+                    longest_gap_gpu->node, longest_gap_gpu->source)));
   if (nominal)
     warnings.push_back(run_warning(run, "nominal-timestamps",
                                    "GPU sample times were rebuilt from sample index × probing interval, not measured; "

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
 
+#include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "support/test_support.hpp"
 
@@ -195,6 +199,10 @@ TEST(NvSmiReader, NvSmi_NoHeader_IsRecognizedAndWarnedRatherThanGuessed) {
   const auto* d = diagnostic(study, "nvsmi-no-header");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->path, (dir / "run/smi.csv").string());
+  EXPECT_EQ(d->line, 1);
+  // Says why it is left out and how to supply the header (the run cannot be recorded again).
+  EXPECT_NE(d->message.find("left out"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("--format=csv' prints it first"), std::string::npos) << d->message;
 }
 
 TEST(NvSmiReader, NvSmi_OtherCsv_IsNotRecognized) {
@@ -204,6 +212,333 @@ TEST(NvSmiReader, NvSmi_OtherCsv_IsNotRecognized) {
   dir.write("run/notes.txt", "2024/01/02 03:04:05 the job started\n");
   auto study = ingest_dir(dir);
   EXPECT_EQ(study.files_read, 1u);  // the manifest only
+}
+
+// --- Logs without an index column: one row per GPU, each stamped when its GPU was read ----------
+//
+// The shape nvidia-smi -l/-lms writes (see nvidia-smi's man page and logs published with
+// monitoring scripts): the GPUs of a sample are read one after another, a few ms apart, then the
+// logger sleeps for the interval, e.g.
+//   2024/06/01 11:27:05.177, NVIDIA A100-SXM4-40GB, ...
+//   2024/06/01 11:27:05.188, NVIDIA A100-SXM4-40GB, ...
+// The logs below are built that way, with deterministic jitter, and their figures computed by
+// hand from the same timing.
+
+// 2024/05/14 10:21:33.123 UTC: 1715682093 s since 1970, + 123 ms. The first row of every log below.
+constexpr std::int64_t kLogStartMs = 1'715'682'093'123;
+
+// nvidia-smi's timestamp text of `ms` after kLogStartMs (the logs stay within that day).
+std::string smi_stamp(std::int64_t ms) {
+  const std::int64_t of_day = (kLogStartMs + ms) % 86'400'000;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "2024/05/14 %02lld:%02lld:%02lld.%03lld", static_cast<long long>(of_day / 3'600'000),
+                static_cast<long long>(of_day / 60'000 % 60), static_cast<long long>(of_day / 1000 % 60),
+                static_cast<long long>(of_day % 1000));
+  return buf;
+}
+
+struct SmiLog {
+  int gpus = 1;
+  int samples = 10;
+  int interval_ms = 1000;  // -l 1 / -lms N: the sleep between samples
+  int read_ms = 4;         // time to read one GPU
+  bool units = true;       // false: --format=csv,nounits
+};
+
+// When (ms after the first row) nvidia-smi stamped GPU `gpu` in sample `k`: the GPUs are read one
+// after another, then it sleeps; jitter of 0-10 ms per sample and 0-2 ms per row.
+std::int64_t row_ms(const SmiLog& l, int k, int gpu) {
+  return std::int64_t{k} * (l.interval_ms + l.gpus * l.read_ms) + (k * 37) % 11 + gpu * l.read_ms + (gpu * k) % 3;
+}
+// Each GPU holds one utilization and one power draw: the figures then follow by hand.
+int util_of(int gpu) { return 90 - 7 * gpu; }
+double power_of(int gpu) { return 300.25 + 41.5 * gpu; }
+
+std::string smi_row(const SmiLog& l, std::int64_t ms, int gpu) {
+  char buf[160];
+  if (l.units)
+    std::snprintf(buf, sizeof buf, "%s, NVIDIA A100-SXM4-80GB, %d %%, %.2f W\n", smi_stamp(ms).c_str(), util_of(gpu),
+                  power_of(gpu));
+  else
+    std::snprintf(buf, sizeof buf, "%s, NVIDIA A100-SXM4-80GB, %d, %.2f\n", smi_stamp(ms).c_str(), util_of(gpu),
+                  power_of(gpu));
+  return buf;
+}
+
+// nvidia-smi --query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv[,nounits] -l/-lms
+// The header keeps its [unit] with nounits too.
+constexpr const char* kSmiHeader = "timestamp, name, utilization.gpu [%], power.draw [W]\n";
+
+std::string smi_log(const SmiLog& l) {
+  std::string text = kSmiHeader;
+  for (int k = 0; k < l.samples; ++k)
+    for (int g = 0; g < l.gpus; ++g) text += smi_row(l, row_ms(l, k, g), g);
+  return text;
+}
+
+std::vector<const Diagnostic*> diagnostics_of(const Study& s, const std::string& code) {
+  std::vector<const Diagnostic*> out;
+  for (const auto& d : s.diagnostics)
+    if (d.code == code) out.push_back(&d);
+  return out;
+}
+
+RunSummary summarize(const Run& run, std::vector<Diagnostic>& warnings) {
+  return summarize_run(run, AnalysisOptions{}, warnings);
+}
+
+// Every GPU's series holds its own readings only, at its own row times, and the run's figures
+// are the hand computation: utilization = mean over GPUs of util_of(g); energy = Σ_g power_of(g)
+// × (its last row − its first row).
+void expect_demultiplexed(const SmiLog& l, const Run& run) {
+  ASSERT_EQ(run.gpus.size(), static_cast<std::size_t>(l.gpus));
+  double want_util = 0, want_energy = 0;
+  for (int g = 0; g < l.gpus; ++g) {
+    const auto& s = run.gpus[g];
+    EXPECT_EQ(s.index, g);
+    EXPECT_EQ(s.name, "NVIDIA A100-SXM4-80GB");
+    ASSERT_EQ(s.samples.size(), static_cast<std::size_t>(l.samples)) << "GPU " << g;
+    for (int k = 0; k < l.samples; ++k) {
+      EXPECT_EQ(s.samples[k].t_ns, (kLogStartMs + row_ms(l, k, g)) * 1'000'000) << "GPU " << g << " sample " << k;
+      EXPECT_FLOAT_EQ(s.samples[k].util_pct, static_cast<float>(util_of(g)));
+      EXPECT_FLOAT_EQ(s.samples[k].power_w, static_cast<float>(power_of(g)));
+    }
+    want_util += util_of(g) / static_cast<double>(l.gpus);
+    want_energy += power_of(g) * static_cast<double>(row_ms(l, l.samples - 1, g) - row_ms(l, 0, g)) / 1000.0;
+  }
+  std::vector<Diagnostic> warnings;
+  const auto r = summarize(run, warnings);
+  EXPECT_EQ(r.gpus, static_cast<std::size_t>(l.gpus));
+  ASSERT_TRUE(r.gpu_util_pct.has_value());
+  EXPECT_NEAR(r.gpu_util_pct->mean, want_util, 1e-4);
+  ASSERT_TRUE(r.energy_j.has_value());
+  // power.draw is stored as float: 1e-6 relative.
+  EXPECT_NEAR(*r.energy_j, want_energy, want_energy * 1e-6);
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_TwoGpus_RowsAFewMsApart_AreSplitIntoSamples) {
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 2, .samples = 6, .interval_ms = 1000, .read_ms = 4};
+  const auto& run = read_run_with(dir, "nodes/gpu017/smi.csv", smi_log(l), study);
+  expect_demultiplexed(l, run);
+  // By hand: sample k starts at k × 1008 ms + (37k mod 11) ms; GPU 1 is read 4 + (k mod 3) ms later.
+  // GPU 0: rows at 0 and 5·1008 + 9 = 5049 ms -> 300.25 W × 5.049 s = 1515.96225 J.
+  // GPU 1: rows at 4 and 5049 + 4 + 2 = 5055 ms -> 341.75 W × 5.051 s = 1726.17925 J.
+  std::vector<Diagnostic> warnings;
+  const auto r = summarize(run, warnings);
+  EXPECT_NEAR(*r.energy_j, 1515.96225 + 1726.17925, 1e-2);
+  EXPECT_NEAR(r.gpu_util_pct->mean, (90 + 83) / 2.0, 1e-6);
+  const auto notes = diagnostics_of(study, "nvsmi-gpus-by-position");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0]->severity, Severity::note);
+  EXPECT_EQ(notes[0]->path, (dir / "run/nodes/gpu017/smi.csv").string());
+  EXPECT_NE(notes[0]->message.find("order within each sample"), std::string::npos) << notes[0]->message;
+  EXPECT_NE(notes[0]->message.find("2 GPUs"), std::string::npos) << notes[0]->message;
+  EXPECT_EQ(diagnostic(study, "bad-lines"), nullptr);
+  EXPECT_EQ(diagnostic(study, "time-goes-backwards"), nullptr);
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_OneGpu_EvenlySpacedRows_AreOneGpu) {
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 1, .samples = 12, .interval_ms = 1000, .read_ms = 5};
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", smi_log(l), study);
+  expect_demultiplexed(l, run);
+  // By hand: last row at 11 × 1005 + (407 mod 11 = 0) = 11055 ms: 300.25 W × 11.055 s.
+  std::vector<Diagnostic> warnings;
+  EXPECT_NEAR(*summarize(run, warnings).energy_j, 300.25 * 11.055, 1e-3);
+  const auto* note = diagnostic(study, "nvsmi-gpus-by-position");
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->message.find("one GPU"), std::string::npos) << note->message;
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_FourGpus_NoUnits_Lms100) {
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 4, .samples = 40, .interval_ms = 100, .read_ms = 3, .units = false};
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", smi_log(l), study);
+  expect_demultiplexed(l, run);
+  EXPECT_NE(diagnostic(study, "nvsmi-gpus-by-position"), nullptr);
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_EightGpus_Lms100_SlowReads) {
+  // 8 GPUs read 9 ms apart under -lms 100: a sample takes 63-65 ms of the 172 ms between samples.
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 8, .samples = 30, .interval_ms = 100, .read_ms = 9};
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", smi_log(l), study);
+  expect_demultiplexed(l, run);
+  const auto* note = diagnostic(study, "nvsmi-gpus-by-position");
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->message.find("8 GPUs"), std::string::npos) << note->message;
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_EightGpus_OneSlowerStepInEachSample_IsNotASampleBoundary) {
+  // GPUs 4-7 sit behind another switch: reading GPU 4 takes 20 ms, the others 2 ms. -lms 100.
+  // Rows of sample k at k × 140 ms + (37k mod 11) ms + {0, 2, 4, 6, 26, 28, 30, 32} ms.
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 8};
+  const int offset_ms[8] = {0, 2, 4, 6, 26, 28, 30, 32};
+  std::string text = kSmiHeader;
+  for (int k = 0; k < 20; ++k)
+    for (int g = 0; g < 8; ++g) text += smi_row(l, k * 140 + (k * 37) % 11 + offset_ms[g], g);
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", text, study);
+  ASSERT_EQ(run.gpus.size(), 8u);
+  for (int g = 0; g < 8; ++g) {
+    ASSERT_EQ(run.gpus[g].samples.size(), 20u);
+    EXPECT_FLOAT_EQ(run.gpus[g].samples[19].power_w, static_cast<float>(power_of(g)));
+    // 19 × 140 + (703 mod 11 = 10) ms after its first row.
+    EXPECT_EQ(run.gpus[g].samples[19].t_ns - run.gpus[g].samples[0].t_ns, (19 * 140 + 10) * 1'000'000LL);
+  }
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_ReadsTooSlowForTheGaps_TheRunsGpuCountSplitsThem) {
+  // 60 ms per GPU is too slow to take rows for one sample from the gaps alone; with gpus_per_node
+  // 2 in scalelens.json, runs of two rows with a longer pause after them are the samples.
+  ScratchDir dir;
+  const SmiLog l{.gpus = 2, .samples = 10, .interval_ms = 1000, .read_ms = 60};
+  dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 4, "nodes": 2, "gpus_per_node": 2})");
+  dir.write("run/nodes/n1/smi.csv", smi_log(l));
+  const auto study = ingest_dir(dir);
+  const auto* run = run_labelled(study, "ddp");
+  ASSERT_NE(run, nullptr);
+  expect_demultiplexed(l, *run);
+  const auto* note = diagnostic(study, "nvsmi-gpus-by-position");
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->message.find("gpus_per_node"), std::string::npos) << note->message;
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_RunSaysSeveralGpus_RowsWithoutSamples_AreLeftOutNotGuessed) {
+  // One GPU's log (nvidia-smi -i 0) in a run of 4 GPUs per node: nothing tells its rows apart.
+  ScratchDir dir;
+  dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 4, "gpus_per_node": 4})");
+  dir.write("run/nodes/n1/smi.csv", smi_log(SmiLog{.gpus = 1, .samples = 10}));
+  const auto study = ingest_dir(dir);
+  const auto* run = run_labelled(study, "ddp");
+  ASSERT_NE(run, nullptr);
+  EXPECT_TRUE(run->gpus.empty());
+  const auto* d = diagnostic(study, "nvsmi-gpus-unknown");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->path, (dir / "run/nodes/n1/smi.csv").string());
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_AGpuFellOff_ThoseSamplesAreWarnedAndLeftOut) {
+  // 4 GPUs; from sample 6 on, GPU 2 is gone: those samples have 3 rows, and which GPU is missing
+  // cannot be told from the rows themselves.
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 4, .samples = 10, .interval_ms = 1000, .read_ms = 4};
+  std::string text = kSmiHeader;
+  std::int64_t first_short_line = 0, line = 1;
+  for (int k = 0; k < l.samples; ++k)
+    for (int g = 0; g < l.gpus; ++g) {
+      if (k >= 6 && g == 2) continue;
+      ++line;
+      if (k == 6 && g == 0) first_short_line = line;
+      text += smi_row(l, row_ms(l, k, g), g);
+    }
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", text, study);
+  SmiLog kept = l;
+  kept.samples = 6;
+  expect_demultiplexed(kept, run);
+  const auto* d = diagnostic(study, "nvsmi-uneven-samples");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->severity, Severity::warning);
+  EXPECT_EQ(first_short_line, 2 + 6 * 4);
+  EXPECT_EQ(d->line, first_short_line);
+  EXPECT_NE(d->message.find("4 of 10 samples"), std::string::npos) << d->message;
+}
+
+TEST(NvSmiReader, NvSmi_NoIndex_LastSampleCutShort_IsLeftOutWithANote) {
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 2, .samples = 8, .interval_ms = 1000, .read_ms = 4};
+  // The logger was stopped after reading GPU 0 of a ninth sample.
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", smi_log(l) + smi_row(l, row_ms(l, 8, 0), 0), study);
+  expect_demultiplexed(l, run);
+  EXPECT_EQ(diagnostic(study, "nvsmi-uneven-samples"), nullptr);
+  const auto* note = diagnostic(study, "nvsmi-gpus-by-position");
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->message.find("the last sample, 1 of 2 rows"), std::string::npos) << note->message;
+}
+
+TEST(NvSmiReader, NvSmi_LoggerRestartedIntoTheSameFile_RepeatedHeaderIsSkipped) {
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 2, .samples = 4, .interval_ms = 1000, .read_ms = 4};
+  std::string text = smi_log(l);
+  // A second nvidia-smi, an hour later, appended with >>: it prints its header again.
+  std::string second = kSmiHeader;
+  for (int k = 0; k < 4; ++k)
+    for (int g = 0; g < 2; ++g) second += smi_row(l, 3'600'000 + row_ms(l, k, g), g);
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", text + second, study);
+  EXPECT_EQ(diagnostic(study, "bad-lines"), nullptr);
+  ASSERT_EQ(run.gpus.size(), 2u);
+  EXPECT_EQ(run.gpus[1].samples.size(), 8u);
+  EXPECT_FLOAT_EQ(run.gpus[1].samples[7].power_w, static_cast<float>(power_of(1)));
+}
+
+TEST(NvSmiReader, NvSmi_BusIdWithoutIndex_IdentifiesTheGpus) {
+  // The shape of e.g. --query-gpu=timestamp,name,pci.bus_id,utilization.gpu,power.draw: the bus id
+  // says which GPU a row is, whatever its position.
+  ScratchDir dir;
+  Study study;
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv",
+                                  "timestamp, name, pci.bus_id, utilization.gpu [%], power.draw [W]\n"
+                                  "2024/05/14 10:21:33.123, NVIDIA H200, 00000000:5D:00.0, 6 %, 120.50 W\n"
+                                  "2024/05/14 10:21:33.131, NVIDIA H200, 00000000:9B:00.0, 97 %, 650.25 W\n"
+                                  "2024/05/14 10:21:34.190, NVIDIA H200, 00000000:5D:00.0, 8 %, 121.50 W\n"
+                                  "2024/05/14 10:21:34.199, NVIDIA H200, 00000000:9B:00.0, 95 %, 648.75 W\n",
+                                  study);
+  ASSERT_EQ(run.gpus.size(), 2u);
+  EXPECT_EQ(run.gpus[0].uuid, "00000000:5D:00.0");
+  EXPECT_EQ(run.gpus[0].index, 0);
+  EXPECT_EQ(run.gpus[1].uuid, "00000000:9B:00.0");
+  EXPECT_EQ(run.gpus[1].index, 1);
+  ASSERT_EQ(run.gpus[1].samples.size(), 2u);
+  EXPECT_FLOAT_EQ(run.gpus[1].samples[1].power_w, 648.75f);
+  EXPECT_EQ(run.gpus[1].samples[1].t_ns - run.gpus[1].samples[0].t_ns, 1'068'000'000);
+  EXPECT_EQ(diagnostic(study, "nvsmi-gpus-by-position"), nullptr);
+  // Energy by hand: trapezoids (120.5 + 121.5)/2 W × 1.067 s + (650.25 + 648.75)/2 W × 1.068 s.
+  std::vector<Diagnostic> warnings;
+  EXPECT_NEAR(*summarize(run, warnings).energy_j, 121.0 * 1.067 + 649.5 * 1.068, 1e-3);
+}
+
+TEST(NvSmiReader, NvSmi_LoggerPaused_TheGapIsLeftOutOfEnergyAndReported) {
+  // 2 GPUs sampled every second for 10 s, then nothing for two minutes (the node was drained),
+  // then 10 s more: GPU g at k s (k < 10) and 120 + k s (k ≥ 10), plus 5·g ms.
+  ScratchDir dir;
+  Study study;
+  const SmiLog l{.gpus = 2, .interval_ms = 1000};
+  std::string text = kSmiHeader;
+  for (int k = 0; k < 20; ++k)
+    for (int g = 0; g < 2; ++g) text += smi_row(l, (k < 10 ? k : 120 + k) * 1000 + 5 * g, g);
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", text, study);
+  ASSERT_EQ(run.gpus.size(), 2u);
+  ASSERT_EQ(run.gpus[0].samples.size(), 20u);
+  std::vector<Diagnostic> warnings;
+  const auto r = summarize(run, warnings);
+  // By hand: each GPU is measured 9 s before the pause and 9 s after it; the 121 s between its
+  // 10th and 11th samples are not integrated. (300.25 + 341.75) W × 18 s = 11556 J.
+  EXPECT_NEAR(*r.energy_j, (300.25 + 341.75) * 18, 1e-2);
+  const Diagnostic* gap = nullptr;
+  for (const auto& w : warnings)
+    if (w.code == "energy-gaps") gap = &w;
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->severity, Severity::warning);
+  EXPECT_NE(gap->message.find("242.0 s"), std::string::npos) << gap->message;  // 2 GPUs × 121 s
+  EXPECT_NE(gap->message.find("121.0 s"), std::string::npos) << gap->message;
+}
+
+TEST(NvSmiReader, NvSmi_EvenSampling_NoEnergyGapWarning) {
+  ScratchDir dir;
+  Study study;
+  const auto& run = read_run_with(dir, "nodes/n1/smi.csv", smi_log(SmiLog{.gpus = 2, .samples = 30}), study);
+  std::vector<Diagnostic> warnings;
+  summarize(run, warnings);
+  for (const auto& w : warnings) EXPECT_NE(w.code, "energy-gaps") << w.message;
 }
 
 }  // namespace

@@ -6,10 +6,17 @@
 // `nounits` the values carry their unit ("84 %", "41391 MiB", "535.56 W"). Fields a device cannot
 // report read "[N/A]", "[Not Supported]" or "N/A". There is no total-energy query field in
 // nvidia-smi (NVML's counter is not exposed by --query-gpu), so energy comes from power.draw.
+//
+// Each row is stamped when its GPU was read, so the rows of one sample differ by a few ms
+// ("2024/06/01 11:27:05.177", "... 05.188", "... 05.192"), and the next sample follows after the
+// -l/-lms interval. Without an index, uuid or pci.bus_id column the GPUs are told apart by their
+// position within these bursts of rows (see demultiplex).
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -26,15 +33,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class Field { timestamp, index, uuid, name, util_gpu, util_mem, mem_used, power, sm_clock, temp, other };
+enum class Field { timestamp, index, uuid, bus_id, name, util_gpu, util_mem, mem_used, power, sm_clock, temp, other };
 
 // nvidia-smi query names (as the header prints them) and what they become in the model.
 // Several power queries exist; the best one present is used (see power_rank).
 Field field_of(std::string_view query) {
-  static const std::array<std::pair<std::string_view, Field>, 14> kFields{{
+  static const std::array<std::pair<std::string_view, Field>, 17> kFields{{
       {"timestamp", Field::timestamp},
       {"index", Field::index},
       {"uuid", Field::uuid},
+      {"gpu_uuid", Field::uuid},
+      {"pci.bus_id", Field::bus_id},
+      {"gpu_bus_id", Field::bus_id},
       {"name", Field::name},
       {"utilization.gpu", Field::util_gpu},
       {"utilization.memory", Field::util_mem},
@@ -178,6 +188,154 @@ bool looks_like_timestamp_row(std::string_view line) {
   });
 }
 
+// --- Telling GPUs apart in a log without an index, uuid or pci.bus_id column ---------------------
+
+// nvidia-smi stamps rows to the millisecond: rows this close are indistinguishable in time.
+constexpr std::int64_t kStampResolutionNs = 2'000'000;
+// nvidia-smi reads one GPU in a few ms (tens with long query lists); rows further apart than this
+// are not taken for one sample unless the run's GPU count says so.
+constexpr std::int64_t kMaxReadNs = 50'000'000;
+// The pause between samples must be this many times the longest step within one.
+constexpr double kMinPauseRatio = 4.0;
+
+std::int64_t median(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// First rows of the samples: a row more than `within_ns` after the previous one, or before it,
+// starts a new sample.
+std::vector<std::size_t> split_samples(const std::vector<std::int64_t>& t, std::int64_t within_ns) {
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = 1; i < t.size(); ++i)
+    if (t[i] < t[i - 1] || t[i] - t[i - 1] > within_ns) starts.push_back(i);
+  return starts;
+}
+
+// The usual number of rows of a sample when `starts` is a plausible split, else 0: samples of
+// more than one row, at least half of them of the same size, read (first row to last, median)
+// in at most two thirds of the time from one sample to the next, so that a pause separates them,
+// and four in five samples (all but one in short logs) within half to twice the usual time after
+// the previous one.
+// (nvidia-smi -lms 100 on 8 GPUs read 10 ms apart: 70 ms reads, 170 ms from sample to sample.)
+std::size_t usual_sample_size(const std::vector<std::int64_t>& t, const std::vector<std::size_t>& starts) {
+  if (starts.size() < 2) return 0;
+  auto end_of = [&](std::size_t k) { return k + 1 < starts.size() ? starts[k + 1] : t.size(); };
+  std::map<std::size_t, std::size_t> samples_of_size;
+  for (std::size_t k = 0; k < starts.size(); ++k) ++samples_of_size[end_of(k) - starts[k]];
+  std::size_t usual = 0, most = 0;
+  for (const auto& [size, n] : samples_of_size)
+    if (n >= most) usual = size, most = n;  // a tie goes to the larger size
+  if (usual < 2 || 2 * most < starts.size()) return 0;
+  std::vector<std::int64_t> spans, periods;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    if (end_of(k) - starts[k] == usual) spans.push_back(t[end_of(k) - 1] - t[starts[k]]);
+    if (k + 1 < starts.size() && t[starts[k + 1]] > t[starts[k]]) periods.push_back(t[starts[k + 1]] - t[starts[k]]);
+  }
+  const std::int64_t usual_period = median(periods);
+  if (periods.empty() || 3 * median(spans) > 2 * usual_period) return 0;
+  // Samples come at the logging interval, later only after the odd pause: periods alternating
+  // short and long mean samples were cut in pieces (a GPU that is always slower to read).
+  const auto irregular = std::count_if(periods.begin(), periods.end(), [&](std::int64_t p) {
+    return 2 * p < usual_period || p > 2 * usual_period;
+  });
+  if (irregular > 1 && 5 * static_cast<std::size_t>(irregular) > periods.size()) return 0;
+  return usual;
+}
+
+struct SampleSplit {
+  std::vector<std::size_t> starts;
+  std::size_t size = 0;  // usual rows per sample = GPUs
+};
+
+// Finds the pause that separates samples: among the steps between consecutive rows, the largest
+// jump (ratio ≥ min_ratio) below which the rows fall into plausible samples. `want_size` (the
+// run's GPU count), when not 0, must be the usual sample size.
+std::optional<SampleSplit> find_samples(const std::vector<std::int64_t>& t, double min_ratio, std::int64_t max_read_ns,
+                                        std::size_t want_size) {
+  std::vector<std::int64_t> steps;
+  for (std::size_t i = 1; i < t.size(); ++i)
+    if (t[i] >= t[i - 1]) steps.push_back(std::max(t[i] - t[i - 1], kStampResolutionNs));
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  std::vector<std::pair<double, std::int64_t>> candidates;  // (ratio, longest step within a sample)
+  for (std::size_t j = 0; j + 1 < steps.size(); ++j) {
+    const double ratio = static_cast<double>(steps[j + 1]) / static_cast<double>(steps[j]);
+    if (ratio >= min_ratio && steps[j] <= max_read_ns) candidates.emplace_back(ratio, steps[j]);
+  }
+  std::sort(candidates.begin(), candidates.end(), std::greater<>());
+  // A few tries: each is a pass over the rows, and real logs have one clear jump.
+  if (candidates.size() > 8) candidates.resize(8);
+  for (const auto& [ratio, within] : candidates) {
+    auto starts = split_samples(t, within);
+    const std::size_t size = usual_sample_size(t, starts);
+    if (size > 0 && (want_size == 0 || size == want_size)) return SampleSplit{std::move(starts), size};
+  }
+  return std::nullopt;
+}
+
+struct Demux {
+  std::vector<int> position;  // per row: the GPU it is, or -1 when its sample is left out
+  int gpus = 0;               // 0: the GPUs could not be told apart
+  std::string how;            // how they were told apart, for the note
+  std::size_t samples = 0, uneven = 0;
+  std::int64_t first_uneven_line = 0;
+  std::size_t cut_last_rows = 0;  // rows of a last sample cut short (the logger stopped), left out
+};
+
+// Row i of each sample is GPU i (nvidia-smi prints the GPUs in index order). Samples are found
+// from the pauses between them; failing that, from the run's GPU count (gpus_per_node, from the
+// nearest scalelens.json) with a weaker pause. Samples of another size than the usual are left
+// out rather than guessed at: which GPU is missing from them cannot be told.
+Demux demultiplex(const std::vector<std::int64_t>& t, const std::vector<std::int64_t>& line_no,
+                  std::optional<int> gpus_per_node) {
+  Demux d;
+  d.position.assign(t.size(), -1);
+  if (t.empty()) return d;
+  const std::size_t declared = gpus_per_node && *gpus_per_node > 1 ? static_cast<std::size_t>(*gpus_per_node) : 0;
+  std::optional<SampleSplit> split;
+  if (t.size() > 1 && std::is_sorted(t.begin(), t.end()) && t.back() - t.front() <= kMaxReadNs) {
+    // A single sample (nvidia-smi without -l).
+    split = SampleSplit{{0}, t.size()};
+    d.how = "the log is one sample, its rows one GPU each";
+  } else if ((split = find_samples(t, kMinPauseRatio, kMaxReadNs, 0))) {
+    d.how = "by their order within each sample, samples being the rows read a few ms apart";
+  } else if (declared && (split = find_samples(t, 2.0, std::numeric_limits<std::int64_t>::max(), declared))) {
+    d.how = fmt::format("by their order within each sample, samples being runs of {} rows (gpus_per_node in "
+                        "scalelens.json) read closer together than the pause between them",
+                        declared);
+  } else if (declared) {
+    return d;  // several GPUs per node, but the rows do not fall into samples: left out, not guessed
+  } else {
+    std::fill(d.position.begin(), d.position.end(), 0);
+    d.gpus = 1;
+    d.samples = t.size();
+    d.how = "its rows are evenly spaced in time, so they are read as the samples of one GPU";
+    return d;
+  }
+  d.gpus = static_cast<int>(split->size);
+  d.samples = split->starts.size();
+  for (std::size_t k = 0; k < split->starts.size(); ++k) {
+    const std::size_t begin = split->starts[k];
+    const std::size_t end = k + 1 < split->starts.size() ? split->starts[k + 1] : t.size();
+    if (end - begin == split->size) {
+      for (std::size_t i = begin; i < end; ++i) d.position[i] = static_cast<int>(i - begin);
+    } else if (k + 1 == split->starts.size() && end - begin < split->size) {
+      d.cut_last_rows = end - begin;
+    } else if (d.uneven++ == 0) {
+      d.first_uneven_line = line_no[begin];
+    }
+  }
+  // A short last sample after uneven ones is more of the same (the GPU stayed off), not a stop.
+  if (d.uneven > 0 && d.cut_last_rows > 0) {
+    ++d.uneven;
+    d.cut_last_rows = 0;
+  }
+  return d;
+}
+
 class NvSmiReader final : public Reader {
  public:
   std::string_view name() const override { return "nvsmi"; }
@@ -196,7 +354,7 @@ class NvSmiReader final : public Reader {
       Field field = field_of(split_header_field(f).first);
       has_timestamp |= field == Field::timestamp;
       has_measure |= field != Field::timestamp && field != Field::other && field != Field::index &&
-                     field != Field::uuid && field != Field::name;
+                     field != Field::uuid && field != Field::bus_id && field != Field::name;
     }
     return has_timestamp && has_measure;
   }
@@ -215,9 +373,10 @@ class NvSmiReader final : public Reader {
       // Without a header the columns cannot be told apart ("84 %" may be utilization.gpu or
       // utilization.memory), and guessing would silently change figures.
       out.warn("nvsmi-no-header",
-               "nvidia-smi log without a header line (format=csv,noheader): its column names are unknown, so "
-               "it is left out; record it again without 'noheader', or add the header line nvidia-smi prints "
-               "for the same --query-gpu list",
+               "nvidia-smi log without a header line (--format=csv,noheader): which column holds which query "
+               "cannot be told from the values (\"84 %\" may be utilization.gpu or utilization.memory), so the log "
+               "is left out; add the header as its first line: 'nvidia-smi --query-gpu=<the same list> --format=csv' "
+               "prints it first",
                ctx.file, lines.line_no());
       return;
     }
@@ -231,7 +390,7 @@ class NvSmiReader final : public Reader {
       return;
     }
     std::vector<Column> columns(header.size());
-    int ts_col = -1, index_col = -1, uuid_col = -1, name_col = -1, best_power = 0;
+    int ts_col = -1, index_col = -1, uuid_col = -1, bus_col = -1, name_col = -1, best_power = 0;
     for (std::size_t i = 0; i < header.size(); ++i) {
       auto [query, unit] = split_header_field(header[i]);
       columns[i] = {field_of(query), std::string(unit)};
@@ -239,6 +398,7 @@ class NvSmiReader final : public Reader {
         case Field::timestamp: ts_col = static_cast<int>(i); break;
         case Field::index: index_col = static_cast<int>(i); break;
         case Field::uuid: uuid_col = static_cast<int>(i); break;
+        case Field::bus_id: bus_col = static_cast<int>(i); break;
         case Field::name: name_col = static_cast<int>(i); break;
         case Field::power:
           // Only the best power query present is read; the others are ignored.
@@ -255,14 +415,35 @@ class NvSmiReader final : public Reader {
     }
 
     const std::string node = node_of(ctx.file);
-    std::map<std::string, std::size_t> series_of;  // uuid, else index -> position in attach.gpus
+    // Which GPU a row is: its index column; else its uuid or PCI bus id (stable identities, kept
+    // in GpuSeries::uuid so that two logs of one node's GPUs are not taken for the same GPU); else
+    // its position within its sample (demultiplex).
+    const bool by_position = index_col < 0 && uuid_col < 0 && bus_col < 0;
+    std::map<std::string, std::size_t, std::less<>> series_of;  // identity -> position in attach.gpus
     auto& gpus = out.attach.gpus;
+    auto series_for = [&](const std::string& key, int index, std::string_view uuid, std::string_view name) {
+      auto [it, inserted] = series_of.try_emplace(key, gpus.size());
+      if (inserted) {
+        GpuSeries s;
+        s.node = node;
+        s.index = index;
+        s.uuid = std::string(uuid);
+        if (!is_missing(name)) s.name = std::string(name);
+        s.source = ctx.file.string();
+        gpus.push_back(std::move(s));
+      }
+      return it->second;
+    };
+    struct Row {
+      GpuSample sample;
+      std::int64_t line_no = 0;
+      std::size_t series = 0;  // position in attach.gpus; by position: unknown until demultiplexed
+      std::string_view name;
+    };
+    std::vector<Row> rows;
     BadLines bad, implausible;
-    std::int64_t backward_jumps = 0, first_backward_line = 0;
-    std::vector<std::int64_t> last_t;  // per series
-    std::string_view group_ts;         // timestamp text of the current sample (no index column)
-    int position = 0;
     std::vector<std::string_view> fields;
+    const std::string_view header_line = trim(line);
 
     while (lines.next(line)) {
       if (trim(line).empty()) continue;
@@ -271,6 +452,8 @@ class NvSmiReader final : public Reader {
         bad.add(line_no, "cut off (no newline at the end of the file)");
         break;
       }
+      // nvidia-smi restarted with its output appended to the same file prints its header again.
+      if (trim(line) == header_line) continue;
       split_csv(line, fields);
       if (fields.size() != header.size()) {
         bad.add(line_no, fmt::format("{} fields where the header has {}", fields.size(), header.size()));
@@ -281,12 +464,14 @@ class NvSmiReader final : public Reader {
         bad.add(line_no, fmt::format("'{}' is not a timestamp YYYY/MM/DD HH:MM:SS.mmm", trim(fields[ts_col])));
         continue;
       }
-      GpuSample sample;
-      sample.t_ns = *t;
+      Row row;
+      row.line_no = line_no;
+      row.sample.t_ns = *t;
       std::string bad_reason;
       for (std::size_t i = 0; i < fields.size() && bad_reason.empty(); ++i) {
         const Field f = columns[i].field;
-        if (f == Field::timestamp || f == Field::index || f == Field::uuid || f == Field::name || f == Field::other)
+        if (f == Field::timestamp || f == Field::index || f == Field::uuid || f == Field::bus_id || f == Field::name ||
+            f == Field::other)
           continue;
         auto value = trim(fields[i]);
         if (is_missing(value)) continue;
@@ -305,51 +490,90 @@ class NvSmiReader final : public Reader {
           continue;
         }
         switch (f) {
-          case Field::util_gpu: sample.util_pct = fv; break;
-          case Field::util_mem: sample.mem_util_pct = fv; break;
-          case Field::mem_used: sample.mem_used_bytes = fv; break;
-          case Field::power: sample.power_w = fv; break;
-          case Field::sm_clock: sample.sm_clock_mhz = fv; break;
-          case Field::temp: sample.temp_c = fv; break;
+          case Field::util_gpu: row.sample.util_pct = fv; break;
+          case Field::util_mem: row.sample.mem_util_pct = fv; break;
+          case Field::mem_used: row.sample.mem_used_bytes = fv; break;
+          case Field::power: row.sample.power_w = fv; break;
+          case Field::sm_clock: row.sample.sm_clock_mhz = fv; break;
+          case Field::temp: row.sample.temp_c = fv; break;
           default: break;
         }
       }
+      row.name = name_col >= 0 ? trim(fields[name_col]) : std::string_view();
+      std::string_view identity;  // uuid, else PCI bus id
+      for (int col : {uuid_col, bus_col})
+        if (identity.empty() && col >= 0 && !is_missing(trim(fields[col]))) identity = trim(fields[col]);
       int index = 0;
       if (index_col >= 0) {
         auto idx = parse_int(fields[index_col]);
         if (!idx || *idx < 0 || *idx > 1'000'000) bad_reason = fmt::format("'{}' is not a GPU index", trim(fields[index_col]));
         else index = static_cast<int>(*idx);
-      } else {
-        // Without an index column the GPUs of one sample are its consecutive rows, in order.
-        const auto ts_text = trim(fields[ts_col]);
-        position = ts_text == group_ts ? position + 1 : 0;
-        group_ts = ts_text;
-        index = position;
+      } else if (!by_position && identity.empty() && bad_reason.empty()) {
+        bad_reason = "no GPU index, uuid or pci.bus_id in the row";
       }
       if (!bad_reason.empty()) {
         bad.add(line_no, bad_reason);
         continue;
       }
-      std::string uuid = uuid_col >= 0 ? std::string(trim(fields[uuid_col])) : std::string();
-      if (is_missing(uuid)) uuid.clear();
-      auto key = uuid.empty() ? fmt::format("#{}", index) : uuid;
-      auto [it, inserted] = series_of.emplace(key, gpus.size());
-      if (inserted) {
-        GpuSeries s;
-        s.node = node;
-        s.index = index;
-        s.uuid = uuid;
-        if (name_col >= 0 && !is_missing(trim(fields[name_col]))) s.name = std::string(trim(fields[name_col]));
-        s.source = ctx.file.string();
-        gpus.push_back(std::move(s));
-        last_t.push_back(sample.t_ns);
+      if (!by_position) {
+        // Without an index column, a GPU's index is the order in which the GPUs first appear.
+        if (index_col < 0) index = static_cast<int>(series_of.size());
+        row.series = series_for(identity.empty() ? fmt::format("#{}", index) : std::string(identity), index, identity,
+                                row.name);
       }
-      if (sample.t_ns < last_t[it->second] && backward_jumps++ == 0) first_backward_line = line_no;
-      last_t[it->second] = std::max(last_t[it->second], sample.t_ns);
-      gpus[it->second].samples.push_back(sample);
+      rows.push_back(row);
     }
     bad.report(out, ctx.file);
     implausible.report_implausible(out, ctx.file);
+
+    if (by_position && !rows.empty()) {
+      std::vector<std::int64_t> t(rows.size()), line_of(rows.size());
+      for (std::size_t i = 0; i < rows.size(); ++i) t[i] = rows[i].sample.t_ns, line_of[i] = rows[i].line_no;
+      const std::optional<int> gpus_per_node = ctx.enclosing ? ctx.enclosing->gpus_per_node : std::nullopt;
+      Demux demux = demultiplex(t, line_of, gpus_per_node);
+      if (demux.gpus == 0) {
+        out.warn("nvsmi-gpus-unknown",
+                 fmt::format("nvidia-smi log without an index, uuid or pci.bus_id column, whose rows do not fall into "
+                             "samples of {} GPUs (gpus_per_node in scalelens.json): which row is which GPU cannot be "
+                             "told, so the log is left out; add index or pci.bus_id to --query-gpu",
+                             gpus_per_node.value_or(0)),
+                 ctx.file);
+        return;
+      }
+      std::string note = fmt::format("no index, uuid or pci.bus_id column: the GPUs were told apart {}; {} GPU{}", demux.how,
+                                     demux.gpus, demux.gpus == 1 ? "" : "s");
+      if (gpus_per_node && *gpus_per_node != demux.gpus)
+        note += fmt::format(" (scalelens.json says {} per node)", *gpus_per_node);
+      if (demux.cut_last_rows > 0)
+        note += fmt::format("; the last sample, {} of {} rows (the logger stopped while writing it), is left out",
+                            demux.cut_last_rows, demux.gpus);
+      out.diagnostics.push_back({Severity::note, "nvsmi-gpus-by-position", std::move(note), ctx.file.string(), 0, {}});
+      if (demux.uneven > 0)
+        out.warn("nvsmi-uneven-samples",
+                 fmt::format("{} of {} samples have another number of rows than the usual {} (the first at line {}), "
+                             "e.g. a GPU fell off the bus: without an index, uuid or pci.bus_id column the GPU missing "
+                             "from them cannot be told, so their rows are left out; add index or pci.bus_id to --query-gpu",
+                             demux.uneven, demux.samples, demux.gpus, demux.first_uneven_line),
+                 ctx.file, demux.first_uneven_line);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const int gpu = demux.position[i];
+        if (gpu < 0) {
+          rows[i].series = std::numeric_limits<std::size_t>::max();
+          continue;
+        }
+        rows[i].series = series_for(fmt::format("#{}", gpu), gpu, {}, rows[i].name);
+      }
+    }
+
+    std::int64_t backward_jumps = 0, first_backward_line = 0;
+    std::vector<std::int64_t> last_t(gpus.size(), std::numeric_limits<std::int64_t>::min());
+    for (const Row& row : rows) {
+      if (row.series >= gpus.size()) continue;  // left out above
+      auto& last = last_t[row.series];
+      if (row.sample.t_ns < last && backward_jumps++ == 0) first_backward_line = row.line_no;
+      last = std::max(last, row.sample.t_ns);
+      gpus[row.series].samples.push_back(row.sample);
+    }
     if (backward_jumps > 0) {
       out.warn("time-goes-backwards",
                fmt::format("timestamps go backwards {} time{} (the first at line {}), e.g. a clock change or two "
