@@ -3,6 +3,9 @@
 
 #include <simdjson.h>
 
+#include <cstdio>
+#include <string>
+
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -155,4 +158,47 @@ TEST(ReportCli, ProgressBarIsDrawnOnATerminal) {
   auto r = run_command("script -qfec \"" SCALELENS_BIN " report " + dir.path().string() + "\" /dev/null");
   EXPECT_NE(r.out.find("reading ["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ddp"), std::string::npos) << r.out;
+}
+
+TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHow) {
+  // A 2-GPU run with nvidia-smi --query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv -l 1
+  // beside it: one row per GPU, GPU 1 read 6 ms after GPU 0; 11 samples, 1006 ms apart.
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  dir.write("b/scalelens.json", R"({"label": "ddp", "world_size": 2, "samples_per_epoch": 1000})");
+  dir.write("b/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,6000000000\n0,1,6000000000,12000000000\n");
+  std::string log = "timestamp, name, utilization.gpu [%], power.draw [W]\n";
+  for (int k = 0; k < 11; ++k) {
+    char row[160];
+    const int ms = k * 1006;  // 2024/05/14 10:21:33.000 + ms
+    for (int g = 0; g < 2; ++g) {
+      const int at = ms + 6 * g;
+      std::snprintf(row, sizeof row, "2024/05/14 10:21:%02d.%03d, NVIDIA A100-SXM4-80GB, %d %%, %.2f W\n", 33 + at / 1000,
+                    at % 1000, g == 0 ? 80 : 60, g == 0 ? 400.0 : 200.0);
+      log += row;
+    }
+  }
+  dir.write("b/nodes/h1/nvsmi.log", log);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  auto configs = doc["configurations"].get_array();
+  ASSERT_EQ(configs.size(), 2u);
+  // By hand: each GPU is sampled over 10 × 1.006 s = 10.06 s; (400 + 200) W × 10.06 s = 6036 J
+  // = 1.676667 Wh. Utilization: (80 + 60) / 2 = 70 %.
+  double energy_wh = configs.at(1)["energy_wh"];
+  EXPECT_NEAR(energy_wh, 600 * 10.06 / 3600, 1e-6);
+  double util = configs.at(1)["gpu_util_pct"]["mean"];
+  EXPECT_NEAR(util, 70, 1e-6);
+  bool noted = false;
+  for (auto w : doc["warnings"].get_array()) {
+    std::string_view code = w["code"];
+    if (code != "nvsmi-gpus-by-position") continue;
+    noted = true;
+    EXPECT_EQ(std::string_view(w["severity"]), "note");
+    EXPECT_NE(std::string_view(w["message"]).find("2 GPUs"), std::string_view::npos);
+  }
+  EXPECT_TRUE(noted) << r.out;
 }
