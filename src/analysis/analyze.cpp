@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -77,7 +78,7 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
   if (declared.size() == 1) return *declared.begin();
   if (declared.size() > 1)
     warnings.push_back({Severity::warning, "mixed-scaling",
-                        fmt::format("runs of '{}' declare both weak and strong scaling; treated as strong", curve.front()->label),
+                        fmt::format("runs of '{}' declare both weak and strong scaling; treated as strong", curve.front()->curve),
                         {}, 0, {}});
   (void)runs;
   std::vector<std::pair<int, double>> batches;
@@ -107,6 +108,184 @@ bool used_no_gpu(const Run& run) {
   for (const auto& b : run.breakdown)
     if (!b.from_mpi) return false;
   return true;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep = ", ") {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
+  return out;
+}
+
+template <class Set>
+std::string list_of(const Set& set) {
+  std::vector<std::string> parts;
+  for (const auto& x : set) parts.push_back(fmt::format("{}", x));
+  return join(parts);
+}
+
+// How a run enters the scaling mode split: concurrent instances are weak scaling by definition;
+// other runs as declared ("" when not).
+std::string mode_of(const RunSummary& r, const Run& src) {
+  if (!r.instance_of.empty()) return "weak";
+  return src.scaling.value_or("");
+}
+
+// The deepest folder holding every path (paths compared component by component).
+std::string common_folder(const std::vector<std::string>& paths) {
+  if (paths.empty()) return {};
+  std::filesystem::path common = std::filesystem::path(paths.front()).parent_path();
+  for (const auto& p : paths) {
+    std::filesystem::path here = std::filesystem::path(p).parent_path(), prefix;
+    auto a = common.begin(), b = here.begin();
+    for (; a != common.end() && b != here.end() && *a == *b; ++a, ++b) prefix /= *a;
+    common = prefix;
+  }
+  return common.string();
+}
+
+// Repeats that disagree this much are more likely different inputs pooled by mistake than noise:
+// the message lists what could tell them apart.
+std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spread, const std::vector<RunSummary>& runs) {
+  std::set<std::string> systems, benchmarks, instance_ids;
+  std::set<double> batches;
+  for (auto i : c.run_indices) {
+    const auto& r = runs[i];
+    systems.insert(r.system.empty() ? "unknown" : r.system);
+    benchmarks.insert(r.benchmark.empty() ? "unknown" : r.benchmark);
+    if (r.global_batch_size) batches.insert(*r.global_batch_size);
+    if (r.instance_id) instance_ids.insert(std::to_string(*r.instance_id));
+  }
+  return fmt::format("its {} {} times disagree wildly (coefficient of variation {:.0f}%, over 25%): possibly mixed inputs; "
+                     "found system {}, benchmark {}, global batch {}, instance ids {}",
+                     spread.n, c.instances ? "instances'" : "runs'", 100 * spread.cv(), list_of(systems), list_of(benchmarks),
+                     batches.empty() ? std::string("unknown") : list_of(batches),
+                     instance_ids.empty() ? std::string("none") : list_of(instance_ids));
+}
+
+// One line on where a configuration's figures came from (DESIGN.md, "provenance").
+std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSummary>& runs,
+                          const std::vector<const Run*>& sources, const std::map<std::string, std::string>& split_notes) {
+  std::vector<std::string> paths;
+  std::set<std::string> formats, ws_from, system_from;
+  std::size_t warmup = 0, with_uuid = 0, by_index = 0;
+  for (auto i : c.run_indices) {
+    const auto& r = runs[i];
+    const auto& src = *sources[i];
+    paths.push_back(r.path);
+    formats.insert(r.format.empty() ? "unknown" : r.format);
+    auto ws = src.detected_from.find("world_size");
+    ws_from.insert(ws != src.detected_from.end() ? ws->second : "world_size given");
+    if (auto sys = src.detected_from.find("system"); sys != src.detected_from.end()) system_from.insert(sys->second);
+    warmup += r.warmup_excluded;
+    for (const auto& g : src.gpus) ++(g.uuid.empty() ? by_index : with_uuid);
+  }
+  std::vector<std::string> parts;
+  const auto folder = common_folder(paths);
+  parts.push_back(paths.size() == 1 ? fmt::format("file {} ({} reader)", paths.front(), list_of(formats))
+                                    : fmt::format("{} inputs under {} ({} reader)", paths.size(),
+                                                  folder.empty() ? std::string(".") : folder, list_of(formats)));
+  if (!c.system.empty())
+    parts.push_back(fmt::format("system {}{}", c.system, system_from.empty() ? "" : " from " + list_of(system_from)));
+  parts.push_back(c.instances ? fmt::format("GPUs: {} instances × {} per instance ({})", *c.instances, *c.gpus_per_instance, list_of(ws_from))
+                              : fmt::format("GPUs: {} per run ({})", c.world_size, list_of(ws_from)));
+  if (with_uuid || by_index)
+    parts.push_back(fmt::format("GPU samples told apart by {}", with_uuid && by_index ? "UUID where known, else host and index"
+                                                                : with_uuid         ? "UUID"
+                                                                                    : "host and index"));
+  std::vector<std::string> excluded;
+  if (warmup) excluded.push_back(fmt::format("{} warm-up epoch{}", warmup, warmup == 1 ? "" : "s"));
+  if (auto split = split_notes.find(c.label); split != split_notes.end()) excluded.push_back(split->second);
+  parts.push_back("excluded: " + (excluded.empty() ? std::string("nothing") : join(excluded, "; ")));
+  return join(parts, "; ");
+}
+
+// Groups runs into configurations: identity (label, system, world size), DESIGN.md. The runs of
+// one curve (label, system) that differ in benchmark, scaling mode or GPU model, or (strong
+// scaling) in global batch at one world size, are not repeats: their labels get a tag naming the
+// difference ("ddp [H100]"), which makes separate curves, and a warning says why.
+void form_configurations(Summary& summary, const std::vector<const Run*>& sources, std::vector<Diagnostic>& warnings,
+                         std::map<std::string, std::string>& split_notes) {
+  auto& runs = summary.runs;
+  // Instances of one run together make one point: instances × GPUs per instance.
+  std::map<std::string, int> instance_gpus;
+  for (const auto& r : runs)
+    if (!r.instance_of.empty()) instance_gpus[r.instance_of] += *r.world_size;
+  auto world_size_of = [&](const RunSummary& r) { return r.instance_of.empty() ? *r.world_size : instance_gpus[r.instance_of]; };
+
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> curves;
+  for (std::size_t i = 0; i < runs.size(); ++i) curves[{runs[i].label, runs[i].system}].push_back(i);
+  for (const auto& [curve, members] : curves) {
+    std::set<std::string> benchmarks, modes, models;
+    std::map<int, std::set<double>> batches_at;
+    bool instances = false, undeclared = false;
+    for (auto i : members) {
+      const auto& r = runs[i];
+      if (!r.benchmark.empty()) benchmarks.insert(r.benchmark);
+      const auto mode = mode_of(r, *sources[i]);
+      if (!mode.empty()) modes.insert(mode);
+      instances |= !r.instance_of.empty();
+      undeclared |= mode.empty();
+      if (!r.gpu_model.empty()) models.insert(r.gpu_model);
+      if (r.global_batch_size && mode != "weak") batches_at[world_size_of(r)].insert(*r.global_batch_size);
+    }
+    const bool by_benchmark = benchmarks.size() > 1, by_model = models.size() > 1;
+    const bool by_mode = modes.size() > 1 || (instances && undeclared);
+    bool by_batch = false;
+    std::set<double> batches;
+    for (const auto& [p, at] : batches_at) {
+      (void)p;
+      by_batch |= at.size() > 1;
+      batches.insert(at.begin(), at.end());
+    }
+    if (!by_benchmark && !by_model && !by_mode && !by_batch) continue;
+    std::set<std::string> new_labels;
+    for (auto i : members) {
+      auto& r = runs[i];
+      std::vector<std::string> tags;
+      if (by_benchmark && !r.benchmark.empty()) tags.push_back(r.benchmark);
+      const auto mode = mode_of(r, *sources[i]);
+      if (by_mode && !mode.empty()) tags.push_back(mode);
+      if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
+      if (by_batch && r.global_batch_size && mode != "weak") tags.push_back(fmt::format("batch {}", *r.global_batch_size));
+      if (!tags.empty()) r.label += " [" + join(tags) + "]";
+      new_labels.insert(r.label);
+    }
+    std::vector<std::string> why;
+    if (by_benchmark) why.push_back(fmt::format("benchmark ({})", list_of(benchmarks)));
+    if (by_mode) why.push_back(fmt::format("scaling mode ({}{})", list_of(modes), undeclared ? ", undeclared" : ""));
+    if (by_model) why.push_back(fmt::format("GPU model ({})", list_of(models)));
+    if (by_batch) why.push_back(fmt::format("global batch at the same world size ({})", list_of(batches)));
+    const auto where = curve.second.empty() ? std::string() : fmt::format(" on {}", curve.second);
+    const auto note = fmt::format("runs of '{}'{} differ in {}: not repeats of one configuration, so split into {}",
+                                  curve.first, where, join(why, " and "), list_of(new_labels));
+    warnings.push_back({Severity::warning, "configuration-split", note, {}, 0, {}});
+    for (const auto& l : new_labels) split_notes[l] = note;
+  }
+
+  std::map<std::tuple<std::string, std::string, int>, std::size_t> index;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const int p = world_size_of(r);
+    auto [it, inserted] = index.emplace(std::make_tuple(r.label, r.system, p), summary.configurations.size());
+    if (inserted) {
+      ConfigurationSummary c;
+      c.label = r.label;
+      c.system = r.system;
+      c.world_size = p;
+      summary.configurations.push_back(c);
+    }
+    summary.configurations[it->second].run_indices.push_back(i);
+  }
+  std::sort(summary.configurations.begin(), summary.configurations.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.label, a.system, a.world_size) < std::tie(b.label, b.system, b.world_size);
+  });
+  std::set<std::string> systems;
+  for (const auto& c : summary.configurations) systems.insert(c.system);
+  summary.systems.assign(systems.begin(), systems.end());
+  for (auto& c : summary.configurations) {
+    c.curve = systems.size() > 1 ? fmt::format("{} @ {}", c.label, c.system.empty() ? "unknown system" : c.system) : c.label;
+    for (auto i : c.run_indices) runs[i].curve = c.curve;
+  }
 }
 
 }  // namespace
@@ -142,48 +321,55 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     if (summary.runs[k].label.empty()) summary.runs[k].label = "unlabelled";
   });
   for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), w.begin(), w.end());
-  std::map<std::pair<std::string, int>, std::size_t> index;
-  for (std::size_t i = 0; i < summary.runs.size(); ++i) {
-    const auto& r = summary.runs[i];
-    auto [it, inserted] = index.emplace(std::make_pair(r.label, *r.world_size), summary.configurations.size());
-    if (inserted) {
-      ConfigurationSummary c;
-      c.label = r.label;
-      c.world_size = *r.world_size;
-      summary.configurations.push_back(c);
-    }
-    summary.configurations[it->second].run_indices.push_back(i);
-  }
-  std::sort(summary.configurations.begin(), summary.configurations.end(),
-            [](const auto& a, const auto& b) { return std::tie(a.label, a.world_size) < std::tie(b.label, b.world_size); });
+  std::vector<Diagnostic> config_warnings;
+  std::map<std::string, std::string> split_notes;  // curve → why its runs were split from others
+  form_configurations(summary, sources, config_warnings, split_notes);
 
   MissingFigures missing;
-  std::vector<Diagnostic> config_warnings;
   for (auto& c : summary.configurations) {
-    c.runs = c.run_indices.size();
-    std::vector<double> epochs, run_times, throughput, utils_mean, energy_wh, j_per_sample, host_wh;
+    std::vector<double> epochs, run_times, utils_mean, j_per_sample;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu;
     std::set<int> nodes, per_node;
     std::set<double> batches;
     std::set<std::string> models;
     double util_min = 0, util_max = 0;
     bool have_util = false;
+    // Extensive figures (throughput, energy, nodes) add up over the concurrent instances of a run,
+    // then are averaged over runs; an ordinary run is its own group.
+    std::map<std::string, double> throughput_of, energy_wh_of, host_wh_of;
+    std::map<std::string, int> nodes_of;
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> span_of;  // instances' first start, last stop
+    std::map<std::string, std::size_t> instances_of;
+    std::set<int> instance_sizes;
+    std::vector<double> per_repeat;  // each run's (or instance's) own time, for the consistency check
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
+      const auto group = r.instance_of.empty() ? "#" + std::to_string(i) : r.instance_of;
       for (const auto& [key, reason] : sources[i]->missing)
         missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
       if (r.run_time_s) run_times.push_back(*r.run_time_s);
-      if (r.throughput_samples_per_s) throughput.push_back(*r.throughput_samples_per_s);
+      if (!r.epoch_times_s.empty()) per_repeat.push_back(*mean_of(r.epoch_times_s));
+      else if (r.run_time_s) per_repeat.push_back(*r.run_time_s);
+      if (r.throughput_samples_per_s) throughput_of[group] += *r.throughput_samples_per_s;
+      if (!r.instance_of.empty()) {
+        ++instances_of[group];
+        instance_sizes.insert(*r.world_size);
+        const auto& src = *sources[i];
+        if (src.start_ns && src.end_ns) {
+          auto [it, fresh] = span_of.emplace(group, std::make_pair(*src.start_ns, *src.end_ns));
+          if (!fresh) it->second = {std::min(it->second.first, *src.start_ns), std::max(it->second.second, *src.end_ns)};
+        }
+      }
       if (r.gpu_util_pct) {
         utils_mean.push_back(r.gpu_util_pct->mean);
         util_min = have_util ? std::min(util_min, r.gpu_util_pct->min) : r.gpu_util_pct->min;
         util_max = have_util ? std::max(util_max, r.gpu_util_pct->max) : r.gpu_util_pct->max;
         have_util = true;
       }
-      if (r.energy_j) energy_wh.push_back(*r.energy_j / 3600);
+      if (r.energy_j) energy_wh_of[group] += *r.energy_j / 3600;
       if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
-      if (r.host_energy_j) host_wh.push_back(*r.host_energy_j / 3600);
+      if (r.host_energy_j) host_wh_of[group] += *r.host_energy_j / 3600;
       if (r.computation_score) score.push_back(*r.computation_score);
       if (r.comp_comm_raw_share) raw.push_back(*r.comp_comm_raw_share);
       if (r.overlap_ratio) overlap.push_back(*r.overlap_ratio);
@@ -191,19 +377,49 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (r.idle_share) idle.push_back(*r.idle_share);
       if (r.straggler_spread) spread.push_back(*r.straggler_spread);
       if (r.mfu) mfu.push_back(*r.mfu);
-      if (r.nodes) nodes.insert(*r.nodes);
+      if (r.nodes) nodes_of[group] += *r.nodes;
       if (r.gpus_per_node) per_node.insert(*r.gpus_per_node);
       if (r.global_batch_size) batches.insert(*r.global_batch_size);
       if (!r.gpu_model.empty()) models.insert(r.gpu_model);
     }
+    auto values = [](const auto& by_group) {
+      std::vector<double> v;
+      for (const auto& [g, x] : by_group) v.push_back(x);
+      return v;
+    };
+    for (const auto& [g, n] : nodes_of) nodes.insert(n);
+    std::set<std::string> groups;  // runs: the instances of one count once
+    for (auto i : c.run_indices)
+      groups.insert(summary.runs[i].instance_of.empty() ? "#" + std::to_string(i) : summary.runs[i].instance_of);
+    c.runs = groups.size();
     c.epoch_time_s = describe(epochs);
     c.run_time_s = describe(run_times);
-    c.throughput_samples_per_s = mean_of(throughput);
+    c.throughput_samples_per_s = mean_of(values(throughput_of));
+    if (!instances_of.empty()) {
+      // MLPerf HPC weak scaling (throughput metric): M models trained concurrently, TTTa = last
+      // run_stop − first run_start over them, score M / TTTa in models per minute.
+      std::vector<double> counts, ttta, rates;
+      for (const auto& [g, n] : instances_of) {
+        counts.push_back(static_cast<double>(n));
+        auto span = span_of.find(g);
+        if (span == span_of.end() || span->second.second <= span->second.first) continue;
+        const double t = static_cast<double>(span->second.second - span->second.first) * 1e-9;
+        ttta.push_back(t);
+        rates.push_back(static_cast<double>(n) / (t / 60));
+      }
+      c.instances = static_cast<std::size_t>(std::lround(*mean_of(counts)));
+      c.gpus_per_instance = *instance_sizes.begin();
+      c.time_to_train_all_s = mean_of(ttta);
+      c.models_per_minute = mean_of(rates);
+      if (instance_sizes.size() > 1)
+        config_warnings.push_back(config_warning(c, "inconsistent-runs",
+            fmt::format("its instances used different GPU counts ({})", list_of(instance_sizes))));
+    }
     if (c.throughput_samples_per_s) c.throughput_per_gpu = *c.throughput_samples_per_s / c.world_size;
     if (have_util) c.gpu_util_pct = RangeStat{*mean_of(utils_mean), util_min, util_max};
-    c.energy_wh = mean_of(energy_wh);
+    c.energy_wh = mean_of(values(energy_wh_of));
     c.energy_j_per_sample = mean_of(j_per_sample);
-    c.host_energy_wh = mean_of(host_wh);
+    c.host_energy_wh = mean_of(values(host_wh_of));
     c.computation_score = mean_of(score);
     c.comp_comm_raw_share = mean_of(raw);
     c.overlap_ratio = mean_of(overlap);
@@ -216,13 +432,16 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     if (!batches.empty()) c.global_batch_size = *batches.begin();
 
     // Validity of the configuration itself.
-    if (c.runs < 3)
+    // Concurrent instances are the repeats of a weak-scaling run (MLPerf HPC counts them so).
+    if (c.runs < 3 && (!c.instances || *c.instances < 3))
       config_warnings.push_back(config_warning(c, "few-repeats",
           fmt::format("only {} run{}; with fewer than 3 repeats the confidence interval is wide or missing", c.runs, c.runs == 1 ? "" : "s")));
     if (c.epoch_time_s && c.epoch_time_s->n >= 2 && c.epoch_time_s->cv() > 0.05)
       config_warnings.push_back(config_warning(c, "high-variation",
           fmt::format("epoch time varies by {:.1f}% (coefficient of variation over 5%): look for noisy neighbours, I/O or throttling",
                       100 * c.epoch_time_s->cv())));
+    if (auto spread = describe(per_repeat); spread && spread->n >= 2 && spread->mean > 0 && spread->cv() > 0.25)
+      config_warnings.push_back(config_warning(c, "possibly-mixed-inputs", mixed_inputs_message(c, *spread, summary.runs)));
     auto list = [](const auto& set) {
       std::string s;
       for (const auto& x : set) s += (s.empty() ? "" : ", ") + fmt::format("{}", x);
@@ -234,14 +453,16 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs ran on different GPU models ({})", list(models))));
     if (nodes.size() > 1)
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
+    c.provenance = provenance_of(c, summary.runs, sources, split_notes);
     if (!c.throughput_samples_per_s)
       missing.add("throughput", "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global_batch_size with steps)", c.key());
     if (!c.epoch_time_s && !c.run_time_s) missing.add("time", "no epochs and no run start/end", c.key());
   }
 
-  // Scaling curves: one per label.
+  // Scaling curves: one per (label, system), named by ConfigurationSummary::curve; in world size
+  // order because configurations are sorted by label, system, world size.
   std::map<std::string, std::vector<ConfigurationSummary*>> curves;
-  for (auto& c : summary.configurations) curves[c.label].push_back(&c);
+  for (auto& c : summary.configurations) curves[c.curve].push_back(&c);
   std::set<std::string> kinds;
   for (auto& [label, curve] : curves) {
     std::string scaling = options.scaling ? *options.scaling : detect_scaling(curve, summary.runs, sources, config_warnings);
@@ -306,7 +527,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     const double p0 = base->world_size;
     for (auto* c : curve) {
       c->baseline_world_size = base->world_size;
-      c->baseline_label = base->label;
+      c->baseline_label = base->curve;
       const double p = c->world_size;
       c->ideal_speedup = p / p0;
       std::optional<double> s;

@@ -129,6 +129,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.label = run.label;
   r.path = run.path;
   r.format = run.format;
+  r.system = run.system;
+  r.benchmark = run.benchmark;
+  r.instance_of = run.instance_of;
+  r.instance_id = run.instance_id;
   r.world_size = run.world_size;
   r.nodes = run.nodes;
   r.gpus_per_node = run.gpus_per_node;

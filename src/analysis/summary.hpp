@@ -16,6 +16,10 @@ struct RangeStat {
 
 struct RunSummary {
   std::string run_id, label, path, format;
+  std::string system, benchmark;  // "" when the source does not say
+  std::string instance_of;        // the run this is one concurrent instance of ("" for a run)
+  std::string curve;              // its configuration's curve (ConfigurationSummary::curve)
+  std::optional<int> instance_id;
   std::optional<int> world_size, nodes, gpus_per_node;
   std::optional<double> global_batch_size;
   std::string gpu_model;
@@ -42,7 +46,11 @@ struct RunSummary {
 
 struct ConfigurationSummary {
   std::string label;
-  int world_size = 0;
+  std::string system;  // "" when unknown; part of the identity (label, system, world size)
+  // The scaling curve it lies on: its label, or "label @ system" when the study spans several
+  // systems. Curves have their own baselines; charts draw one line per curve.
+  std::string curve;
+  int world_size = 0;  // for concurrent instances: instances × GPUs per instance
   std::optional<int> nodes, gpus_per_node;
   std::size_t runs = 0;
   std::string scaling;  // of its label's curve: "strong" | "weak"
@@ -56,8 +64,17 @@ struct ConfigurationSummary {
   std::optional<double> energy_wh, energy_j_per_sample, host_energy_wh;
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread, mfu;
-  std::vector<std::size_t> run_indices;  // into Summary::runs
-  std::string key() const { return label + "/" + std::to_string(world_size); }
+  // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the
+  // time to train them all (latest run_stop − earliest run_start) and models trained per minute.
+  // Runs then counts the runs they belong to; epoch and run times are per instance.
+  std::optional<std::size_t> instances;
+  std::optional<int> gpus_per_instance;
+  std::optional<double> time_to_train_all_s, models_per_minute;
+  // Where its figures came from: files, reader, how the GPUs were counted and told apart, what
+  // was left out (one line, for the page and summary.json).
+  std::string provenance;
+  std::vector<std::size_t> run_indices;  // into Summary::runs (every instance, for instances)
+  std::string key() const { return (curve.empty() ? label : curve) + "/" + std::to_string(world_size); }
 };
 
 struct Summary {
@@ -66,7 +83,9 @@ struct Summary {
   // What world size counts: "GPUs", or "ranks" when every run is known to have used no GPU
   // (a CPU-only MPI job measured by scalelens run).
   std::string world_size_unit = "GPUs";
-  std::vector<ConfigurationSummary> configurations;  // by label, then world size
+  // Distinct systems of the configurations ("" = unknown); several: tables show a system column.
+  std::vector<std::string> systems;
+  std::vector<ConfigurationSummary> configurations;  // by label, system, then world size
   std::vector<RunSummary> runs;
   std::vector<Diagnostic> warnings;  // ingest's and analysis's, in that order
 };

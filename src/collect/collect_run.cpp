@@ -84,6 +84,18 @@ std::string host_name(const RunOptions& o, const EnvMap& env) {
   return buf;
 }
 
+// A cluster's nodes are named prefix + number ("jwb0123", "nid001234", "gpu-07.cluster.org"):
+// the prefix names the machine. A host without a number is its own system.
+std::string system_of_host(const std::string& host) {
+  std::string node = host.substr(0, host.find('.'));
+  auto end = node.find_last_not_of("0123456789");
+  if (end != std::string::npos && end + 1 < node.size()) {
+    node.resize(end + 1);
+    while (!node.empty() && (node.back() == '-' || node.back() == '_')) node.pop_back();
+  }
+  return node.empty() ? host : node;
+}
+
 std::string utc_stamp() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -101,6 +113,13 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   p.detected_from = p.job.detected_from;
   p.host = safe_component(host_name(o, env));
   p.label = o.label.empty() ? program_name(o.command) : o.label;
+  if (auto it = env.find("SLURM_CLUSTER_NAME"); it != env.end() && !it->second.empty()) {
+    p.system = it->second;
+    p.detected_from["system"] = "SLURM_CLUSTER_NAME";
+  } else if (const auto host = host_name(o, env); !host.empty()) {
+    p.system = system_of_host(host);
+    p.detected_from["system"] = fmt::format("host name pattern ({})", host);
+  }
   if (o.label.empty()) p.detected_from["label"] = "command";
   if (o.run_id) {
     p.run_id = safe_component(*o.run_id);
@@ -223,6 +242,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   if (o.nodes) plan.detected_from["nodes"] = "--nodes";
   m.gpus_per_node = o.gpus_per_node ? o.gpus_per_node : plan.job.gpus_on_node;
   if (o.gpus_per_node) plan.detected_from["gpus_per_node"] = "--gpus-per-node";
+  m.system = plan.system;
   m.global_batch_size = o.global_batch_size;
   m.samples_per_epoch = o.samples_per_epoch;
   m.scaling = o.scaling;

@@ -31,6 +31,9 @@ struct RunOptions {
 struct RunPlan {
   JobEnvironment job;
   std::string host, run_id, label;
+  // The machine (cluster) the run is on: SLURM_CLUSTER_NAME, else the host name without its node
+  // number ("jwb0123" → "jwb"); the report keeps configurations of different systems apart.
+  std::string system;
   std::string run_dir;  // absolute
   std::optional<int> world_size;
   // The launcher COMMAND is ("torchrun", "mpirun" …) when the wrapper wraps one: its rank record

@@ -185,6 +185,7 @@ Result<bool> write_manifest(const fs::path& dir, const ManifestData& m) {
   w.key("schema").value("scalelens.run/1");
   w.key("run_id").value(m.run_id);
   w.key("label").value(m.label);
+  if (!m.system.empty()) w.key("system").value(m.system);
   if (m.world_size) w.key("world_size").value(*m.world_size);
   if (m.nodes) w.key("nodes").value(*m.nodes);
   if (m.gpus_per_node) w.key("gpus_per_node").value(*m.gpus_per_node);

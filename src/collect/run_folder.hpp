@@ -74,6 +74,7 @@ std::map<std::string, std::string> merge_node_missing(const std::vector<NodeReco
 
 struct ManifestData {
   std::string run_id, label;
+  std::string system;  // "" = not written
   std::optional<int> world_size, nodes, gpus_per_node;
   std::optional<double> global_batch_size, samples_per_epoch;
   std::optional<std::string> scaling;

@@ -48,6 +48,8 @@ void merge_run_into(Run& target, Run&& src) {
   if (target.label.empty()) target.label = src.label;
   if (target.run_id.empty()) target.run_id = src.run_id;
   if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
+  if (target.system.empty()) target.system = src.system;
+  if (target.benchmark.empty()) target.benchmark = src.benchmark;
   if (target.hosts.empty()) target.hosts = src.hosts;
   fill(target.world_size, src.world_size);
   fill(target.nodes, src.nodes);

@@ -107,6 +107,17 @@ struct Run {
   std::string label;
   std::string path;    // run folder or file that defines the run
   std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"
+  // The machine it ran on (MLPerf platform or system file, scalelens.json "system"); "" when the
+  // source does not say. Part of a configuration's identity: (label, system, world size).
+  std::string system;
+  // What was trained, where the source names it (MLPerf submission_benchmark); "" otherwise. Runs
+  // of different benchmarks are never repeats of one configuration.
+  std::string benchmark;
+  // Concurrent model instances of one run (MLPerf weak scaling: the result files of one weak/
+  // folder, each with its instance_id): `instance_of` names that run (its folder), "" for an
+  // ordinary run. Instances are never pooled as repeats.
+  std::string instance_of;
+  std::optional<int> instance_id;
   std::optional<int> world_size, nodes, gpus_per_node;
   std::optional<int> cpus_per_node;  // logical CPUs of a node, to tell oversubscribed runs
   std::optional<double> global_batch_size, samples_per_epoch;

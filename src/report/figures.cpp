@@ -73,10 +73,10 @@ std::string script(const Figure& f) {
   return out;
 }
 
-// Configurations grouped by label, in summary order (label, then world size).
+// Configurations grouped by curve (label, or label @ system), in summary order.
 std::map<std::string, std::vector<const ConfigurationSummary*>> by_label(const Summary& s) {
   std::map<std::string, std::vector<const ConfigurationSummary*>> out;
-  for (const auto& c : s.configurations) out[c.label].push_back(&c);
+  for (const auto& c : s.configurations) out[c.curve.empty() ? c.label : c.curve].push_back(&c);
   return out;
 }
 

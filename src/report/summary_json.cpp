@@ -47,10 +47,18 @@ std::string render_summary_json(const Summary& summary) {
   w.key("baseline").value(summary.baseline);
   w.key("scaling").value(summary.scaling);
   w.key("world_size_unit").value(summary.world_size_unit);
+  w.key("systems").begin_array();
+  for (const auto& sys : summary.systems) {
+    if (sys.empty()) w.null(); else w.value(sys);
+  }
+  w.end_array();
   w.key("configurations").begin_array();
   for (const auto& c : summary.configurations) {
     w.begin_object();
-    w.key("label").value(c.label).key("world_size").value(c.world_size);
+    w.key("label").value(c.label);
+    w.key("system");
+    if (c.system.empty()) w.null(); else w.value(c.system);
+    w.key("curve").value(c.curve).key("world_size").value(c.world_size);
     w.key("nodes").value(c.nodes).key("gpus_per_node").value(c.gpus_per_node).key("runs").value(c.runs);
     w.key("scaling").value(c.scaling).key("global_batch_size").value(c.global_batch_size);
     w.key("baseline_world_size").value(c.baseline_world_size);
@@ -71,6 +79,9 @@ std::string render_summary_json(const Summary& summary) {
     w.key("overlap_ratio").value(c.overlap_ratio).key("exposed_comm_share").value(c.exposed_comm_share);
     w.key("idle_share").value(c.idle_share).key("straggler_spread").value(c.straggler_spread);
     w.key("mfu").value(c.mfu);
+    w.key("instances").value(c.instances).key("gpus_per_instance").value(c.gpus_per_instance);
+    w.key("time_to_train_all_s").value(c.time_to_train_all_s).key("models_per_minute").value(c.models_per_minute);
+    w.key("provenance").value(c.provenance);
     w.key("run_ids").begin_array();
     for (auto i : c.run_indices) w.value(summary.runs[i].run_id);
     w.end_array();
@@ -82,6 +93,10 @@ std::string render_summary_json(const Summary& summary) {
     w.begin_object();
     w.key("run_id").value(r.run_id).key("label").value(r.label).key("world_size").value(r.world_size);
     w.key("path").value(r.path).key("format").value(r.format);
+    w.key("curve").value(r.curve);
+    if (!r.system.empty()) w.key("system").value(r.system);
+    if (!r.benchmark.empty()) w.key("benchmark").value(r.benchmark);
+    if (!r.instance_of.empty()) w.key("instance_of").value(r.instance_of).key("instance_id").value(r.instance_id);
     w.key("nodes").value(r.nodes).key("gpus_per_node").value(r.gpus_per_node);
     w.key("global_batch_size").value(r.global_batch_size);
     if (!r.gpu_model.empty()) w.key("gpu_model").value(r.gpu_model);

@@ -59,13 +59,21 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   const std::string& count_title = summary.world_size_unit;  // "GPUs" or "ranks"
   std::vector<Column> all = {
       {"label", false, [](auto& c) { return std::optional<std::string>(c.label); }},
+      // Only a study that spans several systems shows which (one system: nothing to tell apart).
+      {"system", false, [&](auto& c) {
+         return summary.systems.size() > 1 ? std::optional<std::string>(c.system.empty() ? "?" : c.system) : std::nullopt;
+       }},
       {count_title, true, [](auto& c) { return std::optional<std::string>(std::to_string(c.world_size)); }},
       {"nodes", true, [](auto& c) { return c.nodes ? std::optional<std::string>(std::to_string(*c.nodes)) : std::nullopt; }},
       {"runs", true, [](auto& c) { return std::optional<std::string>(std::to_string(c.runs)); }},
+      {"instances", true, [](auto& c) {
+         return c.instances ? std::optional<std::string>(fmt::format("{}x{}", *c.instances, *c.gpus_per_instance)) : std::nullopt;
+       }},
       {"epoch s (95% CI)", true, [](auto& c) { return mean_ci(c.epoch_time_s); }},
       {"median s", true, [](auto& c) { return c.epoch_time_s ? opt(c.epoch_time_s->median) : std::nullopt; }},
       {"run s (95% CI)", true, [](auto& c) { return c.epoch_time_s ? std::nullopt : mean_ci(c.run_time_s); }},
       {"samples/s", true, [](auto& c) { return opt(c.throughput_samples_per_s); }},
+      {"models/min", true, [](auto& c) { return opt(c.models_per_minute); }},
       {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
       {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
       {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},

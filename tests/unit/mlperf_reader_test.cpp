@@ -38,6 +38,19 @@ TEST(Mlperf, DeepcamRealLogsGiveTwoConfigurationsAndSpeedup) {
   EXPECT_NEAR(*small.throughput_samples_per_s, 13672.4351, 1e-3);
   EXPECT_NEAR(small.run_time_s->mean, 164.9348, 1e-3);
   EXPECT_TRUE(std::any_of(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "batch-changed"; }));
+  // Both sizes are one machine (systems/dgxa100_n{64,256}_*.json cut before their size token), so
+  // one curve: the figures above are unchanged by the system in the configuration's identity.
+  EXPECT_EQ(small.system, "dgxa100");
+  EXPECT_EQ(large.system, "dgxa100");
+  EXPECT_EQ(small.curve, "deepcam");
+  EXPECT_EQ(s.runs[0].gpu_model, "NVIDIA A100-SXM4-80GB (400W)");
+  EXPECT_NE(small.provenance.find("5 inputs under"), std::string::npos) << small.provenance;
+  EXPECT_NE(small.provenance.find("system dgxa100 from system_name dgxa100_n64_ngc21.09_pytorch in "
+                                  "systems/dgxa100_n64_ngc21.09_pytorch.json; GPUs: 512 per run (number_of_ranks); "
+                                  "excluded: 5 warm-up epochs"),
+            std::string::npos)
+      << small.provenance;
+  EXPECT_FALSE(std::any_of(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "possibly-mixed-inputs"; }));
 }
 
 TEST(Mlperf, RecordsWithoutJsonOrMatchingStartAreNamed) {

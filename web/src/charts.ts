@@ -7,6 +7,7 @@ import {
   ciBars,
   configurationBreakdown,
   curve,
+  curveOf,
   envelope,
   idealLines,
   paretoFront,
@@ -268,7 +269,7 @@ export function breakdownChart(configs: Configuration[], runs: RunSeries[] | und
 
 export function utilizationChart(configs: Configuration[], ctx: ChartContext): Option {
   const rows = configs.filter((c) => c.gpu_util_pct);
-  const categories = rows.map((c) => `${c.label}/${c.world_size}`);
+  const categories = rows.map((c) => `${curveOf(c)}/${c.world_size}`);
   const series: Option[] = rows.length
     ? [
         {
@@ -276,7 +277,7 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
           id: "util:mean",
           name: "mean GPU utilization",
           barMaxWidth: 40,
-          data: rows.map((c) => ({ value: c.gpu_util_pct!.mean, itemStyle: { color: colorFor(c.label, ctx.allLabels) } })),
+          data: rows.map((c) => ({ value: c.gpu_util_pct!.mean, itemStyle: { color: colorFor(curveOf(c), ctx.allLabels) } })),
           label: { show: ctx.showLabels, position: "insideTop", formatter: (p: { value: number }) => `${fmt(p.value)}%` },
         },
         errorBars("util:range", "min–max over GPUs", "#000", rows.map((c, i) => [i, c.gpu_util_pct!.min, c.gpu_util_pct!.max])),
@@ -292,7 +293,7 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
         const c = rows[p.dataIndex];
         if (!c) return "";
         const u = c.gpu_util_pct!;
-        return `<b>${esc(c.label)}/${esc(c.world_size)}</b><br>mean ${esc(fmt(u.mean))}%<br>min ${esc(fmt(u.min))}% · max ${esc(fmt(u.max))}%`;
+        return `<b>${esc(curveOf(c))}/${esc(c.world_size)}</b><br>mean ${esc(fmt(u.mean))}%<br>min ${esc(fmt(u.min))}% · max ${esc(fmt(u.max))}%`;
       },
     },
     xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
@@ -303,7 +304,7 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
 
 export function energyChart(configs: Configuration[], ctx: ChartContext): Option {
   const rows = configs.filter((c) => isNum(c.energy_wh) || isNum(c.energy_j_per_sample));
-  const categories = rows.map((c) => `${c.label}/${c.world_size}`);
+  const categories = rows.map((c) => `${curveOf(c)}/${c.world_size}`);
   const series: Option[] = rows.length
     ? [
         { type: "bar", id: "energy:wh", name: "energy per run (Wh)", color: PALETTE[0], barMaxWidth: 32, data: rows.map((c) => c.energy_wh ?? null), label: { show: ctx.showLabels, position: "top", formatter: (p: { value: number }) => fmt(p.value) } },

@@ -27,7 +27,7 @@ import {
   type ChartContext,
   type Option,
 } from "./charts";
-import { defaultTimeKind, headline, labelsOf, parseInlineData, sortRows, timeStat, toCsv, type Column, type TimeKind } from "./shape";
+import { curveOf, defaultTimeKind, headline, labelsOf, parseInlineData, sortRows, timeStat, toCsv, type Column, type TimeKind } from "./shape";
 import type { Configuration, ReportData, RunSeries, Summary } from "./types";
 import { type CountUnit, colorFor, countUnit, fmt, isNum, pct, withUnit } from "./util";
 
@@ -130,7 +130,8 @@ function buildLayout(root: HTMLElement): void {
   root.append(
     el("section", { id: "sec-table" }, el("h2", {}, "Summary table"),
       el("div", { class: "table-tools" }, el("button", { id: "csv", type: "button" }, "Download CSV"), el("span", { class: "meta" }, "Click a column to sort.")),
-      el("div", { class: "table-wrap" }, el("table", { id: "summary-table" }))),
+      el("div", { class: "table-wrap" }, el("table", { id: "summary-table" })),
+      el("details", { class: "provenance" }, el("summary", {}, "Where each row comes from"), el("ul", { id: "provenance", class: "meta" }))),
     el("section", { id: "sec-figures" }, el("h2", {}, "Static figures"), el("p", { id: "figures-note", class: "meta" })),
     el("footer", {}, el("span", { id: "footer" })));
 
@@ -189,7 +190,7 @@ function setChart(id: string, option: Option): void {
 
 function visibleConfigs(): Configuration[] {
   if (!state.data) return [];
-  return state.data.summary.configurations.filter((c) => !state.hidden.has(c.label));
+  return state.data.summary.configurations.filter((c) => !state.hidden.has(curveOf(c)));
 }
 
 function renderAll(): void {
@@ -297,11 +298,11 @@ function renderHeadline(kind: TimeKind): void {
   cards.replaceChildren();
   if (h.best) {
     const value = h.bestBy === "throughput" ? `${fmt(h.best.throughput_samples_per_s)} samples/s` : `${fmt(timeStat(h.best, kind)?.mean)} s`;
-    cards.append(card("Best configuration", `${h.best.label} · ${h.best.world_size} ${unit.plural}`, h.bestBy === "throughput" ? `highest throughput: ${value}` : `fastest: ${value}`, "headline-best"));
+    cards.append(card("Best configuration", `${curveOf(h.best)} · ${h.best.world_size} ${unit.plural}`, h.bestBy === "throughput" ? `highest throughput: ${value}` : `fastest: ${value}`, "headline-best"));
   }
   if (h.largest) {
     const l = h.largest;
-    cards.append(card("Largest scale measured", `${l.world_size} ${unit.plural}`, `${isNum(l.nodes) ? `${l.nodes} nodes · ` : ""}${l.label}`, "headline-largest"));
+    cards.append(card("Largest scale measured", `${l.world_size} ${unit.plural}`, `${isNum(l.nodes) ? `${l.nodes} nodes · ` : ""}${curveOf(l)}`, "headline-largest"));
     cards.append(card("Efficiency there", pct(l.efficiency), isNum(l.speedup) ? `speedup ${fmt(l.speedup)}× of ideal ${fmt(l.ideal_speedup)}×` : "no baseline to compare with", "headline-eff"));
     cards.append(card("Energy per sample there", isNum(l.energy_j_per_sample) ? `${fmt(l.energy_j_per_sample)} J` : "–", isNum(l.energy_wh) ? `${fmt(l.energy_wh)} Wh per run` : "no GPU energy measured", "headline-energy"));
   }
@@ -333,12 +334,15 @@ function renderHeadline(kind: TimeKind): void {
 const num = (f: (c: Configuration) => unknown) => (c: Configuration) => { const v = f(c); return isNum(v) ? v : null; };
 const COLUMNS: Column[] = [
   { key: "label", title: "label", value: (c) => c.label, text: (c) => c.label },
+  { key: "system", title: "system", value: (c) => c.system ?? "", text: (c) => c.system ?? "?" },
   { key: "gpus", title: "{count}", value: (c) => c.world_size, text: (c) => String(c.world_size) },
   { key: "nodes", title: "nodes", value: num((c) => c.nodes), text: (c) => fmt(c.nodes) },
   { key: "runs", title: "runs", value: (c) => c.runs, text: (c) => String(c.runs) },
+  { key: "instances", title: "instances × {count}", value: num((c) => c.instances), text: (c) => (isNum(c.instances) ? `${c.instances} × ${fmt(c.gpus_per_instance)}` : "–") },
   { key: "epoch", title: "epoch time (s)", value: num((c) => c.epoch_time_s?.mean), text: (c) => ci(c.epoch_time_s) },
   { key: "run", title: "run time (s)", value: num((c) => c.run_time_s?.mean), text: (c) => ci(c.run_time_s) },
   { key: "x", title: "throughput (samples/s)", value: num((c) => c.throughput_samples_per_s), text: (c) => fmt(c.throughput_samples_per_s) },
+  { key: "mpm", title: "models/min", value: num((c) => c.models_per_minute), text: (c) => fmt(c.models_per_minute) },
   { key: "xg", title: "per {one} (samples/s)", value: num((c) => c.throughput_per_gpu), text: (c) => fmt(c.throughput_per_gpu) },
   { key: "s", title: "speedup (×)", value: num((c) => c.speedup), text: (c) => fmt(c.speedup) },
   { key: "e", title: "efficiency (%)", value: num((c) => (isNum(c.efficiency) ? c.efficiency * 100 : null)), text: (c) => pct(c.efficiency) },
@@ -349,9 +353,13 @@ const COLUMNS: Column[] = [
   { key: "jps", title: "energy (J/sample)", value: num((c) => c.energy_j_per_sample), text: (c) => fmt(c.energy_j_per_sample) },
 ];
 // The table's columns with the study's unit in their titles (GPUs, or ranks for CPU-only jobs).
+// A system column only when the study spans several systems; instance columns only where
+// some configuration is concurrent instances (MLPerf weak scaling).
 function columnsFor(summary: Summary | undefined): Column[] {
   const unit = countUnit(summary?.world_size_unit);
-  return COLUMNS.map((c) => ({ ...c, title: withUnit(c.title, unit) }));
+  const several = (summary?.systems?.length ?? 0) > 1;
+  const instances = !!summary?.configurations.some((c) => isNum(c.instances));
+  return COLUMNS.filter((c) => (c.key === "system" ? several : c.key === "instances" || c.key === "mpm" ? instances : true)).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
 }
 
 function ci(s: Configuration["epoch_time_s"]): string {
@@ -380,16 +388,20 @@ function renderTable(configs: Configuration[], _kind: TimeKind): void {
   const body = el("tbody");
   for (const r of rows) {
     const tr = el("tr");
-    for (const c of columns) tr.append(el("td", { class: c.key === "label" ? "text" : "num" }, c.text(r)));
+    for (const c of columns) tr.append(el("td", { class: c.key === "label" || c.key === "system" ? "text" : "num" }, c.text(r)));
+    if (r.provenance) tr.title = r.provenance;
     body.append(tr);
   }
   table.replaceChildren(el("thead", {}, head), body);
+  // One provenance line per configuration: files, reader, how the GPUs were counted, what was left out.
+  const list = document.getElementById("provenance")!;
+  list.replaceChildren(...rows.filter((r) => r.provenance).map((r) => el("li", {}, el("b", {}, `${curveOf(r)}/${r.world_size}`), `: ${r.provenance}`)));
 }
 
 // ---- Drill-down -----------------------------------------------------------------------------
 function renderRunSelect(): void {
   const select = document.getElementById("run-select") as HTMLSelectElement;
-  const runs = state.data!.summary.runs.filter((r) => !state.hidden.has(r.label));
+  const runs = state.data!.summary.runs.filter((r) => !state.hidden.has(curveOf(r)));
   const unit = countUnit(state.data!.summary.world_size_unit);
   if (!state.run || !runs.some((r) => r.run_id === state.run)) {
     // Default: the largest run that has GPU samples, else the largest.
@@ -398,8 +410,8 @@ function renderRunSelect(): void {
     state.run = pick?.run_id ?? null;
   }
   select.replaceChildren();
-  for (const r of [...runs].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1)))) {
-    const o = el("option", { value: r.run_id }, `${r.label} · ${r.world_size ?? "?"} ${unit.plural} · ${r.run_id}`);
+  for (const r of [...runs].sort((a, b) => (curveOf(a) < curveOf(b) ? -1 : curveOf(a) > curveOf(b) ? 1 : (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1)))) {
+    const o = el("option", { value: r.run_id }, `${curveOf(r)} · ${r.world_size ?? "?"} ${unit.plural} · ${r.run_id}`);
     if (r.run_id === state.run) o.selected = true;
     select.append(o);
   }

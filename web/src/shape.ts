@@ -4,16 +4,24 @@ import { isNum } from "./util";
 
 export type TimeKind = "epoch" | "run";
 
-export function labelsOf(summary: Summary): string[] {
-  return [...new Set(summary.configurations.map((c) => c.label))].sort();
+// The scaling curve a configuration (or run) lies on: its label, or "label @ system" when the
+// study spans several systems (summary.json `curve`; older files have none).
+export function curveOf(c: { label: string; curve?: unknown }): string {
+  return typeof c.curve === "string" && c.curve ? c.curve : c.label;
 }
 
-// Configurations per label, by world size.
+// The curves of the study: what the charts draw one line each for and the toggles hide.
+export function labelsOf(summary: Summary): string[] {
+  return [...new Set(summary.configurations.map(curveOf))].sort();
+}
+
+// Configurations per curve, by world size.
 export function byLabel(configs: Configuration[]): Map<string, Configuration[]> {
   const out = new Map<string, Configuration[]>();
   for (const c of configs) {
-    if (!out.has(c.label)) out.set(c.label, []);
-    out.get(c.label)!.push(c);
+    const k = curveOf(c);
+    if (!out.has(k)) out.set(k, []);
+    out.get(k)!.push(c);
   }
   for (const list of out.values()) list.sort((a, b) => a.world_size - b.world_size);
   return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -91,7 +99,7 @@ export function timeEnergyPoints(configs: Configuration[]): (ParetoPoint & { lab
   const out: (ParetoPoint & { label: string; ws: number })[] = [];
   for (const c of configs) {
     const t = c.run_time_s?.mean ?? c.epoch_time_s?.mean;
-    if (isNum(t) && isNum(c.energy_wh)) out.push({ x: t, y: c.energy_wh, key: `${c.label}/${c.world_size}`, label: c.label, ws: c.world_size });
+    if (isNum(t) && isNum(c.energy_wh)) out.push({ x: t, y: c.energy_wh, key: `${curveOf(c)}/${c.world_size}`, label: curveOf(c), ws: c.world_size });
   }
   return out;
 }
@@ -157,7 +165,7 @@ export function configurationBreakdown(
     const shares = (c.run_ids ?? []).map((id) => breakdownShares(byId.get(id)?.breakdown ?? null)).filter((s): s is number[] => !!s);
     if (!shares.length) continue;
     const mean = BREAKDOWN_PARTS.map((_, k) => shares.reduce((a, s) => a + s[k], 0) / shares.length);
-    out.push({ key: `${c.label}/${c.world_size}`, label: c.label, shares: mean, score: isNum(c.computation_score) ? c.computation_score : null });
+    out.push({ key: `${curveOf(c)}/${c.world_size}`, label: curveOf(c), shares: mean, score: isNum(c.computation_score) ? c.computation_score : null });
   }
   return out;
 }

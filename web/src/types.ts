@@ -16,7 +16,14 @@ export interface Range {
 export type Num = number | null | undefined;
 export interface Configuration {
   label: string;
+  system?: string | null;
+  curve?: string;
   world_size: number;
+  instances?: Num;
+  gpus_per_instance?: Num;
+  time_to_train_all_s?: Num;
+  models_per_minute?: Num;
+  provenance?: string;
   nodes?: Num;
   gpus_per_node?: Num;
   runs: number;
@@ -48,6 +55,7 @@ export interface Configuration {
 export interface RunSummary {
   run_id: string;
   label: string;
+  curve?: string;
   world_size: Num;
   path?: string;
   format?: string;
@@ -72,6 +80,7 @@ export interface Summary {
   baseline: string;
   scaling: string;
   world_size_unit?: "GPUs" | "ranks"; // absent in summaries before it existed: GPUs
+  systems?: (string | null)[]; // distinct systems; several: the table shows a system column
   configurations: Configuration[];
   runs: RunSummary[];
   warnings: Warning[];

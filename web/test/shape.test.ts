@@ -6,6 +6,7 @@ import {
   ciBars,
   configurationBreakdown,
   curve,
+  curveOf,
   decimateIndices,
   headline,
   idealLines,
@@ -174,5 +175,24 @@ describe("envelope", () => {
     expect(e.max).toEqual([30, 20, 30, 40]);
     expect(e.mean).toEqual([20, 20, 20, 20]);
     expect(envelope([]).t).toEqual([]);
+  });
+});
+
+describe("curves across systems", () => {
+  // summary.json of a study on two machines: same label, same GPU count, two curves.
+  const two: Configuration[] = [
+    cfg("deepcam", 16, { system: "dgxa100", curve: "deepcam @ dgxa100", epoch_time_s: stat(11) }),
+    cfg("deepcam", 32, { system: "dgxa100", curve: "deepcam @ dgxa100", epoch_time_s: stat(5.5) }),
+    cfg("deepcam", 16, { system: "juwelsbooster_gpu", curve: "deepcam @ juwelsbooster_gpu", epoch_time_s: stat(21) }),
+  ];
+  it("groups by curve, not by label, and falls back to the label without one", () => {
+    const groups = byLabel(two);
+    expect([...groups.keys()]).toEqual(["deepcam @ dgxa100", "deepcam @ juwelsbooster_gpu"]);
+    expect(groups.get("deepcam @ dgxa100")!.map((c) => c.world_size)).toEqual([16, 32]);
+    expect(curveOf(cfg("ddp", 4))).toBe("ddp");
+  });
+  it("keys energy points by curve", () => {
+    const pts = timeEnergyPoints(two.map((c) => ({ ...c, energy_wh: 1 })));
+    expect(pts.map((p) => p.key)).toEqual(["deepcam @ dgxa100/16", "deepcam @ dgxa100/32", "deepcam @ juwelsbooster_gpu/16"]);
   });
 });

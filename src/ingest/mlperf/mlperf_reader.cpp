@@ -1,5 +1,8 @@
 // MLPerf logging files: lines ":::MLLOG {json}" (mlcommons/logging). One file is one run as seen by
 // the rank that logged it; epochs come from epoch_start/epoch_stop with metadata.epoch_num.
+// In the MLPerf HPC results layout, <submitter>/results/<system>/<strong|weak>/<benchmark>/
+// result_*.txt beside <submitter>/systems/<system>.json, the folders say the scaling mode and the
+// system; the files of one weak/ folder are concurrent instances of one run (docs/inputs.md).
 #include <simdjson.h>
 
 #include <map>
@@ -16,7 +19,80 @@ namespace scalelens {
 namespace {
 
 namespace od = simdjson::ondemand;
+namespace fs = std::filesystem;
 constexpr std::string_view kTag = ":::MLLOG";
+
+// A token that gives a system's size: "n64", "128x4", "10x128x4", "82944xA64FX".
+bool is_size_token(std::string_view t) {
+  std::size_t i = !t.empty() && t[0] == 'n' ? 1 : 0;
+  const std::size_t digits = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  return i > digits && (i == t.size() || t[i] == 'x');
+}
+
+// The machine an MLPerf system name denotes: MLPerf names one system per size
+// ("dgxa100_n64_ngc21.09_pytorch", "perlmutter_512x4_ngc21.09_pytorch"), but one scaling curve
+// spans sizes of one machine, so the name is cut before its size token ("dgxa100", "perlmutter").
+std::string machine_of(std::string_view system_name) {
+  std::string out;
+  for (std::size_t begin = 0; begin <= system_name.size();) {
+    const auto end = std::min(system_name.find('_', begin), system_name.size());
+    const auto part = system_name.substr(begin, end - begin);
+    if (is_size_token(part)) break;
+    out += (out.empty() ? "" : "_") + std::string(part);
+    begin = end + 1;
+  }
+  if (!out.empty()) return out;
+  // The size leads ("32xXE8545x4A100-SXM4-40GB"): what follows it names the machine.
+  auto x = system_name.find('x');
+  return x != std::string_view::npos && x + 1 < system_name.size() ? std::string(system_name.substr(x + 1))
+                                                                     : std::string(system_name);
+}
+
+// Where the results layout places a log: its system folder, scaling mode and benchmark folder.
+struct ResultsPlace {
+  fs::path system_dir;   // <submitter>/results/<system>
+  std::string mode;      // "strong" | "weak"
+  fs::path benchmark_dir;
+  bool pruned = false;   // weak/<benchmark>/pruned_results/: an instance left out of the score
+};
+
+std::optional<ResultsPlace> results_place(const fs::path& file) {
+  fs::path dir = file.parent_path();
+  ResultsPlace place;
+  if (dir.filename() == "pruned_results") {
+    place.pruned = true;
+    dir = dir.parent_path();
+  }
+  const auto mode = dir.parent_path().filename().string();
+  if (mode != "strong" && mode != "weak") return std::nullopt;
+  if (dir.parent_path().parent_path().parent_path().filename() != "results") return std::nullopt;
+  place.mode = mode;
+  place.benchmark_dir = dir;
+  place.system_dir = dir.parent_path().parent_path();
+  return place;
+}
+
+// Fields of <submitter>/systems/<system>.json (all strings in the real files).
+struct SystemFile {
+  fs::path path;
+  std::string system_name, accelerator_model_name;
+};
+
+std::optional<SystemFile> system_file(const fs::path& system_dir) {
+  SystemFile f;
+  f.path = system_dir.parent_path().parent_path() / "systems" / (system_dir.filename().string() + ".json");
+  auto text = read_file(f.path);
+  if (!text) return std::nullopt;
+  simdjson::padded_string json(text.value());
+  od::parser parser;
+  od::document doc;
+  if (parser.iterate(json).get(doc)) return std::nullopt;
+  std::string_view v;
+  if (doc["system_name"].get_string().get(v) == simdjson::SUCCESS) f.system_name = v;
+  if (doc["accelerator_model_name"].get_string().get(v) == simdjson::SUCCESS) f.accelerator_model_name = v;
+  return f;
+}
 
 class MlperfReader final : public Reader {
  public:
@@ -37,7 +113,7 @@ class MlperfReader final : public Reader {
     std::optional<double> nodes, per_node, ranks;
     std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0;
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
-    std::string benchmark;
+    std::string benchmark, platform;
     std::map<std::int64_t, std::int64_t> epoch_start_ms;
     BadLines bad, implausible;
     auto bad_line = [&](std::int64_t line, std::string reason) { bad.add(line, std::move(reason)); };
@@ -92,6 +168,11 @@ class MlperfReader final : public Reader {
       else if (k == "submission_benchmark") {
         std::string_view b;
         if (doc["value"].get_string().get(b) == simdjson::SUCCESS) benchmark = b;
+      } else if (k == "submission_platform") {
+        std::string_view b;
+        if (doc["value"].get_string().get(b) == simdjson::SUCCESS) platform = b;
+      } else if (k == "instance_id") {
+        if (auto id = number()) run.instance_id = static_cast<int>(*id);
       } else if (k == "epoch_start") {
         if (auto e = epoch_num()) epoch_start_ms[*e] = time_ms;
         else bad_line(lines.line_no(), "epoch_start without metadata.epoch_num");
@@ -155,9 +236,51 @@ class MlperfReader final : public Reader {
     }
     if (ctx.enclosing && !ctx.enclosing->label.empty()) run.label = ctx.enclosing->label;
     else run.label = benchmark.empty() ? "mlperf" : benchmark;
+    run.benchmark = benchmark;
+    place_run(run, path, platform, ctx);
+    if (const auto place = results_place(path); place && place->pruned) {
+      out.diagnostics.push_back({Severity::note, "pruned-instance",
+                                 "MLPerf HPC weak-scaling instance pruned by the submitter (pruned_results/); not counted "
+                                 "among the run's instances",
+                                 path.string(), 0, {}});
+      return;
+    }
     if (!run.start_ns && run.epochs.empty())
       return out.warn("empty-mlperf", "MLPerf log with neither run_start nor epochs; left out", path);
     out.runs.push_back(std::move(run));
+  }
+
+ private:
+  // System, GPU model, scaling mode and instance group, from the results layout where the log
+  // lies in one, else from the log itself.
+  static void place_run(Run& run, const fs::path& path, std::string_view platform, const ReadContext& ctx) {
+    const auto place = results_place(path);
+    if (place) {
+      run.scaling = place->mode;
+      if (auto sys = system_file(place->system_dir)) {
+        const auto name = sys->system_name.empty() ? place->system_dir.filename().string() : sys->system_name;
+        run.system = machine_of(name);
+        run.detected_from["system"] = fmt::format("system_name {} in systems/{}", name, sys->path.filename().string());
+        if (run.gpu_model.empty()) run.gpu_model = sys->accelerator_model_name;
+      } else {
+        run.system = machine_of(place->system_dir.filename().string());
+        run.detected_from["system"] = fmt::format("results folder {}", place->system_dir.filename().string());
+      }
+    }
+    // "512xNVIDIA DGX A100": nodes x platform; the logging package's unset default is a placeholder.
+    auto name = platform;
+    if (auto x = name.find('x'); x != std::string_view::npos && x > 0 &&
+                                 name.substr(0, x).find_first_not_of("0123456789") == std::string_view::npos)
+      name = name.substr(x + 1);
+    if (run.system.empty() && !name.empty() && name.find("PLACEHOLDER") == std::string_view::npos) {
+      run.system = std::string(name);
+      run.detected_from["system"] = "submission_platform";
+    }
+    if (run.system.empty() && ctx.enclosing && !ctx.enclosing->system.empty()) run.system = ctx.enclosing->system;
+    if ((place && place->mode == "weak") || run.instance_id) {
+      run.instance_of = (place ? place->benchmark_dir : path.parent_path()).string();
+      run.scaling = "weak";
+    }
   }
 };
 

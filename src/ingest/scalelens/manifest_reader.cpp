@@ -117,6 +117,8 @@ class ManifestReader final : public Reader {
         if (d && *d > 0) run.sampling_interval_s = *d; else bad("a positive number");
       } else if (key == "gpu_model") {
         if (auto s = string_of(v)) run.gpu_model = *s;
+      } else if (key == "system") {
+        if (auto s = string_of(v)) run.system = *s; else bad("a string");
       } else if (key == "launcher") {
         if (auto s = string_of(v)) run.launcher = *s; else bad("a string");
       } else if (key == "hosts") {
