@@ -158,7 +158,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "What goes to standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_option("--pattern", args->pattern, "Only paths (relative to their input) matching this regex");
+  cmd->add_option("--pattern", args->pattern, "Only paths (relative to their input) in which this regex matches (RE2 syntax: ECMAScript without backreferences or lookaround)");
   cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -1,5 +1,8 @@
 // scalelens serve: the dashboard live over a study folder, refreshed as runs land.
+#include <cstdio>
+
 #include "commands.hpp"
+#include "common/user_regex.hpp"
 #include "serve/server.hpp"
 
 namespace scalelens::cli {
@@ -15,7 +18,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--port", opts->port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--host", opts->host, "Address to listen on; anything but 127.0.0.1 exposes the study to the network")
       ->capture_default_str();
-  cmd->add_option("--pattern", *pattern, "Only paths (relative to their input) matching this regex");
+  cmd->add_option("--pattern", *pattern, "Only paths (relative to their input) in which this regex matches (RE2 syntax: ECMAScript without backreferences or lookaround)");
   cmd->add_option("--warmup-epochs", opts->analysis.warmup_epochs, "Epochs left out at the start of each run")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
@@ -37,7 +40,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       "  ssh -L 6006:127.0.0.1:6006 login-node        to view a cluster's study from a laptop\n"
       "API: /api/summary, /api/data, /api/series?run=ID, /api/version. Ctrl-C stops it.");
   cmd->callback([=, &exit_code] {
-    if (!pattern->empty()) opts->pattern = *pattern;
+    if (!pattern->empty()) {
+      auto check = UserRegex::compile(*pattern);
+      if (!check) {
+        std::fprintf(stderr, "error: --pattern '%s' is not a valid regular expression: %s\n", pattern->c_str(),
+                     check.error().message.c_str());
+        exit_code = 1;
+        return;
+      }
+      opts->pattern = *pattern;
+    }
     opts->analysis.baseline = *baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
     if (*baseline_gpus > 0) opts->analysis.baseline_gpus = *baseline_gpus;
     if (*scaling != "auto") opts->analysis.scaling = *scaling;

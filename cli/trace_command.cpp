@@ -1,12 +1,12 @@
 // `scalelens trace PATHS...`: communication vs computation per rank from PyTorch profiler traces.
 #include <cstdio>
 #include <memory>
-#include <regex>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "common/diagnostics.hpp"
+#include "common/user_regex.hpp"
 #include "trace/trace_output.hpp"
 #include "trace/trace_set.hpp"
 
@@ -28,11 +28,10 @@ struct TraceArgs {
 
 int run_trace(const TraceArgs& args) {
   if (!args.comm_kernel_regex.empty()) {
-    try {
-      std::regex check(args.comm_kernel_regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
+    auto check = UserRegex::compile(args.comm_kernel_regex);
+    if (!check) {
       std::fprintf(stderr, "scalelens trace: --comm-kernel-regex '%s' is not a valid regular expression: %s\n",
-                   args.comm_kernel_regex.c_str(), e.what());
+                   args.comm_kernel_regex.c_str(), check.error().message.c_str());
       return 1;
     }
   }
@@ -72,8 +71,9 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "What goes to standard output: table or json (schema scalelens.trace/1)")
       ->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--comm-kernel-regex", args->comm_kernel_regex,
-                  "Kernels whose name matches this ECMAScript regex count as communication "
-                  "(default: nccl…, ncclKernel…, ncclDevKernel…, rccl…)");
+                  "Kernels whose name matches this regex anywhere count as communication "
+                  "(default: nccl…, ncclKernel…, ncclDevKernel…, rccl…). RE2 syntax: ECMAScript without "
+                  "backreferences or lookaround; (?i) for case-insensitive");
   cmd->add_option("-j,--threads", args->threads, "Threads (default: all cores); files, or slices of fewer files, in parallel");
   cmd->add_flag("--no-cache", args->no_cache,
                 "Parse every trace even when .scalelens-cache/ beside it holds its summary (also SCALELENS_NO_CACHE=1)");

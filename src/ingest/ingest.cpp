@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -11,6 +10,7 @@
 
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
+#include "common/user_regex.hpp"
 #include "ingest/reader.hpp"
 
 namespace scalelens {
@@ -78,16 +78,17 @@ Study ingest(const IngestOptions& options) {
   Study study;
   study.inputs = options.inputs;
   auto readers = all_readers();
-  std::optional<std::regex> pattern;
+  std::optional<UserRegex> pattern;
   if (options.pattern) {
-    try {
-      pattern.emplace(*options.pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
+    auto compiled = UserRegex::compile(*options.pattern);
+    if (!compiled) {
       study.diagnostics.push_back({Severity::error, "bad-pattern",
-                                   fmt::format("--pattern '{}' is not a valid regular expression: {}", *options.pattern, e.what()),
+                                   fmt::format("--pattern '{}' is not a valid regular expression: {}", *options.pattern,
+                                               compiled.error().message),
                                    {}, 0, {}});
       return study;
     }
+    pattern = std::move(compiled.value());
   }
 
   // 1. Walk.
@@ -104,7 +105,7 @@ Study ingest(const IngestOptions& options) {
       if (pattern) {
         auto rel = p.lexically_relative(root).generic_string();
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
-        if (!std::regex_search(rel, *pattern)) return;
+        if (!pattern->search(rel)) return;
       }
       files.push_back({p, size, -1});
     };

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "model/study.hpp"
 
@@ -172,21 +173,21 @@ double ratio(double num, double den) { return den > 0 ? num / den : std::numeric
 // "rank3.…", "worker_3…", "trace-rank-3.json": the rank a per-rank trace handler (PyTorch's
 // tensorboard_trace_handler worker_name, say) put in the name, for traces without distributedInfo.
 std::optional<int> rank_from_file_name(const std::string& path) {
-  static const std::regex pattern(R"((?:^|[^A-Za-z])(?:rank|worker)[_-]?(\d{1,7})(?:\D|$))", std::regex::icase);
+  static const RE2 pattern(R"((?i)(?:^|[^A-Za-z])(?:rank|worker)[_-]?(\d{1,7})(?:\D|$))");
   const std::string name = std::filesystem::path(path).filename().string();
-  std::smatch m;
-  if (!std::regex_search(name, m, pattern)) return std::nullopt;
-  return std::stoi(m[1].str());
+  int rank = 0;
+  if (!RE2::PartialMatch(name, pattern, &rank)) return std::nullopt;
+  return rank;
 }
 
 }  // namespace
 
 CommMatcher::CommMatcher() = default;
 
-CommMatcher::CommMatcher(const std::string& regex) : regex_(std::regex(regex, std::regex::ECMAScript | std::regex::optimize)) {}
+CommMatcher::CommMatcher(UserRegex regex) : regex_(std::move(regex)) {}
 
 bool CommMatcher::is_comm(std::string_view name) const {
-  if (regex_) return std::regex_search(name.begin(), name.end(), *regex_);
+  if (regex_) return regex_->search(name);
   return starts_with(name, "nccl") || starts_with(name, "rccl") || contains(name, "ncclKernel") ||
          contains(name, "ncclDevKernel");
 }

@@ -3,10 +3,10 @@
 // own temporal breakdown and comm/comp overlap (the `--hta` mode), from a parsed Kineto trace.
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "common/user_regex.hpp"
 #include "trace/kineto.hpp"
 
 namespace scalelens::trace {
@@ -17,11 +17,11 @@ enum class KernelClass : std::uint8_t { computation, communication, memory };
 class CommMatcher {
  public:
   CommMatcher();                                  // nccl…, ncclKernel…, ncclDevKernel…, rccl…
-  explicit CommMatcher(const std::string& regex);  // --comm-kernel-regex (std::regex_search)
+  explicit CommMatcher(UserRegex regex);  // --comm-kernel-regex: matches anywhere in the name
   bool is_comm(std::string_view kernel_name) const;
 
  private:
-  std::optional<std::regex> regex_;
+  std::optional<UserRegex> regex_;
 };
 
 // |·| of the DESIGN.md figures for one step (or for the events outside any step). µs.

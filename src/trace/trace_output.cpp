@@ -2,6 +2,7 @@
 
 #include "common/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>

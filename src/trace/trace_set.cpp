@@ -10,6 +10,7 @@
 
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
+#include "common/user_regex.hpp"
 #include "trace/gpu_peaks.hpp"
 #include "trace/trace_cache.hpp"
 
@@ -86,7 +87,18 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
 
 TraceSet analyse_traces(const TraceSetOptions& options) {
   TraceSet set;
-  CommMatcher matcher = options.comm_kernel_regex.empty() ? CommMatcher() : CommMatcher(options.comm_kernel_regex);
+  CommMatcher matcher;
+  if (!options.comm_kernel_regex.empty()) {
+    auto regex = UserRegex::compile(options.comm_kernel_regex);
+    if (!regex) {
+      set.diagnostics.push_back({Severity::error, "bad-regex",
+                                 fmt::format("--comm-kernel-regex '{}' is not a valid regular expression: {}",
+                                             options.comm_kernel_regex, regex.error().message),
+                                 {}, 0, {}});
+      return set;
+    }
+    matcher = CommMatcher(std::move(regex.value()));
+  }
   auto files = find_traces(options.inputs, set.diagnostics);
   set.files_considered = files.size();
 

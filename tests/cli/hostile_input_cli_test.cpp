@@ -1,0 +1,108 @@
+// Hostile input and faults (issue 12), through the real binary: each bad input is named, and the
+// rest of the study keeps exactly the figures it has without it.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <map>
+#include <string>
+
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+
+namespace {
+
+std::string ns(double s) { return std::to_string(static_cast<long long>(s * 1e9)); }
+
+// A scalelens run folder as `scalelens run` writes it: manifest and three one-rank epochs.
+void write_run(const ScratchDir& dir, const std::string& name, const std::string& label, int p, double epoch_s) {
+  dir.write(name + "/scalelens.json", "{\"schema\": \"scalelens.run/1\", \"run_id\": \"" + name + "\", \"label\": \"" + label +
+                                          "\", \"world_size\": " + std::to_string(p) +
+                                          ", \"samples_per_epoch\": 1000, \"start_ns\": 0, \"end_ns\": " + ns(3 * epoch_s) +
+                                          ", \"status\": \"complete\"}");
+  dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0," + ns(epoch_s) + "\n0,1," + ns(epoch_s) + "," +
+                                      ns(2 * epoch_s) + "\n0,2," + ns(2 * epoch_s) + "," + ns(3 * epoch_s) + "\n");
+}
+
+// label/p → epoch time mean, throughput, speedup: the figures a hostile file must not move.
+std::map<std::string, std::string> figures(const std::string& summary_json) {
+  std::map<std::string, std::string> out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(summary_json).get(doc)) return out;
+  for (auto c : doc["configurations"].get_array()) {
+    std::string key = std::string(std::string_view(c["label"])) + "/" + std::to_string(int64_t(c["world_size"]));
+    out[key] = simdjson::minify(c["epoch_time_s"]) + " " + simdjson::minify(c["throughput_samples_per_s"]) + " " +
+               simdjson::minify(c["speedup"]);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> report_figures(const std::filesystem::path& study, const std::string& extra = {}) {
+  ScratchDir out;
+  auto r = run_scalelens("report --format json -q -o " + quoted(out.path()) + " " + extra + " " + quoted(study));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return figures(r.out);
+}
+
+// Kineto trace: one step, a gemm and a kernel called `comm_name` (40 µs each, overlapping 20 µs).
+std::string trace_with_kernel(const std::string& comm_name, int rank = 0) {
+  return R"j({"schemaVersion": 1, "distributedInfo": {"rank": )j" + std::to_string(rank) + R"j(, "world_size": 2},
+"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 4, "dur": 2, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 10, "dur": 40, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": ")j" + comm_name + R"j(", "ts": 30, "dur": 40, "args": {"stream": 20, "correlation": 2}},
+ {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "ts": 0, "dur": 300}
+]})j";
+}
+
+}  // namespace
+
+// std::regex recursed once per character and overflowed the stack on a long kernel name; RE2 does not.
+TEST(HostileInput, LongKernelNameUnderCommKernelRegexIsMatchedNotACrash) {
+  ScratchDir dir;
+  const std::string long_name = std::string(300000, 'a') + "_my_allreduce";
+  auto trace = dir.write("rank0.json", trace_with_kernel(long_name));
+  auto r = run_scalelens("trace --no-cache --format json --comm-kernel-regex '^(a|b)*_my_allreduce$' " + quoted(trace));
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc));
+  auto rank = doc["ranks"].at(0);
+  // comm = the 40 µs kernel; comp = gemm 40 µs; overlap = [30, 50) = 20 µs.
+  EXPECT_DOUBLE_EQ(double(rank["comm_us"]), 40.0);
+  EXPECT_DOUBLE_EQ(double(rank["comp_us"]), 40.0);
+  EXPECT_DOUBLE_EQ(double(rank["overlap_us"]), 20.0);
+}
+
+TEST(HostileInput, InvalidRegexIsAUsageErrorEverywhere) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  auto trace = dir.write("t/rank0.json", trace_with_kernel("ncclKernel_AllReduce"));
+  auto t = run_scalelens("trace --comm-kernel-regex '(ab' " + quoted(trace));
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.err.find("--comm-kernel-regex '(ab' is not a valid regular expression"), std::string::npos) << t.err;
+  // Backreferences are ECMAScript but not RE2: refused by name, not silently read another way.
+  auto r = run_scalelens("report -q " + quoted(dir.path()) + " --pattern '(a)\\1'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE((r.out + r.err).find("--pattern '(a)\\1' is not a valid regular expression"), std::string::npos) << r.out << r.err;
+  auto s = run_scalelens("serve --port 0 -q " + quoted(dir.path()) + " --pattern '[z-a]'");
+  EXPECT_EQ(s.exit_code, 1);
+  EXPECT_NE(s.err.find("--pattern '[z-a]' is not a valid regular expression"), std::string::npos) << s.err;
+}
+
+TEST(HostileInput, PatternStillSearchesAnywhereInTheRelativePath) {
+  ScratchDir dir;
+  write_run(dir, "ddp-1", "ddp", 1, 10);
+  write_run(dir, "ddp-2", "ddp", 2, 6);
+  write_run(dir, "fsdp-2", "fsdp", 2, 5);
+  auto all = report_figures(dir.path());
+  auto only_ddp = report_figures(dir.path(), "--pattern '^ddp-\\d/'");
+  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(only_ddp.size(), 2u);
+  EXPECT_EQ(only_ddp["ddp/1"], all["ddp/1"]);
+  EXPECT_EQ(only_ddp["ddp/2"], all["ddp/2"]);
+}
