@@ -97,11 +97,18 @@ Result<std::string> gunzip(std::string_view compressed, const std::string& path_
   return Error{"gzip data inflates beyond the supported size", path_for_errors};
 }
 
+namespace {
+Result<std::string> drop_bom(Result<std::string> text) {
+  if (text && without_bom(text.value()).size() != text.value().size()) text.value().erase(0, kUtf8Bom.size());
+  return text;
+}
+}  // namespace
+
 Result<std::string> read_file(const std::filesystem::path& path) {
   auto raw = read_up_to(path, static_cast<std::size_t>(-1) / 2);
   if (!raw) return raw;
-  if (is_gzip(raw.value())) return gunzip(raw.value(), path.string());
-  return raw;
+  if (is_gzip(raw.value())) return drop_bom(gunzip(raw.value(), path.string()));
+  return drop_bom(std::move(raw));
 }
 
 FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
@@ -138,7 +145,7 @@ Result<FileBytes> map_file(const std::filesystem::path& path) {
   ::madvise(p, size, MADV_SEQUENTIAL);
   std::string_view bytes(static_cast<const char*>(p), size);
   if (is_gzip(bytes)) {
-    auto inflated = gunzip(bytes, path.string());
+    auto inflated = drop_bom(gunzip(bytes, path.string()));
     ::munmap(p, size);
     if (!inflated) return inflated.error();
     return FileBytes(std::move(inflated.value()));
@@ -146,7 +153,7 @@ Result<FileBytes> map_file(const std::filesystem::path& path) {
   FileBytes out;
   out.map_ = p;
   out.map_size_ = size;
-  out.view_ = bytes;
+  out.view_ = without_bom(bytes);
   return out;
 }
 
@@ -159,7 +166,7 @@ Result<std::string_view> read_file_reusing(const std::filesystem::path& path, st
     auto text = read_file(path);
     if (!text) return text.error();
     buffer = std::move(text.value());
-    return std::string_view(buffer);
+    return std::string_view(buffer);  // read_file dropped the BOM
   }
   // The buffer only grows (resize zero-fills new bytes; bytes already there are just overwritten).
   const auto size = static_cast<std::size_t>(st.st_size);
@@ -179,9 +186,9 @@ Result<std::string_view> read_file_reusing(const std::filesystem::path& path, st
     auto inflated = gunzip(bytes, path.string());
     if (!inflated) return inflated.error();
     buffer = std::move(inflated.value());
-    return std::string_view(buffer);
+    return without_bom(buffer);
   }
-  return bytes;
+  return without_bom(bytes);
 }
 
 Result<std::string> read_head(const std::filesystem::path& path, std::size_t max_bytes) {
@@ -190,7 +197,7 @@ Result<std::string> read_head(const std::filesystem::path& path, std::size_t max
 
 Result<std::string> read_head_inflated(const std::filesystem::path& path, std::size_t max_bytes) {
   auto head = read_head(path, max_bytes);
-  if (!head || !is_gzip(head.value())) return head;
+  if (!head || !is_gzip(head.value())) return drop_bom(std::move(head));
   std::string out(max_bytes, '\0');
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return std::string();
@@ -201,7 +208,7 @@ Result<std::string> read_head_inflated(const std::filesystem::path& path, std::s
   inflate(&zs, Z_SYNC_FLUSH);
   out.resize(out.size() - zs.avail_out);
   inflateEnd(&zs);
-  return out;
+  return drop_bom(std::move(out));
 }
 
 Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents) {

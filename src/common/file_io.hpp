@@ -8,6 +8,13 @@
 
 namespace scalelens {
 
+// What the readers below return is text (CSV, JSON, logs): a UTF-8 byte-order mark at its start, as
+// Excel and PowerShell write, is not part of it and is dropped (read_head, the raw bytes, keeps it).
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+inline std::string_view without_bom(std::string_view text) {
+  return text.substr(0, 3) == kUtf8Bom ? text.substr(3) : text;
+}
+
 // Whole file; gzip (by its magic bytes, not its name) is inflated in memory, no temporary file.
 Result<std::string> read_file(const std::filesystem::path& path);
 

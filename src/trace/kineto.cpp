@@ -608,6 +608,14 @@ void drop_impossible_events(ParsedTrace& t) {
 
 Result<ParsedTrace> parse_kineto_unchecked(char* data, std::size_t size, std::size_t capacity, const std::string& path,
                                            const ParseOptions& options, bool drop_pages) {
+  if (without_bom(std::string_view(data, size)).size() != size) {
+    // A byte-order mark (a trace re-saved by an editor or PowerShell) is not JSON; skip it. The
+    // pages no longer start at `data`, so none are dropped early.
+    data += kUtf8Bom.size();
+    size -= kUtf8Bom.size();
+    capacity -= kUtf8Bom.size();
+    drop_pages = false;
+  }
   if (options.chunked)
     if (auto chunked = parse_chunked(data, size, capacity, path, options, drop_pages)) return std::move(*chunked);
   // Not cut into slices (an unusual layout, or bad JSON): one parse of the whole file, which

@@ -106,3 +106,90 @@ TEST(HostileInput, PatternStillSearchesAnywhereInTheRelativePath) {
   EXPECT_EQ(only_ddp["ddp/1"], all["ddp/1"]);
   EXPECT_EQ(only_ddp["ddp/2"], all["ddp/2"]);
 }
+
+namespace {
+
+const std::string kBom = "\xEF\xBB\xBF";
+
+// One study with a file of every format the report reads, as each tool writes it.
+void write_every_format(const ScratchDir& dir) {
+  write_run(dir, "runs/ddp-1", "ddp", 1, 10);
+  write_run(dir, "runs/ddp-2", "ddp", 2, 6);
+  dir.write("runs/ddp-2/ranks/0.json", R"({"schema": "scalelens.rank/1", "rank": 0, "host": "n1", "local_rank": 0,
+"devices": [0], "start_ns": 0, "end_ns": 18000000000, "exit_status": 0})");
+  dir.write("runs/ddp-2/nodes/n1/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "0,0,GPU-a,50,,,100,,,\n9000000000,0,GPU-a,70,,,200,,,\n18000000000,0,GPU-a,90,,,300,,,\n");
+  dir.write("runs/ddp-2/traces/rank0.json", trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0));
+  dir.write("runs/ddp-1/nodes/n2/nvsmi.csv",
+            "timestamp, index, name, uuid, utilization.gpu [%], power.draw [W]\n"
+            "2024/01/02 03:04:05.000, 0, NVIDIA A100-SXM4-80GB, GPU-b, 84 %, 535.56 W\n"
+            "2024/01/02 03:04:06.000, 0, NVIDIA A100-SXM4-80GB, GPU-b, 80 %, 500.00 W\n");
+  dir.write("mlperf/result_0.txt",
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1000, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1000, \"event_type\": \"POINT_IN_TIME\", \"key\": \"number_of_nodes\", \"value\": 2, \"metadata\": {}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1000, \"event_type\": \"POINT_IN_TIME\", \"key\": \"accelerators_per_node\", \"value\": 4, \"metadata\": {}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1000, \"event_type\": \"INTERVAL_START\", \"key\": \"epoch_start\", \"value\": null, \"metadata\": {\"epoch_num\": 1}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 3000, \"event_type\": \"INTERVAL_END\", \"key\": \"epoch_stop\", \"value\": null, \"metadata\": {\"epoch_num\": 1}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 3000, \"event_type\": \"INTERVAL_START\", \"key\": \"epoch_start\", \"value\": null, \"metadata\": {\"epoch_num\": 2}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 4500, \"event_type\": \"INTERVAL_END\", \"key\": \"epoch_stop\", \"value\": null, \"metadata\": {\"epoch_num\": 2}}\n"
+            ":::MLLOG {\"namespace\": \"\", \"time_ms\": 4600, \"event_type\": \"INTERVAL_END\", \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}\n");
+  dir.write("itwinai/scalelens.json", R"({"world_size": 4})");
+  dir.write("itwinai/scalability-metrics/epoch-time/epochtime_horovod_1N.csv",
+            "epoch_id,time,name,nodes\n1,12.5,horovod,1\n2,10.25,horovod,1\n3,10.75,horovod,1\n");
+}
+
+std::string with_bom_everywhere(const std::filesystem::path& root) {
+  std::string touched;
+  for (auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    std::string text = slurp(e.path());
+    std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << kBom << text;
+    touched += e.path().filename().string() + " ";
+  }
+  return touched;
+}
+
+}  // namespace
+
+// Excel and PowerShell start CSV and JSON with a byte-order mark; an epochs.csv with one lost all
+// its epochs. Every reader now sees the same figures as without it, and says nothing about it.
+TEST(HostileInput, ByteOrderMarkChangesNoFigureInAnyReader) {
+  ScratchDir dir, out;
+  write_every_format(dir);
+  const std::string cmd = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
+  auto plain = run_scalelens(cmd, "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  auto before = figures(plain.out);
+  // ddp/1: epochs 10 s each, first left out as warm-up → 10 s; mlperf 8 GPUs: epoch 2 = 1.5 s;
+  // horovod from itwinai: epochs 2 and 3 → (10.25 + 10.75) / 2 = 10.5 s.
+  ASSERT_EQ(before.size(), 4u) << plain.out;
+  EXPECT_NE(before["ddp/1"].find("\"mean\":10"), std::string::npos) << before["ddp/1"];
+  EXPECT_NE(before["horovod/4"].find("\"mean\":10.5"), std::string::npos) << before["horovod/4"];
+  EXPECT_NE(plain.out.find("\"computation_score\""), std::string::npos);
+
+  const std::string touched = with_bom_everywhere(dir.path());
+  EXPECT_NE(touched.find("epochs.csv"), std::string::npos);
+  auto bom = run_scalelens(cmd, "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(bom.exit_code, 0) << bom.err;
+  // Same configurations, figures, runs and warnings: the whole summary is the same document.
+  EXPECT_EQ(bom.out, plain.out);
+}
+
+TEST(HostileInput, ByteOrderMarkInPlainAndGzipTracesIsSkipped) {
+  ScratchDir dir;
+  dir.write("plain/rank0.json", kBom + trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0));
+  dir.write("gz/rank1.json", kBom + trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 1));
+  ASSERT_EQ(run_command("gzip -n " + quoted(dir.path() / "gz/rank1.json")).exit_code, 0);
+  auto r = run_scalelens("trace --no-cache --format json " + quoted(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  ASSERT_EQ(doc["ranks"].get_array().size(), 2u) << r.out;
+  for (auto rank : doc["ranks"].get_array()) {
+    EXPECT_DOUBLE_EQ(double(rank["comm_us"]), 40.0);
+    EXPECT_DOUBLE_EQ(double(rank["overlap_us"]), 20.0);
+  }
+  EXPECT_EQ(doc["warnings"].get_array().size(), 0u) << r.out;
+}

@@ -64,7 +64,7 @@ struct Sniff {
 };
 
 Sniff sniff(const fs::path& path) {
-  auto head = read_head(path, kSniffBytes);
+  auto head = read_head_inflated(path, kSniffBytes);  // BOM dropped, as the other readers see the file
   if (!head) return {};
   LineCursor lines(head.value());
   std::string_view line;
