@@ -12,7 +12,7 @@ namespace scalelens {
 
 struct IngestOptions {
   std::vector<std::string> inputs;   // folders or files
-  std::optional<std::string> pattern;  // ECMAScript regex over paths relative to their input
+  std::optional<std::string> pattern;  // RE2 regex searched in paths relative to their input
   unsigned threads = 0;                // 0 = all cores
   // Called as files finish: (done, total). From the calling thread only.
   std::function<void(std::size_t, std::size_t)> progress;
