@@ -3,7 +3,20 @@
 // the process exit code in `exit_code` (DESIGN.md: 0 written, 1 usage, 2 no usable data, 3 strict).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+
+#include "common/file_io.hpp"
+
 namespace scalelens::cli {
+
+// --max-inflated SIZE: the most one compressed input may inflate to (file_io.hpp); past it the
+// file is refused by name. Sizes as "4GiB", "512M" (1024-based) or bytes.
+inline void add_max_inflated_option(CLI::App* cmd) {
+  cmd->add_option_function<std::uint64_t>("--max-inflated", [](const std::uint64_t& bytes) { set_max_inflated_bytes(bytes); },
+                                          "Refuse a compressed (.gz) input that inflates to more than this (e.g. 8GiB, 500M)")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("4GiB");
+}
 
 void add_report_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);

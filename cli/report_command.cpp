@@ -172,6 +172,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--strict", args->strict, "Exit with code 3 when there are warnings");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
   cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
+  add_max_inflated_option(cmd);
   cmd->add_flag("--timings", args->timings, "Print how long reading, analysis and writing took (standard error)");
   cmd->footer(
       "Examples:\n"

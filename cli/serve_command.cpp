@@ -32,6 +32,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--poll", opts->poll_s, "Seconds between checks of the study's files for changes")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  add_max_inflated_option(cmd);
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print when the study changes");
   cmd->footer(
       "Examples:\n"

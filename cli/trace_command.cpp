@@ -77,6 +77,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-j,--threads", args->threads, "Threads (default: all cores); files, or slices of fewer files, in parallel");
   cmd->add_flag("--no-cache", args->no_cache,
                 "Parse every trace even when .scalelens-cache/ beside it holds its summary (also SCALELENS_NO_CACHE=1)");
+  add_max_inflated_option(cmd);
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "Peak TFLOP/s of one GPU for MFU, instead of the table of common GPUs (by deviceProperties.name)")
       ->check(CLI::PositiveNumber);

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -58,43 +60,134 @@ bool is_gzip(std::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors) {
+namespace {
+
+std::atomic<std::uint64_t> g_max_inflated{kDefaultMaxInflated};
+
+// A trailer claiming more than this many times the compressed size is not trusted to size the
+// output up front (real traces and logs inflate 7-25 times; deflate can reach 1032 times).
+constexpr std::uint64_t kTrustedRatio = 64;
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  return fmt::format("{} bytes", bytes);
+}
+
+Error too_large(const std::string& path) {
+  return Error{fmt::format("inflates to more than --max-inflated ({}); left out (raise --max-inflated to read it)",
+                           size_text(max_inflated_bytes())),
+               path};
+}
+
+// One gzip member inflated by zlib as its bytes come, the output growing with what is actually
+// inflated: a trailer that lies about the size costs nothing. Returns the compressed bytes used.
+Result<std::size_t> inflate_streaming(std::string_view member, std::string& out, std::uint64_t cap,
+                                      const std::string& path) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return Error{"out of memory while inflating", path};
+  std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, &inflateEnd);
+  const std::size_t base = out.size();
+  std::size_t have = base;
+  const unsigned char* next_in = reinterpret_cast<const unsigned char*>(member.data());
+  std::size_t left_in = member.size();
+  for (;;) {
+    if (have == out.size()) {
+      if (have - base > cap) return too_large(path);
+      // Grow by half what is there (at least 64 KiB), never past the cap + 1 byte that detects going over it.
+      const std::size_t grow = std::max<std::size_t>(65536, (have - base) / 2);
+      out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(have + grow, base + cap + 1)));
+    }
+    const auto in_chunk = static_cast<uInt>(std::min<std::size_t>(left_in, 1u << 30));
+    const auto out_chunk = static_cast<uInt>(std::min<std::size_t>(out.size() - have, 1u << 30));
+    zs.next_in = const_cast<Bytef*>(next_in);
+    zs.avail_in = in_chunk;
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + have);
+    zs.avail_out = out_chunk;
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    next_in += in_chunk - zs.avail_in;
+    left_in -= in_chunk - zs.avail_in;
+    have += out_chunk - zs.avail_out;
+    if (have - base > cap) return too_large(path);
+    if (rc == Z_STREAM_END) {
+      out.resize(have);
+      return member.size() - left_in;
+    }
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR && left_in > 0 && zs.avail_out == 0) continue;  // wanted more room
+    out.resize(base);
+    if (rc == Z_BUF_ERROR) return Error{"truncated gzip data", path};
+    return Error{fmt::format("corrupt gzip data ({})", zs.msg ? zs.msg : "bad data"), path};
+  }
+}
+
+}  // namespace
+
+void set_max_inflated_bytes(std::uint64_t bytes) { g_max_inflated.store(bytes); }
+std::uint64_t max_inflated_bytes() { return g_max_inflated.load(); }
+
+Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::size_t padding, const std::string& path) {
+  const std::uint64_t cap = max_inflated_bytes();
+  const std::size_t start = out.size();
   std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
       libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-  if (!d) return Error{"out of memory while inflating", path_for_errors};
-  // The gzip trailer holds the size modulo 2^32; use it as a first guess and grow on demand.
-  std::size_t guess = compressed.size() * 4;
-  if (compressed.size() >= 18) {
-    std::uint32_t isize;
-    std::memcpy(&isize, compressed.data() + compressed.size() - 4, 4);
-    if (isize > guess) guess = isize;
-  }
-  std::string out;
-  for (int attempt = 0; attempt < 12; ++attempt) {
-    out.resize(guess + 1);
-    std::size_t in_used = 0, out_used = 0;
-    auto rc = libdeflate_gzip_decompress_ex(d.get(), compressed.data(), compressed.size(), out.data(),
-                                            out.size(), &in_used, &out_used);
-    if (rc == LIBDEFLATE_SUCCESS) {
-      // Concatenated gzip members (as `cat a.gz b.gz` makes) are rare in traces; read only the first
-      // but say so rather than drop data silently.
-      if (in_used < compressed.size() && !is_gzip(compressed.substr(in_used)))
-        return Error{fmt::format("trailing garbage after gzip data at byte {}", in_used), path_for_errors};
-      out.resize(out_used);
-      if (in_used < compressed.size()) {
-        auto rest = gunzip(compressed.substr(in_used), path_for_errors);
-        if (!rest) return rest;
-        out += rest.value();
+  if (!d) return Error{"out of memory while inflating", path};
+  std::size_t in_pos = 0;
+  // Concatenated members (`cat a.gz b.gz`) are inflated one after the other.
+  while (in_pos < compressed.size()) {
+    std::string_view member = compressed.substr(in_pos);
+    if (!is_gzip(member)) {
+      out.resize(start);
+      return Error{fmt::format("trailing garbage after gzip data at byte {}", in_pos), path};
+    }
+    const std::uint64_t used = out.size() - start;
+    // The trailer states the (last) member's size modulo 2^32. When it is plausible, one libdeflate
+    // call into a buffer of exactly that size (+1 byte, to notice more) is the fast path.
+    std::uint64_t isize = 0;
+    if (member.size() >= 18) {
+      std::uint32_t t;
+      std::memcpy(&t, compressed.data() + compressed.size() - 4, 4);
+      isize = t;
+    }
+    bool done = false;
+    if (isize > 0 && isize <= member.size() * kTrustedRatio && used + isize <= cap) {
+      const std::size_t base = out.size();
+      out.reserve(base + isize + 1 + padding);
+      out.resize(base + isize + 1);
+      std::size_t in_used = 0, out_used = 0;
+      const auto rc = libdeflate_gzip_decompress_ex(d.get(), member.data(), member.size(), out.data() + base, isize + 1,
+                                                    &in_used, &out_used);
+      if (rc == LIBDEFLATE_SUCCESS) {
+        out.resize(base + out_used);
+        in_pos += in_used;
+        done = true;
+      } else {
+        out.resize(base);
+        // Short (the trailer was a later member's, or the size wrapped past 4 GiB): stream below.
+        if (rc != LIBDEFLATE_INSUFFICIENT_SPACE) {
+          out.resize(start);
+          return Error{fmt::format("corrupt or truncated gzip data (member starting at compressed byte {})", in_pos), path};
+        }
       }
-      return out;
     }
-    if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      guess = guess * 2 + 65536;
-      continue;
+    if (!done) {
+      auto in_used = inflate_streaming(member, out, cap - used, path);
+      if (!in_used) {
+        out.resize(start);
+        return in_used.error();
+      }
+      in_pos += in_used.value();
     }
-    return Error{"corrupt or truncated gzip data", path_for_errors};
   }
-  return Error{"gzip data inflates beyond the supported size", path_for_errors};
+  if (out.capacity() < out.size() + padding) out.reserve(out.size() + padding);
+  return true;
+}
+
+Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors) {
+  std::string out;
+  auto done = gunzip_append(compressed, out, 0, path_for_errors);
+  if (!done) return done.error();
+  return out;
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #pragma once
 // Reading whole files (plain or gzip) and writing files atomically.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -56,6 +57,18 @@ Result<std::string> read_head(const std::filesystem::path& path, std::size_t max
 Result<std::string> read_head_inflated(const std::filesystem::path& path, std::size_t max_bytes);
 
 bool is_gzip(std::string_view bytes);
+
+// The most one compressed file may inflate to (`--max-inflated` of report, trace and serve): past
+// it the file is refused by name. Process-wide, set once by the command line; default 4 GiB.
+constexpr std::uint64_t kDefaultMaxInflated = 4ull << 30;
+void set_max_inflated_bytes(std::uint64_t bytes);
+std::uint64_t max_inflated_bytes();
+
+// Inflates every gzip member of `compressed`, appending to `out` and leaving `padding` bytes of
+// spare capacity after it. Memory follows the data actually inflated: the trailer's size is used
+// to size the output only when it is plausible (at most 64 times the compressed size), otherwise
+// the output grows as the data comes. Errors (corrupt, truncated, over the cap) name `path`.
+Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::size_t padding, const std::string& path);
 
 // Inflates a gzip buffer; the error names `path_for_errors`.
 Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors);

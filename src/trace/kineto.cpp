@@ -1,7 +1,6 @@
 #include "trace/kineto.hpp"
 
 #include <fcntl.h>
-#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,48 +109,10 @@ Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
   auto raw = read_all(f.fd, static_cast<std::size_t>(st.st_size), sj::SIMDJSON_PADDING, p);
   if (!raw || !is_gzip(raw.value())) return raw;
 
-  // gzip: inflate straight into a padded buffer sized from the trailer (size mod 2^32), growing
-  // when the guess was short; libdeflate needs the whole output buffer up front.
-  const std::string& gz = raw.value();
-  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
-      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-  if (!d) return Error{"out of memory while inflating", p};
-  std::size_t guess = gz.size() * 4;
-  if (gz.size() >= 18) {
-    std::uint32_t isize;
-    std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-    if (isize >= gz.size()) guess = isize;
-  }
-  // Deflate cannot expand more than 1032:1; a larger guess comes from a damaged trailer.
-  const std::size_t max_inflated = gz.size() * 1032 + 65536;
-  guess = std::min(guess, max_inflated);
+  // gzip: inflated into a padded buffer that grows with the data (file_io.hpp, --max-inflated).
   std::string out;
-  std::size_t in_pos = 0;
-  // Concatenated members (`cat a.gz b.gz`) are inflated one after the other.
-  while (in_pos < gz.size()) {
-    std::string_view member(gz.data() + in_pos, gz.size() - in_pos);
-    if (!is_gzip(member)) return Error{fmt::format("trailing garbage after gzip data at byte {}", in_pos), p};
-    std::size_t base = out.size();
-    for (int attempt = 0;; ++attempt) {
-      if (attempt == 12) return Error{"gzip data inflates beyond the supported size", p};
-      out.reserve(base + guess + 1 + sj::SIMDJSON_PADDING);
-      out.resize(base + guess + 1);
-      std::size_t in_used = 0, out_used = 0;
-      auto rc = libdeflate_gzip_decompress_ex(d.get(), member.data(), member.size(), out.data() + base,
-                                              guess + 1, &in_used, &out_used);
-      if (rc == LIBDEFLATE_SUCCESS) {
-        out.resize(base + out_used);
-        in_pos += in_used;
-        break;
-      }
-      if (rc == LIBDEFLATE_INSUFFICIENT_SPACE && guess < max_inflated) {
-        guess = std::min(guess * 2 + 65536, max_inflated);
-        continue;
-      }
-      return Error{fmt::format("corrupt or truncated gzip data (member starting at compressed byte {})", in_pos), p};
-    }
-  }
-  if (out.capacity() < out.size() + sj::SIMDJSON_PADDING) out.reserve(out.size() + sj::SIMDJSON_PADDING);
+  auto inflated = gunzip_append(raw.value(), out, sj::SIMDJSON_PADDING, p);
+  if (!inflated) return inflated.error();
   return out;
 }
 

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <simdjson.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <map>
 #include <string>
@@ -192,4 +196,112 @@ TEST(HostileInput, ByteOrderMarkInPlainAndGzipTracesIsSkipped) {
     EXPECT_DOUBLE_EQ(double(rank["overlap_us"]), 20.0);
   }
   EXPECT_EQ(doc["warnings"].get_array().size(), 0u) << r.out;
+}
+
+namespace {
+
+struct Measured {
+  int exit_code = -1;
+  std::string out, err;
+  long max_rss_kb = 0;  // the child's peak resident memory (getrusage via wait4)
+};
+
+// The real binary as a child of this process, so that wait4 gives its own peak memory.
+Measured run_measured(const std::vector<std::string>& args) {
+  ScratchDir tmp;
+  const auto out_path = tmp / "out", err_path = tmp / "err";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> all{SCALELENS_BIN};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  Measured m;
+  pid_t pid = 0;
+  if (posix_spawn(&pid, SCALELENS_BIN, &fa, nullptr, argv.data(), environ) != 0) return m;
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  struct rusage ru {};
+  ::wait4(pid, &status, 0, &ru);
+  m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  m.max_rss_kb = ru.ru_maxrss;
+  m.out = slurp(out_path);
+  m.err = slurp(err_path);
+  return m;
+}
+
+void gzip_file(const std::filesystem::path& p) { ASSERT_EQ(run_command("gzip -n -f " + quoted(p)).exit_code, 0); }
+
+// The gzip trailer's last field (ISIZE, the inflated size mod 2^32) set to `isize`.
+void patch_isize(const std::filesystem::path& gz, std::uint32_t isize) {
+  std::string bytes = slurp(gz);
+  for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<char>((isize >> (8 * i)) & 0xff);
+  std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+}  // namespace
+
+// A small .gz whose trailer claims 4 GiB made every reader thread allocate that much. Now memory
+// follows what is inflated, the lie is caught (zlib's length check) and the file named.
+TEST(HostileInput, GzipTrailerClaimingGigabytesCostsNoMemoryAndIsNamed) {
+  ScratchDir dir, out;
+  write_run(dir, "ddp-1", "ddp", 1, 10);
+  write_run(dir, "ddp-2", "ddp", 2, 6);
+  dir.write("ddp-2/traces/rank0.json", trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0));
+  gzip_file(dir / "ddp-2/traces/rank0.json");
+  const std::vector<std::string> report{"report", "--format", "json", "-q", "-o", out.path().string(), dir.path().string()};
+  setenv("SCALELENS_NO_CACHE", "1", 1);
+  auto normal = run_measured(report);
+  ASSERT_EQ(normal.exit_code, 0) << normal.err;
+
+  // Liars beside good data: a trace and an nvidia-smi log, each gzip with ISIZE = 0xFFFFFFF0.
+  dir.write("ddp-1/traces/rank0.json", trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0));
+  gzip_file(dir / "ddp-1/traces/rank0.json");
+  patch_isize(dir / "ddp-1/traces/rank0.json.gz", 0xFFFFFFF0u);
+  dir.write("ddp-1/nodes/n1/nvsmi.csv", "timestamp, index, name, uuid, utilization.gpu [%], power.draw [W]\n"
+                                        "2024/01/02 03:04:05.000, 0, NVIDIA A100-SXM4-80GB, GPU-b, 84 %, 535.56 W\n");
+  gzip_file(dir / "ddp-1/nodes/n1/nvsmi.csv");
+  patch_isize(dir / "ddp-1/nodes/n1/nvsmi.csv.gz", 0xFFFFFFF0u);
+  auto hostile = run_measured(report);
+  ASSERT_EQ(hostile.exit_code, 0) << hostile.err;
+  EXPECT_NE(hostile.out.find("rank0.json.gz"), std::string::npos) << hostile.out;
+  EXPECT_NE(hostile.out.find("corrupt gzip data (incorrect length check)"), std::string::npos) << hostile.out;
+  EXPECT_EQ(figures(hostile.out), figures(normal.out));
+  // A few tens of MB at most above the normal run (it was 4 GiB per file and thread).
+  EXPECT_LT(hostile.max_rss_kb, normal.max_rss_kb + 40 * 1024) << normal.max_rss_kb << " kB normally";
+
+  auto trace = run_measured({"trace", "--no-cache", (dir / "ddp-1/traces/rank0.json.gz").string()});
+  EXPECT_EQ(trace.exit_code, 2);
+  EXPECT_NE(trace.err.find("rank0.json.gz: corrupt gzip data (incorrect length check)"), std::string::npos) << trace.err;
+  EXPECT_LT(trace.max_rss_kb, normal.max_rss_kb + 40 * 1024);
+  unsetenv("SCALELENS_NO_CACHE");
+}
+
+// A true bomb (little gzip, much data) is read up to --max-inflated and refused by name past it.
+TEST(HostileInput, GzipInflatingPastMaxInflatedIsRefusedByName) {
+  ScratchDir dir, out;
+  write_run(dir, "ddp-1", "ddp", 1, 10);
+  write_run(dir, "ddp-2", "ddp", 2, 6);
+  // A valid trace padded with 8 MiB of blanks: ~8 KiB of gzip.
+  dir.write("ddp-1/traces/rank0.json", trace_with_kernel("gemm2", 0) + std::string(8 << 20, ' '));
+  gzip_file(dir / "ddp-1/traces/rank0.json");
+  auto small = run_scalelens("trace --no-cache --max-inflated 1MiB " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
+  EXPECT_EQ(small.exit_code, 2);
+  EXPECT_NE(small.err.find("rank0.json.gz: inflates to more than --max-inflated (1 MiB)"), std::string::npos) << small.err;
+  auto enough = run_scalelens("trace --no-cache --max-inflated 16M " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
+  EXPECT_EQ(enough.exit_code, 0) << enough.err;
+  auto bad_size = run_scalelens("trace --max-inflated lots " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
+  EXPECT_EQ(bad_size.exit_code, 1);
+
+  const std::string report = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
+  auto refused = run_scalelens(report + " --max-inflated 1MiB", "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(refused.exit_code, 0) << refused.err;
+  EXPECT_NE(refused.out.find("inflates to more than --max-inflated (1 MiB)"), std::string::npos) << refused.out;
+  std::filesystem::remove(dir / "ddp-1/traces/rank0.json.gz");
+  auto without = run_scalelens(report, "SCALELENS_NO_CACHE=1");
+  EXPECT_EQ(figures(refused.out), figures(without.out));
 }
