@@ -11,6 +11,7 @@
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
 #include "common/user_regex.hpp"
+#include "common/walk.hpp"
 #include "ingest/reader.hpp"
 
 namespace scalelens {
@@ -113,29 +114,26 @@ Study ingest(const IngestOptions& options) {
       consider(root, fs::file_size(root, ec));
       continue;
     }
-    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) {
-      study.diagnostics.push_back({Severity::error, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), input, 0, {}});
-      continue;
-    }
-    for (; it != end; it.increment(ec)) {
-      if (ec) {
-        study.diagnostics.push_back({Severity::warning, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), it->path().string(), 0, {}});
-        ec.clear();
-        continue;
-      }
+    std::vector<UnreadableFolder> unreadable;
+    walk_tree(root, [&](const fs::directory_entry& e) {
       std::error_code e2;
-      if (it->is_directory(e2)) {
-        if (skipped_folder(it->path())) it.disable_recursion_pending();
-        continue;
+      if (e.is_directory(e2)) return !skipped_folder(e.path());
+      if (!e.is_regular_file(e2)) {
+        if (e.is_symlink(e2) && !fs::exists(e.path(), e2))
+          study.diagnostics.push_back({Severity::warning, "unreadable-file", "broken symbolic link; left out", e.path().string(), 0, {}});
+        return false;
       }
-      if (!it->is_regular_file(e2)) {
-        if (it->is_symlink(e2) && !fs::exists(it->path(), e2))
-          study.diagnostics.push_back({Severity::warning, "unreadable-file", "broken symbolic link; left out", it->path().string(), 0, {}});
-        continue;
-      }
-      consider(it->path(), it->file_size(e2));
-    }
+      consider(e.path(), e.file_size(e2));
+      return false;
+    }, unreadable);
+    for (const auto& u : unreadable)
+      study.diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});
+    if (!unreadable.empty())
+      study.diagnostics.push_back({Severity::warning, "unreadable-folders",
+                                   fmt::format("{} folder{} under this input could not be read (listed above); the runs and files in "
+                                               "{} are not in this report",
+                                               unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
+                                   input, 0, {}});
   }
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
   files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());

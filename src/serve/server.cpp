@@ -17,6 +17,7 @@
 
 #include "ingest/ingest.hpp"
 #include "report/report_html.hpp"
+#include "common/walk.hpp"
 #include "report/summary_writers.hpp"
 
 #if SCALELENS_HAVE_HTTPLIB
@@ -41,8 +42,12 @@ std::size_t study_fingerprint(const std::vector<std::string>& inputs) {
       }
     };
     if (std::filesystem::is_directory(root, ec)) {
-      std::filesystem::recursive_directory_iterator it(root, std::filesystem::directory_options::skip_permission_denied, ec), end;
-      for (; !ec && it != end; it.increment(ec)) add(*it);
+      // One descriptor at a time whatever the depth; an unreadable folder is named by the ingest walk.
+      std::vector<UnreadableFolder> unreadable;
+      walk_tree(root, [&](const std::filesystem::directory_entry& e) {
+        add(e);
+        return true;
+      }, unreadable);
     } else if (std::filesystem::exists(root, ec)) {
       add(std::filesystem::directory_entry(root, ec));
     }

@@ -11,6 +11,7 @@
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
 #include "common/user_regex.hpp"
+#include "common/walk.hpp"
 #include "trace/gpu_peaks.hpp"
 #include "trace/trace_cache.hpp"
 
@@ -65,16 +66,20 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
       continue;
     }
     std::vector<fs::path> found;
-    for (fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-         it.increment(ec)) {
+    std::vector<UnreadableFolder> unreadable;
+    walk_tree(input, [&](const fs::directory_entry& e) {
       std::error_code e2;
-      if (it->path().filename() == kCacheFolder) {  // our own summaries, never traces
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (it->is_regular_file(e2) && sniff_kineto(it->path())) found.push_back(it->path());
-    }
-    if (ec) diagnostics.push_back({Severity::warning, "unreadable-input", fmt::format("cannot list folder: {}", ec.message()), input.string(), 0, {}});
+      if (e.path().filename() == kCacheFolder) return false;  // our own summaries, never traces
+      if (e.is_directory(e2)) return true;
+      if (e.is_regular_file(e2) && sniff_kineto(e.path())) found.push_back(e.path());
+      return false;
+    }, unreadable);
+    for (const auto& u : unreadable)
+      diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; traces in it are left out", u.path.string(), 0, {}});
+    if (!unreadable.empty())
+      diagnostics.push_back({Severity::warning, "unreadable-folders",
+                             fmt::format("{} folder{} under this input could not be read", unreadable.size(), unreadable.size() == 1 ? "" : "s"),
+                             input.string(), 0, {}});
     if (found.empty())
       diagnostics.push_back({Severity::warning, "no-traces", "no Kineto trace (Chrome-trace JSON: an object with \"traceEvents\", or an array of events) in this folder", input.string(), 0, {}});
     std::sort(found.begin(), found.end());

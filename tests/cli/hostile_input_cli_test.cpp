@@ -305,3 +305,58 @@ TEST(HostileInput, GzipInflatingPastMaxInflatedIsRefusedByName) {
   auto without = run_scalelens(report, "SCALELENS_NO_CACHE=1");
   EXPECT_EQ(figures(refused.out), figures(without.out));
 }
+
+namespace {
+
+// Runs the binary as an ordinary user when the tests run as root: root reads a chmod 000 folder.
+std::string as_unprivileged() {
+  if (::geteuid() != 0) return {};
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) return "none";
+  return "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+}
+
+}  // namespace
+
+// An unreadable folder is named, the walk goes on with its siblings, and the report counts them.
+TEST(HostileInput, UnreadableFolderIsNamedAndCountedAndSiblingsAreRead) {
+  const std::string prefix = as_unprivileged();
+  if (prefix == "none") GTEST_SKIP() << "running as root without setpriv: root reads any folder";
+  ScratchDir dir, out;
+  std::filesystem::permissions(out.path(), std::filesystem::perms::all);
+  write_run(dir, "a-ddp-1", "ddp", 1, 10);
+  write_run(dir, "b-locked/ddp-4", "ddp", 4, 4);
+  write_run(dir, "c-ddp-2", "ddp", 2, 6);
+  const std::string report = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
+  std::filesystem::permissions(dir / "b-locked", std::filesystem::perms::none);
+  auto r = run_command(prefix + " " SCALELENS_BIN " " + report + " </dev/null");
+  std::filesystem::permissions(dir / "b-locked", std::filesystem::perms::owner_all);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find((dir / "b-locked").string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cannot list folder: Permission denied"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 folder under this input could not be read"), std::string::npos) << r.out;
+  // The siblings after it (c-ddp-2) are still read, with the figures they have without the locked folder.
+  std::filesystem::remove_all(dir / "b-locked");
+  auto without = run_command(prefix + " " SCALELENS_BIN " " + report + " </dev/null");
+  auto got = figures(r.out);
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_EQ(got, figures(without.out));
+}
+
+// A study deeper than the open-file limit: the walk holds one folder open at a time, so every
+// run is found (recursive_directory_iterator failed with EMFILE and lost every run after it).
+TEST(HostileInput, StudyDeeperThanTheOpenFileLimitIsReadWhole) {
+  ScratchDir dir, out;
+  std::string deep;
+  for (int i = 0; i < 80; ++i) deep += "d" + std::to_string(i) + "/";
+  write_run(dir, "a/" + deep + "ddp-1", "ddp", 1, 10);
+  write_run(dir, "z/" + deep + "ddp-2", "ddp", 2, 6);
+  const std::string report = "report --format json -q --threads 1 -o " + quoted(out.path()) + " " + quoted(dir.path());
+  auto unlimited = run_scalelens(report);
+  ASSERT_EQ(unlimited.exit_code, 0) << unlimited.err;
+  auto limited = run_command("bash -c 'ulimit -n 32 && exec " SCALELENS_BIN " " + report + "'");
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  auto got = figures(limited.out);
+  EXPECT_EQ(got.size(), 2u) << limited.out.substr(0, 3000);
+  EXPECT_EQ(got, figures(unlimited.out));
+  EXPECT_EQ(limited.out.find("could not be read"), std::string::npos);
+}
