@@ -12,6 +12,7 @@
 #include "common/parallel.hpp"
 #include "common/user_regex.hpp"
 #include "common/walk.hpp"
+#include "trace/trace_set.hpp"
 #include "ingest/reader.hpp"
 
 namespace scalelens {
@@ -217,6 +218,20 @@ Study ingest(const IngestOptions& options) {
                                      "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
                                      path.string(), 0, {}});
     }
+  }
+
+  // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
+  for (auto& [dir, run] : folder_runs) {
+    std::vector<trace::TraceOfRank> of_rank;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < run.breakdown.size(); ++i)
+      if (!run.breakdown[i].from_mpi) {
+        of_rank.push_back({dir.string(), run.breakdown[i].rank, run.breakdown[i].steps, run.breakdown[i].source});
+        index.push_back(i);
+      }
+    const auto dropped = trace::duplicate_traces(of_rank, study.diagnostics);
+    for (auto i = dropped.rbegin(); i != dropped.rend(); ++i)
+      run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(index[*i]));
   }
 
   // 6. One list of runs; a run id seen twice is most likely a copied folder: keep the first.

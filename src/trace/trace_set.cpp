@@ -132,10 +132,49 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     if (results[i]->cached) ++set.files_cached;
     set.ranks.push_back(std::move(*results[i]));
   }
+  std::vector<TraceOfRank> of_rank;
+  for (const auto& r : set.ranks) of_rank.push_back({fs::path(r.file).parent_path().string(), r.rank, r.steps_analysed, r.file});
+  const auto dropped = duplicate_traces(of_rank, set.diagnostics);
+  for (auto i = dropped.rbegin(); i != dropped.rend(); ++i) set.ranks.erase(set.ranks.begin() + static_cast<std::ptrdiff_t>(*i));
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
   set.peak_tflops_override = options.peak_tflops;
   summarise_across(set);
   return set;
+}
+
+std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces, std::vector<Diagnostic>& diagnostics) {
+  auto mtime = [](const std::string& file) {
+    std::error_code ec;
+    auto t = fs::last_write_time(file, ec);
+    return ec ? fs::file_time_type::min() : t;
+  };
+  // Better = more analysed steps, then modified later, then the later path (a rerun's timestamped name).
+  auto better = [&](const TraceOfRank& a, const TraceOfRank& b) {
+    if (a.steps != b.steps) return a.steps > b.steps;
+    auto ta = mtime(a.file), tb = mtime(b.file);
+    if (ta != tb) return ta > tb;
+    return a.file > b.file;
+  };
+  std::map<std::pair<std::string, int>, std::vector<std::size_t>> by_rank;
+  for (std::size_t i = 0; i < traces.size(); ++i) by_rank[{traces[i].group, traces[i].rank}].push_back(i);
+  std::vector<std::size_t> dropped;
+  for (auto& [key, list] : by_rank) {
+    if (list.size() < 2) continue;
+    std::size_t keep = list.front();
+    for (std::size_t i : list)
+      if (better(traces[i], traces[keep])) keep = i;
+    for (std::size_t i : list) {
+      if (i == keep) continue;
+      dropped.push_back(i);
+      diagnostics.push_back({Severity::warning, "duplicate-trace",
+                             fmt::format("a second trace of rank {} in {}; {} ({} steps) is kept, this one ({} steps) is "
+                                         "left out so that the rank is counted once",
+                                         key.second, key.first, traces[keep].file, traces[keep].steps, traces[i].steps),
+                             traces[i].file, 0, {}});
+    }
+  }
+  std::sort(dropped.begin(), dropped.end());
+  return dropped;
 }
 
 void summarise_across(TraceSet& set) {

@@ -360,3 +360,41 @@ TEST(HostileInput, StudyDeeperThanTheOpenFileLimitIsReadWhole) {
   EXPECT_EQ(got, figures(unlimited.out));
   EXPECT_EQ(limited.out.find("could not be read"), std::string::npos);
 }
+
+// A copy of a rank's trace beside it (or a rerun into the same folder) was counted twice.
+TEST(HostileInput, SecondTraceOfARankIsNamedAndCountedOnce) {
+  ScratchDir dir, out;
+  write_run(dir, "ddp-1", "ddp", 1, 10);
+  write_run(dir, "ddp-2", "ddp", 2, 6);
+  // Rank 0 has 40 µs of exposed-free overlap; rank 1's NCCL kernel does not overlap (comm 40, overlap 0).
+  dir.write("ddp-2/traces/rank0.json", trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0));
+  std::string rank1 = trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 1);
+  rank1.replace(rank1.find("\"ts\": 30, \"dur\": 40"), 19, "\"ts\": 50, \"dur\": 40");
+  dir.write("ddp-2/traces/rank1.json", rank1);
+  const std::string report = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
+  auto once = run_scalelens(report, "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  const auto expected = figures(once.out);
+  auto score = [](const std::string& json) {
+    auto at = json.find("\"computation_score\":", json.find("\"world_size\":2"));
+    return json.substr(at, 40);
+  };
+  // comp 80, exposed comm (40 − 20) + 40 = 60: score 80 / 140.
+  EXPECT_NE(score(once.out).find("0.5714285714285714"), std::string::npos) << score(once.out);
+
+  std::filesystem::copy_file(dir / "ddp-2/traces/rank0.json", dir / "ddp-2/traces/rank0 (copy).json");
+  auto copied = run_scalelens(report, "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(copied.exit_code, 0) << copied.err;
+  EXPECT_NE(copied.out.find("\"code\":\"duplicate-trace\""), std::string::npos) << copied.out;
+  EXPECT_NE(copied.out.find("a second trace of rank 0"), std::string::npos) << copied.out;
+  EXPECT_EQ(figures(copied.out), expected);
+  EXPECT_EQ(score(copied.out), score(once.out));
+
+  auto trace = run_scalelens("trace --no-cache --format json " + quoted(dir / "ddp-2/traces"));
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(trace.out).get(doc));
+  EXPECT_EQ(doc["ranks"].get_array().size(), 2u) << trace.out;
+  EXPECT_NE(trace.out.find("a second trace of rank 0"), std::string::npos);
+}
