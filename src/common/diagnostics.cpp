@@ -1,5 +1,7 @@
 #include "common/diagnostics.hpp"
 
+#include "common/text.hpp"
+
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -10,10 +12,11 @@
 namespace scalelens {
 
 std::string format_location(const Diagnostic& d) {
-  std::string where = d.path;
+  // Terminal text: file names, labels and messages quoting input are escaped (text.hpp printable).
+  std::string where = printable(d.path);
   if (!where.empty() && d.line > 0) where += fmt::format(":{}", d.line);
-  if (!d.configuration.empty()) where = where.empty() ? d.configuration : d.configuration + " (" + where + ")";
-  return where.empty() ? d.message : where + ": " + d.message;
+  if (!d.configuration.empty()) where = where.empty() ? printable(d.configuration) : printable(d.configuration) + " (" + where + ")";
+  return where.empty() ? printable(d.message) : where + ": " + printable(d.message);
 }
 
 std::vector<FoldedDiagnostic> fold_repeats(const std::vector<Diagnostic>& all) {

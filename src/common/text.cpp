@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include <fmt/format.h>
+
 namespace scalelens {
 
 std::string_view trim(std::string_view s) {
@@ -51,6 +53,24 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
   return v;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+             static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+      // C1 controls (U+0080..U+009F; U+009B is a one-byte CSI to many terminals).
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[++i]));
+    } else out += static_cast<char>(c);
+  }
+  return out;
 }
 
 bool LineCursor::next(std::string_view& line) {

@@ -58,6 +58,11 @@ class LineCursor {
 // (none of the formats we read produce them).
 void split_csv(std::string_view line, std::vector<std::string_view>& out, char sep = ',');
 
+// `s` safe to print on a terminal: control characters (C0, DEL, C1 such as ESC and CSI) shown as
+// \n, \t, \x1b, \u009b, so that a label, run id or file name cannot clear the screen, move the
+// cursor or forge lines. Only for terminal output; JSON keeps the text intact.
+std::string printable(std::string_view s);
+
 // Column index by exact name (after trimming), or -1.
 int find_column(const std::vector<std::string_view>& header, std::string_view name);
 

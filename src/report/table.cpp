@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "report/summary_writers.hpp"
 
 namespace scalelens {
@@ -96,6 +97,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
     std::vector<std::string> values;
     for (const auto& c : summary.configurations) {
       auto v = col.cell(c);
+      if (v) *v = printable(*v);  // labels come from input files
       any |= v.has_value();
       values.push_back(v.value_or("-"));
     }

@@ -1,6 +1,7 @@
 #include "trace/trace_output.hpp"
 
 #include "common/json.hpp"
+#include "common/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,7 @@ std::string fixed(double v, int decimals) {
   return fmt::format("{:.{}f}", v, decimals);
 }
 
-std::string short_file(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+std::string short_file(const std::string& path) { return printable(std::filesystem::path(path).filename().string()); }
 
 const char* class_name(KernelClass c) {
   switch (c) {
@@ -132,7 +133,7 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
     o += fmt::format("\n{:<16} {:>8} {:>10} {:>10} {:>12} {:>10}\n", "collective", "calls", "time ms", "mean us",
                      "mean MB", "algbw GB/s");
     for (const auto& [name, c] : coll)
-      o += fmt::format("{:<16} {:>8} {:>10} {:>10} {:>12} {:>10}\n", name, c.count, fixed(c.time_us / 1000, 2),
+      o += fmt::format("{:<16} {:>8} {:>10} {:>10} {:>12} {:>10}\n", printable(name), c.count, fixed(c.time_us / 1000, 2),
                        fixed(c.time_us / static_cast<double>(c.count), 1),
                        c.sized ? fixed(c.bytes / static_cast<double>(c.sized) / 1e6, 3) : "-",
                        c.sized ? fixed(c.algbw_gbps(), 2) : "-");
@@ -161,7 +162,7 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
                        class_name(cls), "time ms", "calls", "mean us", "share", "name");
       for (std::size_t i = 0; i < list.size() && i < static_cast<std::size_t>(options.top_kernels); ++i) {
         const auto& [name, t] = list[i];
-        std::string shown = name.size() > 90 ? name.substr(0, 87) + "..." : name;
+        std::string shown = printable(name.size() > 90 ? name.substr(0, 87) + "..." : name);
         o += fmt::format("{:>10} {:>8} {:>10} {:>5}%  {}\n", fixed(t.time_us / 1000, 2), t.count,
                          fixed(t.time_us / static_cast<double>(t.count), 1), pct(t.time_us, all), shown);
       }

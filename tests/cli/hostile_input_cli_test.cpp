@@ -398,3 +398,39 @@ TEST(HostileInput, SecondTraceOfARankIsNamedAndCountedOnce) {
   EXPECT_EQ(doc["ranks"].get_array().size(), 2u) << trace.out;
   EXPECT_NE(trace.out.find("a second trace of rank 0"), std::string::npos);
 }
+
+// A label, run id or file name with ESC or a newline was printed raw: an input could clear the
+// screen or forge a line of the report. The terminal sees escapes; JSON keeps the text.
+TEST(HostileInput, ControlCharactersAreEscapedOnTheTerminalAndKeptInJson) {
+  ScratchDir dir, out;
+  const std::string evil = "ddp\x1b[2J\nwarning: forged\x07";
+  write_run(dir, "a", "ddp", 1, 10);
+  write_run(dir, "b", "ddp", 2, 6);
+  dir.write("c/scalelens.json", "{\"label\": \"ddp\\u001b[2J\\nwarning: forged\\u0007\", \"world_size\": 4, \"samples_per_epoch\": 1000, "
+                                "\"start_ns\": 0, \"end_ns\": 9000000000}");
+  dir.write("c/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,3000000000\n0,1,3000000000,6000000000\n0,2,6000000000,9000000000\n");
+  // A file whose name holds an escape sequence and a newline, with a bad line to be warned about.
+  dir.write("b/nodes/h\x1b[31m\nx/gpu.csv", "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+                                             "0,0,,50,,,100,,,\n1000000000,0,,NaN,,,100,,,\n");
+  auto table = run_scalelens("report -q -o " + quoted(out.path()) + " " + quoted(dir.path()));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.find('\x1b'), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find('\x07'), std::string::npos);
+  EXPECT_NE(table.out.find("ddp\\x1b[2J\\nwarning: forged\\x07"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("h\\x1b[31m\\nx/gpu.csv:3"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("\nwarning: forged"), std::string::npos);
+
+  auto json = run_scalelens("report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path()));
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_EQ(json.err.find('\x1b'), std::string::npos) << json.err;  // warnings on stderr are escaped too
+  auto got = figures(json.out);
+  EXPECT_EQ(got.count(evil + "/4"), 1u) << json.out.substr(0, 2000);  // the label, intact
+  EXPECT_EQ(got.count("ddp/2"), 1u);
+
+  auto trace_dir = dir / "t";
+  dir.write("t/rank0\x1b]0;owned\x07.json", trace_with_kernel("ncclKernel_AllReduce\\u001b[2J", 0));
+  auto trace = run_scalelens("trace --no-cache --kernels 5 " + quoted(trace_dir));
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  EXPECT_EQ((trace.out + trace.err).find('\x1b'), std::string::npos) << trace.out;
+  EXPECT_NE(trace.out.find("rank0\\x1b]0;owned\\x07.json"), std::string::npos) << trace.out;
+}
