@@ -34,7 +34,10 @@ std::string to_lower(std::string_view s) {
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
-  if (s.front() == '+') s.remove_prefix(1);
+  if (s.front() == '+') {
+    s.remove_prefix(1);
+    if (s.empty() || s.front() == '-' || s.front() == '+') return std::nullopt;  // "+-5" is no number
+  }
   double v = 0;
   const char* end = s.data() + s.size();
   if (scan_plain_decimal(s.data(), end, '\0', v) == end) return v;
@@ -46,7 +49,10 @@ std::optional<double> parse_double(std::string_view s) {
 std::optional<std::int64_t> parse_int(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
-  if (s.front() == '+') s.remove_prefix(1);
+  if (s.front() == '+') {
+    s.remove_prefix(1);
+    if (s.empty() || s.front() == '-' || s.front() == '+') return std::nullopt;  // "+-5" is no number
+  }
   std::int64_t v = 0;
   const char* end = s.data() + s.size();
   if (scan_plain_uint(s.data(), end, '\0', v) == end) return v;

@@ -165,6 +165,7 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
   if (i >= tok.size() || tok[i] < '0' || tok[i] > '9') return NumStatus::not_a_number;
   // 9.2e18 ns = 292 years since 1970: any real timestamp fits; more is corrupt input.
   constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 10 - 10;
+  constexpr std::int64_t kMaxAbsNs = 4'000'000'000'000'000'000;
   std::int64_t whole = 0;
   for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; ++i) {
     if (whole > kLimit / 100) return NumStatus::out_of_range;
@@ -194,12 +195,14 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
     double v = 0;
     auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
     if (ec != std::errc() || p != tok.data() + tok.size() || !std::isfinite(v)) return NumStatus::not_a_number;
-    if (std::fabs(v) * 1000.0 > 9.0e18) return NumStatus::out_of_range;
+    if (std::fabs(v) * 1000.0 > static_cast<double>(kMaxAbsNs)) return NumStatus::out_of_range;
     ns = static_cast<std::int64_t>(std::llround(v * 1000.0));
     return NumStatus::ok;
   }
   if (i != tok.size()) return NumStatus::not_a_number;
-  if (whole > kLimit / 100) return NumStatus::out_of_range;
+  // At most 4e18 ns (year 2096) either side of 1970, so that ts + dur and end − start of any two
+  // accepted times fit in int64 (9.2e18).
+  if (whole > kMaxAbsNs / 1000 - 1) return NumStatus::out_of_range;
   ns = whole * 1000 + frac_ns;
   if (neg) ns = -ns;
   return NumStatus::ok;

@@ -434,3 +434,34 @@ TEST(HostileInput, ControlCharactersAreEscapedOnTheTerminalAndKeptInJson) {
   EXPECT_EQ((trace.out + trace.err).find('\x1b'), std::string::npos) << trace.out;
   EXPECT_NE(trace.out.find("rank0\\x1b]0;owned\\x07.json"), std::string::npos) << trace.out;
 }
+
+// Numbers at and past the edges (int64 bounds, 1e308, "1e", hex, "+-5", thousands separators) are
+// read or refused by line, never wrapped: the run's other lines and the other runs keep their figures.
+TEST(HostileInput, ExtremeNumbersAreReadOrRefusedByLine) {
+  ScratchDir dir, out;
+  write_run(dir, "ddp-1", "ddp", 1, 10);
+  write_run(dir, "ddp-2", "ddp", 2, 6);
+  const std::string report = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
+  auto clean = run_scalelens(report, "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  std::string csv = slurp(dir / "ddp-2/epochs.csv");
+  csv += "0,3,9223372036854775807,-9223372036854775808\n"   // end − start would overflow int64
+         "0,4,-9223372036854775808,9223372036854775807\n"
+         "0,5,0,1e308\n"
+         "0,6,0,1e\n"
+         "0,7,0x10,0x20\n"
+         "0,8,+-5,7\n"
+         "0,9,\"1,000\",\"2,000\"\n"
+         "9223372036854775808,10,0,1\n";
+  dir.write("ddp-2/epochs.csv", csv);
+  // Kineto: a ts at the edge of int64 µs with a duration that would carry past it.
+  std::string edge = trace_with_kernel("gemm2", 0);
+  edge.replace(edge.find("\"ts\": 10, \"dur\": 40"), 19, "\"ts\": 9223372036854775.999, \"dur\": 9223372036854775");
+  dir.write("ddp-1/traces/rank0.json", edge);
+  auto hostile = run_scalelens(report, "SCALELENS_NO_CACHE=1");
+  ASSERT_EQ(hostile.exit_code, 0) << hostile.err;
+  EXPECT_EQ(figures(hostile.out), figures(clean.out));
+  EXPECT_NE(hostile.out.find("too large to be a time"), std::string::npos) << hostile.out.substr(hostile.out.find("\"warnings\""));
+  // Each bad line is named: the folded bad-lines warning counts all eight.
+  EXPECT_NE(hostile.out.find("8 lines"), std::string::npos) << hostile.out.substr(hostile.out.find("\"warnings\""));
+}
