@@ -37,8 +37,8 @@ namespace {
 
 using Fields = std::map<std::string, std::string, std::less<>>;
 
-// Milliseconds since 1970 beyond the year 2286 are junk, and their nanoseconds would overflow.
-constexpr std::int64_t kMaxMs = 10'000'000'000'000;
+// Milliseconds since 1970 beyond the year 2255 are junk, and their nanoseconds would overflow.
+constexpr std::int64_t kMaxMs = 9'000'000'000'000;  // × 1e6 stays within int64
 
 // Top-level "key: value" lines of an MLflow meta.yaml; quotes around scalars removed.
 Fields parse_meta_yaml(std::string_view text) {
