@@ -31,6 +31,7 @@ struct ReportArgs {
   bool quiet = false;
   unsigned threads = 0;
   bool timings = false;
+  CacheArgs cache;
 };
 
 // --timings: where a report's time went, on standard error.
@@ -184,6 +185,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
   cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
   cmd->add_flag("--timings", args->timings, "Print how long reading, analysis and writing took (standard error)");
+  add_cache_flags(cmd, args->cache);
   cmd->footer(
       "Examples:\n"
       "  scalelens report runs/\n"
@@ -194,7 +196,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "Files written to the output folder: summary.json (schema scalelens.summary/1), summary.csv,\n"
       "report.html (interactive, opens offline) and figures/ (gnuplot scripts, data, SVG/PNG/PDF).\n"
       "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings.");
-  cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
+  cmd->callback([args, &exit_code] {
+    apply_cache_flags(args->cache);
+    exit_code = run_report(*args);
+  });
 }
 
 }  // namespace scalelens::cli

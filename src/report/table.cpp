@@ -129,7 +129,8 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   }
   std::string scaling = summary.scaling + " scaling";
   const char* count = ranks ? "rank count" : "GPU count";
-  std::string baseline = summary.baseline == "per-label" ? fmt::format("each label's smallest {}", count)
+  const char* curve = summary.systems.size() > 1 ? "each label's (on each system)" : "each label's";
+  std::string baseline = summary.baseline == "per-label" ? fmt::format("{} smallest {}", curve, count)
                          : summary.baseline == "common" ? fmt::format("the fastest label at the smallest {}", count)
                                                         : summary.baseline + " " + count_title;
   out += fmt::format("{}; speedup against {}; epoch times exclude warm-up epochs.\n", scaling, baseline);

@@ -68,7 +68,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     for (fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
          it.increment(ec)) {
       std::error_code e2;
-      if (it->path().filename() == kCacheFolder) {  // our own summaries, never traces
+      if (it->path().filename() == kCacheFolder) {  // summaries of earlier versions, never traces
         it.disable_recursion_pending();
         continue;
       }
@@ -109,7 +109,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   // Fewer files than cores: the rest parse slices of each file.
   ParseOptions parse;
   parse.threads = std::max(1u, cores / threads);
-  const CacheOptions cache{options.cache};
+  const CacheOptions cache{options.cache, options.cache_dir};
   parallel_for(files.size(), threads, [&](std::size_t i) {
     auto summary = analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse);
     if (!summary) errors[i] = summary.error();

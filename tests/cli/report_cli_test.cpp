@@ -3,6 +3,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -266,4 +267,76 @@ TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHo
     EXPECT_NE(std::string_view(w["message"]).find("2 GPUs"), std::string_view::npos);
   }
   EXPECT_TRUE(noted) << r.out;
+}
+
+namespace {
+
+// Every entry under `root`: path, type, mode, size, mtime and content (or link target), one line
+// each, sorted. Two equal listings mean the folder is byte-for-byte what it was.
+std::string listing(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> lines;
+  for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
+    const auto& p = it->path();
+    auto st = it->symlink_status();
+    std::string line = fs::relative(p, root).string() + " type=" + std::to_string(static_cast<int>(st.type())) +
+                       " mode=" + std::to_string(static_cast<int>(st.permissions()));
+    if (fs::is_symlink(st)) {
+      line += " -> " + fs::read_symlink(p).string();
+    } else if (fs::is_regular_file(st)) {
+      line += " size=" + std::to_string(fs::file_size(p)) + " mtime=" +
+              std::to_string(fs::last_write_time(p).time_since_epoch().count()) +
+              " hash=" + std::to_string(std::hash<std::string>{}(slurp(p)));
+    }
+    lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// A Kineto trace of rank 0 of 1: one profiler step, one compute kernel.
+const char* kTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1},
+"deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}],
+"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 10, "dur": 40, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "ts": 0, "dur": 100}
+]})json";
+
+}  // namespace
+
+// Input folders are often someone else's: a report (twice, so that the second reads the trace
+// cache) leaves every input byte-for-byte as it was, writes no cache beside the traces, and does
+// not follow a `.scalelens-cache` link planted there by an earlier version or by someone else.
+TEST(ReportCli, InputFoldersAreLeftExactlyAsTheyWere) {
+  ScratchDir study, out, elsewhere, cache_home;
+  write_run(study, "a", "ddp", 1, 10);
+  write_run(study, "b", "ddp", 2, 6);
+  study.write("a/traces/rank0.json", kTrace);
+  // Where earlier versions cached the trace's summary, a link to someone else's folder.
+  std::filesystem::create_directory_symlink(elsewhere.path(), study / "a/traces/.scalelens-cache");
+  const auto before = listing(study.path());
+  const std::string env = "XDG_CACHE_HOME=" + quoted(cache_home.path());
+  for (int pass = 0; pass < 2; ++pass) {
+    auto r = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()), env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(listing(study.path()), before);
+  EXPECT_TRUE(std::filesystem::is_empty(elsewhere.path())) << "the planted link was followed";
+  EXPECT_FALSE(std::filesystem::is_empty(cache_home / "scalelens/traces")) << "the summary went to XDG_CACHE_HOME";
+  // --cache-dir chooses the folder; --no-cache writes none.
+  ScratchDir chosen, unused;
+  auto r = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()) + " --cache-dir " +
+                             quoted(chosen / "c"),
+                         "XDG_CACHE_HOME=" + quoted(unused.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::is_empty(chosen / "c/traces"));
+  auto n = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()) + " --no-cache",
+                         "XDG_CACHE_HOME=" + quoted(unused.path()));
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_TRUE(std::filesystem::is_empty(unused.path()));
+  EXPECT_EQ(listing(study.path()), before);
 }

@@ -159,6 +159,7 @@ TEST(MlperfSystems, TwoMachinesWithTheSameGpuCountAreTwoCurves) {
   // The table shows a system column only because there are two systems; JSON carries the key.
   const auto table = render_table(s, {});
   EXPECT_NE(table.find("system"), std::string::npos) << table;
+  EXPECT_NE(table.find("speedup against each label's (on each system) smallest GPU count"), std::string::npos) << table;
   EXPECT_NE(table.find("juwelsbooster_gpu"), std::string::npos) << table;
   const auto json = render_summary_json(s);
   EXPECT_NE(json.find(R"("system":"juwelsbooster_gpu")"), std::string::npos);
@@ -217,6 +218,8 @@ TEST(MlperfWeakScaling, InstancesOfOneWeakFolderAreOneRun) {
   // Aggregate samples/s: each instance's train_samples / its mean kept epoch time, summed.
   EXPECT_NEAR(*c.throughput_samples_per_s, 121266 / 11.0 + 121266 / 15.0 + 121266 / 11.0, 1e-6);
   EXPECT_NE(c.provenance.find("GPUs: 3 instances × 16 per instance (number_of_ranks)"), std::string::npos) << c.provenance;
+  EXPECT_NE(c.provenance.find("excluded: 3 warm-up epochs; 1 pruned instance (pruned_results/)"), std::string::npos)
+      << c.provenance;
   EXPECT_EQ(count_code(s, "possibly-mixed-inputs"), 0u);
   EXPECT_EQ(count_code(s, "few-repeats"), 0u);  // three instances are three repeats
   const auto json = render_summary_json(s);
