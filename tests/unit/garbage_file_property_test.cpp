@@ -139,19 +139,22 @@ TEST(GarbageFileProperty, OneGarbageFileNeverChangesTheFiguresOfConfigurationsIt
     const auto after = scalelens::testing::report_of(dir.path().string(), options);
     // The configurations the garbage belongs to: of the runs whose folder holds it, or that it defines.
     std::set<std::string> owners;
-    for (const auto& r : after.runs)
-      if (r.world_size && inside(file, r.path)) owners.insert(r.label + "/" + std::to_string(*r.world_size));
+    for (const auto& c : after.configurations)
+      for (auto i : c.run_indices)
+        if (inside(file, after.runs[i].path)) owners.insert(c.key());
     // A manifest (by its name or schema) declares its folder one run: everything under it is that
     // run's (DESIGN.md), so the runs there before are its own.
     if (file.filename() == "scalelens.json" || content.find("\"scalelens.run/") != std::string::npos)
-      for (const auto& r : before.runs)
-        if (r.world_size && inside(r.path, file.parent_path())) owners.insert(r.label + "/" + std::to_string(*r.world_size));
+      for (const auto& c : before.configurations)
+        for (auto i : c.run_indices)
+          if (inside(before.runs[i].path, file.parent_path())) owners.insert(c.key());
     owned += !owners.empty();
     for (const auto& c : before.configurations) {
       if (owners.count(c.key())) continue;
       auto it = std::find_if(after.configurations.begin(), after.configurations.end(), [&](auto& a) { return a.key() == c.key(); });
       ASSERT_NE(it, after.configurations.end()) << c.key() << " disappeared";
       EXPECT_EQ(scalelens::testing::absolute_figures_of(*it), scalelens::testing::absolute_figures_of(c)) << c.key();
+      // baseline_label names the baseline's curve.
       const std::string baseline = c.baseline_label + "/" + std::to_string(c.baseline_world_size.value_or(0));
       const std::string baseline_after = it->baseline_label + "/" + std::to_string(it->baseline_world_size.value_or(0));
       if (!owners.count(baseline) && !owners.count(baseline_after))
