@@ -11,6 +11,9 @@ train=build/default/examples/mpi-train/mpi_train
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# A private session directory for mpirun (another MPI job's under /tmp would break it).
+mkdir "$tmp/mpi-tmp"
+export TMPDIR="$tmp/mpi-tmp" OMPI_MCA_orte_tmpdir_base="$tmp/mpi-tmp"
 args=(--mode strong --epochs 4 --samples 32768 --hidden 192)
 one() {  # prints wall nanoseconds of one run
   local start end

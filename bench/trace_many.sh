@@ -44,8 +44,8 @@ for n in 1 4 16; do
   read -r wall rss < <(run --no-cache -j "$cores" "$(folder "$n")")
   awk -v n="$n" -v t="$cores" -v w="$wall" -v r="$rss" 'BEGIN {printf "%6d %8d %8.2f %10.1f %14.3f %12s\n", n, t, w, n / w, w * t / n, r}'
 done
-# The summary cache: first run writes .scalelens-cache/ beside the links, the second reads it.
+# The summary cache (a private one here): the first run writes it, the second reads it.
 d=$(folder "$max_files")
-read -r w1 r1 < <(run -j "$cores" "$d")
-read -r w2 r2 < <(run -j "$cores" "$d")
+read -r w1 r1 < <(run -j "$cores" --cache-dir "$tmp/cache" "$d")
+read -r w2 r2 < <(run -j "$cores" --cache-dir "$tmp/cache" "$d")
 echo "cache: first run $w1 s (writes summaries), second run $w2 s ($r2 MB), $max_files files"

@@ -21,6 +21,8 @@ struct ReportArgs {
   std::string output_dir;
   std::string format = "table";
   std::string pattern;
+  std::string experiment;
+  std::vector<std::string> run_names;
   int warmup_epochs = 1;
   std::string baseline = "per-label";
   int baseline_gpus = 0;
@@ -29,6 +31,7 @@ struct ReportArgs {
   bool quiet = false;
   unsigned threads = 0;
   bool timings = false;
+  CacheArgs cache;
 };
 
 // --timings: where a report's time went, on standard error.
@@ -49,6 +52,8 @@ int run_report(const ReportArgs& args) {
   IngestOptions in;
   in.inputs = args.inputs;
   if (!args.pattern.empty()) in.pattern = args.pattern;
+  if (!args.experiment.empty()) in.experiment = args.experiment;
+  in.run_names = args.run_names;
   in.threads = args.threads;
   ProgressBar bar("reading", !args.quiet && is_terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
@@ -158,7 +163,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "What goes to standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_option("--pattern", args->pattern, "Only paths (relative to their input) in which this regex matches (RE2 syntax: ECMAScript without backreferences or lookaround)");
+  cmd->add_option("--pattern", args->pattern,
+                  "Only paths (relative to their input) in which this regex matches, or runs whose label "
+                  "(strategy), run name or MLflow experiment it matches (RE2 syntax: ECMAScript without "
+                  "backreferences or lookaround)");
+  cmd->add_option("--experiment", args->experiment,
+                  "MLflow stores: only runs of this experiment (its name), like itwinai's generate-scalability-report");
+  cmd->add_option("--run-names", args->run_names, "MLflow stores: only the train runs with these names (A,B)")
+      ->delimiter(',');
   cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
@@ -174,16 +186,21 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
   add_max_inflated_option(cmd);
   cmd->add_flag("--timings", args->timings, "Print how long reading, analysis and writing took (standard error)");
+  add_cache_flags(cmd, args->cache);
   cmd->footer(
       "Examples:\n"
       "  scalelens report runs/\n"
       "  scalelens report runs/ mllogs/mlflow --pattern 'ddp|deepspeed' --warmup-epochs 2\n"
+      "  scalelens report mllogs/mlflow --experiment mnist-scaling --run-names ddp-run,horovod-run\n"
       "  scalelens report runs/ --baseline common --format json > summary.json\n"
       "  scalelens report runs/ -o paper/scaling --strict\n"
       "Files written to the output folder: summary.json (schema scalelens.summary/1), summary.csv,\n"
       "report.html (interactive, opens offline) and figures/ (gnuplot scripts, data, SVG/PNG/PDF).\n"
       "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings.");
-  cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
+  cmd->callback([args, &exit_code] {
+    apply_cache_flags(args->cache);
+    exit_code = run_report(*args);
+  });
 }
 
 }  // namespace scalelens::cli

@@ -38,6 +38,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   sub->add_option("--gpu-source", options->gpu_source, "auto, nvml, amdsmi, none, or replay:FILE (a recorded gpu.csv)");
   sub->add_flag("--no-host", [options](std::int64_t) { options->sample_host = false; }, "do not sample CPU, memory and CPU energy");
   sub->add_option("--host", options->host, "this node's name in the run folder (default $SCALELENS_HOST, else the host name)");
+  sub->add_option("--kill-after", options->kill_after_s,
+                  "seconds from SIGTERM, SIGINT or SIGHUP (forwarded to all of the command's processes) to SIGKILL (default 10)")
+      ->check(CLI::Range(0.0, 86400.0));
   sub->add_flag("-q,--quiet", options->quiet, "print nothing but errors");
   sub->add_flag("--mpi-comm", *mpi_comm, "time MPI communication per step with libscalelens-mpi (LD_PRELOAD) into comm/<rank>.csv");
   // Everything after "--" is the command, its own options included.
@@ -59,8 +62,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "samples that node's GPUs (NVML or AMD SMI, found at run time) and host. The command gets\n"
       "SCALELENS_RUN_DIR, SCALELENS_RANK and SCALELENS_TRACE_DIR to log epochs and steps (docs/collect.md).\n"
       "Exit status: the command's; 128+N when signal N ended it; 1 when the run folder cannot be written;\n"
-      "126/127 when the command cannot be started. SIGINT, SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP are\n"
-      "passed on to the command.");
+      "126/127 when the command cannot be started. The command runs in a process group of its own:\n"
+      "SIGINT, SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP go to all of its processes (torchrun's workers, data\n"
+      "loaders, children of a shell), SIGKILL follows --kill-after seconds after SIGINT, SIGTERM or SIGHUP,\n"
+      "and processes still running when the command ends are stopped the same way.\n"
+      "A --run-id whose folder holds another job's run is not reused: -2, -3 ... is added (with a warning).");
   sub->callback([options, mpi_comm, &exit_code] {
     if (options->command.empty()) {
       std::fprintf(stderr, "scalelens run: error: no command given; usage: scalelens run [OPTIONS] -- COMMAND [ARGS...]\n");

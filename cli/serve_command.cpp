@@ -13,6 +13,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   auto baseline = std::make_shared<std::string>("per-label");
   auto baseline_gpus = std::make_shared<int>(0);
   auto scaling = std::make_shared<std::string>("auto");
+  auto cache = std::make_shared<CacheArgs>();
   auto* cmd = app.add_subcommand("serve", "Live dashboard over folders of runs (read-only; refreshes as runs land)");
   cmd->add_option("inputs", opts->inputs, "Folders or files, as for 'scalelens report'")->required();
   cmd->add_option("--port", opts->port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
@@ -29,9 +30,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--scaling", *scaling, "Strong or weak scaling (auto: detected)")
       ->check(CLI::IsMember({"auto", "strong", "weak"}))
       ->capture_default_str();
-  cmd->add_option("--poll", opts->poll_s, "Seconds between checks of the study's files for changes")
+  cmd->add_option("--poll", opts->poll_s, "Seconds between re-reads of a changing study (and first polling period)")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  cmd->add_option("--watch", opts->watch,
+                  "How changes are noticed: auto (inotify, but polling on network file systems), inotify, or poll "
+                  "(with backoff up to 30 s)")
+      ->check(CLI::IsMember({"auto", "inotify", "poll"}))
+      ->capture_default_str();
+  add_cache_flags(cmd, *cache);
   add_max_inflated_option(cmd);
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print when the study changes");
   cmd->footer(
@@ -54,6 +61,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     opts->analysis.baseline = *baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
     if (*baseline_gpus > 0) opts->analysis.baseline_gpus = *baseline_gpus;
     if (*scaling != "auto") opts->analysis.scaling = *scaling;
+    apply_cache_flags(*cache);
     exit_code = serve(*opts);
   });
 }

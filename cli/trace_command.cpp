@@ -22,7 +22,7 @@ struct TraceArgs {
   std::string format = "table";
   std::string comm_kernel_regex;
   unsigned threads = 0;
-  bool no_cache = false;
+  CacheArgs cache;
   double peak_tflops = 0;
 };
 
@@ -39,7 +39,8 @@ int run_trace(const TraceArgs& args) {
   for (const auto& p : args.paths) options.inputs.emplace_back(p);
   options.comm_kernel_regex = args.comm_kernel_regex;
   options.threads = args.threads;
-  options.cache = !args.no_cache;
+  options.cache = !args.cache.off;
+  options.cache_dir = args.cache.dir;
   if (args.peak_tflops > 0) options.peak_tflops = args.peak_tflops;
   auto set = trace::analyse_traces(options);
 
@@ -75,8 +76,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
                   "(default: nccl…, ncclKernel…, ncclDevKernel…, rccl…). RE2 syntax: ECMAScript without "
                   "backreferences or lookaround; (?i) for case-insensitive");
   cmd->add_option("-j,--threads", args->threads, "Threads (default: all cores); files, or slices of fewer files, in parallel");
-  cmd->add_flag("--no-cache", args->no_cache,
-                "Parse every trace even when .scalelens-cache/ beside it holds its summary (also SCALELENS_NO_CACHE=1)");
+  add_cache_flags(cmd, args->cache);
   add_max_inflated_option(cmd);
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "Peak TFLOP/s of one GPU for MFU, instead of the table of common GPUs (by deviceProperties.name)")
@@ -90,8 +90,8 @@ void add_trace_command(CLI::App& app, int& exit_code) {
       "  scalelens trace rank0.json.gz --format json  the scalelens.trace/1 JSON on standard output\n"
       "  scalelens trace traces/ --comm-kernel-regex '^(nccl|ncclDevKernel|my_allreduce)'\n"
       "  scalelens trace traces/ --peak-tflops 312    MFU against 312 TFLOP/s per GPU\n"
-      "Summaries are cached in .scalelens-cache/ beside the traces (when the folder is writable);\n"
-      "--no-cache parses again.\n"
+      "Summaries are cached under $XDG_CACHE_HOME/scalelens (else ~/.cache/scalelens; --cache-dir DIR),\n"
+      "never beside the traces; --no-cache parses again.\n"
       "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace.");
   cmd->callback([args, &exit_code] { exit_code = run_trace(*args); });
 }

@@ -14,6 +14,11 @@ mkdir -p "$out"
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI refuses root otherwise
 fi
+# mpirun's session directory goes into a private folder: another MPI job's (or user's) under /tmp
+# would otherwise make Open MPI fail in orte_init.
+mpi_tmp=$(mktemp -d)
+trap 'rm -rf "$mpi_tmp"' EXIT
+export TMPDIR="$mpi_tmp" OMPI_MCA_orte_tmpdir_base="$mpi_tmp"
 cores=$(nproc)
 for ranks in 1 2 4; do
   note=""

@@ -164,12 +164,15 @@ std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spre
 
 // One line on where a configuration's figures came from (DESIGN.md, "provenance").
 std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSummary>& runs,
-                          const std::vector<const Run*>& sources, const std::map<std::string, std::string>& split_notes) {
+                          const std::vector<const Run*>& sources, const std::map<std::string, std::string>& split_notes,
+                          const std::vector<Diagnostic>& ingest_notes) {
   std::vector<std::string> paths;
   std::set<std::string> formats, ws_from, system_from;
+  std::set<std::string> instance_folders;
   std::size_t warmup = 0, with_uuid = 0, by_index = 0;
   for (auto i : c.run_indices) {
     const auto& r = runs[i];
+    if (!r.instance_of.empty()) instance_folders.insert(r.instance_of);
     const auto& src = *sources[i];
     paths.push_back(r.path);
     formats.insert(r.format.empty() ? "unknown" : r.format);
@@ -194,6 +197,11 @@ std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSu
                                                                                     : "host and index"));
   std::vector<std::string> excluded;
   if (warmup) excluded.push_back(fmt::format("{} warm-up epoch{}", warmup, warmup == 1 ? "" : "s"));
+  std::size_t pruned = 0;
+  for (const auto& d : ingest_notes)
+    if (d.code == "pruned-instance")
+      pruned += instance_folders.contains(std::filesystem::path(d.path).parent_path().parent_path().string());
+  if (pruned) excluded.push_back(fmt::format("{} pruned instance{} (pruned_results/)", pruned, pruned == 1 ? "" : "s"));
   if (auto split = split_notes.find(c.label); split != split_notes.end()) excluded.push_back(split->second);
   parts.push_back("excluded: " + (excluded.empty() ? std::string("nothing") : join(excluded, "; ")));
   return join(parts, "; ");
@@ -328,7 +336,8 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   MissingFigures missing;
   for (auto& c : summary.configurations) {
     std::vector<double> epochs, run_times, utils_mean, j_per_sample;
-    std::vector<double> score, raw, overlap, exposed, idle, spread, mfu;
+    std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu;
+    std::optional<ProfilerAverages> averages;  // pooled over runs, as itwinai pools them
     std::set<int> nodes, per_node;
     std::set<double> batches;
     std::set<std::string> models;
@@ -369,6 +378,12 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       }
       if (r.energy_j) energy_wh_of[group] += *r.energy_j / 3600;
       if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
+      if (r.energy_j_per_gpu) wh_per_gpu.push_back(*r.energy_j_per_gpu / 3600);
+      c.energy_extrapolated |= r.energy_extrapolated;
+      if (r.profiler_averages) {
+        if (!averages) averages.emplace();
+        averages->add(*r.profiler_averages);
+      }
       if (r.host_energy_j) host_wh_of[group] += *r.host_energy_j / 3600;
       if (r.computation_score) score.push_back(*r.computation_score);
       if (r.comp_comm_raw_share) raw.push_back(*r.comp_comm_raw_share);
@@ -419,6 +434,10 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     if (have_util) c.gpu_util_pct = RangeStat{*mean_of(utils_mean), util_min, util_max};
     c.energy_wh = mean_of(values(energy_wh_of));
     c.energy_j_per_sample = mean_of(j_per_sample);
+    c.energy_wh_per_gpu = mean_of(wh_per_gpu);
+    // itwinai's formula (scalability_report/utils.py get_computation_vs_other_data), without its 1e-10.
+    if (averages && averages->total_us - averages->profiler_step_us > 0)
+      c.itwinai_computation_fraction = averages->aten_us / (averages->total_us - averages->profiler_step_us);
     c.host_energy_wh = mean_of(values(host_wh_of));
     c.computation_score = mean_of(score);
     c.comp_comm_raw_share = mean_of(raw);
@@ -453,7 +472,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs ran on different GPU models ({})", list(models))));
     if (nodes.size() > 1)
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
-    c.provenance = provenance_of(c, summary.runs, sources, split_notes);
+    c.provenance = provenance_of(c, summary.runs, sources, split_notes, study.diagnostics);
     if (!c.throughput_samples_per_s)
       missing.add("throughput", "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global_batch_size with steps)", c.key());
     if (!c.epoch_time_s && !c.run_time_s) missing.add("time", "no epochs and no run start/end", c.key());

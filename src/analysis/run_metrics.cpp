@@ -40,6 +40,15 @@ EpochTable tabulate_epochs(const std::vector<Interval>& epochs) {
   return t;
 }
 
+// Seconds one sample of a series without measured times stands for: the run's sampling
+// interval (itwinai's probing_interval), else the spacing of its nominal times.
+double nominal_interval_s(const GpuSeries& g, const Run& run) {
+  if (run.sampling_interval_s && *run.sampling_interval_s > 0) return *run.sampling_interval_s;
+  for (std::size_t k = 1; k < g.samples.size(); ++k)
+    if (g.samples[k].t_ns > g.samples[k - 1].t_ns) return static_cast<double>(g.samples[k].t_ns - g.samples[k - 1].t_ns) * 1e-9;
+  return 0;
+}
+
 // The first reading of an energy counter (mJ) that rose by more than a GPU can draw since the
 // reading before it (model/limits.hpp): a reset restarts from 0, so after one the reading itself is
 // the gain. npos when every step is possible.
@@ -216,6 +225,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   std::vector<double> utils;
   double energy = 0;
   bool any_energy = false, used_counter = false, used_power = false, nominal = false;
+  std::size_t energy_gpus = 0;
   std::size_t min_samples = std::numeric_limits<std::size_t>::max();
   double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
   std::size_t gap_gpus = 0;
@@ -238,6 +248,24 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, inside);
+    if (g->nominal_timestamps) {
+      // No measured times (itwinai's CSV layouts): each sample stands for one probing interval,
+      // as itwinai itself counts it (power x interval per sample; utilization a plain mean).
+      const double dt = nominal_interval_s(*g, run);
+      double power_sum = 0, util_sum = 0;
+      std::size_t n_power = 0, n_util = 0;
+      for (std::size_t k = 0; k < ts.size(); ++k) {
+        if (!std::isnan(power[k])) { power_sum += power[k]; ++n_power; }
+        if (!std::isnan(util[k])) { util_sum += util[k]; ++n_util; }
+      }
+      if (n_util) utils.push_back(util_sum / static_cast<double>(n_util));
+      if (n_power && dt > 0) {
+        energy += power_sum * dt;
+        any_energy = used_power = true;
+        ++energy_gpus;
+      }
+      continue;
+    }
     auto u = integrate_samples(ts, util, t0, t1);
     if (u.covered_s > 0) utils.push_back(u.value / u.covered_s);
     else {
@@ -273,11 +301,13 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       }
       energy += (last - first) * 1e-3;  // mJ → J
       any_energy = used_counter = true;
+      ++energy_gpus;
     } else {
       auto p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
       if (p.covered_s > 0) {
         energy += p.value;
         any_energy = used_power = true;
+        ++energy_gpus;
       }
       if (p.skipped_s > 0) {
         gap_s += p.skipped_s;
@@ -304,8 +334,24 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (any_energy) {
     r.energy_j = energy;
     r.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
-    if (r.samples && *r.samples > 0) r.energy_j_per_sample = energy / *r.samples;
+    r.energy_gpus = energy_gpus;
+    r.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
+    // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
+    // each: the job's energy is then the measured GPUs' mean times its GPUs, marked as such.
+    const bool itwinai = run.format.rfind("itwinai", 0) == 0;
+    if (itwinai && run.world_size && energy_gpus < static_cast<std::size_t>(*run.world_size)) {
+      r.energy_extrapolated = true;
+      r.energy_j = *r.energy_j_per_gpu * *run.world_size;
+      warnings.push_back(run_warning(
+          run, "partial-gpu-data",
+          fmt::format("GPU data for {} of {} GPUs (itwinai logs GPU metrics only on the ranks in log_on_workers, rank 0 "
+                      "by default): GPU utilization is theirs; energy is {:.4g} Wh per GPU measured, and the job's "
+                      "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
+                      energy_gpus, *run.world_size, *r.energy_j_per_gpu / 3600, *r.energy_j / 3600, *run.world_size)));
+    }
+    if (r.samples && *r.samples > 0) r.energy_j_per_sample = *r.energy_j / *r.samples;
   }
+  r.profiler_averages = run.profiler_averages;
   if (!chosen.empty() && r.min_gpu_samples < 20)
     warnings.push_back(run_warning(run, "coarse-sampling",
                                    fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
@@ -323,7 +369,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (nominal)
     warnings.push_back(run_warning(run, "nominal-timestamps",
                                    "GPU sample times were rebuilt from sample index × probing interval, not measured; "
-                                   "energy assumes the sampler kept its interval exactly",
+                                   "energy counts each sample for one probing interval (as itwinai does), assuming "
+                                   "the sampler kept its interval exactly",
                                    Severity::note));
 
   // Host CPU energy, per node from its package-energy counter.

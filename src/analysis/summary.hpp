@@ -7,6 +7,7 @@
 
 #include "analysis/stats.hpp"
 #include "common/diagnostics.hpp"
+#include "model/study.hpp"
 
 namespace scalelens {
 
@@ -35,6 +36,10 @@ struct RunSummary {
   std::optional<double> energy_j;   // all GPUs of all nodes
   std::string energy_from;          // "counter" | "power" | "counter+power"
   std::optional<double> energy_j_per_sample;
+  std::size_t energy_gpus = 0;                // GPUs whose energy was measured
+  std::optional<double> energy_j_per_gpu;     // measured energy / energy_gpus
+  bool energy_extrapolated = false;           // energy_j = energy_j_per_gpu x world size (partial GPU data)
+  std::optional<ProfilerAverages> profiler_averages;  // itwinai's, for its computation fraction
   std::optional<double> host_energy_j;
   // Trace breakdown, summed over ranks and steps (DESIGN.md, "Trace breakdown").
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
@@ -62,6 +67,12 @@ struct ConfigurationSummary {
   std::string baseline_label;
   std::optional<RangeStat> gpu_util_pct;
   std::optional<double> energy_wh, energy_j_per_sample, host_energy_wh;
+  // Energy per GPU measured; energy_wh is extrapolated from it when some run had partial GPU data.
+  std::optional<double> energy_wh_per_gpu;
+  bool energy_extrapolated = false;
+  // itwinai's own "computation fraction" (ATen/c10/autograd over all profiled GPU time less
+  // ProfilerStep*), pooled over the configuration's runs like itwinai pools them.
+  std::optional<double> itwinai_computation_fraction;
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread, mfu;
   // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the

@@ -105,6 +105,34 @@ std::string utc_stamp() {
   return buf;
 }
 
+// The run folder for this job: <study>/<run id> unless another job's manifest is there already
+// (the same --run-id given to two jobs, or a rerun), then <run id>-2, -3, ...: the first that holds
+// no manifest or this job's. Every wrapper of one job shares its job key, so all of them reach
+// the same answer; without a launcher there is one wrapper, and any manifest is someone else's.
+// Returns the description of the job that held the planned folder, when it was taken.
+std::optional<std::string> claim_run_dir(RunPlan& plan, const RunOptions& o) {
+  const std::string base = plan.run_id;
+  std::optional<std::string> taken_by;
+  for (int k = 1; k < 10000; ++k) {
+    const std::string id = k == 1 ? base : fmt::format("{}-{}", base, k);
+    std::error_code ec;
+    fs::path dir = fs::absolute(fs::path(o.study) / id, ec).lexically_normal();
+    auto owner = read_manifest_owner(dir);
+    const bool ours = !owner || (plan.job.job_key && owner->job_key == *plan.job.job_key);
+    if (ours) {
+      plan.run_id = id;
+      plan.run_dir = dir.string();
+      if (k > 1) plan.detected_from["run_id"] = fmt::format("{}, then -{}: '{}' holds another job", plan.detected_from.count("run_id") ? plan.detected_from["run_id"] : "job id", k, base);
+      return taken_by;
+    }
+    if (!taken_by)
+      taken_by = owner->job_key.empty() ? fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty()
+                                                                              ? "without a scheduler" : "by " + owner->scheduler)
+                                        : fmt::format("job {}", owner->job_key);
+  }
+  return taken_by;
+}
+
 }  // namespace
 
 RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
@@ -163,9 +191,16 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   // Before any thread exists: the sampler thread must never take a signal meant for the child.
   block_forwarded_signals();
   RunPlan plan = plan_run(o, env);
+  const std::string planned_dir = plan.run_dir;
+  const auto taken_by = claim_run_dir(plan, o);
   const fs::path dir = plan.run_dir;
   const bool writes_manifest = plan.job.rank == 0;
   if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
+  // Not under --quiet: two jobs under one name is a mistake worth hearing of.
+  if (taken_by && writes_manifest)
+    std::fprintf(diag, "scalelens run: warning: %s already holds %s (run ids name one job each); recording this %s in %s\n",
+                 planned_dir.c_str(), taken_by->c_str(), plan.job.job_key ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
+                 dir.c_str());
 
   if (auto ok = prepare_run_folder(dir, plan.host); !ok) {
     std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
@@ -251,6 +286,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   m.hosts = plan.job.hosts;
   m.scheduler = plan.job.scheduler;
   m.scheduler_ids = plan.job.ids;
+  m.job_key = plan.job.job_key.value_or("");
   m.launcher = plan.launcher;
   m.detected_from = plan.detected_from;
   m.sampling_interval_s = o.interval_s;
@@ -299,8 +335,11 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     const char* preload = std::getenv("LD_PRELOAD");
     child_env.emplace_back("LD_PRELOAD", o.mpi_comm_lib + (preload && *preload ? std::string(":") + preload : ""));
   }
-  auto outcome = run_child(o.command, child_env);
+  ChildOptions child_options;
+  child_options.kill_after_s = o.kill_after_s;
+  auto outcome = run_child(o.command, child_env, child_options);
   if (!outcome.ran) std::fprintf(diag, "scalelens run: error: %s\n", outcome.error.c_str());
+  for (const auto& w : outcome.warnings) std::fprintf(diag, "scalelens run: warning: %s\n", w.c_str());
 
   const std::int64_t end_ns = monitor::realtime_ns();
   if (sampler) {

@@ -23,6 +23,7 @@ struct RunOptions {
   bool sample_host = true;
   std::string host;  // "" = SCALELENS_HOST, else gethostname()
   bool quiet = false;
+  double kill_after_s = 10.0;  // SIGKILL to the job's group this long after SIGTERM/SIGINT/SIGHUP
   std::string mpi_comm_lib;  // libscalelens-mpi.so to LD_PRELOAD into the child; "" = off
   std::vector<std::string> command;
 };

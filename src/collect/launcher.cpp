@@ -4,12 +4,16 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -41,7 +45,35 @@ void block_forwarded_signals() {
   g_blocked = true;
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env_set) {
+namespace {
+
+// The terminal this process may hand to the job: the first of stdin, stdout, stderr that is a
+// terminal whose foreground group is ours (-1 when none, or when running in the background).
+int foreground_terminal() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+    if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp()) return fd;
+  return -1;
+}
+
+// tcsetpgrp() from a background group raises SIGTTOU unless the calling thread blocks it.
+void give_terminal(int fd, pid_t group) {
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
+  ::tcsetpgrp(fd, group);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+bool ends_the_job(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+
+// Whether any process (zombies included) is still in process group `group`.
+bool group_alive(pid_t group) { return ::kill(-group, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env_set,
+                       const ChildOptions& options) {
   ChildOutcome out;
   if (argv.empty()) {
     out.status = 127;
@@ -64,6 +96,10 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
   std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
+  const int terminal = foreground_terminal();
+  sigset_t ttou;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
 
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
@@ -71,6 +107,15 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     out.error = fmt::format("cannot create a pipe: {}", errno_text(errno));
     return out;
   }
+  // As a subreaper this process inherits the job's orphans (a data loader whose parent died), so
+  // it can reap them, and a process group of zombies does not look alive for ever.
+  int was_subreaper = 0;
+  ::prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  struct RestoreSubreaper {
+    int was;
+    ~RestoreSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, was); }
+  } restore_subreaper{was_subreaper};
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
@@ -84,6 +129,12 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     ::close(exec_pipe[0]);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the wrapper died before prctl took effect
+    // A group of its own: signals go to the whole job, and nothing else of ours gets them.
+    ::setpgid(0, 0);
+    if (terminal >= 0) {
+      ::pthread_sigmask(SIG_BLOCK, &ttou, nullptr);
+      ::tcsetpgrp(terminal, ::getpid());
+    }
     for (int s : kForwarded) ::signal(s, SIG_DFL);
     ::pthread_sigmask(SIG_SETMASK, &g_original_mask, nullptr);
     ::execvpe(args[0], args.data(), envp.data());
@@ -91,6 +142,16 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     [[maybe_unused]] auto n = ::write(exec_pipe[1], &err, sizeof err);
     ::_exit(127);
   }
+  // Also here (as a shell does): whichever of the two runs first, the group exists before any
+  // signal is forwarded to it.
+  ::setpgid(child, child);
+  if (terminal >= 0) give_terminal(terminal, child);
+  struct TakeTerminalBack {
+    int fd;
+    ~TakeTerminalBack() {
+      if (fd >= 0) give_terminal(fd, ::getpgrp());
+    }
+  } take_back{terminal};
   ::close(exec_pipe[1]);
   int exec_errno = 0;
   ssize_t got;
@@ -105,33 +166,73 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
   }
   out.ran = true;
 
+  using Clock = std::chrono::steady_clock;
+  const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, options.kill_after_s)));
+  std::optional<Clock::time_point> kill_at;   // SIGKILL to the group then
+  std::optional<Clock::time_point> give_up;   // after SIGKILL: stop waiting for processes we cannot reap
+  bool child_done = false, leftovers_told = false;
+  int child_st = 0, ending_signal = 0;
   const sigset_t set = waited_set();
   for (;;) {
-    int st = 0;
-    pid_t done = ::waitpid(child, &st, WNOHANG);
-    if (done == child) {
-      if (WIFEXITED(st)) {
-        out.status = WEXITSTATUS(st);
-      } else if (WIFSIGNALED(st)) {
-        out.signal = WTERMSIG(st);
-        out.status = 128 + out.signal;
+    // Reap the command and any orphan of the job handed to us.
+    for (;;) {
+      int st = 0;
+      pid_t done = ::waitpid(-1, &st, WNOHANG);
+      if (done <= 0) break;
+      if (done == child) child_done = true, child_st = st;
+    }
+    const auto now = Clock::now();
+    if (child_done) {
+      if (!group_alive(child)) break;
+      if (!leftovers_told && !ending_signal) {
+        // The command ended, but processes it started still run in its group: they go too.
+        // (After a forwarded SIGTERM, SIGINT or SIGHUP they have had theirs: SIGKILL follows.)
+        leftovers_told = true;
+        out.warnings.push_back(fmt::format(
+            "processes started by the command were still running after it ended; sent them SIGTERM{}",
+            kill_at ? "" : fmt::format(" (SIGKILL after {:g} s, --kill-after)", options.kill_after_s)));
+        ::kill(-child, SIGTERM);
+        ::kill(-child, SIGCONT);  // a stopped process would not act on SIGTERM
+        if (!kill_at) kill_at = now + grace;
       }
-      return out;
     }
-    if (done < 0 && errno != EINTR) {
-      out.status = 127;
-      out.error = fmt::format("lost the child: {}", errno_text(errno));
-      return out;
+    if (kill_at && now >= *kill_at && !give_up) {
+      out.warnings.push_back(fmt::format("the command's processes were still running {:g} s after {}; sent SIGKILL to all of them "
+                                         "(--kill-after)", options.kill_after_s, ending_signal ? fmt::format("SIG{}", sigabbrev_np(ending_signal)) : "SIGTERM"));
+      ::kill(-child, SIGKILL);
+      give_up = now + std::chrono::seconds(5);
     }
+    if (give_up && now >= *give_up) {
+      out.warnings.push_back("processes of the command's group remain after SIGKILL (uninterruptible, or not ours to reap)");
+      break;
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::milliseconds(200));
+    if (kill_at && !give_up) wait = std::clamp(std::chrono::duration_cast<std::chrono::nanoseconds>(*kill_at - now),
+                                               std::chrono::nanoseconds(1'000'000), wait);
+    timespec ts{0, static_cast<long>(wait.count())};  // also polls waitpid, should a SIGCHLD be merged or missed
     siginfo_t info{};
-    timespec wait{0, 200'000'000};  // also polls waitpid, should a SIGCHLD be merged or missed
-    int sig = ::sigtimedwait(&set, &info, &wait);
+    int sig = ::sigtimedwait(&set, &info, &ts);
     if (sig <= 0 || sig == SIGCHLD) continue;
-    // A terminal's Ctrl-C (si_code SI_KERNEL) already reached the child, which shares our process
-    // group; forwarding it too would deliver it twice. Signals sent by a process (kill, scancel,
-    // srun, mpirun) reach only us, so they are passed on.
-    if (info.si_code != SI_KERNEL) ::kill(child, sig);
+    // The job runs in its own group, so a terminal's Ctrl-C (when the job does not hold the
+    // terminal) and signals sent by a process (kill, scancel, srun, mpirun) reach only us: the
+    // whole group gets them.
+    ::kill(-child, sig);
+    if (ends_the_job(sig) && !kill_at) {
+      ending_signal = sig;
+      kill_at = Clock::now() + grace;
+    }
   }
+  if (WIFEXITED(child_st)) {
+    out.status = WEXITSTATUS(child_st);
+  } else if (WIFSIGNALED(child_st)) {
+    out.signal = WTERMSIG(child_st);
+    out.status = 128 + out.signal;
+  }
+  if (!child_done) {  // only after SIGKILL and 5 s more: it was killed, but is not ours to see
+    out.status = 128 + SIGKILL;
+    out.signal = SIGKILL;
+  }
+  return out;
 }
 
 }  // namespace scalelens::collect

@@ -1,6 +1,8 @@
 #pragma once
-// Runs the training command as a child process and waits for it, forwarding the signals a
-// scheduler sends (SIGINT, SIGTERM, SIGUSR1/2 before a time limit, SIGHUP).
+// Runs the training command as a child process in a process group of its own and waits for it,
+// forwarding the signals a scheduler sends (SIGINT, SIGTERM, SIGUSR1/2 before a time limit,
+// SIGHUP) to the whole group, so that the job's grandchildren (torchrun workers, data loaders,
+// `bash -c` children) get them too, and stopping whatever of the group outlives the command.
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,10 +19,20 @@ struct ChildOutcome {
   bool ran = false;   // false: it could not be started (status 126/127 as in a shell)
   std::string error;  // why it could not be started
   int signal = 0;     // the signal that ended it, if any
+  std::vector<std::string> warnings;  // leftovers stopped, SIGKILL after the grace period, ...
 };
 
-// Starts argv[0] (searched in PATH) with the current environment plus `env_set`, waits for it
-// and returns how it ended. If this process dies, the child gets SIGTERM (PR_SET_PDEATHSIG).
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env_set);
+struct ChildOptions {
+  // Seconds between a terminating signal (SIGTERM, SIGINT, SIGHUP) forwarded to the job's group,
+  // or the end of the command with processes of its group still running, and SIGKILL to the group.
+  double kill_after_s = 10.0;
+};
+
+// Starts argv[0] (searched in PATH) with the current environment plus `env_set` as the leader of
+// a new process group (given the terminal when this process had it), waits for it and returns how
+// it ended, once no process of its group is left. If this process dies, the child gets SIGTERM
+// (PR_SET_PDEATHSIG).
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env_set,
+                       const ChildOptions& options = {});
 
 }  // namespace scalelens::collect

@@ -179,6 +179,21 @@ std::vector<NodeRecordData> read_node_records(const fs::path& dir) {
   return out;
 }
 
+std::optional<ManifestOwner> read_manifest_owner(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / "scalelens.json", ec)) return std::nullopt;
+  ManifestOwner owner{"unreadable", ""};
+  auto text = read_file(dir / "scalelens.json");
+  if (!text) return owner;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(text.value()).get(doc) != simdjson::SUCCESS) return owner;
+  std::string_view s;
+  if (doc["scheduler"]["kind"].get_string().get(s) == simdjson::SUCCESS) owner.scheduler = s;
+  if (doc["scheduler"]["job_key"].get_string().get(s) == simdjson::SUCCESS) owner.job_key = s;
+  return owner;
+}
+
 Result<bool> write_manifest(const fs::path& dir, const ManifestData& m) {
   JsonWriter w;
   w.begin_object();
@@ -202,6 +217,7 @@ Result<bool> write_manifest(const fs::path& dir, const ManifestData& m) {
   string_list(w, "hosts", m.hosts);
   w.key("scheduler").begin_object().key("kind").value(m.scheduler);
   for (const auto& [k, v] : m.scheduler_ids) w.key(k).value(v);
+  if (!m.job_key.empty()) w.key("job_key").value(m.job_key);
   w.end_object();
   if (!m.launcher.empty()) w.key("launcher").value(m.launcher);
   string_map(w, "detected_from", m.detected_from);

@@ -85,10 +85,19 @@ struct ManifestData {
   std::string scheduler;
   std::string launcher;  // COMMAND's launcher when the wrappers wrap one (RunPlan::launcher)
   std::map<std::string, std::string> scheduler_ids, detected_from, missing;
+  std::string job_key;   // JobEnvironment::job_key ("" outside a launcher): scheduler.job_key
   double sampling_interval_s = 0.5;
   std::string gpu_model;
   bool complete = false;
 };
+// What an existing scalelens.json says about the job that wrote it.
+struct ManifestOwner {
+  std::string scheduler;  // scheduler.kind
+  std::string job_key;    // scheduler.job_key; "" when absent (no launcher, or an older scalelens)
+};
+// nullopt when `dir` holds no scalelens.json; a manifest that cannot be parsed gives kind "unreadable".
+std::optional<ManifestOwner> read_manifest_owner(const std::filesystem::path& dir);
+
 // scalelens.json, schema scalelens.run/1, through temp + rename.
 Result<bool> write_manifest(const std::filesystem::path& dir, const ManifestData& m);
 

@@ -33,6 +33,9 @@ struct Candidate {
   fs::path path;
   std::uintmax_t size = 0;
   int reader = -1;  // index into readers, -1 = not recognized
+  // False when --pattern did not match the path: the file is then read only when it defines named
+  // runs (below), and only its runs whose names match are kept.
+  bool path_matched = true;
 };
 
 template <class T>
@@ -52,6 +55,8 @@ void merge_run_into(Run& target, Run&& src) {
   if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
   if (target.system.empty()) target.system = src.system;
   if (target.benchmark.empty()) target.benchmark = src.benchmark;
+  if (target.experiment.empty()) target.experiment = src.experiment;
+  if (target.run_name.empty()) target.run_name = src.run_name;
   if (target.hosts.empty()) target.hosts = src.hosts;
   fill(target.world_size, src.world_size);
   fill(target.nodes, src.nodes);
@@ -72,6 +77,46 @@ void merge_run_into(Run& target, Run&& src) {
   append(target.host_series, src.host_series);
   append(target.ranks, src.ranks);
   append(target.breakdown, src.breakdown);
+  if (src.profiler_averages) {
+    if (!target.profiler_averages) target.profiler_averages.emplace();
+    target.profiler_averages->add(*src.profiler_averages);
+  }
+}
+
+// Readers whose runs carry names that their paths may not (an MLflow store's paths are numeric
+// ids): --pattern may select their runs by label, run name or experiment.
+bool defines_named_runs(std::string_view reader) {
+  return reader == "itwinai_mlflow" || reader == "itwinai_csv" || reader == "mlperf";
+}
+
+// The manifest's fields that are defaults for runs found below it, filled where a run lacks them.
+void fill_defaults(Run& run, const Run& manifest) {
+  if (run.label.empty()) run.label = manifest.label;
+  if (run.gpu_model.empty()) run.gpu_model = manifest.gpu_model;
+  if (run.system.empty()) run.system = manifest.system;
+  fill(run.world_size, manifest.world_size);
+  fill(run.gpus_per_node, manifest.gpus_per_node);
+  fill(run.cpus_per_node, manifest.cpus_per_node);
+  fill(run.global_batch_size, manifest.global_batch_size);
+  fill(run.samples_per_epoch, manifest.samples_per_epoch);
+  fill(run.scaling, manifest.scaling);
+  if (run.world_size && !run.detected_from.count("world_size") && manifest.world_size)
+    run.detected_from["world_size"] = "scalelens.json above it";
+}
+
+bool has_data(const Run& r) {
+  return !r.epochs.empty() || !r.steps.empty() || !r.gpus.empty() || !r.host_series.empty() || !r.ranks.empty() ||
+         !r.breakdown.empty() || r.profiler_averages || r.start_ns || r.end_ns;
+}
+
+// itwinai writes its profiler traces to profiler-traces/<train run name>/torch-traces/: the run
+// name they belong to, or "".
+std::string itwinai_trace_run_name(const fs::path& file) {
+  const fs::path dir = file.parent_path();
+  if (dir.filename() != "torch-traces") return {};
+  const fs::path named = dir.parent_path();
+  if (named.parent_path().filename() != "profiler-traces") return {};
+  return named.filename().string();
 }
 
 }  // namespace
@@ -92,6 +137,7 @@ Study ingest(const IngestOptions& options) {
     }
     pattern = std::move(compiled.value());
   }
+  auto matches = [&](const std::string& text) { return pattern->search(text); };
 
   // 1. Walk.
   std::vector<Candidate> files;
@@ -104,12 +150,13 @@ Study ingest(const IngestOptions& options) {
       continue;
     }
     auto consider = [&](const fs::path& p, std::uintmax_t size) {
+      bool matched = true;
       if (pattern) {
         auto rel = p.lexically_relative(root).generic_string();
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
-        if (!pattern->search(rel)) return;
+        matched = matches(rel);
       }
-      files.push_back({p, size, -1});
+      files.push_back({p, size, -1, matched});
     };
     if (fs::is_regular_file(st)) {
       consider(root, fs::file_size(root, ec));
@@ -138,7 +185,6 @@ Study ingest(const IngestOptions& options) {
   }
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
   files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());
-  study.files_seen = files.size();
 
   const unsigned threads = default_threads(options.threads);
   std::vector<std::vector<Diagnostic>> sniff_diags(files.size());
@@ -158,7 +204,15 @@ Study ingest(const IngestOptions& options) {
       }
     }
   }, nullptr);
-  for (auto& d : sniff_diags) append(study.diagnostics, d);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (files[i].path_matched) append(study.diagnostics, sniff_diags[i]);
+  // Outside --pattern's paths, only files that define named runs stay (their runs are matched by name).
+  files.erase(std::remove_if(files.begin(), files.end(),
+                             [&](const Candidate& f) {
+                               return !f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()));
+                             }),
+              files.end());
+  study.files_seen = files.size();
 
   std::vector<std::size_t> manifests, others;
   for (std::size_t i = 0; i < files.size(); ++i) {
@@ -196,29 +250,111 @@ Study ingest(const IngestOptions& options) {
     readers[f.reader]->read(ReadContext{f.path, header}, outputs[k]);
   }, options.progress);
 
-  // 5. Merge in path order, so the study does not depend on thread timing.
+  // 5. Which runs are kept: --pattern by name (for files whose path it did not match), then
+  // --experiment and --run-names, which select MLflow runs as itwinai's own report does.
+  std::set<std::string> experiments_seen, run_names_seen;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    auto& runs = outputs[k].runs;
+    const bool by_name = !files[others[k]].path_matched;
+    runs.erase(std::remove_if(runs.begin(), runs.end(),
+                              [&](const Run& run) {
+                                if (by_name && !matches(run.label) && !matches(run.run_name) && !matches(run.experiment) &&
+                                    !matches(run.experiment + "/" + run.run_name))
+                                  return true;
+                                if (run.format != "itwinai-mlflow") return false;
+                                experiments_seen.insert(run.experiment);
+                                if (options.experiment && run.experiment != *options.experiment) return true;
+                                run_names_seen.insert(run.run_name);
+                                return !options.run_names.empty() &&
+                                       std::find(options.run_names.begin(), options.run_names.end(), run.run_name) ==
+                                           options.run_names.end();
+                              }),
+               runs.end());
+  }
+  if (options.experiment && !experiments_seen.count(*options.experiment)) {
+    std::string names;
+    for (const auto& e : experiments_seen) names += (names.empty() ? "'" : ", '") + e + "'";
+    study.diagnostics.push_back({Severity::warning, "experiment-not-found",
+                                 fmt::format("--experiment '{}': no MLflow experiment of that name was found{}", *options.experiment,
+                                             names.empty() ? std::string(" (no MLflow store was read)") : "; found: " + names),
+                                 {}, 0, {}});
+  }
+  for (const auto& name : options.run_names)
+    if (!run_names_seen.count(name))
+      study.diagnostics.push_back({Severity::warning, "run-name-not-found",
+                                   fmt::format("--run-names: no MLflow run named '{}'{}", name,
+                                               options.experiment ? " in experiment '" + *options.experiment + "'" : ""),
+                                   {}, 0, {}});
+
+  // A manifest above several runs that their own files define (an MLflow store, a folder of
+  // itwinai CSVs) holds defaults for them; above exactly one (a run folder's own MLPerf log) it is
+  // that run.
+  std::map<const fs::path*, std::size_t> runs_below;
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (owner[k]) runs_below[owner[k]] += outputs[k].runs.size();
+
+  // 6. Merge in path order, so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return files[others[a]].path < files[others[b]].path; });
   std::vector<Run> standalone;
+  std::set<const fs::path*> defaults_only;
+  std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   for (std::size_t k : order) {
     auto& out = outputs[k];
     const auto& path = files[others[k]].path;
     append(study.diagnostics, out.diagnostics);
     Run* target = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
     for (auto& run : out.runs) {
-      if (target) merge_run_into(*target, std::move(run));
-      else standalone.push_back(std::move(run));
+      if (target && runs_below[owner[k]] == 1) {
+        merge_run_into(*target, std::move(run));
+        continue;
+      }
+      if (target) {
+        fill_defaults(run, *target);
+        defaults_only.insert(owner[k]);
+      }
+      standalone.push_back(std::move(run));
     }
-    if (out.has_attachment()) {
-      if (target) merge_run_into(*target, std::move(out.attach));
-      else
-        study.diagnostics.push_back({Severity::warning, "no-manifest",
-                                     "no scalelens.json above this file, so its label and world size are unknown; "
-                                     "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
-                                     path.string(), 0, {}});
+    if (!out.has_attachment()) continue;
+    if (auto name = itwinai_trace_run_name(path); !name.empty() && (!target || runs_below[owner[k]] > 1)) {
+      itwinai_traces.emplace_back(k, name);
+    } else if (target) {
+      merge_run_into(*target, std::move(out.attach));
+    } else {
+      study.diagnostics.push_back({Severity::warning, "no-manifest",
+                                   "no scalelens.json above this file, so its label and world size are unknown; "
+                                   "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
+                                   path.string(), 0, {}});
     }
   }
+  // itwinai's traces belong to the MLflow train run of that name.
+  for (auto& [k, name] : itwinai_traces) {
+    const auto& path = files[others[k]].path;
+    std::vector<Run*> named;
+    for (auto& run : standalone)
+      if (run.format == "itwinai-mlflow" && run.run_name == name) named.push_back(&run);
+    if (named.size() == 1) {
+      merge_run_into(*named[0], std::move(outputs[k].attach));
+      continue;
+    }
+    if (owner[k] && named.empty()) {
+      merge_run_into(folder_runs.at(*owner[k]), std::move(outputs[k].attach));
+      continue;
+    }
+    study.diagnostics.push_back(
+        {Severity::warning, named.empty() ? "no-manifest" : "ambiguous-trace",
+         named.empty() ? fmt::format("itwinai profiler trace of run '{}', but no MLflow run of that name was read (and no "
+                                     "scalelens.json is above it); left out",
+                                     name)
+                       : fmt::format("itwinai profiler trace of run '{}', but {} MLflow runs have that name; it cannot tell "
+                                     "which, so it is left out",
+                                     name, named.size()),
+         path.string(), 0, {}});
+  }
+  // A manifest whose folder held only other runs' data defined no run of its own.
+  for (const fs::path* dir : defaults_only)
+    if (auto it = folder_runs.find(*dir); !has_data(it->second)) folder_runs.erase(it);
 
   // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
   for (auto& [dir, run] : folder_runs) {
@@ -234,7 +370,15 @@ Study ingest(const IngestOptions& options) {
       run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(index[*i]));
   }
 
-  // 6. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
+  // Two MLflow experiments in one study: the experiment is part of each run's identity.
+  std::set<std::string> experiments;
+  for (const auto& run : standalone)
+    if (!run.experiment.empty()) experiments.insert(run.experiment);
+  if (experiments.size() > 1)
+    for (auto& run : standalone)
+      if (!run.experiment.empty()) run.label = run.experiment + "/" + run.label;
+
+  // 7. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
   std::vector<Run> all;
   for (auto& [dir, run] : folder_runs) all.push_back(std::move(run));
   append(all, standalone);

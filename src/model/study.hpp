@@ -101,6 +101,21 @@ struct RankBreakdown {
   }
 };
 
+// itwinai's profiler averages (torch.profiler key_averages() as CSV, one file per rank:
+// torch_profiling_averages.csv in MLflow, computation-data/ and communication-data/ before), as the
+// sums itwinai's own "computation fraction" needs: self_cuda_time_total in µs over every row of
+// every rank, of the ATen/c10/autograd rows, and of the "ProfilerStep*" row.
+struct ProfilerAverages {
+  double total_us = 0, aten_us = 0, profiler_step_us = 0;
+  int files = 0;
+  void add(const ProfilerAverages& o) {
+    total_us += o.total_us;
+    aten_us += o.aten_us;
+    profiler_step_us += o.profiler_step_us;
+    files += o.files;
+  }
+};
+
 // Everything known about one execution of one configuration.
 struct Run {
   std::string run_id;
@@ -118,6 +133,9 @@ struct Run {
   // ordinary run. Instances are never pooled as repeats.
   std::string instance_of;
   std::optional<int> instance_id;
+  // Names the source gave the run (MLflow: its experiment's `name` and the train run's name), for
+  // --experiment, --run-names and --pattern; two experiments in one study are told apart by label.
+  std::string experiment, run_name;
   std::optional<int> world_size, nodes, gpus_per_node;
   std::optional<int> cpus_per_node;  // logical CPUs of a node, to tell oversubscribed runs
   std::optional<double> global_batch_size, samples_per_epoch;
@@ -141,6 +159,7 @@ struct Run {
   std::vector<HostSeries> host_series;
   std::vector<RankRecord> ranks;
   std::vector<RankBreakdown> breakdown;
+  std::optional<ProfilerAverages> profiler_averages;
 };
 
 struct Study {

@@ -241,18 +241,29 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
     }
     {
       Figure f{"energy", "GPU energy per configuration", "# configuration energy_wh energy_j_per_sample\n", ""};
-      bool any = false;
+      bool any = false, any_per_sample = false, any_extrapolated = false;
       for (const auto& c : summary.configurations) {
         if (!c.energy_wh) continue;
         any = true;
+        any_per_sample |= c.energy_j_per_sample.has_value();
+        any_extrapolated |= c.energy_extrapolated;
         f.data += fmt::format("{} {} {}\n", dat_label(c.key()), num(c.energy_wh), num(c.energy_j_per_sample));
       }
-      if (any)
+      if (any_extrapolated) f.title += " (~ extrapolated from the GPUs measured)";
+      // gnuplot stops on an axis with no defined value (and leaves empty files): without a samples
+      // count anywhere, J per sample is left out of the figure, and the title says why.
+      if (any && any_per_sample)
         f.plot =
             "set style fill solid 0.8 border -1\nset boxwidth 0.4\nset ylabel 'energy per run (Wh)'\n"
             "set y2label 'energy per sample (J)'\nset ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\n"
             "set xtics rotate by -30\nplot 'energy.dat' using ($0-0.2):2:xtic(1) with boxes title 'Wh per run', "
             "'' using ($0+0.2):3 axes x1y2 with boxes title 'J per sample'\n";
+      else if (any) {
+        f.title += "; J per sample not drawn: no samples count";
+        f.plot =
+            "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset ylabel 'energy per run (Wh)'\nset yrange [0:*]\n"
+            "set xtics rotate by -30\nplot 'energy.dat' using 0:2:xtic(1) with boxes title 'Wh per run'\n";
+      }
       figs.push_back(f);
     }
   }
@@ -319,13 +330,21 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
   bool all_ok = true;
   for (std::size_t i = 0; i < scripts.size(); ++i) {
     int status = 0;
-    if (children[i] < 0 || ::waitpid(children[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      all_ok = false;
-      continue;
-    }
+    const bool ok =
+        children[i] >= 0 && ::waitpid(children[i], &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    all_ok &= ok;
     auto stem = scripts[i].substr(0, scripts[i].size() - 3);
-    for (const char* ext : {".svg", ".png", ".pdf"})
-      if (std::filesystem::exists(dir / (stem + ext), ec)) result.written.push_back(dir / (stem + ext));
+    for (const char* ext : {".svg", ".png", ".pdf"}) {
+      const auto file = dir / (stem + ext);
+      if (!std::filesystem::exists(file, ec)) continue;
+      // Never leave an empty figure behind (gnuplot opens its output before it fails).
+      if (std::filesystem::file_size(file, ec) == 0) {
+        std::filesystem::remove(file, ec);
+        all_ok = false;
+        continue;
+      }
+      result.written.push_back(file);
+    }
   }
   result.rendered = all_ok;
   result.message = all_ok ? "rendered with gnuplot (SVG, PNG, PDF); edit the .gp scripts to restyle, then: " + how

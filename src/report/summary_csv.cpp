@@ -31,7 +31,8 @@ std::string render_summary_csv(const Summary& summary) {
       "throughput_samples_per_s,throughput_per_gpu,speedup,ideal_speedup,efficiency,karp_flatt,"
       "gpu_util_mean_pct,gpu_util_min_pct,gpu_util_max_pct,energy_wh,energy_j_per_sample,host_energy_wh,"
       "computation_score,comp_comm_raw_share,overlap_ratio,exposed_comm_share,idle_share,straggler_spread,mfu,"
-      "system,curve,instances,gpus_per_instance,time_to_train_all_s,models_per_minute,provenance\n";
+      "system,curve,instances,gpus_per_instance,time_to_train_all_s,models_per_minute,provenance,"
+      "energy_wh_per_gpu,energy_extrapolated,itwinai_computation_fraction\n";
   auto stat_cells = [](const std::optional<Stat>& s) {
     if (!s) return std::string(",,,,,");
     auto ci = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
@@ -54,9 +55,11 @@ std::string render_summary_csv(const Summary& summary) {
     out += fmt::format("{},{},{},{},{},{},{},", cell(c.computation_score), cell(c.comp_comm_raw_share),
                        cell(c.overlap_ratio), cell(c.exposed_comm_share), cell(c.idle_share), cell(c.straggler_spread),
                        cell(c.mfu));
-    out += fmt::format("{},{},{},{},{},{},{}\n", csv_text(c.system), csv_text(c.curve), cell(c.instances),
+    out += fmt::format("{},{},{},{},{},{},{},", csv_text(c.system), csv_text(c.curve), cell(c.instances),
                        cell(c.gpus_per_instance), cell(c.time_to_train_all_s), cell(c.models_per_minute),
                        csv_text(c.provenance));
+    out += fmt::format("{},{},{}\n", cell(c.energy_wh_per_gpu), c.energy_extrapolated ? "true" : "false",
+                       cell(c.itwinai_computation_fraction));
   }
   return out;
 }

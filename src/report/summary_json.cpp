@@ -75,6 +75,8 @@ std::string render_summary_json(const Summary& summary) {
     write_range(w, c.gpu_util_pct);
     w.key("energy_wh").value(c.energy_wh).key("energy_j_per_sample").value(c.energy_j_per_sample);
     w.key("host_energy_wh").value(c.host_energy_wh);
+    w.key("energy_wh_per_gpu").value(c.energy_wh_per_gpu).key("energy_extrapolated").value(c.energy_extrapolated);
+    w.key("itwinai_computation_fraction").value(c.itwinai_computation_fraction);
     w.key("computation_score").value(c.computation_score).key("comp_comm_raw_share").value(c.comp_comm_raw_share);
     w.key("overlap_ratio").value(c.overlap_ratio).key("exposed_comm_share").value(c.exposed_comm_share);
     w.key("idle_share").value(c.idle_share).key("straggler_spread").value(c.straggler_spread);
@@ -114,6 +116,8 @@ std::string render_summary_json(const Summary& summary) {
     w.key("energy_wh").value(wh(r.energy_j));
     if (!r.energy_from.empty()) w.key("energy_from").value(r.energy_from);
     w.key("energy_j_per_sample").value(r.energy_j_per_sample);
+    w.key("energy_gpus").value(r.energy_gpus).key("energy_extrapolated").value(r.energy_extrapolated);
+    w.key("energy_wh_per_gpu").value(wh(r.energy_j_per_gpu));
     w.key("host_energy_wh").value(wh(r.host_energy_j));
     w.key("computation_score").value(r.computation_score).key("comp_comm_raw_share").value(r.comp_comm_raw_share);
     w.key("overlap_ratio").value(r.overlap_ratio).key("exposed_comm_share").value(r.exposed_comm_share);

@@ -81,12 +81,18 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {"efficiency", true, [](auto& c) { return pct(c.efficiency); }},
       {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},
       {"comp score", true, [](auto& c) { return opt(c.computation_score); }},
+      // itwinai's own figure, from its profiler averages; not the same measure as the score.
+      {"comp fraction (itwinai)", true, [](auto& c) { return opt(c.itwinai_computation_fraction); }},
       {"exposed comm", true, [](auto& c) { return pct(c.exposed_comm_share); }},
       {"MFU", true, [](auto& c) { return pct(c.mfu); }},
       {"GPU util", true, [](auto& c) {
          return c.gpu_util_pct ? std::optional<std::string>(fmt::format("{:.0f}%", c.gpu_util_pct->mean)) : std::nullopt;
        }},
-      {"energy Wh", true, [](auto& c) { return opt(c.energy_wh); }},
+      // "~": extrapolated from the GPUs measured to all of the job's (warning partial-gpu-data).
+      {"energy Wh", true, [](auto& c) {
+         auto v = opt(c.energy_wh);
+         return v && c.energy_extrapolated ? std::optional<std::string>("~" + *v) : v;
+       }},
       {"J/sample", true, [](auto& c) { return opt(c.energy_j_per_sample); }},
   };
   // Keep the columns that have data in some row; label and world size always.
@@ -125,7 +131,8 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   }
   std::string scaling = summary.scaling + " scaling";
   const char* count = ranks ? "rank count" : "GPU count";
-  std::string baseline = summary.baseline == "per-label" ? fmt::format("each label's smallest {}", count)
+  const char* curve = summary.systems.size() > 1 ? "each label's (on each system)" : "each label's";
+  std::string baseline = summary.baseline == "per-label" ? fmt::format("{} smallest {}", curve, count)
                          : summary.baseline == "common" ? fmt::format("the fastest label at the smallest {}", count)
                                                         : summary.baseline + " " + count_title;
   out += fmt::format("{}; speedup against {}; epoch times exclude warm-up epochs.\n", scaling, baseline);

@@ -1,13 +1,24 @@
 #include "serve/server.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -55,9 +66,223 @@ std::size_t study_fingerprint(const std::vector<std::string>& inputs) {
   return h;
 }
 
+namespace {
+
+// File systems whose changes made on other machines inotify never reports (a study on a
+// cluster's shared storage, written by compute nodes, served from a login node).
+const char* network_file_system(const std::filesystem::path& p) {
+  struct statfs st {};
+  if (::statfs(p.c_str(), &st) != 0) return nullptr;
+  switch (static_cast<unsigned long>(st.f_type)) {
+    case 0x6969: return "NFS";
+    case 0x517B: return "SMB";
+    case 0xFF534D42: return "CIFS";
+    case 0xFE534D42: return "SMB2";
+    case 0x0BD00BD0: return "Lustre";
+    case 0x47504653: return "GPFS";
+    case 0x19830326: return "BeeGFS";
+    case 0x00C36400: return "CephFS";
+    case 0x5346414F: return "AFS";
+    case 0xAAD7AAEA: return "PanFS";
+    case 0x65735546: return "FUSE";
+    case 0x01021997: return "9P";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+StudyWatcher::StudyWatcher(const std::vector<std::string>& inputs, const std::string& mode, double poll_s)
+    : inputs_(inputs), poll_s_(std::max(0.1, poll_s)), period_s_(poll_s_) {
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (mode == "poll") {
+    how_ = fmt::format("polling, from every {:g} s up to every 30 s while nothing changes (--watch poll)", poll_s_);
+  } else {
+    for (const auto& input : inputs_) {
+      if (const char* fs = network_file_system(input); fs && mode == "auto") {
+        how_ = fmt::format("polling from every {:g} s: {} is on {}, whose changes from other machines inotify does not see",
+                           poll_s_, input, fs);
+        polling_reason_ = true;
+        break;
+      }
+    }
+    if (!polling_reason_) {
+      inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      if (inotify_fd_ < 0) {
+        how_ = fmt::format("polling from every {:g} s: inotify: {}", poll_s_, std::strerror(errno));
+        polling_reason_ = true;
+      } else {
+        for (const auto& input : inputs_) {
+          std::error_code ec;
+          // A file input: its folder is watched (an editor or rsync replaces the file by renaming).
+          watch_tree(std::filesystem::is_directory(input, ec) ? std::filesystem::path(input)
+                                                               : std::filesystem::absolute(input, ec).parent_path());
+        }
+        if (!watch_error_.empty()) {
+          ::close(inotify_fd_);
+          inotify_fd_ = -1;
+          watches_.clear();
+          how_ = fmt::format("polling from every {:g} s: {}", poll_s_, watch_error_);
+          polling_reason_ = true;
+        } else {
+          how_ = fmt::format("inotify on {} folder{}", watches_.size(), watches_.size() == 1 ? "" : "s");
+        }
+      }
+    }
+  }
+  if (inotify_fd_ < 0) fingerprint_ = study_fingerprint(inputs_);
+}
+
+StudyWatcher::~StudyWatcher() {
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+}
+
+namespace {
+constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
+                                     IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+}
+
+void StudyWatcher::watch_tree(const std::filesystem::path& root) {
+  auto add = [&](const std::filesystem::path& dir) {
+    if (!watch_error_.empty()) return;
+    int wd = ::inotify_add_watch(inotify_fd_, dir.c_str(), kWatchMask);
+    if (wd >= 0) {
+      watches_[wd] = dir;
+    } else if (errno == ENOSPC || errno == ENOMEM) {
+      watch_error_ = fmt::format("inotify watch limit reached at {} ({} folders watched; raise fs.inotify.max_user_watches)",
+                                 dir.string(), watches_.size());
+    }
+  };
+  add(root);
+  // One folder open at a time (common/walk.hpp): a deep study does not run out of descriptors.
+  std::vector<UnreadableFolder> unreadable;  // named by the ingest walk of each snapshot
+  walk_tree(root, [&](const std::filesystem::directory_entry& e) {
+    std::error_code e2;
+    if (!watch_error_.empty() || !e.is_directory(e2) || e.is_symlink(e2)) return false;
+    add(e.path());
+    return true;
+  }, unreadable);
+}
+
+bool StudyWatcher::read_events() {
+  bool changed = false;
+  alignas(inotify_event) char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* e = reinterpret_cast<inotify_event*>(p);
+      p += sizeof(inotify_event) + e->len;
+      if (e->mask & IN_Q_OVERFLOW) {  // events were lost: watch every folder again
+        changed = true;
+        for (const auto& input : inputs_) watch_tree(input);
+        continue;
+      }
+      if (e->mask & IN_IGNORED) {
+        watches_.erase(e->wd);
+        continue;
+      }
+      changed = true;
+      if ((e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR) && e->len > 0) {
+        auto it = watches_.find(e->wd);
+        if (it != watches_.end()) watch_tree(it->second / e->name);  // a new run folder, maybe already filled
+      }
+    }
+  }
+  if (!watch_error_.empty() && !polling_reason_) {
+    // Too many folders now: polling from here on.
+    ::close(inotify_fd_);
+    inotify_fd_ = -1;
+    watches_.clear();
+    how_ = fmt::format("polling from every {:g} s: {}", poll_s_, watch_error_);
+    polling_reason_ = true;
+    fingerprint_ = study_fingerprint(inputs_);
+    changed = true;
+  }
+  return changed;
+}
+
+bool StudyWatcher::wait(double seconds) {
+  pollfd p{stop_fd_, POLLIN, 0};
+  int ms = seconds < 0 ? -1 : static_cast<int>(seconds * 1000);
+  int r;
+  do r = ::poll(&p, 1, ms); while (r < 0 && errno == EINTR);
+  return r == 0;
+}
+
+bool StudyWatcher::wait_for_change() {
+  using Clock = std::chrono::steady_clock;
+  if (inotify_fd_ >= 0) {
+    pollfd p[2] = {{stop_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+    for (;;) {
+      int r = ::poll(p, 2, -1);  // no timeout: an idle server does not wake up at all
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 || (p[0].revents & POLLIN)) return false;
+      if (!(p[1].revents & POLLIN)) continue;
+      if (!read_events()) continue;
+      // A run being written changes many files at once: wait until poll_s has passed since the
+      // last rebuild, then take everything that came meanwhile in one rebuild.
+      auto since = std::chrono::duration<double>(Clock::now() - last_change_).count();
+      if (!wait(std::max(0.05, poll_s_ - since))) return false;
+      if (inotify_fd_ >= 0) read_events();
+      last_change_ = Clock::now();
+      return true;
+    }
+  }
+  // Polling, with backoff: the period doubles while nothing changes (up to max(poll_s, 30 s)),
+  // and is at least 50 times what one look at every file costs, so that polling a very large
+  // study costs under 2% of a core.
+  for (;;) {
+    if (!wait(period_s_)) return false;
+    auto start = Clock::now();
+    auto now = study_fingerprint(inputs_);
+    double cost = std::chrono::duration<double>(Clock::now() - start).count();
+    if (now != fingerprint_) {
+      fingerprint_ = now;
+      period_s_ = std::max(poll_s_, 50 * cost);
+      return true;
+    }
+    period_s_ = std::max({std::min(period_s_ * 2, std::max(poll_s_, 30.0)), 50 * cost});
+  }
+}
+
+void StudyWatcher::stop() {
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof one);
+}
+
 #if SCALELENS_HAVE_HTTPLIB
 
 namespace {
+
+// Why host:port cannot be bound, as the kernel says it ("Address already in use"), for the
+// error message; httplib only says that it failed.
+std::string bind_failure(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    return fmt::format("cannot resolve '{}': {}", host, ::gai_strerror(rc));
+  std::string reason = "unknown reason";
+  for (auto* a = found; a; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      reason = std::strerror(errno);
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as httplib does
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) reason = std::strerror(errno);
+    else if (::listen(fd, 1) != 0) reason = std::strerror(errno);
+    else reason = "it was free a moment later; try again";
+    ::close(fd);
+    if (reason.rfind("it was free", 0) != 0) break;
+  }
+  ::freeaddrinfo(found);
+  return reason;
+}
 
 struct Snapshot {
   Study study;
@@ -83,6 +308,15 @@ std::shared_ptr<const Snapshot> build_snapshot(const ServeOptions& o, std::uint6
 }  // namespace
 
 int serve(const ServeOptions& o) {
+  // A folder that does not exist would be served as an empty study for ever: a typo, said now.
+  for (const auto& input : o.inputs) {
+    std::error_code ec;
+    if (!std::filesystem::exists(input, ec)) {
+      std::fprintf(stderr, "scalelens serve: error: %s: %s\n", input.c_str(),
+                   ec && ec != std::errc::no_such_file_or_directory ? ec.message().c_str() : "no such file or folder");
+      return 2;
+    }
+  }
   // Signals go to one thread that stops the server; every other thread (httplib's pool too) has
   // them blocked, so Ctrl-C is a clean shutdown rather than a kill in the middle of a response.
   sigset_t signals;
@@ -91,9 +325,10 @@ int serve(const ServeOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // Watching starts before the first read, so that nothing written meanwhile is missed.
+  StudyWatcher watch(o.inputs, o.watch, o.poll_s);
   std::mutex mutex;
   std::shared_ptr<const Snapshot> current = build_snapshot(o, 1);
-  std::size_t fingerprint = study_fingerprint(o.inputs);
   auto snapshot = [&] {
     std::lock_guard lock(mutex);
     return current;
@@ -151,8 +386,8 @@ int serve(const ServeOptions& o) {
     port = -1;
   }
   if (port < 0) {
-    std::fprintf(stderr, "error: cannot listen on %s:%d (in use, or not an address of this machine)\n", o.host.c_str(),
-                 o.port);
+    std::fprintf(stderr, "scalelens serve: error: cannot listen on %s:%d: %s\n", o.host.c_str(), o.port,
+                 bind_failure(o.host, o.port).c_str());
     return 1;
   }
   const auto& first = *current;
@@ -161,27 +396,18 @@ int serve(const ServeOptions& o) {
               first.summary.configurations.size(), first.summary.runs.size(), o.inputs.size(),
               o.inputs.size() == 1 ? "" : "s");
   std::fflush(stdout);
+  if (watch.polling() && o.watch != "poll") std::fprintf(stderr, "scalelens serve: warning: %s\n", watch.how().c_str());
+  else if (!o.quiet) std::fprintf(stderr, "scalelens serve: watching the study with %s\n", watch.how().c_str());
 
-  std::atomic<bool> stopping{false};
-  std::mutex stop_mutex;
-  std::condition_variable stop_cv;
   std::thread watcher([&] {
-    std::unique_lock lock(stop_mutex);
-    const auto period = std::chrono::milliseconds(static_cast<long>(std::max(0.1, o.poll_s) * 1000));
-    while (!stop_cv.wait_for(lock, period, [&] { return stopping.load(); })) {
-      lock.unlock();
-      auto now = study_fingerprint(o.inputs);
-      if (now != fingerprint) {
-        fingerprint = now;
-        auto next = build_snapshot(o, snapshot()->generation + 1);
-        if (!o.quiet)
-          std::printf("study changed: %zu configurations, %zu runs\n", next->summary.configurations.size(),
-                      next->summary.runs.size());
-        std::fflush(stdout);
-        std::lock_guard guard(mutex);
-        current = std::move(next);
-      }
-      lock.lock();
+    while (watch.wait_for_change()) {
+      auto next = build_snapshot(o, snapshot()->generation + 1);
+      if (!o.quiet)
+        std::printf("study changed: %zu configurations, %zu runs\n", next->summary.configurations.size(),
+                    next->summary.runs.size());
+      std::fflush(stdout);
+      std::lock_guard guard(mutex);
+      current = std::move(next);
     }
   });
   std::thread signal_thread([&] {
@@ -193,11 +419,7 @@ int serve(const ServeOptions& o) {
 
   server.listen_after_bind();
 
-  {
-    std::lock_guard lock(stop_mutex);
-    stopping = true;
-  }
-  stop_cv.notify_all();
+  watch.stop();
   watcher.join();
   // Wake the signal thread if the server stopped for another reason.
   pthread_kill(signal_thread.native_handle(), SIGTERM);

@@ -6,6 +6,9 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <random>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -22,18 +25,18 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/4";
+constexpr std::string_view kSchema = "scalelens.trace-cache/5";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
-  std::uint64_t size = 0;
+  std::uint64_t device = 0, inode = 0, size = 0;
   std::int64_t mtime_ns = 0;
   std::uint64_t hash = 0;
 };
 
-// Size, mtime and CRC-32s of the first and last MiB: a rewritten trace changes at least one
-// (Kineto traces end with the profiler's window and timestamps), and reading 2 MiB is cheap next
-// to parsing the rest.
+// Device, inode, size, mtime and CRC-32s of the first and last MiB: a rewritten trace changes at
+// least one (Kineto traces end with the profiler's window and timestamps), and reading 2 MiB is
+// cheap next to parsing the rest. Device and inode tell two files of one name apart.
 std::optional<Key> key_of(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -44,6 +47,8 @@ std::optional<Key> key_of(const fs::path& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   Key k;
+  k.device = static_cast<std::uint64_t>(st.st_dev);
+  k.inode = static_cast<std::uint64_t>(st.st_ino);
   k.size = static_cast<std::uint64_t>(st.st_size);
   k.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   std::vector<unsigned char> buf(std::min<std::uint64_t>(kHashedBytes, k.size));
@@ -63,13 +68,96 @@ std::optional<Key> key_of(const fs::path& path) {
   return k;
 }
 
-// Whether summaries may be written into `dir`. A folder whose mode has no owner write bit counts
-// as read-only even for root (shared data sets are published that way).
-bool folder_writable(fs::path dir) {
-  if (dir.empty()) dir = ".";
+// Said once per process (stderr): why summaries are not being cached.
+void warn_once(const std::string& message) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::fprintf(stderr, "scalelens: warning [cache-not-written]: %s; traces are parsed every time (--cache-dir DIR chooses another "
+                         "folder, --no-cache silences this)\n", message.c_str());
+  });
+}
+
+// Whether summaries may be written into the folder open as `fd`. A folder whose mode has no owner
+// write bit counts as read-only even for root.
+bool folder_writable(int fd) {
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & S_IWUSR) == 0) return false;
-  return ::access(dir.c_str(), W_OK) == 0;
+  return ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWUSR) != 0 && ::faccessat(fd, ".", W_OK, 0) == 0;
+}
+
+// <cache root>/traces, opened without following a link there (a link planted in a shared cache
+// folder would send our writes elsewhere); -1 when absent (and not created) or not usable.
+int open_traces_folder(const fs::path& root, bool create) {
+  if (create) {
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    if (ec) {
+      warn_once(fmt::format("{}: cannot create the cache folder: {}", root.string(), ec.message()));
+      return -1;
+    }
+  }
+  int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // the user's own choice: may be a link
+  if (root_fd < 0) return -1;
+  if (create && folder_writable(root_fd) && ::mkdirat(root_fd, "traces", 0700) != 0 && errno != EEXIST) {
+    warn_once(fmt::format("{}/traces: cannot create: {}", root.string(), errno_text(errno)));
+    ::close(root_fd);
+    return -1;
+  }
+  int fd = ::openat(root_fd, "traces", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int err = errno;
+  ::close(root_fd);
+  if (fd < 0 && create)
+    warn_once(err == ENOENT ? fmt::format("{}: the cache folder is not writable", root.string())
+                            : fmt::format("{}/traces: {}", root.string(),
+                                          err == ELOOP || err == ENOTDIR ? "a symbolic link or not a folder, not followed"
+                                                                         : errno_text(err)));
+  return fd;
+}
+
+std::optional<std::string> read_cached(const fs::path& root, const std::string& name) {
+  int dir = open_traces_folder(root, false);
+  if (dir < 0) return std::nullopt;
+  int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  ::close(dir);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (std::int64_t{256} << 20)) {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// Written aside under a fresh name (O_EXCL | O_NOFOLLOW: never through a planted link), then
+// renamed over the old file: a reader sees the old summary or the new one, never half of one.
+void store_cached(const fs::path& root, const std::string& name, std::string_view contents) {
+  int dir = open_traces_folder(root, true);
+  if (dir < 0) return;
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } closer{dir};
+  if (!folder_writable(dir)) {
+    warn_once(fmt::format("{}/traces: the cache folder is not writable", root.string()));
+    return;
+  }
+  std::random_device rd;
+  const std::string aside = fmt::format(".{}.{}-{:08x}", name, ::getpid(), rd());
+  int fd = ::openat(dir, aside.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    warn_once(fmt::format("{}/traces: cannot write: {}", root.string(), errno_text(errno)));
+    return;
+  }
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < contents.size();) {
+    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::renameat(dir, aside.c_str(), dir, name.c_str()) != 0) ::unlinkat(dir, aside.c_str(), 0);
 }
 
 bool cache_disabled_by_env() {
@@ -155,7 +243,8 @@ bool read_hta(dom::element e, HtaFigures& h) {
 
 std::string key_json(const Key& k, const std::string& regex) {
   JsonWriter w;
-  w.begin_object().key("size").value(static_cast<std::int64_t>(k.size)).key("mtime_ns").value(k.mtime_ns);
+  w.begin_object().key("device").value(static_cast<std::int64_t>(k.device)).key("inode").value(static_cast<std::int64_t>(k.inode));
+  w.key("size").value(static_cast<std::int64_t>(k.size)).key("mtime_ns").value(k.mtime_ns);
   w.key("hash").value(fmt::format("{:016x}", k.hash)).key("comm_kernel_regex").value(regex).end_object();
   return w.take();
 }
@@ -257,25 +346,49 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   return r;
 }
 
-fs::path cache_file(const fs::path& trace, const std::string& comm_regex) {
-  // One file per regex: the regex decides which kernels are communication.
-  const auto regex_tag = static_cast<std::uint32_t>(
-      ::crc32(0, reinterpret_cast<const Bytef*>(comm_regex.data()), static_cast<uInt>(comm_regex.size())));
-  return trace.parent_path() / kCacheFolder / fmt::format("{}.{:08x}.summary.json", trace.filename().string(), regex_tag);
+fs::path default_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (auto d = env("SCALELENS_CACHE_DIR"); !d.empty()) return d;
+  // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
+  if (auto d = env("XDG_CACHE_HOME"); !d.empty() && fs::path(d).is_absolute()) return fs::path(d) / "scalelens";
+  if (auto home = env("HOME"); !home.empty()) return fs::path(home) / ".cache" / "scalelens";
+  return {};
+}
+
+namespace {
+
+// One file per (trace identity, regex): the name is a 64-bit FNV-1a of the key, whose full text
+// inside the file is what decides a hit.
+std::string cache_name(const std::string& key) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
+  return fmt::format("{:016x}.summary.json", h);
+}
+
+}  // namespace
+
+std::optional<fs::path> cache_file(const fs::path& trace, const std::string& comm_regex, const CacheOptions& cache) {
+  const fs::path root = cache.dir.empty() ? default_cache_dir() : cache.dir;
+  auto key = key_of(trace);
+  if (root.empty() || !key) return std::nullopt;
+  return root / "traces" / cache_name(key_json(*key, comm_regex));
 }
 
 Result<RankSummary> analyse_file(const fs::path& path, const CommMatcher& comm, const std::string& comm_regex,
                                  const CacheOptions& cache, const ParseOptions& parse) {
-  const bool use_cache = cache.enabled && !cache_disabled_by_env();
+  const fs::path root = cache.dir.empty() ? default_cache_dir() : cache.dir;
+  const bool use_cache = cache.enabled && !cache_disabled_by_env() && !root.empty();
   std::optional<Key> key;
-  fs::path where;
-  std::string expected_key;
+  std::string name, expected_key;
   if (use_cache && (key = key_of(path))) {
-    where = cache_file(path, comm_regex);
     expected_key = key_json(*key, comm_regex);
-    if (auto bytes = read_file(where)) {
+    name = cache_name(expected_key);
+    if (auto bytes = read_cached(root, name)) {
       // {"schema": …, "key": {…}, "summary": {…}}: the key is compared as text.
-      const std::string& t = bytes.value();
+      const std::string& t = *bytes;
       const std::string prefix = fmt::format("{{\"schema\":\"{}\",\"key\":{},\"summary\":", kSchema, expected_key);
       if (t.size() > prefix.size() + 1 && t.compare(0, prefix.size(), prefix) == 0 && t.back() == '}') {
         if (auto r = summary_from_json(std::string_view(t).substr(prefix.size(), t.size() - prefix.size() - 1))) {
@@ -289,16 +402,9 @@ Result<RankSummary> analyse_file(const fs::path& path, const CommMatcher& comm, 
   auto parsed = load_kineto(path, parse);
   if (!parsed) return parsed.error();
   RankSummary summary = analyse(parsed.value(), comm);
-  // Silently without a cache where the trace's folder is read-only (shared data sets).
-  if (key && folder_writable(where.parent_path().parent_path())) {
-    std::error_code ec;
-    fs::create_directory(where.parent_path(), ec);
-    if (folder_writable(where.parent_path())) {
-      std::string out = fmt::format("{{\"schema\":\"{}\",\"key\":{},\"summary\":{}}}", kSchema, expected_key,
-                                    summary_to_json(summary));
-      (void)write_file_atomic(where, out);
-    }
-  }
+  if (key)
+    store_cached(root, name, fmt::format("{{\"schema\":\"{}\",\"key\":{},\"summary\":{}}}", kSchema, expected_key,
+                                         summary_to_json(summary)));
   return summary;
 }
 

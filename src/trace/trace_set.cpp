@@ -69,7 +69,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     std::vector<UnreadableFolder> unreadable;
     walk_tree(input, [&](const fs::directory_entry& e) {
       std::error_code e2;
-      if (e.path().filename() == kCacheFolder) return false;  // our own summaries, never traces
+      if (e.path().filename() == kCacheFolder) return false;  // summaries of earlier versions, never traces
       if (e.is_directory(e2)) return true;
       if (e.is_regular_file(e2) && sniff_kineto(e.path())) found.push_back(e.path());
       return false;
@@ -114,7 +114,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   // Fewer files than cores: the rest parse slices of each file.
   ParseOptions parse;
   parse.threads = std::max(1u, cores / threads);
-  const CacheOptions cache{options.cache};
+  const CacheOptions cache{options.cache, options.cache_dir};
   parallel_for(files.size(), threads, [&](std::size_t i) {
     auto summary = analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse);
     if (!summary) errors[i] = summary.error();

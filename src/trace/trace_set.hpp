@@ -16,7 +16,8 @@ struct TraceSetOptions {
   std::vector<std::filesystem::path> inputs;  // files or folders (searched recursively)
   std::string comm_kernel_regex;              // empty = the collective-library default
   unsigned threads = 0;                       // 0 = all cores
-  bool cache = true;                          // summaries cached beside the traces (trace_cache.hpp)
+  bool cache = true;                          // summaries cached (trace_cache.hpp)
+  std::filesystem::path cache_dir;            // --cache-dir; empty: default_cache_dir()
   std::optional<double> peak_tflops;          // --peak-tflops: the GPUs' peak, overriding the table
 };
 

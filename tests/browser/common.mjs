@@ -94,14 +94,14 @@ export function tmpdir(prefix) {
 
 // A scalelens run folder with GPU samples: `gpus` GPUs × `samples` samples 1 s apart. With
 // `cpuOnly`, a CPU-only MPI job instead: rank records without devices and no GPU samples.
-export function writeRun(root, name, { label, p, epoch_s, gpus = 2, samples = 120, runId = name, cpuOnly = false }) {
+export function writeRun(root, name, { label, p, epoch_s, gpus = 2, samples = 120, runId = name, cpuOnly = false, system = undefined }) {
   const dir = path.join(root, name);
   fs.mkdirSync(path.join(dir, "nodes", "node-<b>"), { recursive: true });
   const ns = (s) => BigInt(Math.round(s * 1e9)).toString();
   const t0 = 1_700_000_000;
   const end = t0 + Math.max(3 * epoch_s, samples);
   fs.writeFileSync(path.join(dir, "scalelens.json"), JSON.stringify({
-    schema: "scalelens.run/1", run_id: runId, label, world_size: p, nodes: 1, ...(cpuOnly ? {} : { gpus_per_node: p }),
+    schema: "scalelens.run/1", run_id: runId, label, ...(system ? { system } : {}), world_size: p, nodes: 1, ...(cpuOnly ? {} : { gpus_per_node: p }),
     samples_per_epoch: 1000, global_batch_size: 64, start_ns: Number(ns(t0)), end_ns: Number(ns(end)),
   }));
   if (cpuOnly) {

@@ -364,3 +364,31 @@ test("report.html: a rank with two traces (two profiling windows) renders withou
   assert.deepEqual(log.errors, []);
   await page.close();
 });
+
+// One label on two machines (issue 13 §2): two curves that toggle apart, a system column in the
+// table and one provenance line per configuration.
+test("report.html: one label on two systems is two curves with a system column and provenance", async () => {
+  const root = tmpdir("scalelens-systems-");
+  for (const [system, base] of [["jureca", 40], ["juwels", 30]])
+    for (const p of [1, 2, 4]) writeRun(root, `${system}-${p}`, { label: "ddp", system, p, epoch_s: base / p, gpus: p });
+  const html = report([root], path.join(root, "out"));
+  const { page } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+
+  const s = await chartSeries(page);
+  const lines = s.speedup.filter((x) => x.type === "line" && x.id.startsWith("line:"));
+  assert.deepEqual(lines.map((l) => l.name).sort(), ["ddp @ jureca", "ddp @ juwels"]);
+  for (const l of lines) assert.equal(l.points, 3, l.name);
+  const headers = await page.locator("#summary-table thead th").allTextContents();
+  assert.ok(headers.some((h) => h.startsWith("system")), headers.join("|"));
+  assert.equal(await page.locator("#summary-table tbody tr").count(), 6);
+  assert.equal(await page.locator("#provenance li").count(), 6);
+  assert.match(await page.locator("#provenance li").first().textContent(), /^ddp @ jureca\/1: file .*jureca-1 \(scalelens reader\); system jureca/);
+
+  // Hiding one machine's curve leaves the other's.
+  await page.locator('#label-toggles input[data-label="ddp @ juwels"]').uncheck();
+  const s2 = await chartSeries(page);
+  assert.deepEqual(s2.speedup.filter((x) => x.id.startsWith("line:")).map((l) => l.name), ["ddp @ jureca"]);
+  assert.equal(await page.locator("#summary-table tbody tr").count(), 3);
+});

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "support/run_binary.hpp"
@@ -19,8 +21,10 @@ namespace {
 #define MPIRUN_ENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
 #define MPIRUN MPIRUN_ENV "mpirun --oversubscribe -x ASAN_OPTIONS "
 
-std::string mpirun(int n, const std::filesystem::path& run_dir, const std::string& program) {
-  return MPIRUN "-n " + std::to_string(n) +
+// Each mpirun gets a private temporary folder (private_mpi_env), so other MPI jobs on the machine
+// cannot break these tests.
+std::string mpirun(const ScratchDir& scratch, int n, const std::filesystem::path& run_dir, const std::string& program) {
+  return private_mpi_env(scratch) + MPIRUN "-n " + std::to_string(n) +
          " -x SCALELENS_RUN_DIR=" + run_dir.string() + " -x LD_PRELOAD=" SCALELENS_MPI_LIB " " + program;
 }
 }  // namespace
@@ -28,7 +32,7 @@ std::string mpirun(int n, const std::filesystem::path& run_dir, const std::strin
 TEST(MpiInterposer, WaitBehindASleepingRankIsMeasuredAsCommunication) {
   ScratchDir dir;
   auto run = dir / "run";
-  auto r = run_command(mpirun(2, run, SCALELENS_MPI_BARRIER_WAIT));
+  auto r = run_command(mpirun(dir, 2, run, SCALELENS_MPI_BARRIER_WAIT));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   dir.write("run/scalelens.json", R"({"label": "probe", "world_size": 2})");
   auto study = scalelens::ingest({{run.string()}, {}, 1, {}});
@@ -49,9 +53,24 @@ TEST(MpiInterposer, WaitBehindASleepingRankIsMeasuredAsCommunication) {
   EXPECT_NEAR(*s.runs[0].computation_score, 0.5, 0.15);
 }
 
+// Another job's Open MPI session directory in the shared temporary folder (here a file where the
+// folder should be, which makes mpirun fail in orte_init) does not reach the tests' mpiruns.
+TEST(MpiInterposer, ForeignSessionDirectoryInTheSharedTmpDoesNotBreakTheTests) {
+  ScratchDir shared_tmp, dir;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  shared_tmp.write(std::string("ompi.") + host + "." + std::to_string(::getuid()), "another job's session\n");
+  const std::string broken = "TMPDIR=" + quoted(shared_tmp.path()) + " ";
+  auto plain = run_command(broken + MPIRUN "-n 1 true");
+  EXPECT_NE(plain.exit_code, 0) << "the planted session directory should break a plain mpirun";
+  auto r = run_command(broken + mpirun(dir, 1, dir / "run", "true"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(MpiInterposer, WithoutARunFolderItPassesCallsThroughAndWritesNothing) {
   ScratchDir dir;
-  auto r = run_command("cd " + dir.path().string() + " && " MPIRUN
+  ScratchDir mpi_tmp;
+  auto r = run_command("cd " + dir.path().string() + " && " + private_mpi_env(mpi_tmp) + MPIRUN
                        "-n 2 -x LD_PRELOAD=" SCALELENS_MPI_LIB " " SCALELENS_MPI_BARRIER_WAIT);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
@@ -59,7 +78,8 @@ TEST(MpiInterposer, WithoutARunFolderItPassesCallsThroughAndWritesNothing) {
 
 TEST(MpiTrainExample, LossFallsAndRunFolderFeedsTheReport) {
   ScratchDir dir;
-  auto r = run_command(MPIRUN "-n 2 " SCALELENS_BIN
+  ScratchDir mpi_tmp;
+  auto r = run_command(private_mpi_env(mpi_tmp) + MPIRUN "-n 2 " SCALELENS_BIN
                        " run --study " + dir.path().string() + " --label sgd --mpi-comm -q -- " SCALELENS_MPI_TRAIN
                        " --epochs 4 --samples 4096");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -3,6 +3,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -160,6 +161,71 @@ TEST(ReportCli, ProgressBarIsDrawnOnATerminal) {
   EXPECT_NE(r.out.find("ddp"), std::string::npos) << r.out;
 }
 
+namespace {
+
+// A minimal itwinai MLflow file store: experiment `name`, one train run with one main worker.
+void write_itwinai_experiment(const ScratchDir& dir, const std::string& exp_id, const std::string& name,
+                              const std::string& run_id, const std::string& run_name, const std::string& strategy) {
+  const std::string exp = "mllogs/mlflow/" + exp_id + "/";
+  dir.write(exp + "meta.yaml", "artifact_location: file:///x/mllogs/mlflow/" + exp_id + "\nexperiment_id: '" + exp_id +
+                                   "'\nlifecycle_stage: active\nname: " + name + "\n");
+  auto run = [&](const std::string& id, const std::string& rname, const std::string& parent) {
+    dir.write(exp + id + "/meta.yaml", "run_id: " + id + "\nrun_name: " + rname +
+                                           "\nstart_time: 1700000000000\nend_time: 1700000040000\nstatus: 3\n"
+                                           "lifecycle_stage: active\n");
+    dir.write(exp + id + "/tags/mlflow.runName", rname);
+    if (!parent.empty()) dir.write(exp + id + "/tags/mlflow.parentRunId", parent);
+  };
+  run(run_id, run_name, "");
+  run(run_id + "w0", "worker_0 (main)", run_id);
+  dir.write(exp + run_id + "w0/params/strategy", strategy);
+  dir.write(exp + run_id + "w0/params/global_world_size", "2");
+  dir.write(exp + run_id + "w0/metrics/epoch_time_s", "1700000010000 10 0\n1700000020000 9 1\n");
+}
+
+}  // namespace
+
+TEST(ReportCli, ItwinaiExperimentRunNamesAndPatternSelectMlflowRuns) {
+  ScratchDir dir;
+  write_itwinai_experiment(dir, "1", "mnist", "a", "mnist-ddp", "torch-ddp");
+  write_itwinai_experiment(dir, "2", "virgo", "b", "virgo-ddp", "torch-ddp");
+  write_itwinai_experiment(dir, "3", "virgo", "c", "virgo-hvd", "horovod");
+  ScratchDir out;
+  auto all = run_scalelens("report " + quoted(dir.path()) + " -q -o " + quoted(out.path()) + " --format csv");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("\nmnist/torch-ddp,2,"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("\nvirgo/torch-ddp,2,"), std::string::npos) << all.out;
+  auto one = run_scalelens("report " + quoted(dir.path()) + " -q -o " + quoted(out.path()) +
+                           " --format csv --experiment virgo --run-names virgo-hvd");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(count_lines(one.out), 2u) << one.out;
+  EXPECT_NE(one.out.find("\nhorovod,2,"), std::string::npos) << one.out;
+  // The README's example: the store's paths are numeric ids, its strategies match.
+  auto pattern = run_scalelens("report " + quoted(dir.path()) + " -q -o " + quoted(out.path()) +
+                               " --format csv --pattern 'ddp|deepspeed'");
+  ASSERT_EQ(pattern.exit_code, 0) << pattern.err;
+  EXPECT_EQ(count_lines(pattern.out), 3u) << pattern.out;
+}
+
+TEST(ReportCli, ItwinaiEnergyFigureWithoutSamplesCountIsDrawnNotEmpty) {
+  // Flat itwinai CSVs: energy is known, J/sample is not (no samples count).
+  ScratchDir dir;
+  const std::string energy = "sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n";
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,20,ddp,1\n2,19,ddp,1\n");
+  dir.write("scalability-metrics/gpu-energy-data/ddp_1.csv", energy + "0,50,250,0,0,1,ddp,1\n1,50,250,0,0,1,ddp,1\n");
+  ScratchDir out;
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto script = slurp(out / "figures/energy.gp");
+  EXPECT_EQ(script.find("y2"), std::string::npos) << script;
+  EXPECT_NE(script.find("J per sample not drawn"), std::string::npos) << script;
+  // Whatever gnuplot did, no figure file is left empty.
+  for (const auto& e : std::filesystem::directory_iterator(out / "figures"))
+    EXPECT_GT(std::filesystem::file_size(e.path()), 0u) << e.path();
+  if (std::filesystem::exists(out / "figures/energy.svg"))
+    EXPECT_NE(slurp(out / "figures/energy.svg").find("Wh per run"), std::string::npos);
+}
+
 TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHow) {
   // A 2-GPU run with nvidia-smi --query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv -l 1
   // beside it: one row per GPU, GPU 1 read 6 ms after GPU 0; 11 samples, 1006 ms apart.
@@ -201,4 +267,76 @@ TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHo
     EXPECT_NE(std::string_view(w["message"]).find("2 GPUs"), std::string_view::npos);
   }
   EXPECT_TRUE(noted) << r.out;
+}
+
+namespace {
+
+// Every entry under `root`: path, type, mode, size, mtime and content (or link target), one line
+// each, sorted. Two equal listings mean the folder is byte-for-byte what it was.
+std::string listing(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> lines;
+  for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
+    const auto& p = it->path();
+    auto st = it->symlink_status();
+    std::string line = fs::relative(p, root).string() + " type=" + std::to_string(static_cast<int>(st.type())) +
+                       " mode=" + std::to_string(static_cast<int>(st.permissions()));
+    if (fs::is_symlink(st)) {
+      line += " -> " + fs::read_symlink(p).string();
+    } else if (fs::is_regular_file(st)) {
+      line += " size=" + std::to_string(fs::file_size(p)) + " mtime=" +
+              std::to_string(fs::last_write_time(p).time_since_epoch().count()) +
+              " hash=" + std::to_string(std::hash<std::string>{}(slurp(p)));
+    }
+    lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// A Kineto trace of rank 0 of 1: one profiler step, one compute kernel.
+const char* kTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1},
+"deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}],
+"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 10, "dur": 40, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "ts": 0, "dur": 100}
+]})json";
+
+}  // namespace
+
+// Input folders are often someone else's: a report (twice, so that the second reads the trace
+// cache) leaves every input byte-for-byte as it was, writes no cache beside the traces, and does
+// not follow a `.scalelens-cache` link planted there by an earlier version or by someone else.
+TEST(ReportCli, InputFoldersAreLeftExactlyAsTheyWere) {
+  ScratchDir study, out, elsewhere, cache_home;
+  write_run(study, "a", "ddp", 1, 10);
+  write_run(study, "b", "ddp", 2, 6);
+  study.write("a/traces/rank0.json", kTrace);
+  // Where earlier versions cached the trace's summary, a link to someone else's folder.
+  std::filesystem::create_directory_symlink(elsewhere.path(), study / "a/traces/.scalelens-cache");
+  const auto before = listing(study.path());
+  const std::string env = "XDG_CACHE_HOME=" + quoted(cache_home.path());
+  for (int pass = 0; pass < 2; ++pass) {
+    auto r = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()), env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(listing(study.path()), before);
+  EXPECT_TRUE(std::filesystem::is_empty(elsewhere.path())) << "the planted link was followed";
+  EXPECT_FALSE(std::filesystem::is_empty(cache_home / "scalelens/traces")) << "the summary went to XDG_CACHE_HOME";
+  // --cache-dir chooses the folder; --no-cache writes none.
+  ScratchDir chosen, unused;
+  auto r = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()) + " --cache-dir " +
+                             quoted(chosen / "c"),
+                         "XDG_CACHE_HOME=" + quoted(unused.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::is_empty(chosen / "c/traces"));
+  auto n = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()) + " --no-cache",
+                         "XDG_CACHE_HOME=" + quoted(unused.path()));
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_TRUE(std::filesystem::is_empty(unused.path()));
+  EXPECT_EQ(listing(study.path()), before);
 }

@@ -291,7 +291,7 @@ TEST(RunCli, MpirunWithTwoRanksYieldsOneRunThatReportReads) {
   d.write("train.py", program);
   auto r = run_scalelens("run --study " + quoted(d / "demo-runs") + " --label demo --interval 0.02 -- python3 " +
                              quoted(d / "train.py"),
-                         "cd " + quoted(d.path()) + " && OMPI_MCA_plm_rsh_agent= mpirun --allow-run-as-root --oversubscribe -n 2");
+                         "cd " + quoted(d.path()) + " && " + private_mpi_env(d) + "OMPI_MCA_plm_rsh_agent= mpirun --allow-run-as-root --oversubscribe -n 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto folders = run_folders(d / "demo-runs");
   ASSERT_EQ(folders.size(), 1u) << "both ranks agree on one folder";
@@ -304,4 +304,139 @@ TEST(RunCli, MpirunWithTwoRanksYieldsOneRunThatReportReads) {
   auto report = run_scalelens("report " + quoted(d / "demo-runs") + " --format json -q");
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(report.out.find("\"label\":\"demo\""), std::string::npos) << report.out.substr(0, 2000);
+}
+
+namespace {
+
+// Whether process `pid` is gone (or a zombie about to be): /proc/<pid>/stat's state field.
+bool process_gone(pid_t pid) {
+  auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  return stat.empty() || stat.find(") Z ") != std::string::npos;
+}
+
+std::vector<pid_t> pids_in(const std::filesystem::path& file) {
+  std::vector<pid_t> pids;
+  const std::string text = slurp(file);
+  LineCursor lines(text);
+  std::string_view line;
+  while (lines.next(line))
+    if (auto v = parse_int(trim(line))) pids.push_back(static_cast<pid_t>(*v));
+  return pids;
+}
+
+}  // namespace
+
+// SIGTERM, SIGINT and SIGHUP sent to the wrapper reach every process of the job, not only the
+// shell it started: its two background sleeps go too (started by a non-interactive shell, they
+// ignore SIGINT: the SIGKILL after --kill-after ends them), and the wrapper exits as the shell did.
+TEST(RunCli, SignalsReachTheJobsGrandchildrenAndNothingIsLeft) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    ScratchDir d;
+    auto pids = d / "pids";
+    auto ready = d / "ready";
+    std::string script = "sleep 1000 & echo $! >> " + pids.string() + "; sleep 1000 & echo $! >> " + pids.string() +
+                         "; echo $$ >> " + pids.string() + "; touch " + ready.string() + "; wait";
+    pid_t w = spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--kill-after", "1", "--", "bash", "-c", script});
+    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ready); })) << "job never started";
+    auto started = pids_in(pids);
+    ASSERT_EQ(started.size(), 3u);
+    ::kill(w, sig);
+    // The shell's own status. bash may wait out SIGINT for children that ignore it (then SIGKILL
+    // ends it too), or die of it at once, depending on where in `wait` it was.
+    const int status = wait_status(w);
+    if (sig == SIGINT) EXPECT_TRUE(status == 128 + SIGINT || status == 128 + SIGKILL) << status;
+    else EXPECT_EQ(status, 128 + sig) << "signal " << sig;
+    for (pid_t p : started) EXPECT_TRUE(process_gone(p)) << "pid " << p << " survived signal " << sig;
+  }
+}
+
+// A grandchild that ignores SIGTERM is killed --kill-after seconds later, and the wrapper says so.
+TEST(RunCli, GrandchildIgnoringSigtermGetsSigkillAfterTheGracePeriod) {
+  ScratchDir d;
+  auto pids = d / "pids";
+  auto ready = d / "ready";
+  // The subshell ignores TERM and execs sleep, which keeps the ignored disposition.
+  std::string script = "(trap '' TERM; exec sleep 1000) & echo $! >> " + pids.string() + "; echo $$ >> " + pids.string() +
+                       "; touch " + ready.string() + "; wait";
+  int err_pipe[2];
+  ASSERT_EQ(::pipe(err_pipe), 0);
+  pid_t w = ::fork();
+  if (w == 0) {
+    ::dup2(err_pipe[1], 2);
+    ::close(err_pipe[0]);
+    ::execl(SCALELENS_BIN, "scalelens", "run", "-q", "--study", (d / "runs").c_str(), "--kill-after", "0.5", "--", "bash", "-c",
+            script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(err_pipe[1]);
+  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ready) && pids_in(pids).size() == 2; })) << "job never started";
+  auto started = pids_in(pids);
+  std::this_thread::sleep_for(100ms);  // the subshell's trap is set before it execs sleep
+  auto t0 = std::chrono::steady_clock::now();
+  ::kill(w, SIGTERM);
+  EXPECT_EQ(wait_status(w), 128 + SIGTERM) << "bash itself died of SIGTERM";
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(took, 0.4) << "SIGKILL came before the grace period";
+  EXPECT_LT(took, 4.0);
+  for (pid_t p : started) EXPECT_TRUE(process_gone(p)) << "pid " << p << " survived";
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+  ::close(err_pipe[0]);
+  EXPECT_NE(err.find("sent SIGKILL"), std::string::npos) << err;
+  EXPECT_NE(err.find("0.5 s after SIGTERM"), std::string::npos) << err;
+}
+
+// A command that ends but leaves a background process behind: the wrapper stops it and says so.
+TEST(RunCli, ProcessesLeftRunningWhenTheCommandEndsAreStopped) {
+  ScratchDir d;
+  auto pidfile = d / "pid";
+  auto r = run_scalelens("run -q --study " + quoted(d / "runs") + " --kill-after 2 -- sh -c 'sleep 1000 & echo $! > " +
+                         pidfile.string() + "; exit 4'");
+  EXPECT_EQ(r.exit_code, 4) << "the command's own status";
+  EXPECT_NE(r.err.find("still running after it ended"), std::string::npos) << r.err;
+  auto left = pids_in(pidfile);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_TRUE(process_gone(left[0]));
+}
+
+// The same --run-id given to two jobs: the second job records into <id>-2 and says so, while the
+// wrappers of one SLURM job (same job and step id) still share one folder.
+TEST(RunCli, SameRunIdForTwoJobsIsNotMerged) {
+  ScratchDir d;
+  auto study = d / "runs";
+  auto wrapper = [&](const std::string& job, int rank) {
+    return run_scalelens("run --study " + quoted(study) + " --run-id shared --label ddp --gpu-source none --no-host -- true",
+                         "SLURM_JOB_ID=" + job + " SLURM_STEP_ID=0 SLURM_PROCID=" + std::to_string(rank) +
+                             " SLURM_NTASKS=2 SLURM_NNODES=1 SCALELENS_HOST=n01");
+  };
+  auto a0 = wrapper("100", 0), a1 = wrapper("100", 1);
+  ASSERT_EQ(a0.exit_code, 0) << a0.err;
+  ASSERT_EQ(a1.exit_code, 0) << a1.err;
+  EXPECT_EQ(a0.err.find("already holds"), std::string::npos) << a0.err;
+  EXPECT_TRUE(std::filesystem::exists(study / "shared/ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(study / "shared/ranks/1.json")) << "one job's wrappers share the folder";
+  EXPECT_NE(slurp(study / "shared/scalelens.json").find("\"job_key\":\"slurm-100.0\""), std::string::npos);
+
+  auto b1 = wrapper("101", 1), b0 = wrapper("101", 0);  // rank 1 first: it must reach the same answer
+  ASSERT_EQ(b0.exit_code, 0) << b0.err;
+  ASSERT_EQ(b1.exit_code, 0) << b1.err;
+  EXPECT_NE(b0.err.find("already holds job slurm-100.0"), std::string::npos) << b0.err;
+  EXPECT_NE(b0.err.find((study / "shared-2").string()), std::string::npos) << b0.err;
+  EXPECT_TRUE(std::filesystem::exists(study / "shared-2/ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(study / "shared-2/ranks/1.json"));
+  auto second = slurp(study / "shared-2/scalelens.json");
+  EXPECT_NE(second.find("\"run_id\":\"shared-2\""), std::string::npos) << second;
+  EXPECT_NE(second.find("\"job_key\":\"slurm-101.0\""), std::string::npos) << second;
+  EXPECT_NE(slurp(study / "shared/scalelens.json").find("\"job_key\":\"slurm-100.0\""), std::string::npos)
+      << "the first job's manifest is untouched";
+
+  // Without a scheduler every run is its own job.
+  auto c = run_scalelens("run --study " + quoted(study) + " --run-id shared --gpu-source none --no-host -- true",
+                         "unset SLURM_JOB_ID OMPI_COMM_WORLD_RANK PMI_RANK RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID;");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("shared-3"), std::string::npos) << c.err;
+  IngestOptions in;
+  in.inputs = {study.string()};
+  EXPECT_EQ(ingest(in).runs.size(), 3u);
 }

@@ -38,4 +38,14 @@ inline Output run_scalelens(const std::string& args, const std::string& env = {}
 
 inline std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
+// Environment assignments (a shell fragment) that give an mpirun its own temporary folder inside
+// `scratch`: Open MPI 4.1 keeps its session directory (ompi.<host>.<uid>) and PMIx's files under
+// $TMPDIR, and fails when another job's or user's copy under /tmp is in the way. TMPDIR moves
+// both (PMIX_SYSTEM_TMPDIR follows it); orte_tmpdir_base says it again for the session directory.
+inline std::string private_mpi_env(const ScratchDir& scratch) {
+  auto dir = scratch / "mpi-tmp";
+  std::filesystem::create_directories(dir);
+  return "TMPDIR=" + quoted(dir) + " OMPI_MCA_orte_tmpdir_base=" + quoted(dir) + " ";
+}
+
 }  // namespace scalelens::testing

@@ -24,10 +24,27 @@ inline std::filesystem::path realdata() {
   const auto var = ::scalelens::testing::realdata();                                \
   if (var.empty()) GTEST_SKIP() << "SCALELENS_REALDATA is not set (CI sets it)"
 
+// The whole test process, and every scalelens it starts, keeps trace summaries in a private
+// XDG_CACHE_HOME, never in the real home's ~/.cache; removed at exit.
+inline const std::filesystem::path test_cache_home = [] {
+  std::random_device rd;
+  auto dir = std::filesystem::temp_directory_path() / ("scalelens-test-cache-" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::create_directories(dir);
+  ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  ::unsetenv("SCALELENS_CACHE_DIR");
+  static std::filesystem::path remove_at_exit = dir;
+  std::atexit([] {
+    std::error_code ec;
+    std::filesystem::remove_all(remove_at_exit, ec);
+  });
+  return dir;
+}();
+
 // A fresh folder under the system temp dir, removed when the object dies.
 class ScratchDir {
  public:
   ScratchDir() {
+    (void)test_cache_home;  // odr-used, so that every test binary sets it up
     std::random_device rd;
     path_ = std::filesystem::temp_directory_path() / ("scalelens-test-" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(path_);

@@ -11,6 +11,7 @@
 
 #include "analysis/analyze.hpp"
 #include "collect/collect_run.hpp"
+#include "collect/run_folder.hpp"
 #include "ingest/ingest.hpp"
 #include "report/summary_writers.hpp"
 #include "support/test_support.hpp"
@@ -158,6 +159,7 @@ TEST(MlperfSystems, TwoMachinesWithTheSameGpuCountAreTwoCurves) {
   // The table shows a system column only because there are two systems; JSON carries the key.
   const auto table = render_table(s, {});
   EXPECT_NE(table.find("system"), std::string::npos) << table;
+  EXPECT_NE(table.find("speedup against each label's (on each system) smallest GPU count"), std::string::npos) << table;
   EXPECT_NE(table.find("juwelsbooster_gpu"), std::string::npos) << table;
   const auto json = render_summary_json(s);
   EXPECT_NE(json.find(R"("system":"juwelsbooster_gpu")"), std::string::npos);
@@ -216,6 +218,8 @@ TEST(MlperfWeakScaling, InstancesOfOneWeakFolderAreOneRun) {
   // Aggregate samples/s: each instance's train_samples / its mean kept epoch time, summed.
   EXPECT_NEAR(*c.throughput_samples_per_s, 121266 / 11.0 + 121266 / 15.0 + 121266 / 11.0, 1e-6);
   EXPECT_NE(c.provenance.find("GPUs: 3 instances × 16 per instance (number_of_ranks)"), std::string::npos) << c.provenance;
+  EXPECT_NE(c.provenance.find("excluded: 3 warm-up epochs; 1 pruned instance (pruned_results/)"), std::string::npos)
+      << c.provenance;
   EXPECT_EQ(count_code(s, "possibly-mixed-inputs"), 0u);
   EXPECT_EQ(count_code(s, "few-repeats"), 0u);  // three instances are three repeats
   const auto json = render_summary_json(s);
@@ -342,5 +346,28 @@ TEST(ManifestSystem, ReadFromScalelensJsonAndInheritedByForeignFiles) {
   EXPECT_EQ(s.configurations[0].system, "jureca");
   EXPECT_EQ(s.configurations[1].system, "juwels");
   EXPECT_EQ(s.configurations[1].curve, "ddp @ juwels");
+  EXPECT_NE(s.configurations[1].provenance.find("system juwels from scalelens.json"), std::string::npos)
+      << s.configurations[1].provenance;
   EXPECT_EQ(count_code(s, "possibly-mixed-inputs"), 0u);  // pooled, 10 s vs 20 s would be flagged
+}
+
+TEST(ManifestSystem, WhatScalelensRunWritesIsWhatTheReportReads) {
+  scalelens::testing::ScratchDir d;
+  const auto dir = d.path() / "ddp-slurm-1.0";
+  ASSERT_TRUE(scalelens::collect::prepare_run_folder(dir, "jwb0001"));
+  scalelens::collect::ManifestData m;
+  m.run_id = "ddp-slurm-1.0";
+  m.label = "ddp";
+  m.system = "juwelsbooster";
+  m.world_size = 4;
+  m.start_ns = 1'000'000'000;
+  m.end_ns = 3'000'000'000;
+  m.detected_from = {{"system", "SLURM_CLUSTER_NAME"}};
+  m.complete = true;
+  ASSERT_TRUE(scalelens::collect::write_manifest(dir, m));
+  EXPECT_NE(scalelens::testing::slurp(dir / "scalelens.json").find(R"("system":"juwelsbooster")"), std::string::npos);
+  auto study = ingest(IngestOptions{{d.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].system, "juwelsbooster");
+  EXPECT_EQ(study.runs[0].detected_from.at("system"), "SLURM_CLUSTER_NAME");
 }

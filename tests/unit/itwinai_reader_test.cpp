@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "support/test_support.hpp"
 
@@ -124,14 +126,25 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_EpochAndEnergyFilesOfOneRunFolder_AreOneRun) {
   EXPECT_TRUE(diagnostics(study, "unknown-world-size").empty());
 }
 
-TEST(ItwinaiCsvReader, ItwinaiCsv_SeveralFilesOfOneStrategyInOneFolder_AreNotPaired) {
+TEST(ItwinaiCsvReader, ItwinaiCsv_SeveralFilesOfOneStrategyInOneFolder_PairOnlyWhereTheNodeCountsAgree) {
+  // ddp_4.csv has rows of node_idx 0 only: one node, so it belongs to the 1-node epoch file; the
+  // 2-node run has no energy file and no GPUs-per-node to tell its world size.
   ScratchDir dir;
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n");
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "1,11,ddp,2\n");
   dir.write("scalability-metrics/gpu-energy-data/ddp_4.csv", kEnergyHeader + "0,50,250,0,0,4,ddp,1\n");
   auto study = ingest_dir(dir);
-  EXPECT_EQ(study.runs.size(), 3u);
-  EXPECT_EQ(diagnostics(study, "unknown-world-size").size(), 2u);
+  ASSERT_EQ(study.runs.size(), 2u);
+  const auto* one = run_with_id(study, "scalability-metrics/epochtime_ddp_1N");
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->world_size, 4);
+  EXPECT_EQ(one->gpus.size(), 1u);
+  const auto* two = run_with_id(study, "scalability-metrics/epochtime_ddp_2N");
+  ASSERT_NE(two, nullptr);
+  EXPECT_FALSE(two->world_size.has_value());
+  auto unknown = diagnostics(study, "unknown-world-size");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0]->path, (dir / "scalability-metrics/epoch-time/epochtime_ddp_2N.csv").string());
 }
 
 TEST(ItwinaiCsvReader, ItwinaiCsv_FilesWrittenWhole_KeepALastLineWithoutNewlineAndSkipBlankLines) {
@@ -170,12 +183,13 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_BadLines_OneWarningNamesFileAndFirstLine_RestI
 // An MLflow file store written the way MLflow's FileStore lays it out.
 class MlflowStore {
  public:
-  MlflowStore(const ScratchDir& dir, std::string exp_id, std::string lifecycle = "active")
+  MlflowStore(const ScratchDir& dir, std::string exp_id, std::string lifecycle = "active",
+              const std::string& name = "scaling-test")
       : dir_(dir), exp_("mllogs/mlflow/" + exp_id) {
     dir_.write(exp_ + "/meta.yaml", "artifact_location: file:///scratch/mllogs/mlflow/" + exp_id +
                                         "\ncreation_time: 1700000000000\nexperiment_id: '" + exp_id +
                                         "'\nlast_update_time: 1700000000000\nlifecycle_stage: " + lifecycle +
-                                        "\nname: scaling-test\n");
+                                        "\nname: " + name + "\n");
   }
   void run(const std::string& id, const std::string& name, std::int64_t start_ms, std::int64_t end_ms, int status,
            const std::string& parent = "", const std::string& lifecycle = "active") const {
@@ -206,6 +220,9 @@ class MlflowStore {
     auto t = [&](int dt) { return std::to_string(t0_ms + dt); };
     metric(id, "gpu_power_W", t(5000) + " 300.5 5\n" + t(6001) + " 310.0 6\n");
     metric(id, "gpu_utilization_percent", t(5002) + " 90 5\n" + t(6003) + " 95 6\n");
+  }
+  void artifact(const std::string& id, const std::string& rel, const std::string& text) const {
+    dir_.write(exp_ + "/" + id + "/artifacts/" + rel, text);
   }
   std::filesystem::path path(const std::string& rel) const { return dir_ / (exp_ + "/" + rel); }
 
@@ -325,5 +342,268 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DeletedExperiment_IsLeftOutWithANote) {
   EXPECT_EQ(diagnostics(study, "deleted-experiment").size(), 1u);
 }
 
+
+// ---------------------------------------------------------------- layouts across itwinai versions
+
+Summary analyze_dir(const ScratchDir& dir, int warmup_epochs, IngestOptions in = {}) {
+  in.inputs = {dir.path().string()};
+  in.threads = 1;
+  AnalysisOptions options;
+  options.warmup_epochs = warmup_epochs;
+  return analyze(ingest(in), options);
+}
+
+const ConfigurationSummary* configuration(const Summary& s, const std::string& label, int world_size) {
+  for (const auto& c : s.configurations)
+    if (c.label == label && c.world_size == world_size) return &c;
+  return nullptr;
+}
+
+bool has_warning(const Summary& s, const std::string& code, const std::string& text) {
+  return std::any_of(s.warnings.begin(), s.warnings.end(), [&](const Diagnostic& d) {
+    return d.code == code && d.message.find(text) != std::string::npos;
+  });
+}
+
+TEST(ItwinaiCsvReader, ItwinaiCsv_FlatVirgoLayout_PairsByStrategyAndGpuCount_ItwinaiFigures) {
+  // itwinai v0.2.3-v0.3.0: every scale's files side by side. 1 node x 2 GPUs and 2 nodes x 2 GPUs.
+  ScratchDir dir;
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,30,ddp,1\n2,20,ddp,1\n3,22,ddp,1\n");
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "1,16,ddp,2\n2,11,ddp,2\n3,11,ddp,2\n");
+  // 3 samples 2 s apart per GPU: 100, 200, 300 W.
+  dir.write("scalability-metrics/gpu-energy-data/ddp_2.csv",
+            kEnergyHeader + "0,40,100,0,0,2,ddp,2\n0,40,100,1,0,2,ddp,2\n1,60,200,0,0,2,ddp,2\n1,60,200,1,0,2,ddp,2\n"
+                            "2,80,300,0,0,2,ddp,2\n2,80,300,1,0,2,ddp,2\n");
+  // 2 samples of 250 W per GPU, node 0's rows then node 1's.
+  dir.write("scalability-metrics/gpu-energy-data/ddp_4.csv",
+            kEnergyHeader + "0,50,250,0,0,4,ddp,2\n0,50,250,1,0,4,ddp,2\n1,50,250,0,0,4,ddp,2\n1,50,250,1,0,4,ddp,2\n"
+                            "0,70,250,0,1,4,ddp,2\n0,70,250,1,1,4,ddp,2\n1,70,250,0,1,4,ddp,2\n1,70,250,1,1,4,ddp,2\n");
+  // itwinai averages every epoch: compare with --warmup-epochs 0.
+  auto s = analyze_dir(dir, 0);
+  ASSERT_EQ(s.configurations.size(), 2u);
+  const auto* two = configuration(s, "ddp", 2);
+  const auto* four = configuration(s, "ddp", 4);
+  ASSERT_NE(two, nullptr);
+  ASSERT_NE(four, nullptr);
+  // Mean epoch times 24 s and 38/3 s; relative speedup 24 / (38/3) = 72/38.
+  EXPECT_DOUBLE_EQ(two->epoch_time_s->mean, 24.0);
+  EXPECT_DOUBLE_EQ(four->epoch_time_s->mean, 38.0 / 3);
+  EXPECT_NEAR(*four->speedup, 72.0 / 38, 1e-12);
+  // Energy as itwinai counts it: power x probing_interval per sample, summed over GPUs:
+  // 2 GPUs x (100 + 200 + 300) W x 2 s = 2400 J; 4 GPUs x 2 x 250 W x 2 s = 4000 J.
+  EXPECT_NEAR(*two->energy_wh, 2400.0 / 3600, 1e-12);
+  EXPECT_NEAR(*four->energy_wh, 4000.0 / 3600, 1e-12);
+  // Utilization: the plain mean of the samples, (40 + 60 + 80) / 3 and (50 + 70) / 2.
+  EXPECT_NEAR(two->gpu_util_pct->mean, 60.0, 1e-9);
+  EXPECT_NEAR(four->gpu_util_pct->mean, 60.0, 1e-9);
+  EXPECT_FALSE(four->energy_extrapolated);
+}
+
+TEST(ItwinaiCsvReader, ItwinaiCsv_V034rc1WorkersColumn_IsTheWorldSize) {
+  // v0.3.4-rc1 renamed `nodes` to `workers` and filled it with the global world size.
+  ScratchDir dir;
+  dir.write("scalability-metrics/quantum-neutrino/epoch-time/epochtime_torch-ddp_8N.csv",
+            "epoch_id,time,name,workers\n0,5.5,torch-ddp,8\n1,4.5,torch-ddp,8\n");
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].label, "torch-ddp");
+  EXPECT_EQ(study.runs[0].world_size, 8);
+  EXPECT_FALSE(study.runs[0].nodes.has_value());
+  ASSERT_EQ(study.runs[0].epochs.size(), 2u);
+  EXPECT_DOUBLE_EQ(study.runs[0].epochs[1].seconds(), 4.5);
+  EXPECT_TRUE(diagnostics(study, "unknown-world-size").empty());
+}
+
+TEST(ItwinaiCsvReader, ItwinaiCsv_ManifestAboveFlatFiles_GivesDefaults_NeverOneRun) {
+  ScratchDir dir;
+  dir.write("scalelens.json", R"({"gpus_per_node": 4, "samples_per_epoch": 1000})");
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n");
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "1,11,ddp,2\n");
+  dir.write("scalability-metrics/epoch-time/epochtime_horovod_1N.csv", kEpochHeader + "1,25,horovod,1\n");
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 3u) << "the manifest above defines no run of its own";
+  const auto* ddp2 = run_with_id(study, "scalability-metrics/epochtime_ddp_2N");
+  ASSERT_NE(ddp2, nullptr);
+  EXPECT_EQ(ddp2->label, "ddp");
+  EXPECT_EQ(ddp2->world_size, 8);  // 2 nodes x gpus_per_node 4
+  EXPECT_EQ(ddp2->samples_per_epoch, 1000.0);
+  EXPECT_EQ(run_with_id(study, "scalability-metrics/epochtime_ddp_1N")->world_size, 4);
+  EXPECT_EQ(run_with_id(study, "scalability-metrics/epochtime_horovod_1N")->label, "horovod");
+}
+
+TEST(ItwinaiCsvReader, ItwinaiCsv_ComputationDataOfARunFolder_JoinItsRun) {
+  // v0.3.1-v0.3.3 per-run folder; the profiler averages were written with pandas' index column.
+  ScratchDir dir;
+  const std::string run = "scalability-metrics/a1b2/";
+  dir.write(run + "epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n");
+  dir.write(run + "gpu-energy-data/ddp_2.csv", kEnergyHeader + "0,50,250,0,0,2,ddp,1\n0,50,250,1,0,2,ddp,1\n");
+  const std::string header = ",name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,global_rank\n";
+  for (int rank : {0, 1})
+    dir.write(run + "computation-data/ddp_2_" + std::to_string(rank) + ".csv",
+              header + "0,ProfilerStep*,0,100,5000,5.000ms,4,ddp,2," + std::to_string(rank) +
+                  "\n1,aten::addmm,0,600,600,600.000us,40,ddp,2," + std::to_string(rank) + "\n2,nccl:all_reduce,0,300,300,300.000us,8,ddp,2," +
+                  std::to_string(rank) + "\n");
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_TRUE(study.runs[0].profiler_averages.has_value());
+  EXPECT_EQ(study.runs[0].profiler_averages->files, 2);
+  // Per rank: total 1000 µs, ATen 600, ProfilerStep* 100.
+  EXPECT_DOUBLE_EQ(study.runs[0].profiler_averages->total_us, 2000);
+  EXPECT_DOUBLE_EQ(study.runs[0].profiler_averages->aten_us, 1200);
+  EXPECT_DOUBLE_EQ(study.runs[0].profiler_averages->profiler_step_us, 200);
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_ManifestAboveTheStore_GivesDefaults_NeverOneRun) {
+  ScratchDir dir;
+  dir.write("mllogs/scalelens.json", R"({"samples_per_epoch": 60000})");
+  MlflowStore store(dir, "1");
+  store.run("t2", "ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("t2w0", "t2", 0, 2, kStartMs);
+  store.run("t4", "ddp-4", kStartMs, kStartMs + 100, 3);
+  store.worker("t4w0", "t4", 0, 4, kStartMs);
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_EQ(run_with_id(study, "t2")->world_size, 2);
+  EXPECT_EQ(run_with_id(study, "t4")->world_size, 4);
+  EXPECT_EQ(run_with_id(study, "t4")->samples_per_epoch, 60000.0);
+  EXPECT_EQ(run_with_id(study, "t4")->run_name, "ddp-4");
+}
+
+void two_experiments(const ScratchDir& dir) {
+  MlflowStore mnist(dir, "11", "active", "mnist");
+  mnist.run("m1", "mnist-run", kStartMs, kStartMs + 100, 3);
+  mnist.worker("m1w0", "m1", 0, 2, kStartMs);
+  MlflowStore virgo(dir, "12", "active", "virgo");
+  virgo.run("v1", "virgo-run", kStartMs, kStartMs + 100, 3);
+  virgo.worker("v1w0", "v1", 0, 2, kStartMs);
+  virgo.run("v2", "virgo-horovod", kStartMs, kStartMs + 100, 3);
+  virgo.worker("v2w0", "v2", 0, 2, kStartMs);
+  virgo.param("v2w0", "strategy", "horovod");
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_TwoExperiments_AreTwoCurves_NotRepeats) {
+  ScratchDir dir;
+  two_experiments(dir);
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 3u);
+  EXPECT_EQ(run_with_id(study, "m1")->label, "mnist/torch-ddp");
+  EXPECT_EQ(run_with_id(study, "v1")->label, "virgo/torch-ddp");
+  EXPECT_EQ(run_with_id(study, "v1")->experiment, "virgo");
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_ExperimentAndRunNames_SelectLikeItwinai) {
+  ScratchDir dir;
+  two_experiments(dir);
+  IngestOptions in{{dir.path().string()}, {}, 1, {}};
+  in.experiment = "virgo";
+  auto study = ingest(in);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_EQ(run_with_id(study, "v1")->label, "torch-ddp") << "one experiment left: no prefix";
+  in.run_names = {"virgo-horovod", "no-such-run"};
+  study = ingest(in);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "v2");
+  auto missing = diagnostics(study, "run-name-not-found");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_NE(missing[0]->message.find("no-such-run"), std::string::npos);
+  in.experiment = "nope";
+  in.run_names.clear();
+  study = ingest(in);
+  EXPECT_TRUE(study.runs.empty());
+  auto not_found = diagnostics(study, "experiment-not-found");
+  ASSERT_EQ(not_found.size(), 1u);
+  EXPECT_NE(not_found[0]->message.find("'mnist', 'virgo'"), std::string::npos) << not_found[0]->message;
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_Pattern_SelectsByStrategyRunNameOrExperiment) {
+  // The store's paths are numeric ids: the README's --pattern 'ddp|deepspeed' must still find it.
+  ScratchDir dir;
+  two_experiments(dir);
+  auto with = [&](const std::string& pattern) {
+    return ingest(IngestOptions{{dir.path().string()}, pattern, 1, {}});
+  };
+  EXPECT_EQ(with("ddp|deepspeed").runs.size(), 2u);
+  EXPECT_EQ(with("^horovod$").runs.size(), 1u);
+  EXPECT_EQ(with("^virgo-run$").runs.size(), 1u);
+  EXPECT_EQ(with("^mnist$").runs.size(), 1u);
+  EXPECT_TRUE(with("^fsdp$").runs.empty());
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_OnlyRankZeroLogged_WarnsAndExtrapolatesEnergy) {
+  // itwinai's default log_on_workers=0: GPU metrics of rank 0's GPU only, in a 16-GPU job.
+  ScratchDir dir;
+  MlflowStore store(dir, "2");
+  store.run("t", "big", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 16, kStartMs);
+  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  auto s = analyze_dir(dir, 0);
+  const auto* c = configuration(s, "torch-ddp", 16);
+  ASSERT_NE(c, nullptr);
+  // One GPU: 300.5 W and 310 W 1.001 s apart (trapezoid over the real spacing) = 305.55525 J.
+  const double per_gpu_j = 0.5 * (300.5 + 310.0) * 1.001;
+  EXPECT_NEAR(*c->energy_wh_per_gpu, per_gpu_j / 3600, 1e-9);
+  EXPECT_NEAR(*c->energy_wh, 16 * per_gpu_j / 3600, 1e-9);
+  EXPECT_TRUE(c->energy_extrapolated);
+  EXPECT_TRUE(has_warning(s, "partial-gpu-data", "GPU data for 1 of 16 GPUs"));
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilingAverages_GiveItwinaisComputationFraction) {
+  ScratchDir dir;
+  MlflowStore store(dir, "6");
+  store.run("t", "prof", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 2, kStartMs);
+  store.worker("w1", "t", 1, 2, kStartMs);
+  // torch.profiler key averages as itwinai writes them (index=False); a kernel name with commas is
+  // quoted and counts as computation through its " at::" (itwinai's \sat:: pattern).
+  const std::string csv =
+      "name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,global_rank\n"
+      "ProfilerStep*,-1,100,5000,5.000ms,4,torch-ddp,2,0\n"
+      "aten::addmm,-1,600,600,600.000us,40,torch-ddp,2,0\n"
+      "autograd::engine::evaluate_function: AddmmBackward0,-1,200,800,800.000us,40,torch-ddp,2,0\n"
+      "nccl:all_reduce,-1,300,300,300.000us,8,torch-ddp,2,0\n"
+      "\"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >"
+      "(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)\",-1,50,50,50.000us,3,torch-ddp,2,0\n"
+      "cudaStreamSynchronize,-1,0,0,0.000us,2,torch-ddp,2,0\n";
+  store.artifact("w0", "torch_profiling_averages/torch_profiling_averages.csv", csv);
+  store.artifact("w1", "torch_profiling_averages/torch_profiling_averages.csv", csv);
+  auto s = analyze_dir(dir, 0);
+  const auto* c = configuration(s, "torch-ddp", 2);
+  ASSERT_NE(c, nullptr);
+  // Per rank: total 1250 µs, ATen/autograd 600 + 200 + 50 = 850, ProfilerStep* 100; pooled over
+  // both ranks: 1700 / (2500 - 200).
+  ASSERT_TRUE(c->itwinai_computation_fraction.has_value());
+  EXPECT_NEAR(*c->itwinai_computation_fraction, 1700.0 / 2300.0, 1e-12);
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilerTracesOfARunName_AttachToThatRun) {
+  // itwinai's tensorboard_trace_handler: profiler-traces/<run name>/torch-traces/worker_<rank>.<ns>.pt.trace.json
+  ScratchDir dir;
+  MlflowStore store(dir, "8");
+  store.run("t", "quantum-neutrino", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 1, kStartMs);
+  dir.write("profiler-traces/quantum-neutrino/torch-traces/worker_0.1700000000123456789.pt.trace.json",
+            R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 1000},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 10, "dur": 5, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": 20, "dur": 500, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 1000, "dur": 1000},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1010, "dur": 5, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": 1020, "dur": 500, "args": {"stream": 7, "correlation": 2}}
+]})");
+  auto study = ingest_dir(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 1u);
+  EXPECT_TRUE(diagnostics(study, "no-manifest").empty());
+}
+
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_DatabaseStore_IsNamedAsNotRead) {
+  ScratchDir dir;
+  dir.write("mllogs/mlflow.db", std::string("SQLite format 3\0", 16) + std::string(100, '\x01'));
+  auto study = ingest_dir(dir);
+  EXPECT_TRUE(study.runs.empty());
+  auto d = diagnostics(study, "mlflow-database-store");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0]->message.find("file stores only"), std::string::npos);
+}
 }  // namespace
 }  // namespace scalelens

@@ -1,5 +1,6 @@
-// Summaries cached beside the traces: a second analysis of unchanged files parses nothing, any
-// change to a file (or the regex) parses it again, and the cache is never taken for a trace.
+// Summaries cached in the user's cache folder: a second analysis of unchanged files parses
+// nothing, any change to a file (or the regex) parses it again, the trace's folder is never
+// written to, and no link planted in the cache folder is followed.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +46,11 @@ TEST(TraceCache, SecondRunReadsTheSummaryWithoutParsing) {
   EXPECT_EQ(parse_count(), before + 1);
   ASSERT_EQ(first.ranks.size(), 1u);
   EXPECT_FALSE(first.ranks[0].cached);
-  EXPECT_TRUE(fs::exists(cache_file(dir / "rank3.json", "")));
+  auto cached = cache_file(dir / "rank3.json", "");
+  ASSERT_TRUE(cached);
+  EXPECT_TRUE(fs::exists(*cached));
+  EXPECT_EQ(cached->parent_path(), scalelens::testing::test_cache_home / "scalelens" / "traces") << "XDG_CACHE_HOME/scalelens";
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1) << "nothing beside the trace";
 
   auto second = analyse_dir(dir.path());
   EXPECT_EQ(parse_count(), before + 1) << "the cache hit parses nothing";
@@ -95,7 +100,7 @@ TEST(TraceCache, ChangedFileOrRegexOrNoCacheParsesAgain) {
   ::unsetenv("SCALELENS_NO_CACHE");
 }
 
-TEST(TraceCache, ReadOnlyFolderMeansNoCacheSilently) {
+TEST(TraceCache, ReadOnlyTraceFolderStillCachesElsewhereAndIsNotTouched) {
   ScratchDir dir;
   auto path = dir.write("ro/rank3.json", kTrace);
   fs::permissions(dir / "ro", fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
@@ -103,9 +108,69 @@ TEST(TraceCache, ReadOnlyFolderMeansNoCacheSilently) {
   CommMatcher comm;
   auto r = analyse_file(path, comm, "", {});
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(fs::exists(dir / "ro" / kCacheFolder)) << "not even as root";
-  EXPECT_FALSE(analyse_file(path, comm, "", {}).value().cached);
+  EXPECT_FALSE(fs::exists(dir / "ro" / kCacheFolder));
+  EXPECT_TRUE(analyse_file(path, comm, "", {}).value().cached) << "cached under XDG_CACHE_HOME all the same";
   fs::permissions(dir / "ro", fs::perms::owner_all, fs::perm_options::add);  // so that ScratchDir can remove it
+}
+
+TEST(TraceCache, ReadOnlyCacheFolderMeansNoCache) {
+  ScratchDir dir, cache_root;
+  auto path = dir.write("rank3.json", kTrace);
+  fs::permissions(cache_root.path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove);
+  CommMatcher comm;
+  CacheOptions options{true, cache_root.path()};
+  ASSERT_TRUE(analyse_file(path, comm, "", options).ok());
+  EXPECT_FALSE(analyse_file(path, comm, "", options).value().cached);
+  EXPECT_TRUE(fs::is_empty(cache_root.path())) << "not even as root";
+  fs::permissions(cache_root.path(), fs::perms::owner_all, fs::perm_options::add);
+}
+
+// Someone who can write into a shared cache folder plants links where the cache writes: the
+// link to a folder is not entered, and a link at a cache file's name is replaced, not written
+// through. Their targets stay as they were.
+TEST(TraceCache, PlantedLinksAreNotFollowed) {
+  ScratchDir dir, cache_root, victim;
+  auto path = dir.write("rank3.json", kTrace);
+  CommMatcher comm;
+  fs::create_directory_symlink(victim.path(), cache_root / "traces");
+  CacheOptions options{true, cache_root.path()};
+  ASSERT_TRUE(analyse_file(path, comm, "", options).ok());
+  EXPECT_TRUE(fs::is_empty(victim.path())) << "nothing written through the linked folder";
+  EXPECT_FALSE(analyse_file(path, comm, "", options).value().cached);
+
+  fs::remove(cache_root / "traces");
+  auto target = victim.write("precious.txt", "keep me\n");
+  auto where = cache_file(path, "", options);
+  ASSERT_TRUE(where);
+  fs::create_directories(where->parent_path());
+  fs::create_symlink(target, *where);
+  ASSERT_TRUE(analyse_file(path, comm, "", options).ok());
+  EXPECT_EQ(scalelens::testing::slurp(target), "keep me\n");
+  EXPECT_FALSE(fs::is_symlink(*where)) << "the link was replaced by the cache file";
+  EXPECT_TRUE(analyse_file(path, comm, "", options).value().cached);
+
+  // An old-style cache folder beside the traces, linked elsewhere, is neither read nor written.
+  fs::create_directory_symlink(victim.path(), dir / kCacheFolder);
+  ASSERT_TRUE(analyse_file(path, comm, "", CacheOptions{true, cache_root.path()}).ok());
+  EXPECT_EQ(std::distance(fs::directory_iterator(victim.path()), fs::directory_iterator()), 1);
+}
+
+TEST(TraceCache, CacheFolderFromTheEnvironment) {
+  ScratchDir dir, chosen;
+  auto path = dir.write("rank3.json", kTrace);
+  ::setenv("SCALELENS_CACHE_DIR", chosen.path().c_str(), 1);
+  EXPECT_EQ(default_cache_dir(), chosen.path());
+  auto where = cache_file(path, "");
+  ::unsetenv("SCALELENS_CACHE_DIR");
+  ASSERT_TRUE(where);
+  EXPECT_EQ(where->parent_path(), chosen / "traces");
+  EXPECT_EQ(default_cache_dir(), scalelens::testing::test_cache_home / "scalelens");
+  const std::string xdg = std::getenv("XDG_CACHE_HOME");
+  ::unsetenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (home && *home) EXPECT_EQ(default_cache_dir(), fs::path(home) / ".cache" / "scalelens");
+  ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
 }
 
 TEST(TraceCache, CorruptCacheFileIsIgnored) {
@@ -114,8 +179,9 @@ TEST(TraceCache, CorruptCacheFileIsIgnored) {
   CommMatcher comm;
   ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
   auto cache = cache_file(path, "");
-  auto text = scalelens::testing::slurp(cache);
-  std::ofstream(cache, std::ios::binary) << text.substr(0, text.size() / 2);
+  ASSERT_TRUE(cache);
+  auto text = scalelens::testing::slurp(*cache);
+  std::ofstream(*cache, std::ios::binary) << text.substr(0, text.size() / 2);
   auto r = analyse_file(path, comm, "", {});
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r.value().cached);

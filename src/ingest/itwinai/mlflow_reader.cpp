@@ -11,7 +11,8 @@
 //       metric epoch_time_s (main worker only, step = epoch);
 //       metrics gpu_power_W and gpu_utilization_percent (each rank its own GPU, step = whole
 //       seconds since monitoring began; MLflow adds the real time of each sample in ms);
-//       artifact torch_profiling_averages/torch_profiling_averages.csv (not read here).
+//       artifact torch_profiling_averages/torch_profiling_averages.csv (each logging rank's
+//       profiler key averages; summed into the run's ProfilerAverages).
 // One scalelens Run per train run, with its worker runs folded in; with Ray each trial is a run of
 // its own (trials may differ in hyperparameters, and pooling their epochs would mix them).
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "common/file_io.hpp"
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
+#include "ingest/itwinai/profiler_averages.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -35,8 +37,8 @@ namespace {
 
 using Fields = std::map<std::string, std::string, std::less<>>;
 
-// Milliseconds since 1970 beyond the year 2286 are junk, and their nanoseconds would overflow.
-constexpr std::int64_t kMaxMs = 10'000'000'000'000;
+// Milliseconds since 1970 beyond the year 2255 are junk, and their nanoseconds would overflow.
+constexpr std::int64_t kMaxMs = 9'000'000'000'000;  // × 1e6 stays within int64
 
 // Top-level "key: value" lines of an MLflow meta.yaml; quotes around scalars removed.
 Fields parse_meta_yaml(std::string_view text) {
@@ -145,21 +147,31 @@ class ItwinaiMlflowReader final : public Reader {
  public:
   std::string_view name() const override { return "itwinai_mlflow"; }
 
-  // The experiment's meta.yaml; the experiment is read as a whole from it.
+  // The experiment's meta.yaml; the experiment is read as a whole from it. Also MLflow's
+  // database-backed store (an SQLite file such as mlflow.db), only to say that it is not read.
   bool recognizes(const fs::path& path, std::string_view head) const override {
+    if (is_sqlite_store(path, head)) return true;
     if (path.filename() != "meta.yaml") return false;
     auto meta = parse_meta_yaml(head);
     return meta.count("artifact_location") && !meta.count("run_id") && !meta.count("run_uuid");
   }
 
   void read(const ReadContext& ctx, ReadOutput& out) const override {
+    auto head = read_head(ctx.file, 16);
+    if (head && is_sqlite_store(ctx.file, head.value()))
+      return out.warn("mlflow-database-store",
+                      "an SQLite database, as MLflow's database-backed store (--backend-store-uri sqlite:///...) "
+                      "writes; scalelens reads MLflow file stores only (mlruns/ or itwinai's mllogs/mlflow folder, "
+                      "local), not database or remote (--tracking-uri http://...) stores; left out",
+                      ctx.file);
     auto text = read_file(ctx.file);
     if (!text) {
       out.warn("unreadable-file", text.error().message, ctx.file);
       return;
     }
     const fs::path exp_dir = ctx.file.parent_path();
-    if (is_deleted(parse_meta_yaml(text.value()))) {
+    const Fields experiment = parse_meta_yaml(text.value());
+    if (is_deleted(experiment)) {
       out.diagnostics.push_back({Severity::note, "deleted-experiment", "MLflow experiment marked deleted; left out",
                                  ctx.file.string(), 0, {}});
       return;
@@ -229,21 +241,28 @@ class ItwinaiMlflowReader final : public Reader {
       // With Ray, the top run is a tune run whose children are trials, each with its workers.
       if (std::any_of(kids.begin(), kids.end(), has_children)) {
         for (const auto& kid : kids)
-          if (has_children(kid)) add_run(collect(kid), out);
+          if (has_children(kid)) add_run(collect(kid), get(experiment, "name"), out);
       } else {
-        add_run(collect(id), out);
+        add_run(collect(id), get(experiment, "name"), out);
       }
     }
   }
 
  private:
   // One train run (group[0]) and its worker runs -> one Run.
-  static void add_run(const std::vector<const MlflowRun*>& group, ReadOutput& out) {
+  static bool is_sqlite_store(const fs::path& path, std::string_view head) {
+    const auto ext = path.extension().string();
+    return (ext == ".db" || ext == ".sqlite") && head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
+  }
+
+  static void add_run(const std::vector<const MlflowRun*>& group, const std::string& experiment, ReadOutput& out) {
     const MlflowRun& train = *group[0];
     Run run;
     run.format = "itwinai-mlflow";
     run.run_id = train.id();
     run.path = train.dir.string();
+    run.experiment = experiment;
+    run.run_name = train.name();
 
     // Params logged by every worker; they must agree.
     auto param = [&](std::string_view key) -> std::string {
@@ -316,6 +335,14 @@ class ItwinaiMlflowReader final : public Reader {
         run.epochs.push_back({rank, p.step, end - std::llround(p.value * 1e9), end, std::nullopt});
       }
       add_gpu_series(*r, rank, run, out);
+      const fs::path averages = r->dir / "artifacts" / "torch_profiling_averages" / "torch_profiling_averages.csv";
+      std::error_code ec;
+      if (fs::is_regular_file(averages, ec)) {
+        if (auto sums = read_profiler_averages(averages, out)) {
+          if (!run.profiler_averages) run.profiler_averages.emplace();
+          run.profiler_averages->add(*sums);
+        }
+      }
     }
     std::sort(run.epochs.begin(), run.epochs.end(),
               [](const Interval& a, const Interval& b) { return std::tie(a.index, a.rank) < std::tie(b.index, b.rank); });
@@ -330,8 +357,9 @@ class ItwinaiMlflowReader final : public Reader {
     }
     if (!run.world_size)
       out.warn("unknown-world-size",
-               "MLflow run has no param global_world_size, so speedup and efficiency cannot be computed for it; write a "
-               "scalelens.json above the MLflow store with world_size, or log the param",
+               "MLflow run has no param global_world_size, so speedup and efficiency cannot be computed for it; log "
+               "the param, or write {\"world_size\": N} in a scalelens.json above the store (a default for every run "
+               "below it that lacks one)",
                train.dir);
     out.runs.push_back(std::move(run));
   }

@@ -1,16 +1,22 @@
-// itwinai's older `scalability-metrics/` CSV layout (docs/DESIGN.md, "Inputs"), as itwinai writes it
-// (interTwin-eu/itwinai: loggers.py EpochTimeTracker, torch/monitoring/monitoring.py):
-//   [scalability-metrics/<run_id>/]epoch-time/epochtime_{strategy}_{N}N.csv
-//       epoch_id,time,name,nodes     time = seconds of that epoch, name = strategy, nodes =
-//                                    SLURM_NNODES ("unk" or -1 when unset); written by the main
-//                                    worker only, so these are rank 0's epoch times
-//   [scalability-metrics/<run_id>/]gpu-energy-data/{strategy}_{num_global_gpus}.csv
-//       sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval
-//                                    one row per GPU and sample; power in W, utilization in %,
-//                                    probing_interval in s; no timestamps
-// Each file is one run. When the epoch-time and gpu-energy-data folders beside each other hold
-// exactly one file each for a strategy (itwinai's per-run layout), the two are one run, defined
-// by the epoch-time file: it then also gets its world size from num_global_gpus.
+// itwinai's older `scalability-metrics/` CSV layouts (docs/DESIGN.md, "Inputs"; docs/inputs.md,
+// "itwinai"), as itwinai writes them (interTwin-eu/itwinai: loggers.py EpochTimeTracker,
+// torch/monitoring/monitoring.py, torch/profiling/profiler.py):
+//   v0.2.3-v0.3.0, flat:        scalability-metrics/epoch-time/epochtime_{strategy}_{N}N.csv
+//                                scalability-metrics/gpu-energy-data/{strategy}_{num_global_gpus}.csv
+//                                scalability-metrics/communication-data/{strategy}_{num_gpus}_{rank}.csv
+//   v0.3.1-v0.3.3, per run:      scalability-metrics/<run_id>/{epoch-time,gpu-energy-data,computation-data}/...
+//   v0.3.4-rc1 and later, per run: scalability-metrics/<run_name>/epoch-time/epochtime_{strategy}_{W}N.csv
+//                                (GPU data in MLflow) and .../computation-data/
+// Columns:
+//   epoch-time      epoch_id,time,name,nodes    time = seconds of that epoch, name = strategy, nodes =
+//                                               SLURM_NNODES ("unk" or -1 when unset); from v0.3.4-rc1
+//                   epoch_id,time,name,workers  workers = global world size. Written by the main worker
+//                                               only: these are rank 0's epoch times
+//   gpu-energy-data sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval
+//                                               one row per GPU and sample, nodes' rows gathered one node
+//                                               after another; power W, utilization %, interval s; no times
+//   computation-data / communication-data: profiler key averages (profiler_averages.hpp)
+// The files of one folder that belong to one run are paired by strategy and GPU count (below).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -23,6 +29,7 @@
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
 #include "ingest/csv_rows.hpp"
+#include "ingest/itwinai/profiler_averages.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -33,13 +40,14 @@ namespace {
 
 constexpr std::string_view kEpochDir = "epoch-time";
 constexpr std::string_view kEnergyDir = "gpu-energy-data";
+constexpr std::array<std::string_view, 2> kAveragesDirs{"computation-data", "communication-data"};
 constexpr std::size_t kSniffBytes = 64 * 1024;
 // Beyond this a time is junk, and its nanoseconds would overflow.
 constexpr double kMaxSeconds = limits::kMaxRunSeconds;
 
-enum class Kind { none, epoch_time, energy };
+enum class Kind { none, epoch_time, energy, averages };
 
-const std::vector<std::string_view> kEpochColumns{"epoch_id", "time", "name", "nodes"};
+const std::vector<std::string_view> kEpochColumns{"epoch_id", "time", "name"};
 const std::vector<std::string_view> kEnergyColumns{"sample_idx", "local_rank", "node_idx", "num_global_gpus",
                                                    "strategy", "probing_interval", "utilization", "power"};
 
@@ -49,65 +57,200 @@ bool has_all(const std::vector<std::string_view>& header, const std::vector<std:
   return true;
 }
 
-Kind kind_of_header(std::string_view line) {
+bool in_averages_dir(const fs::path& file) {
+  const auto dir = file.parent_path().filename().string();
+  return std::find(kAveragesDirs.begin(), kAveragesDirs.end(), dir) != kAveragesDirs.end();
+}
+
+Kind kind_of_header(const fs::path& file, std::string_view line) {
   std::vector<std::string_view> header;
   split_csv(line, header);
   if (has_all(header, kEnergyColumns)) return Kind::energy;
-  if (has_all(header, kEpochColumns)) return Kind::epoch_time;
+  // `nodes` until v0.3.4-rc1 renamed it `workers` (and changed its meaning to GPUs).
+  if (has_all(header, kEpochColumns) && (find_column(header, "nodes") >= 0 || find_column(header, "workers") >= 0))
+    return Kind::epoch_time;
+  // Profiler averages only in itwinai's folders: MLflow's copy is read with its run.
+  if (in_averages_dir(file) && is_profiler_averages_header(line)) return Kind::averages;
   return Kind::none;
 }
 
-// Kind and strategy of a file, from its header and first data row.
+// What a file's header and first data row say about its run.
 struct Sniff {
+  fs::path path;
   Kind kind = Kind::none;
   std::string strategy;
+  std::optional<int> nodes, workers;  // epoch-time
+  std::optional<int> gpus;            // energy: num_global_gpus; averages: num_gpus
 };
 
 Sniff sniff(const fs::path& path) {
+  Sniff s{path, Kind::none, {}, {}, {}, {}};
   auto head = read_head_inflated(path, kSniffBytes);  // BOM dropped, as the other readers see the file
-  if (!head) return {};
+  if (!head) return s;
   LineCursor lines(head.value());
   std::string_view line;
-  if (!lines.next(line)) return {};
-  Sniff s{kind_of_header(line), {}};
+  if (!lines.next(line)) return s;
+  s.kind = kind_of_header(path, line);
   if (s.kind == Kind::none) return s;
   std::vector<std::string_view> header, row;
   split_csv(line, header);
-  int col = find_column(header, s.kind == Kind::energy ? "strategy" : "name");
+  auto positive = [](std::string_view v) -> std::optional<int> {
+    auto n = parse_int(trim(v));
+    return n && *n > 0 && *n < 100'000'000 ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+  };
   while (lines.next(line)) {
     split_csv(line, row);
-    if (row.size() == header.size()) {
-      s.strategy = std::string(trim(row[col]));
-      break;
+    if (row.size() != header.size()) continue;
+    auto field = [&](std::string_view name) {
+      int c = find_column(header, name);
+      return c < 0 ? std::string_view{} : trim(row[c]);
+    };
+    switch (s.kind) {
+      case Kind::epoch_time:
+        s.strategy = std::string(field("name"));
+        s.nodes = positive(field("nodes"));  // "unk" or -1 where SLURM_NNODES was not set
+        s.workers = positive(field("workers"));
+        break;
+      case Kind::energy:
+        s.strategy = std::string(field("strategy"));
+        s.gpus = positive(field("num_global_gpus"));
+        break;
+      default:
+        s.strategy = std::string(field("strategy"));
+        s.gpus = positive(field("num_gpus"));
+        break;
     }
+    break;
   }
   return s;
 }
 
-// The epoch-time and energy files of one run, when the layout pairs them unambiguously.
-struct Pair {
-  fs::path epoch_file, energy_file;
+// Distinct node_idx values of an energy file (its rows are gathered node after node, so the
+// first bytes do not show them all).
+int energy_file_nodes(const fs::path& path) {
+  auto text = read_file(path);
+  if (!text) return 0;
+  LineCursor lines(text.value());
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  if (!lines.next(line)) return 0;
+  split_csv(line, fields);
+  const int col = find_column(fields, "node_idx");
+  std::set<std::int64_t> nodes;
+  while (col >= 0 && lines.next(line)) {
+    split_csv(line, fields);
+    if (static_cast<int>(fields.size()) > col)
+      if (auto n = parse_int(trim(fields[col]))) nodes.insert(*n);
+  }
+  return static_cast<int>(nodes.size());
+}
+
+// One run of an itwinai scalability-metrics folder: the file that defines it and the others that
+// belong to it.
+struct PlannedRun {
+  fs::path defining;
+  std::optional<fs::path> epoch_file, energy_file;
+  std::vector<fs::path> averages_files;
+  std::string strategy;
+  std::optional<int> world_size;
+  std::string world_size_from;
 };
 
-std::optional<Pair> find_pair(const fs::path& file, const std::string& strategy) {
-  if (strategy.empty()) return std::nullopt;
-  const fs::path root = file.parent_path().parent_path();
-  auto same_strategy = [&](std::string_view dir, Kind kind) {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    for (fs::directory_iterator it(root / dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
-      auto s = sniff(it->path());
-      if (s.kind == kind && s.strategy == strategy) found.push_back(it->path());
-    }
-    return found;
-  };
-  auto epochs = same_strategy(kEpochDir, Kind::epoch_time);
-  auto energies = same_strategy(kEnergyDir, Kind::energy);
-  if (epochs.size() != 1 || energies.size() != 1) return std::nullopt;
+struct FolderPlan {
+  std::vector<PlannedRun> runs;
+};
+
+std::vector<Sniff> sniff_folder(const fs::path& dir, Kind kind) {
+  std::vector<Sniff> found;
   std::error_code ec;
-  if (!fs::equivalent(file, epochs[0], ec) && !fs::equivalent(file, energies[0], ec)) return std::nullopt;
-  return Pair{epochs[0], energies[0]};
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    auto s = sniff(it->path());
+    if (s.kind == kind) found.push_back(std::move(s));
+  }
+  std::sort(found.begin(), found.end(), [](const Sniff& a, const Sniff& b) { return a.path < b.path; });
+  return found;
+}
+
+// Pairs the files of `root` (the folder above epoch-time/, gpu-energy-data/, ...). One epoch-time
+// and one energy file of a strategy are one run (itwinai's per-run folders); where a strategy has
+// several (the flat layout, one file per scale), an epoch-time file pairs with the energy file of
+// its strategy and GPU count: `workers`, or nodes x GPUs per node (from the manifest above, else
+// the energy file's distinct node_idx must equal the nodes). Profiler averages join the run of
+// their strategy and num_gpus; without one they are a run of their own.
+FolderPlan plan_folder(const fs::path& root, const Run* manifest) {
+  FolderPlan plan;
+  auto epochs = sniff_folder(root / kEpochDir, Kind::epoch_time);
+  auto energies = sniff_folder(root / kEnergyDir, Kind::energy);
+  std::vector<bool> energy_used(energies.size(), false);
+  const std::optional<int> per_node = manifest ? manifest->gpus_per_node : std::nullopt;
+  std::map<std::string, int> epochs_of, energies_of;
+  for (const auto& e : epochs) ++epochs_of[e.strategy];
+  for (const auto& e : energies) ++energies_of[e.strategy];
+  std::map<std::size_t, int> node_counts;  // energy index -> distinct nodes, read when needed
+  auto nodes_of = [&](std::size_t i) {
+    auto it = node_counts.find(i);
+    if (it == node_counts.end()) it = node_counts.emplace(i, energy_file_nodes(energies[i].path)).first;
+    return it->second;
+  };
+
+  for (const auto& e : epochs) {
+    PlannedRun run{e.path, e.path, std::nullopt, {}, e.strategy, std::nullopt, {}};
+    std::vector<std::size_t> matches;
+    for (std::size_t i = 0; i < energies.size(); ++i) {
+      if (energy_used[i] || energies[i].strategy != e.strategy || e.strategy.empty()) continue;
+      const auto& g = energies[i].gpus;
+      bool same = false;
+      if (epochs_of[e.strategy] == 1 && energies_of[e.strategy] == 1) same = true;
+      else if (e.workers) same = g == e.workers;
+      else if (e.nodes && per_node) same = g && *g == *e.nodes * *per_node;
+      else if (e.nodes) same = nodes_of(i) == *e.nodes;
+      if (same) matches.push_back(i);
+    }
+    if (matches.size() == 1) {
+      energy_used[matches[0]] = true;
+      run.energy_file = energies[matches[0]].path;
+      if (energies[matches[0]].gpus) {
+        run.world_size = energies[matches[0]].gpus;
+        run.world_size_from = fmt::format("num_global_gpus in {}", energies[matches[0]].path.filename().string());
+      }
+    }
+    if (!run.world_size && e.workers) {
+      run.world_size = e.workers;
+      run.world_size_from = "workers in the epoch-time file (itwinai v0.3.4-rc1 and later: the global world size)";
+    } else if (!run.world_size && e.nodes && per_node) {
+      run.world_size = *e.nodes * *per_node;
+      run.world_size_from = "nodes in the epoch-time file x gpus_per_node in scalelens.json";
+    } else if (!run.world_size && manifest && manifest->world_size) {
+      run.world_size = manifest->world_size;
+      run.world_size_from = "scalelens.json above the epoch-time file";
+    }
+    plan.runs.push_back(std::move(run));
+  }
+  for (std::size_t i = 0; i < energies.size(); ++i) {
+    if (energy_used[i]) continue;
+    plan.runs.push_back({energies[i].path, std::nullopt, energies[i].path, {}, energies[i].strategy, energies[i].gpus,
+                         fmt::format("num_global_gpus in {}", energies[i].path.filename().string())});
+  }
+  for (auto dir : kAveragesDirs) {
+    for (auto& a : sniff_folder(root / dir, Kind::averages)) {
+      auto it = std::find_if(plan.runs.begin(), plan.runs.end(), [&](const PlannedRun& r) {
+        return r.strategy == a.strategy && r.world_size == a.gpus;
+      });
+      if (it == plan.runs.end()) {
+        plan.runs.push_back({a.path, std::nullopt, std::nullopt, {}, a.strategy, a.gpus,
+                             fmt::format("num_gpus in {}", a.path.filename().string())});
+        it = std::prev(plan.runs.end());
+      }
+      it->averages_files.push_back(a.path);
+    }
+  }
+  return plan;
+}
+
+bool in_itwinai_folder(const fs::path& file) {
+  const auto dir = file.parent_path().filename().string();
+  return dir == kEpochDir || dir == kEnergyDir || in_averages_dir(file);
 }
 
 // "<folder above epoch-time/>/<file stem>": unique per run, and the same for copies of one study.
@@ -131,7 +274,8 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
   EpochFile f;
   BadLines bad, implausible;
   // Written whole at the end of training, so a last line without its newline is still complete.
-  const bool read = for_each_row(text.value(), cols, cols.size(), out, path, bad, [&](const auto& row, std::int64_t line) {
+  // `nodes` is absent from v0.3.4-rc1 on (`workers`, read by the plan, took its place).
+  const bool read = for_each_row(text.value(), cols, 3, out, path, bad, [&](const auto& row, std::int64_t line) {
     auto epoch = parse_int(row[0]);
     auto seconds = parse_double(row[1]);
     if (!epoch || !seconds || *seconds < 0 || *seconds > kMaxSeconds)
@@ -256,71 +400,73 @@ class ItwinaiCsvReader final : public Reader {
  public:
   std::string_view name() const override { return "itwinai_csv"; }
 
-  bool recognizes(const fs::path&, std::string_view head) const override {
+  bool recognizes(const fs::path& path, std::string_view head) const override {
     LineCursor lines(head);
     std::string_view first;
-    return lines.next(first) && kind_of_header(first) != Kind::none;
+    return lines.next(first) && kind_of_header(path, first) != Kind::none;
   }
 
   void read(const ReadContext& ctx, ReadOutput& out) const override {
-    auto s = sniff(ctx.file);
-    auto pair = find_pair(ctx.file, s.strategy);
-    if (s.kind == Kind::energy) {
-      if (pair) return;  // read with its epoch-time file, as one run
-      read_energy_only(ctx, out);
-      return;
-    }
-    auto epochs = parse_epoch_file(ctx.file, out);
-    if (!epochs) return;
-    if (epochs->epochs.empty() && !pair) {
-      out.warn("no-epochs", "itwinai epoch-time file without a usable epoch line; left out", ctx.file);
-      return;
-    }
-    Run run;
-    run.format = "itwinai-csv";
-    run.label = epochs->name.empty() ? s.strategy : epochs->name;
-    run.nodes = epochs->nodes;
-    run.epochs = std::move(epochs->epochs);
-    run.run_id = run_id_of(ctx.file);
-    run.path = ctx.file.string();
-    if (pair) {
-      run.path = ctx.file.parent_path().parent_path().string();  // the folder of both files
-      if (auto energy = parse_energy_file(pair->energy_file, out)) add_energy(run, std::move(*energy), pair->energy_file);
-    }
-    if (!run.world_size) fill_world_size_from_manifest(ctx, run, out);
-    out.runs.push_back(std::move(run));
-  }
-
- private:
-  static void read_energy_only(const ReadContext& ctx, ReadOutput& out) {
-    auto energy = parse_energy_file(ctx.file, out);
-    if (!energy) return;
-    Run run;
-    run.format = "itwinai-csv";
-    run.run_id = run_id_of(ctx.file);
-    run.path = ctx.file.string();
-    run.label = energy->strategy;
-    add_energy(run, std::move(*energy), ctx.file);
-    out.runs.push_back(std::move(run));
-  }
-
-  // Epoch-time files record the node count but not the GPUs per node.
-  static void fill_world_size_from_manifest(const ReadContext& ctx, Run& run, ReadOutput& out) {
-    const Run* m = ctx.enclosing;
-    if (m && m->world_size) {
-      run.world_size = m->world_size;
-      run.detected_from["world_size"] = "scalelens.json above the epoch-time file";
-    } else if (m && m->gpus_per_node && run.nodes) {
-      run.world_size = *run.nodes * *m->gpus_per_node;
-      run.detected_from["world_size"] = "nodes in the epoch-time file × gpus_per_node in scalelens.json";
+    PlannedRun planned;
+    if (in_itwinai_folder(ctx.file)) {
+      auto plan = plan_folder(ctx.file.parent_path().parent_path(), ctx.enclosing);
+      auto it = std::find_if(plan.runs.begin(), plan.runs.end(), [&](const PlannedRun& r) { return r.defining == ctx.file; });
+      if (it == plan.runs.end()) return;  // read with the file that defines its run
+      planned = std::move(*it);
+      // One run in the folder: the folder is the run (itwinai's per-run layout).
+      if (plan.runs.size() == 1 && (planned.energy_file || !planned.averages_files.empty()) && planned.epoch_file)
+        planned.defining = ctx.file.parent_path().parent_path();
     } else {
+      // Outside itwinai's folder names: the file alone.
+      auto s = sniff(ctx.file);
+      planned.defining = ctx.file;
+      planned.strategy = s.strategy;
+      if (s.kind == Kind::epoch_time) planned.epoch_file = ctx.file;
+      else if (s.kind == Kind::energy) planned.energy_file = ctx.file;
+      else planned.averages_files.push_back(ctx.file);
+      if (s.kind != Kind::epoch_time) planned.world_size = s.gpus;
+      else if (s.workers) planned.world_size = s.workers;
+      planned.world_size_from = planned.world_size ? "the file's own column" : "";
+    }
+
+    Run run;
+    run.format = "itwinai-csv";
+    run.label = planned.strategy;
+    run.path = planned.defining.string();
+    run.run_id = run_id_of(planned.epoch_file ? *planned.epoch_file
+                           : planned.energy_file ? *planned.energy_file
+                                                 : planned.averages_files.front());
+    if (planned.epoch_file) {
+      auto epochs = parse_epoch_file(*planned.epoch_file, out);
+      if (!epochs) return;
+      if (epochs->epochs.empty() && !planned.energy_file) {
+        out.warn("no-epochs", "itwinai epoch-time file without a usable epoch line; left out", *planned.epoch_file);
+        return;
+      }
+      if (!epochs->name.empty()) run.label = epochs->name;
+      run.nodes = epochs->nodes;
+      run.epochs = std::move(epochs->epochs);
+    }
+    if (planned.energy_file)
+      if (auto energy = parse_energy_file(*planned.energy_file, out)) add_energy(run, std::move(*energy), *planned.energy_file);
+    if (!run.world_size && planned.world_size) {
+      run.world_size = planned.world_size;
+      run.detected_from["world_size"] = planned.world_size_from;
+    }
+    for (const auto& f : planned.averages_files) {
+      if (auto sums = read_profiler_averages(f, out)) {
+        if (!run.profiler_averages) run.profiler_averages.emplace();
+        run.profiler_averages->add(*sums);
+      }
+    }
+    if (!run.world_size)
       out.warn("unknown-world-size",
                "world size unknown: an itwinai epoch-time file records the node count but not the GPUs per node, "
-               "and no matching gpu-energy-data file or scalelens.json gives it, so speedup, efficiency and "
-               "per-GPU throughput cannot be computed for this run; write a scalelens.json above it, e.g. "
-               "{\"label\": \"" + run.label + "\", \"world_size\": 8}",
-               ctx.file);
-    }
+               "and no gpu-energy-data file of its strategy and node count, nor a scalelens.json above it with "
+               "gpus_per_node, gives it, so speedup, efficiency and per-GPU throughput cannot be computed for this "
+               "run; write a scalelens.json above it, e.g. {\"gpus_per_node\": 4}",
+               planned.epoch_file ? *planned.epoch_file : ctx.file);
+    out.runs.push_back(std::move(run));
   }
 };
 

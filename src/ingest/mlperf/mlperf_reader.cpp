@@ -130,7 +130,7 @@ class MlperfReader final : public Reader {
       double time_value;  // an integer in real logs, but some loggers write floats
       if (parser.iterate(json).get(doc) || doc["key"].get_string().get(key) ||
           doc["time_ms"].get_double().get(time_value) || !std::isfinite(time_value) || time_value < 0 ||
-          time_value > 1e13) {  // ms beyond the year 2286: junk, and its ns would overflow
+          time_value > 9e12) {  // ms beyond the year 2255: junk, and its ns would overflow
         bad_line(lines.line_no(), "not a valid :::MLLOG record with a key and a numeric time_ms");
         continue;
       }
@@ -206,15 +206,21 @@ class MlperfReader final : public Reader {
                                                  *nodes * *per_node, limits::kMaxWorldSize));
       per_node.reset();
     }
-    // An epoch longer than its run (run_start..run_stop of the same log) cannot be one of its epochs.
-    if (run.start_ns && run.end_ns && *run.end_ns >= *run.start_ns) {
-      const double run_ns = limits::span_ns(*run.start_ns, *run.end_ns);
+    // An epoch longer than its run (run_start..run_stop of the same log), or than any run lasts,
+    // cannot be one of its epochs.
+    {
+      const bool has_run = run.start_ns && run.end_ns && *run.end_ns >= *run.start_ns;
+      const double run_ns = has_run ? limits::span_ns(*run.start_ns, *run.end_ns) : 0;
+      const double max_ns = has_run ? std::min(run_ns + static_cast<double>(limits::kIntervalSlackNs),
+                                               static_cast<double>(limits::kMaxRunNs))
+                                    : static_cast<double>(limits::kMaxRunNs);
       std::size_t kept = 0;
       for (std::size_t i = 0; i < run.epochs.size(); ++i) {
         const auto& e = run.epochs[i];
-        if (limits::span_ns(e.start_ns, e.end_ns) > run_ns + static_cast<double>(limits::kIntervalSlackNs)) {
-          implausible.add(epoch_lines[i], fmt::format("epoch {} lasts {:.6g} s, longer than its run ({:.6g} s); left out", e.index,
-                                                      e.seconds(), run_ns * 1e-9));
+        if (limits::span_ns(e.start_ns, e.end_ns) > max_ns) {
+          implausible.add(epoch_lines[i], fmt::format("epoch {} lasts {:.6g} s, longer than {}; left out", e.index, e.seconds(),
+                                                      has_run ? fmt::format("its run ({:.6g} s)", run_ns * 1e-9)
+                                                              : std::string("any run lasts")));
           continue;
         }
         run.epochs[kept++] = e;

@@ -100,7 +100,8 @@ std::optional<std::int64_t> parse_timestamp(std::string_view s) {
   if ((s[4] != '/' && s[4] != '-') || s[7] != s[4] || s[10] != ' ' || s[13] != ':' || s[16] != ':')
     return std::nullopt;
   auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), sec = num(17, 2);
-  if (!y || !mo || !d || !h || !mi || !sec || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 ||
+  // Years past 2261 overflow int64 nanoseconds; nvidia-smi prints real dates.
+  if (!y || !mo || !d || !h || !mi || !sec || *y < 1970 || *y > 2261 || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 ||
       *sec > 60)
     return std::nullopt;
   std::int64_t frac_ns = 0;

@@ -159,6 +159,8 @@ class ManifestReader final : public Reader {
       run.start_ns.reset();
       run.end_ns.reset();
     }
+    // Written by hand (scalelens run records where it found the system): the provenance says so.
+    if (!run.system.empty()) run.detected_from.emplace("system", "scalelens.json");
     out.runs.push_back(std::move(run));
   }
 };

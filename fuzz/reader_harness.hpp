@@ -1,0 +1,176 @@
+#pragma once
+// Drives one input reader over arbitrary bytes, laid out on disk in the shape that format has (a
+// run folder's CSV or JSON, an MLPerf log, an nvidia-smi log, itwinai's CSV pair or MLflow store),
+// then analyses what it read, and checks what must hold whatever the bytes: no value beyond the
+// physical limits (model/limits.hpp) reaches the study, and every figure of the summary is finite.
+// Used by the libFuzzer target (fuzz/input_reader_fuzzer.cpp) and by the unit test that replays
+// the seeds and every crash found (tests/unit/fuzz_regressions_test.cpp). Header-only, no gtest.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "ingest/reader.hpp"
+#include "model/limits.hpp"
+
+namespace scalelens::fuzzing {
+
+// The readers, by the name their corpus folder has (fuzz/corpus/<name>/).
+inline const std::vector<std::string>& reader_names() {
+  static const std::vector<std::string> names{"run_csv", "manifest", "rank_record", "mlperf",
+                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow"};
+  return names;
+}
+
+// Multi-file formats take their files from one input, cut at lines holding only this.
+inline constexpr std::string_view kPartSeparator = "\n=====\n";
+
+inline std::vector<std::string_view> split_parts(std::string_view input) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    auto at = input.find(kPartSeparator);
+    parts.push_back(input.substr(0, at));
+    if (at == std::string_view::npos) break;
+    input.remove_prefix(at + kPartSeparator.size());
+  }
+  return parts;
+}
+
+inline void write_file(const std::filesystem::path& p, std::string_view bytes) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// What no input may bring into a study; "" when all holds.
+inline std::string broken_invariant(const Study& study, const Summary& summary) {
+  namespace L = limits;
+  for (const auto& run : study.runs) {
+    if (run.world_size && !L::valid_count(*run.world_size, L::kMaxWorldSize)) return fmt::format("world size {}", *run.world_size);
+    if (run.nodes && !L::valid_count(*run.nodes, L::kMaxNodes)) return fmt::format("nodes {}", *run.nodes);
+    if (run.gpus_per_node && !L::valid_count(*run.gpus_per_node, L::kMaxPerNode)) return fmt::format("gpus per node {}", *run.gpus_per_node);
+    if (run.global_batch_size && !L::valid_samples(*run.global_batch_size)) return "global batch size";
+    if (run.samples_per_epoch && !L::valid_samples(*run.samples_per_epoch)) return "samples per epoch";
+    for (const auto* intervals : {&run.epochs, &run.steps})
+      for (const auto& i : *intervals) {
+        if (i.end_ns < i.start_ns) return fmt::format("interval {} ends before it starts", i.index);
+        if (L::span_ns(i.start_ns, i.end_ns) > static_cast<double>(L::kMaxRunNs)) return fmt::format("interval {} too long", i.index);
+        if (i.samples && !L::valid_samples(*i.samples)) return fmt::format("interval {} samples {}", i.index, *i.samples);
+      }
+    for (const auto& g : run.gpus)
+      for (const auto& s : g.samples)
+        if (L::bad_power(s.power_w) || L::bad_percent(s.util_pct) || L::bad_percent(s.mem_util_pct) || s.energy_mj < 0)
+          return fmt::format("GPU sample at {} beyond limits", s.t_ns);
+  }
+  auto finite = [](const std::optional<double>& v) { return !v || std::isfinite(*v); };
+  for (const auto& c : summary.configurations) {
+    if (c.world_size < 1) return fmt::format("configuration {}", c.key());
+    if (!finite(c.throughput_samples_per_s) || !finite(c.speedup) || !finite(c.efficiency) || !finite(c.energy_wh) ||
+        !finite(c.energy_j_per_sample) || !finite(c.computation_score) || !finite(c.host_energy_wh))
+      return fmt::format("a figure of {} is not finite", c.key());
+    if (c.epoch_time_s && !std::isfinite(c.epoch_time_s->mean)) return fmt::format("epoch time of {}", c.key());
+    if (c.gpu_util_pct && (c.gpu_util_pct->mean < 0 || c.gpu_util_pct->mean > 100))
+      return fmt::format("utilization of {} is {}", c.key(), c.gpu_util_pct->mean);
+    if (c.computation_score && (*c.computation_score < 0 || *c.computation_score > 1)) return "computation score";
+  }
+  return {};
+}
+
+// Reads `input` as the format `reader` names, in `scratch` (emptied first), and analyses the
+// result. Returns a broken invariant, or "" when all held.
+inline std::string drive(std::string_view reader, std::string_view input, const std::filesystem::path& scratch) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  fs::create_directories(scratch);
+  const auto parts = split_parts(input);
+  auto part = [&](std::size_t i) { return i < parts.size() ? parts[i] : std::string_view(); };
+
+  // The run that encloses run-folder files: 20 s, ddp on 2 GPUs.
+  Run enclosing;
+  enclosing.run_id = "fuzz";
+  enclosing.label = "ddp";
+  enclosing.format = "scalelens";
+  enclosing.path = (scratch / "run").string();
+  enclosing.world_size = 2;
+  enclosing.start_ns = 1'000'000'000;
+  enclosing.end_ns = 21'000'000'000;
+
+  std::unique_ptr<Reader> r;
+  std::vector<fs::path> files;  // read in this order
+  if (reader == "run_csv") {
+    r = make_run_csv_reader();
+    files.push_back(scratch / "run/nodes/n01/gpu.csv");
+    write_file(files.back(), input);
+  } else if (reader == "manifest") {
+    r = make_run_manifest_reader();
+    files.push_back(scratch / "run/scalelens.json");
+    write_file(files.back(), input);
+  } else if (reader == "rank_record") {
+    r = make_rank_record_reader();
+    files.push_back(scratch / "run/ranks/0.json");
+    write_file(files.back(), input);
+  } else if (reader == "mlperf") {
+    r = make_mlperf_reader();
+    files.push_back(scratch / "result_1.txt");
+    write_file(files.back(), input);
+  } else if (reader == "nvsmi") {
+    r = make_nvsmi_reader();
+    files.push_back(scratch / "run/nodes/n01/smi.csv");
+    write_file(files.back(), input);
+  } else if (reader == "itwinai_csv") {
+    // Part 0: epoch-time file; part 1: its gpu-energy-data file.
+    r = make_itwinai_csv_reader();
+    files.push_back(scratch / "scalability-metrics/epoch-time/epochtime_ddp_1N.csv");
+    files.push_back(scratch / "scalability-metrics/gpu-energy-data/ddp_4.csv");
+    write_file(files[0], part(0));
+    if (parts.size() > 1) write_file(files[1], part(1));
+    else files.pop_back();
+  } else if (reader == "itwinai_mlflow") {
+    // Parts: experiment meta.yaml, the run's meta.yaml, params/global_world_size,
+    // metrics/epoch_time_s, metrics/gpu_power_W, metrics/gpu_utilization_percent.
+    r = make_itwinai_mlflow_reader();
+    const fs::path exp = scratch / "mllogs/mlflow/1";
+    files.push_back(exp / "meta.yaml");
+    write_file(files[0], part(0));
+    const char* names[] = {"r1/meta.yaml", "r1/params/global_world_size", "r1/metrics/epoch_time_s", "r1/metrics/gpu_power_W",
+                           "r1/metrics/gpu_utilization_percent"};
+    for (std::size_t i = 0; i < 5 && i + 1 < parts.size(); ++i) write_file(exp / names[i], part(i + 1));
+    write_file(exp / "r1/params/strategy", "ddp");
+  } else {
+    return fmt::format("no reader named '{}'", reader);
+  }
+
+  Study study;
+  for (const auto& file : files) {
+    const std::string head(input.substr(0, 64 * 1024));
+    (void)r->recognizes(file, head);  // must not crash either
+    ReadContext ctx{file, reader == "mlperf" || reader == "itwinai_csv" || reader == "itwinai_mlflow" ? nullptr : &enclosing};
+    ReadOutput out;
+    r->read(ctx, out);
+    for (auto& run : out.runs) study.runs.push_back(std::move(run));
+    if (out.has_attachment()) {
+      Run run = enclosing;
+      run.epochs = std::move(out.attach.epochs);
+      run.steps = std::move(out.attach.steps);
+      run.gpus = std::move(out.attach.gpus);
+      run.host_series = std::move(out.attach.host_series);
+      run.ranks = std::move(out.attach.ranks);
+      run.breakdown = std::move(out.attach.breakdown);
+      study.runs.push_back(std::move(run));
+    }
+    for (auto& d : out.diagnostics)
+      if (d.path.empty()) return fmt::format("diagnostic '{}' names no file", d.code);
+  }
+  AnalysisOptions options;
+  options.threads = 1;
+  const Summary summary = analyze(study, options);
+  return broken_invariant(study, summary);
+}
+
+}  // namespace scalelens::fuzzing
