@@ -362,7 +362,8 @@ Study ingest(const IngestOptions& options) {
     std::vector<std::size_t> index;
     for (std::size_t i = 0; i < run.breakdown.size(); ++i)
       if (!run.breakdown[i].from_mpi) {
-        of_rank.push_back({dir.string(), run.breakdown[i].rank, run.breakdown[i].steps, run.breakdown[i].source});
+        of_rank.push_back({dir.string(), run.breakdown[i].rank, run.breakdown[i].steps, run.breakdown[i].source,
+                           run.breakdown[i].step_numbers});
         index.push_back(i);
       }
     const auto dropped = trace::duplicate_traces(of_rank, study.diagnostics);

@@ -86,6 +86,7 @@ struct RankBreakdown {
   double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
   double mem_us = 0, busy_us = 0, idle_us = 0, span_us = 0;
   std::vector<double> step_times_us;  // per step, for stragglers
+  std::vector<std::int64_t> step_numbers;  // the ProfilerStep numbers the trace holds (tells windows from copies)
   // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU. A GPU
   // trace is the better instrument: a run with traces is summarized from its traces alone (mixing
   // GPU-side and CPU-side ranks would add unlike figures).

@@ -133,7 +133,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     set.ranks.push_back(std::move(*results[i]));
   }
   std::vector<TraceOfRank> of_rank;
-  for (const auto& r : set.ranks) of_rank.push_back({fs::path(r.file).parent_path().string(), r.rank, r.steps_analysed, r.file});
+  for (const auto& r : set.ranks) of_rank.push_back({fs::path(r.file).parent_path().string(), r.rank, r.steps_analysed, r.file, r.step_numbers});
   const auto dropped = duplicate_traces(of_rank, set.diagnostics);
   for (auto i = dropped.rbegin(); i != dropped.rend(); ++i) set.ranks.erase(set.ranks.begin() + static_cast<std::ptrdiff_t>(*i));
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
@@ -157,19 +157,32 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
   };
   std::map<std::pair<std::string, int>, std::vector<std::size_t>> by_rank;
   for (std::size_t i = 0; i < traces.size(); ++i) by_rank[{traces[i].group, traces[i].rank}].push_back(i);
+  auto overlap = [](const TraceOfRank& a, const TraceOfRank& b) {
+    if (a.step_numbers.empty() || b.step_numbers.empty()) return true;
+    auto i = a.step_numbers.begin(), j = b.step_numbers.begin();
+    while (i != a.step_numbers.end() && j != b.step_numbers.end()) {
+      if (*i == *j) return true;
+      *i < *j ? ++i : ++j;
+    }
+    return false;
+  };
   std::vector<std::size_t> dropped;
   for (auto& [key, list] : by_rank) {
     if (list.size() < 2) continue;
-    std::size_t keep = list.front();
-    for (std::size_t i : list)
-      if (better(traces[i], traces[keep])) keep = i;
+    std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return better(traces[a], traces[b]); });
+    std::vector<std::size_t> kept;
     for (std::size_t i : list) {
-      if (i == keep) continue;
+      auto covering = std::find_if(kept.begin(), kept.end(), [&](std::size_t k) { return overlap(traces[i], traces[k]); });
+      if (covering == kept.end()) {
+        kept.push_back(i);
+        continue;
+      }
+      const auto& keep = traces[*covering];
       dropped.push_back(i);
       diagnostics.push_back({Severity::warning, "duplicate-trace",
-                             fmt::format("a second trace of rank {} in {}; {} ({} steps) is kept, this one ({} steps) is "
-                                         "left out so that the rank is counted once",
-                                         key.second, key.first, traces[keep].file, traces[keep].steps, traces[i].steps),
+                             fmt::format("a second trace of rank {} in {} over the same steps; {} ({} steps) is kept, "
+                                         "this one ({} steps) is left out so that the rank is counted once",
+                                         key.second, key.first, keep.file, keep.steps, traces[i].steps),
                              traces[i].file, 0, {}});
     }
   }
@@ -259,6 +272,7 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
   b.busy_us = r.total.busy_us;
   b.idle_us = r.total.idle_us;
   b.span_us = r.total.span_us;
+  b.step_numbers = r.step_numbers;
   for (const auto& s : r.steps)
     if (!s.cut_off) b.step_times_us.push_back(s.step_time_us);
   if (r.flops_ops > 0) {

@@ -66,15 +66,18 @@ TraceSet analyse_traces(const TraceSetOptions& options);
 // Cross-rank figures of already analysed ranks (also used by the ingest reader).
 void summarise_across(TraceSet& set);
 
-// Two traces of one rank in one run (a copy, a rerun into the same folder) must not both count.
-// Per (group, rank) one is kept: the one with more analysed steps, then the more recently modified
-// file, then the later path (a rerun's timestamped name). Returns the indices of the others, each
-// with a `duplicate-trace` warning naming the kept file.
+// Two traces of one rank in one run covering the same steps (a copy, a rerun into the same folder)
+// must not both count; traces of different profiling windows (schedule(repeat=N): other step
+// numbers) all count. Among the traces of one (group, rank) whose step numbers overlap, one is kept:
+// the one with more analysed steps, then the more recently modified file, then the later path (a
+// rerun's timestamped name). A trace without step numbers overlaps every trace of its rank.
+// Returns the indices of the others, each with a `duplicate-trace` warning naming the kept file.
 struct TraceOfRank {
   std::string group;  // the run (report) or the trace's folder (scalelens trace)
   int rank = 0;
   int steps = 0;
   std::string file;
+  std::vector<std::int64_t> step_numbers;  // sorted, distinct
 };
 std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces, std::vector<Diagnostic>& diagnostics);
 

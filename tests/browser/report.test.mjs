@@ -344,7 +344,11 @@ test("report.html: a rank with two traces (two profiling windows) renders withou
   const study = tmpdir("scalelens-rank-twice-");
   t.after(() => fs.rmSync(study, { recursive: true, force: true }));
   const dir = traceRun(study, "dlrm-1", { label: "dlrm", p: 1 }, []);
-  for (const name of ["window-a.pt.trace.json", "window-b.pt.trace.json"]) fs.copyFileSync(rank0, path.join(dir, "traces", name));
+  // Window b is the same trace with other step numbers (a second schedule window, not a copy).
+  const text = fs.readFileSync(rank0, "utf8");
+  fs.writeFileSync(path.join(dir, "traces", "window-a.pt.trace.json"), text);
+  fs.writeFileSync(path.join(dir, "traces", "window-b.pt.trace.json"),
+    text.replace(/ProfilerStep#(\d+)/g, (_, n) => `ProfilerStep#${Number(n) + 1000}`));
   const out = path.join(study, "out");
   const html = report([study], out);
   const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));

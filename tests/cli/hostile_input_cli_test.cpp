@@ -399,6 +399,31 @@ TEST(HostileInput, SecondTraceOfARankIsNamedAndCountedOnce) {
   EXPECT_NE(trace.out.find("a second trace of rank 0"), std::string::npos);
 }
 
+// schedule(repeat=2) writes one trace per profiling window and rank: other step numbers, so both
+// windows count (only a trace over the same steps is a copy).
+TEST(HostileInput, TwoProfilingWindowsOfARankBothCount) {
+  ScratchDir dir;
+  std::string window_b = trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0);
+  window_b.replace(window_b.find("ProfilerStep#1"), 14, "ProfilerStep#9");
+  dir.write("traces/rank0.a.json", trace_with_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 0));
+  dir.write("traces/rank0.b.json", window_b);
+  auto trace = run_scalelens("trace --no-cache --format json " + quoted(dir / "traces"));
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(trace.out).get(doc));
+  EXPECT_EQ(doc["ranks"].get_array().size(), 2u) << trace.out;
+  EXPECT_EQ(trace.out.find("duplicate-trace"), std::string::npos) << trace.out;
+
+  // A third file repeating window b's steps is a copy of it, and only it is left out.
+  dir.write("traces/rank0.b (copy).json", window_b);
+  auto copied = run_scalelens("trace --no-cache --format json " + quoted(dir / "traces"));
+  ASSERT_EQ(copied.exit_code, 0) << copied.err;
+  ASSERT_FALSE(parser.parse(copied.out).get(doc));
+  EXPECT_EQ(doc["ranks"].get_array().size(), 2u) << copied.out;
+  EXPECT_NE(copied.out.find("over the same steps"), std::string::npos) << copied.out;
+}
+
 // A label, run id or file name with ESC or a newline was printed raw: an input could clear the
 // screen or forge a line of the report. The terminal sees escapes; JSON keeps the text.
 TEST(HostileInput, ControlCharactersAreEscapedOnTheTerminalAndKeptInJson) {
