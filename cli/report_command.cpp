@@ -89,35 +89,16 @@ int run_report(const ReportArgs& args) {
     return 2;
   }
 
-  // Files: -o, else <first input>/scalelens-report, else (read-only input) ./scalelens-report.
-  std::filesystem::path out_dir = args.output_dir;
-  bool chosen = !out_dir.empty();
-  if (!chosen) {
-    std::filesystem::path first(args.inputs.front());
-    out_dir = (std::filesystem::is_directory(first) ? first : first.parent_path()) / "scalelens-report";
-  }
-  // A folder without write bits is read-only by intent, even to root (who could write anyway).
-  auto writable = [](const std::filesystem::path& dir) {
-    std::error_code ec;
-    auto probe = std::filesystem::exists(dir, ec) ? dir : dir.parent_path();
-    auto perms = std::filesystem::status(probe, ec).permissions();
-    using std::filesystem::perms;
-    return !ec && (perms & (perms::owner_write | perms::group_write | perms::others_write)) != perms::none;
-  };
-  auto written = !chosen && !writable(out_dir)
-                     ? Result<std::vector<std::filesystem::path>>(Error{"the input folder is read-only", out_dir.string()})
-                     : write_report_files(summary, study, out_dir);
-  if (!written && !chosen) {
-    auto fallback = std::filesystem::current_path() / "scalelens-report";
-    std::fprintf(stderr, "note: %s; writing to %s instead (choose with -o DIR)\n",
-                 format_location(Diagnostic{Severity::note, "", written.error().message, written.error().path, 0, {}}).c_str(),
-                 fallback.c_str());
-    out_dir = fallback;
-    written = write_report_files(summary, study, out_dir);
-  }
+  // Files: -o, else ./scalelens-report. Never beside the inputs by default: they are often someone
+  // else's or read-only, and a report leaves every input folder unchanged unless -o points into it.
+  const bool chosen = !args.output_dir.empty();
+  const std::filesystem::path out_dir = chosen ? std::filesystem::path(args.output_dir)
+                                               : std::filesystem::current_path() / "scalelens-report";
+  auto written = write_report_files(summary, study, out_dir);
   const double write_s = timer.lap();
   if (!written) {
-    std::fprintf(stderr, "error: %s: %s\n", written.error().path.c_str(), written.error().message.c_str());
+    std::fprintf(stderr, "error: %s: %s%s\n", written.error().path.c_str(), written.error().message.c_str(),
+                 chosen ? "" : " (the report goes to ./scalelens-report unless -o DIR names another folder)");
     return 1;
   }
 
@@ -159,7 +140,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("inputs", args->inputs, "Folders or files: scalelens run folders, itwinai MLflow stores or CSVs, "
                                           "MLPerf logs, nvidia-smi logs, PyTorch profiler traces")
       ->required();
-  cmd->add_option("-o,--output", args->output_dir, "Output folder (default: <first input>/scalelens-report)");
+  cmd->add_option("-o,--output", args->output_dir, "Output folder (default: ./scalelens-report in the current folder)");
   cmd->add_option("--format", args->format, "What goes to standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

@@ -3,8 +3,11 @@
 
 #include <simdjson.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "support/run_binary.hpp"
@@ -41,24 +44,57 @@ TEST(ReportCli, MlperfDeepcamPrintsBothScalesSpeedupAndBatchWarning) {
   EXPECT_TRUE(std::filesystem::exists(out / "summary.csv"));
 }
 
-TEST(ReportCli, ReadOnlyInputFallsBackToCurrentFolderAndSaysSo) {
-  ScratchDir cwd, data;
+// Issue 12 item 15: input folders are often someone else's or read-only; a report leaves every one
+// byte-for-byte unchanged (no report, no cache) and writes ./scalelens-report by default.
+TEST(ReportCli, DefaultOutputIsTheCurrentFolderAndInputsStayUnchanged) {
+  ScratchDir cwd, data, home;
   write_run(data, "a", "ddp", 1, 10);
+  write_run(data, "b", "ddp", 2, 6);
+  data.write("b/traces/rank0.json", R"j({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 2},
+"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 10, "dur": 40, "args": {"stream": 7}}]})j");
+  auto snapshot = [&] {
+    std::map<std::string, std::string> files;
+    for (auto& e : std::filesystem::recursive_directory_iterator(data.path()))
+      files[e.path().string()] = e.is_regular_file() ? slurp(e.path()) : "<dir>";
+    return files;
+  };
+  const auto before = snapshot();
+  const std::string env = "cd " + quoted(cwd.path()) + " && HOME=" + quoted(home.path()) + " XDG_CACHE_HOME= ";
+  auto r = run_scalelens("report " + quoted(data.path()) + " -q", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(snapshot(), before);
+  EXPECT_TRUE(std::filesystem::exists(cwd / "scalelens-report/summary.json"));
+  EXPECT_TRUE(std::filesystem::exists(home / ".cache/scalelens")) << "the trace cache goes under ~/.cache";
+
+  // A read-only input is read the same way.
   std::filesystem::permissions(data.path(), std::filesystem::perms::owner_write | std::filesystem::perms::group_write |
                                                 std::filesystem::perms::others_write,
                                std::filesystem::perm_options::remove);
-  auto r = run_scalelens("report " + quoted(data.path()) + " -q", "cd " + quoted(cwd.path()) + " &&");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(data / "scalelens-report"));
-  EXPECT_NE(r.err.find("instead"), std::string::npos) << r.err;
-  EXPECT_TRUE(std::filesystem::exists(cwd / "scalelens-report/summary.json"));
+  auto ro = run_scalelens("report " + quoted(data.path()) + " -q -o " + quoted(cwd / "ro"), env);
+  std::filesystem::permissions(data.path(), std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  ASSERT_EQ(ro.exit_code, 0) << ro.err;
+  EXPECT_EQ(slurp(cwd / "ro/summary.json"), slurp(cwd / "scalelens-report/summary.json"));
+
+  // An unwritable current folder is an error that says how to choose another.
+  std::filesystem::permissions(cwd.path(), std::filesystem::perms::owner_write | std::filesystem::perms::group_write |
+                                               std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::remove);
+  std::filesystem::remove_all(cwd / "scalelens-report");
+  auto denied = run_scalelens("report " + quoted(data.path()) + " -q", env);
+  std::filesystem::permissions(cwd.path(), std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  if (::geteuid() != 0) {  // root writes anyway
+    EXPECT_EQ(denied.exit_code, 1) << denied.err;
+    EXPECT_NE(denied.err.find("-o DIR"), std::string::npos) << denied.err;
+  }
 }
 
 TEST(ReportCli, JsonOnStdoutFollowsTheSummarySchema) {
   ScratchDir dir;
   write_run(dir, "a", "ddp", 1, 10);
   write_run(dir, "b", "ddp", 4, 3);
-  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json");
+  ScratchDir cwd;
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -70,9 +106,8 @@ TEST(ReportCli, JsonOnStdoutFollowsTheSummarySchema) {
   EXPECT_NEAR(speedup, 10.0 / 3, 1e-9);
   double tput = configs.at(1)["throughput_samples_per_s"];
   EXPECT_NEAR(tput, 1000.0 / 3, 1e-6);
-  EXPECT_TRUE(std::filesystem::exists(dir / "scalelens-report/summary.json"));
   // The written file is the same document.
-  EXPECT_EQ(slurp(dir / "scalelens-report/summary.json"), r.out);
+  EXPECT_EQ(slurp(cwd / "scalelens-report/summary.json"), r.out);
 }
 
 TEST(ReportCli, CsvHasOneRowPerConfiguration) {

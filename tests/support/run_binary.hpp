@@ -14,11 +14,13 @@ struct Output {
   std::string out, err;
 };
 
-// Runs a shell command line; standard input is /dev/null.
+// Runs a shell command line in a scratch working folder (what a command writes there by default,
+// such as ./scalelens-report, goes with it); standard input is /dev/null.
 inline Output run_command(const std::string& command) {
   ScratchDir tmp;
   auto err_path = tmp / "stderr";
-  std::string cmd = "( " + command + " ) </dev/null 2>" + err_path.string();
+  std::filesystem::create_directories(tmp / "cwd");
+  std::string cmd = "cd '" + (tmp / "cwd").string() + "' && ( " + command + " ) </dev/null 2>" + err_path.string();
   Output o;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return o;
