@@ -396,3 +396,55 @@ test("report.html: one label on two systems is two curves with a system column a
   assert.deepEqual(s2.speedup.filter((x) => x.id.startsWith("line:")).map((l) => l.name), ["ddp @ jureca"]);
   assert.equal(await page.locator("#summary-table tbody tr").count(), 3);
 });
+
+// itwinai's MLflow file store as its TorchTrainer writes it with log_on_workers=0 (issue 13 §3):
+// GPU metrics of rank 0 only, and torch.profiler key averages. The page shows itwinai's own
+// computation fraction under that name and marks the job's energy as extrapolated.
+function itwinaiStore(root, world) {
+  const exp = path.join(root, "mllogs", "mlflow", "1");
+  const write = (rel, text) => { fs.mkdirSync(path.dirname(path.join(exp, rel)), { recursive: true }); fs.writeFileSync(path.join(exp, rel), text); };
+  const t0 = 1_700_000_000_000;
+  write("meta.yaml", `artifact_location: file:///scratch/mllogs/mlflow/1\ncreation_time: ${t0}\nexperiment_id: '1'\nlast_update_time: ${t0}\nlifecycle_stage: active\nname: scaling-test\n`);
+  const run = (id, name, parent) => {
+    write(`${id}/meta.yaml`, `artifact_uri: file:///scratch/mllogs/mlflow/1/${id}/artifacts\nend_time: ${t0 + 30_000}\nentry_point_name: ''\nexperiment_id: '1'\nlifecycle_stage: active\nrun_id: ${id}\nrun_name: ${name}\nrun_uuid: ${id}\nsource_name: ''\nsource_type: 4\nsource_version: ''\nstart_time: ${t0}\nstatus: 3\ntags: []\nuser_id: someone\n`);
+    write(`${id}/tags/mlflow.runName`, name);
+    if (parent) write(`${id}/tags/mlflow.parentRunId`, parent);
+  };
+  run("t", "big-run");
+  run("w0", "worker_0 (main)", "t");
+  for (const [k, v] of [["strategy", "torch-ddp"], ["global_rank", "0"], ["global_world_size", String(world)], ["probing_interval", "1"]]) write(`w0/params/${k}`, v);
+  write("w0/metrics/epoch_time_s", `${t0 + 10_000} 10 0\n${t0 + 20_000} 10 1\n`);
+  write("w0/metrics/gpu_power_W", `${t0 + 5000} 300.5 5\n${t0 + 6001} 310.0 6\n`);
+  write("w0/metrics/gpu_utilization_percent", `${t0 + 5002} 90 5\n${t0 + 6003} 95 6\n`);
+  write("w0/artifacts/torch_profiling_averages/torch_profiling_averages.csv",
+    "name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,global_rank\n" +
+    `ProfilerStep*,-1,100,5000,5.000ms,4,torch-ddp,${world},0\naten::addmm,-1,600,600,600.000us,40,torch-ddp,${world},0\n` +
+    `nccl:all_reduce,-1,300,300,300.000us,8,torch-ddp,${world},0\n`);
+}
+
+test("report.html: itwinai's computation fraction and an extrapolated energy are shown as such", async () => {
+  const root = tmpdir("scalelens-itwinai-");
+  itwinaiStore(root, 16);
+  const out = path.join(root, "out");
+  const html = report([root], out);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  const c = summary.configurations.find((x) => x.world_size === 16);
+  assert.ok(c && c.energy_extrapolated && Number.isFinite(c.itwinai_computation_fraction), JSON.stringify(c));
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const table = await page.evaluate(() => {
+    const t = document.getElementById("summary-table");
+    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent.replace(/ [▲▼]$/, ""));
+    const cells = [...t.querySelectorAll("tbody tr")[0].querySelectorAll("td")].map((td) => td.textContent);
+    return Object.fromEntries(heads.map((h, i) => [h, cells[i]]));
+  });
+  assert.equal(table["computation fraction (itwinai)"], fmt3(c.itwinai_computation_fraction), JSON.stringify(table));
+  assert.equal(table["energy (Wh)"], `~${fmt3(c.energy_wh)}`, JSON.stringify(table));
+  assert.equal(table["energy per measured GPU (Wh)"], fmt3(c.energy_wh_per_gpu), JSON.stringify(table));
+  const card = await page.locator("#cards").textContent();
+  assert.match(card, /extrapolated from the GPUs measured/);
+  assert.deepEqual(log.errors, []);
+  await page.close();
+  fs.rmSync(root, { recursive: true, force: true });
+});

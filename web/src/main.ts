@@ -304,7 +304,7 @@ function renderHeadline(kind: TimeKind): void {
     const l = h.largest;
     cards.append(card("Largest scale measured", `${l.world_size} ${unit.plural}`, `${isNum(l.nodes) ? `${l.nodes} nodes · ` : ""}${curveOf(l)}`, "headline-largest"));
     cards.append(card("Efficiency there", pct(l.efficiency), isNum(l.speedup) ? `speedup ${fmt(l.speedup)}× of ideal ${fmt(l.ideal_speedup)}×` : "no baseline to compare with", "headline-eff"));
-    cards.append(card("Energy per sample there", isNum(l.energy_j_per_sample) ? `${fmt(l.energy_j_per_sample)} J` : "–", isNum(l.energy_wh) ? `${fmt(l.energy_wh)} Wh per run` : "no GPU energy measured", "headline-energy"));
+    cards.append(card("Energy per sample there", isNum(l.energy_j_per_sample) ? `${fmt(l.energy_j_per_sample)} J` : "–", isNum(l.energy_wh) ? `${l.energy_extrapolated ? "~" : ""}${fmt(l.energy_wh)} Wh per run${l.energy_extrapolated ? " (extrapolated from the GPUs measured)" : ""}` : "no GPU energy measured", "headline-energy"));
   }
   const box = document.getElementById("findings")!;
   box.replaceChildren();
@@ -348,18 +348,29 @@ const COLUMNS: Column[] = [
   { key: "e", title: "efficiency (%)", value: num((c) => (isNum(c.efficiency) ? c.efficiency * 100 : null)), text: (c) => pct(c.efficiency) },
   { key: "kf", title: "Karp–Flatt", value: num((c) => c.karp_flatt), text: (c) => fmt(c.karp_flatt) },
   { key: "cs", title: "computation score", value: num((c) => c.computation_score), text: (c) => fmt(c.computation_score) },
+  { key: "itf", title: "computation fraction (itwinai)", value: num((c) => c.itwinai_computation_fraction), text: (c) => fmt(c.itwinai_computation_fraction) },
   { key: "u", title: "GPU util (%)", value: num((c) => c.gpu_util_pct?.mean), text: (c) => fmt(c.gpu_util_pct?.mean) },
-  { key: "wh", title: "energy (Wh)", value: num((c) => c.energy_wh), text: (c) => fmt(c.energy_wh) },
+  // "~": the job's energy extrapolated from the GPUs that were measured.
+  { key: "wh", title: "energy (Wh)", value: num((c) => c.energy_wh), text: (c) => (c.energy_extrapolated && isNum(c.energy_wh) ? `~${fmt(c.energy_wh)}` : fmt(c.energy_wh)) },
+  { key: "whg", title: "energy per measured {one} (Wh)", value: num((c) => c.energy_wh_per_gpu), text: (c) => fmt(c.energy_wh_per_gpu) },
   { key: "jps", title: "energy (J/sample)", value: num((c) => c.energy_j_per_sample), text: (c) => fmt(c.energy_j_per_sample) },
 ];
 // The table's columns with the study's unit in their titles (GPUs, or ranks for CPU-only jobs).
 // A system column only when the study spans several systems; instance columns only where
-// some configuration is concurrent instances (MLPerf weak scaling).
+// some configuration is concurrent instances (MLPerf weak scaling); itwinai's computation fraction
+// and energy per measured GPU only where some configuration has them.
 function columnsFor(summary: Summary | undefined): Column[] {
   const unit = countUnit(summary?.world_size_unit);
   const several = (summary?.systems?.length ?? 0) > 1;
-  const instances = !!summary?.configurations.some((c) => isNum(c.instances));
-  return COLUMNS.filter((c) => (c.key === "system" ? several : c.key === "instances" || c.key === "mpm" ? instances : true)).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
+  const some = (f: (c: Configuration) => unknown) => !!summary?.configurations.some((c) => f(c));
+  const shown: Record<string, boolean> = {
+    system: several,
+    instances: some((c) => isNum(c.instances)),
+    mpm: some((c) => isNum(c.instances)),
+    itf: some((c) => isNum(c.itwinai_computation_fraction)),
+    whg: some((c) => c.energy_extrapolated),
+  };
+  return COLUMNS.filter((c) => shown[c.key] ?? true).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
 }
 
 function ci(s: Configuration["epoch_time_s"]): string {

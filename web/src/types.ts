@@ -42,8 +42,14 @@ export interface Configuration {
   gpu_util_pct?: Range | null;
   energy_wh?: Num;
   energy_j_per_sample?: Num;
+  // Energy measured on some GPUs only (itwinai's log_on_workers=0): energy_wh is the job's estimate,
+  // energy_wh_per_gpu what one measured GPU used.
+  energy_wh_per_gpu?: Num;
+  energy_extrapolated?: boolean;
   host_energy_wh?: Num;
   computation_score?: Num;
+  // itwinai's own figure from torch.profiler key averages: ATen/autograd time over total minus ProfilerStep.
+  itwinai_computation_fraction?: Num;
   comp_comm_raw_share?: Num;
   overlap_ratio?: Num;
   exposed_comm_share?: Num;
