@@ -114,14 +114,19 @@ std::int64_t energy_gap_threshold_ns(const std::vector<std::int64_t>& t_ns, cons
   bool have_prev = false;
   for (std::size_t i = 0; i < t_ns.size(); ++i) {
     if (std::isnan(v[i])) continue;
-    if (have_prev && t_ns[i] > prev) steps.push_back(t_ns[i] - prev);
+    // Hostile timestamps can be far apart: a difference or product past int64 saturates.
+    std::int64_t step = 0;
+    if (have_prev && t_ns[i] > prev)
+      steps.push_back(__builtin_sub_overflow(t_ns[i], prev, &step) ? std::numeric_limits<std::int64_t>::max() : step);
     prev = t_ns[i];
     have_prev = true;
   }
   if (steps.size() < 2) return 0;
   auto mid = steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2);
   std::nth_element(steps.begin(), mid, steps.end());
-  return std::max(*mid * kEnergyGapIntervals, kEnergyGapMinNs);
+  std::int64_t threshold = 0;
+  if (__builtin_mul_overflow(*mid, kEnergyGapIntervals, &threshold)) threshold = std::numeric_limits<std::int64_t>::max();
+  return std::max(threshold, kEnergyGapMinNs);
 }
 
 std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
