@@ -22,6 +22,11 @@ inline constexpr std::int64_t kMaxRunNs = static_cast<std::int64_t>(kMaxRunSecon
 // An epoch or step may outlast its run's manifest times by the clock difference between nodes
 // (epochs.csv times come from every node's CLOCK_REALTIME); beyond this it cannot be the run's.
 inline constexpr std::int64_t kIntervalSlackNs = 1'000'000'000;
+// A wall-clock (Unix) time in ns of a recorded job: years 2000 to 2200. Trace clocks below that
+// are a monotonic clock (time since boot), which cannot be compared across nodes.
+inline constexpr std::int64_t kWallClockMinNs = 946'684'800'000'000'000;
+inline constexpr std::int64_t kWallClockMaxNs = 7'258'118'400'000'000'000;
+inline bool wall_clock_ns(std::int64_t t) { return t >= kWallClockMinNs && t <= kWallClockMaxNs; }
 
 // Samples processed (per epoch, per rank, or a global batch): at least one, at most 10^15.
 inline constexpr double kMaxSamples = 1e15;

@@ -86,6 +86,7 @@ struct RankBreakdown {
   double step_time_us = 0, comp_us = 0, comm_us = 0, overlap_us = 0, exposed_comm_us = 0;
   double mem_us = 0, busy_us = 0, idle_us = 0, span_us = 0;
   std::vector<double> step_times_us;  // per step, for stragglers
+  std::vector<std::int64_t> step_ids;  // ProfilerStep number of each step_times_us entry (traces only)
   std::vector<std::int64_t> step_numbers;  // the ProfilerStep numbers the trace holds (tells windows from copies)
   // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU. A GPU
   // trace is the better instrument: a run with traces is summarized from its traces alone (mixing
@@ -94,6 +95,11 @@ struct RankBreakdown {
   // From a Kineto trace with with_flops=True: the FLOPs the profiler estimated over the steps, and
   // the GPU's peak FLOP/s at their precision when known. MFU = flops / (step_time_us·1e-6) / peak_flops.
   std::optional<double> flops, peak_flops;
+  // How the trace says it was recorded, to form runs of traces that have no scalelens.json:
+  // distributedInfo's world size and backend, and when profiling began (Unix ns) where known.
+  std::optional<int> world_size;
+  std::string backend;
+  std::optional<std::int64_t> start_ns;
   // Model FLOP utilization, when the FLOPs, a step time and the peak are all known.
   std::optional<double> mfu() const {
     if (!flops || !peak_flops || *peak_flops <= 0) return std::nullopt;

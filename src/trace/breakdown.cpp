@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "model/limits.hpp"
 #include "model/study.hpp"
 
 namespace scalelens::trace {
@@ -228,6 +229,20 @@ double RankSummary::computation_score() const { return ratio(total.comp_us, tota
 double RankSummary::raw_share() const { return ratio(total.comp_us, total.comp_us + total.comm_us); }
 double RankSummary::overlap_ratio() const { return ratio(total.overlap_us, total.comm_us); }
 
+// When profiling began, as a Unix time: the first step (else the first event) on the trace's clock,
+// which is Unix µs in older traces and relative to baseTimeNanoseconds in newer ones. Unknown for
+// a monotonic clock without a base: such times cannot be compared across nodes.
+static std::optional<std::int64_t> wall_clock_start(const ParsedTrace& trace, const std::vector<ProfilerStep>& steps) {
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  if (!steps.empty()) first = steps.front().ts_ns;
+  else
+    for (const auto& e : trace.events) first = std::min(first, e.ts_ns);
+  if (first == std::numeric_limits<std::int64_t>::max()) return std::nullopt;
+  std::int64_t t = first;
+  if (trace.base_time_ns && __builtin_add_overflow(*trace.base_time_ns, first, &t)) return std::nullopt;
+  return limits::wall_clock_ns(t) ? std::optional<std::int64_t>(t) : std::nullopt;
+}
+
 RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   RankSummary r;
   r.file = trace.path;
@@ -252,6 +267,8 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     if (!s.on_gpu) steps.push_back(s);
   std::sort(steps.begin(), steps.end(), [](auto& a, auto& b) { return a.ts_ns < b.ts_ns; });
   steps.erase(std::unique(steps.begin(), steps.end(), [](auto& a, auto& b) { return a.number == b.number; }), steps.end());
+  r.backend = trace.backend;
+  r.start_ns = wall_clock_start(trace, steps);
   for (const auto& s : trace.steps) r.step_numbers.push_back(s.number);
   std::sort(r.step_numbers.begin(), r.step_numbers.end());
   r.step_numbers.erase(std::unique(r.step_numbers.begin(), r.step_numbers.end()), r.step_numbers.end());

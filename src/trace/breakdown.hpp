@@ -68,6 +68,8 @@ struct RankSummary {
   int rank = 0;
   bool rank_known = false;
   std::optional<int> world_size;
+  std::string backend;                  // distributedInfo.backend, "" when absent
+  std::optional<std::int64_t> start_ns;  // profiling's first step as a Unix time, when the clock says
   std::string device;
   std::vector<StepFigures> steps;   // in step order, cut-off step included but flagged
   StepFigures no_step;              // GPU events launched outside every ProfilerStep

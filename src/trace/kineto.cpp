@@ -481,6 +481,8 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
   for (auto& part : {&head_part, &tail_part}) {
     if (part->rank) out.rank = part->rank;
     if (part->world_size) out.world_size = part->world_size;
+    if (!part->backend.empty()) out.backend = part->backend;
+    if (part->base_time_ns) out.base_time_ns = part->base_time_ns;
     out.device_names.insert(out.device_names.end(), part->device_names.begin(), part->device_names.end());
   }
   if (!rank_text)

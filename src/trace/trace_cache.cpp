@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/5";
+constexpr std::string_view kSchema = "scalelens.trace-cache/6";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -255,6 +255,7 @@ std::string summary_to_json(const RankSummary& r) {
   JsonWriter w;
   w.begin_object();
   w.key("rank").value(r.rank).key("rank_known").value(r.rank_known).key("world_size").value(r.world_size);
+  w.key("backend").value(r.backend).key("start_ns").value(r.start_ns);
   w.key("device").value(r.device).key("steps_analysed").value(r.steps_analysed).key("gpu_events").value(r.gpu_events);
   w.key("steps").begin_array();
   for (const auto& s : r.steps) write_step(w, s);
@@ -299,6 +300,12 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   if (!integer(e, "rank", r.rank) || !boolean(e, "rank_known", r.rank_known) || !text(e, "device", r.device) ||
       !integer(e, "steps_analysed", r.steps_analysed) || !integer(e, "gpu_events", r.gpu_events))
     return std::nullopt;
+  if (!text(e, "backend", r.backend) || e["start_ns"].get(v)) return std::nullopt;
+  if (!v.is_null()) {
+    std::int64_t t;
+    if (v.get_int64().get(t)) return std::nullopt;
+    r.start_ns = t;
+  }
   if (e["world_size"].get(v)) return std::nullopt;
   if (!v.is_null()) {
     std::int64_t ws;

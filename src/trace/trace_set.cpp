@@ -274,7 +274,13 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
   b.span_us = r.total.span_us;
   b.step_numbers = r.step_numbers;
   for (const auto& s : r.steps)
-    if (!s.cut_off) b.step_times_us.push_back(s.step_time_us);
+    if (!s.cut_off) {
+      b.step_times_us.push_back(s.step_time_us);
+      b.step_ids.push_back(s.step);
+    }
+  b.world_size = r.world_size;
+  b.backend = r.backend;
+  b.start_ns = r.start_ns;
   if (r.flops_ops > 0) {
     b.flops = r.flops;
     auto m = mfu_of(r, peak_tflops_override);
