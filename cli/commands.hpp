@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "analysis/analyze.hpp"
 #include "common/file_io.hpp"
+#include "ingest/ingest.hpp"
 
 namespace scalelens::cli {
 
@@ -18,6 +20,29 @@ inline void add_max_inflated_option(CLI::App* cmd) {
                                           "Refuse a compressed (.gz) input that inflates to more than this (e.g. 8GiB, 500M)")
       ->transform(CLI::AsSizeValue(false))
       ->default_str("4GiB");
+}
+
+// What the inputs may not say, for report and serve: --label, --global-batch-size or
+// --batch-per-gpu, --warmup-steps (docs/inputs.md, "Traces alone").
+inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, AnalysisOptions& analysis) {
+  cmd->add_option_function<std::string>("--label", [&defaults](const std::string& v) { defaults.label = v; },
+                                        "Label of runs formed from profiler traces without a scalelens.json "
+                                        "(default: their folder's name without counts: ddp-8gpu -> ddp)");
+  auto* global = cmd->add_option_function<double>(
+                        "--global-batch-size", [&defaults](const double& v) { defaults.global_batch_size = v; },
+                        "Samples per step over all GPUs, for runs that do not state it (strong scaling): "
+                        "throughput = batch / step time")
+                     ->check(CLI::Range(1e-9, 1e15));
+  auto* per_gpu = cmd->add_option_function<double>(
+                         "--batch-per-gpu", [&defaults](const double& v) { defaults.batch_per_gpu = v; },
+                         "Samples per step per GPU, for runs that do not state a global batch (weak scaling: "
+                         "global = this x GPUs)")
+                      ->check(CLI::Range(1e-9, 1e15));
+  global->excludes(per_gpu);
+  cmd->add_option("--warmup-steps", analysis.warmup_steps,
+                  "Profiled steps left out at the start of each run when step time is the time (traces alone)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
 }
 
 void add_report_command(CLI::App& app, int& exit_code);

@@ -24,6 +24,8 @@ struct ReportArgs {
   std::string experiment;
   std::vector<std::string> run_names;
   int warmup_epochs = 1;
+  StudyDefaults defaults;
+  AnalysisOptions analysis;  // warmup_steps
   std::string baseline = "per-label";
   int baseline_gpus = 0;
   std::string scaling = "auto";
@@ -55,6 +57,7 @@ int run_report(const ReportArgs& args) {
   if (!args.experiment.empty()) in.experiment = args.experiment;
   in.run_names = args.run_names;
   in.threads = args.threads;
+  in.defaults = args.defaults;
   ProgressBar bar("reading", !args.quiet && is_terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
   PhaseTimer timer;
@@ -62,7 +65,7 @@ int run_report(const ReportArgs& args) {
   bar.finish();
   const double read_s = timer.lap();
 
-  AnalysisOptions options;
+  AnalysisOptions options = args.analysis;
   options.warmup_epochs = args.warmup_epochs;
   options.threads = args.threads;
   options.baseline = args.baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
@@ -155,6 +158,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  add_study_default_options(cmd, args->defaults, args->analysis);
   cmd->add_option("--baseline", args->baseline, "per-label: each label's smallest GPU count; common: the fastest label at the smallest GPU count")
       ->check(CLI::IsMember({"per-label", "common"}))
       ->capture_default_str();
@@ -171,6 +175,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Examples:\n"
       "  scalelens report runs/\n"
+      "  scalelens report traces/                     (folders of profiler traces, e.g. traces/ddp-8gpu/*.json.gz)\n"
+      "  scalelens report traces/ --label resnet50-ddp --global-batch-size 1024 --warmup-steps 2\n"
       "  scalelens report runs/ mllogs/mlflow --pattern 'ddp|deepspeed' --warmup-epochs 2\n"
       "  scalelens report mllogs/mlflow --experiment mnist-scaling --run-names ddp-run,horovod-run\n"
       "  scalelens report runs/ --baseline common --format json > summary.json\n"

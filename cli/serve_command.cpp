@@ -38,6 +38,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "(with backoff up to 30 s)")
       ->check(CLI::IsMember({"auto", "inotify", "poll"}))
       ->capture_default_str();
+  add_study_default_options(cmd, opts->defaults, opts->analysis);
   add_cache_flags(cmd, *cache);
   add_max_inflated_option(cmd);
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not print when the study changes");

@@ -61,9 +61,13 @@ std::string collector_reason(std::string_view key, const std::string& reason) {
   return at == std::string_view::npos ? reason : fmt::format("on {}: {}", key.substr(at + 1), reason);
 }
 
-// The time speedup is measured with: epoch time where the baseline has it, else run time.
-std::optional<double> time_of(const ConfigurationSummary& c, bool use_epochs) {
-  const auto& s = use_epochs ? c.epoch_time_s : c.run_time_s;
+// The time speedup is measured with: epoch time where the baseline has it, else run time, else
+// step time (traces alone); "" when it has none.
+std::string time_basis(const ConfigurationSummary& c) {
+  return c.epoch_time_s ? "epoch" : c.run_time_s ? "run" : c.step_time_s ? "step" : "";
+}
+std::optional<double> time_of(const ConfigurationSummary& c, const std::string& basis) {
+  const auto& s = basis == "epoch" ? c.epoch_time_s : basis == "run" ? c.run_time_s : c.step_time_s;
   return s ? std::optional<double>(s->mean) : std::nullopt;
 }
 
@@ -167,9 +171,9 @@ std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSu
                           const std::vector<const Run*>& sources, const std::map<std::string, std::string>& split_notes,
                           const std::vector<Diagnostic>& ingest_notes) {
   std::vector<std::string> paths;
-  std::set<std::string> formats, ws_from, system_from;
+  std::set<std::string> formats, ws_from, system_from, runs_from, label_from;
   std::set<std::string> instance_folders;
-  std::size_t warmup = 0, with_uuid = 0, by_index = 0;
+  std::size_t warmup = 0, warmup_steps = 0, with_uuid = 0, by_index = 0;
   for (auto i : c.run_indices) {
     const auto& r = runs[i];
     if (!r.instance_of.empty()) instance_folders.insert(r.instance_of);
@@ -180,6 +184,9 @@ std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSu
     ws_from.insert(ws != src.detected_from.end() ? ws->second : "world_size given");
     if (auto sys = src.detected_from.find("system"); sys != src.detected_from.end()) system_from.insert(sys->second);
     warmup += r.warmup_excluded;
+    warmup_steps += r.warmup_steps_excluded;
+    if (auto how = src.detected_from.find("run"); how != src.detected_from.end()) runs_from.insert(how->second);
+    if (auto how = src.detected_from.find("label"); how != src.detected_from.end()) label_from.insert(how->second);
     for (const auto& g : src.gpus) ++(g.uuid.empty() ? by_index : with_uuid);
   }
   std::vector<std::string> parts;
@@ -189,6 +196,8 @@ std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSu
                                                   folder.empty() ? std::string(".") : folder, list_of(formats)));
   if (!c.system.empty())
     parts.push_back(fmt::format("system {}{}", c.system, system_from.empty() ? "" : " from " + list_of(system_from)));
+  if (!runs_from.empty()) parts.push_back("runs formed from " + list_of(runs_from));
+  if (!label_from.empty()) parts.push_back(fmt::format("label '{}' from {}", c.label, list_of(label_from)));
   parts.push_back(c.instances ? fmt::format("GPUs: {} instances × {} per instance ({})", *c.instances, *c.gpus_per_instance, list_of(ws_from))
                               : fmt::format("GPUs: {} per run ({})", c.world_size, list_of(ws_from)));
   if (with_uuid || by_index)
@@ -197,6 +206,8 @@ std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSu
                                                                                     : "host and index"));
   std::vector<std::string> excluded;
   if (warmup) excluded.push_back(fmt::format("{} warm-up epoch{}", warmup, warmup == 1 ? "" : "s"));
+  if (warmup_steps && time_basis(c) == "step")
+    excluded.push_back(fmt::format("{} warm-up step{}", warmup_steps, warmup_steps == 1 ? "" : "s"));
   std::size_t pruned = 0;
   for (const auto& d : ingest_notes)
     if (d.code == "pruned-instance")
@@ -335,7 +346,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
 
   MissingFigures missing;
   for (auto& c : summary.configurations) {
-    std::vector<double> epochs, run_times, utils_mean, j_per_sample;
+    std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu;
     std::optional<ProfilerAverages> averages;  // pooled over runs, as itwinai pools them
     std::set<int> nodes, per_node;
@@ -358,8 +369,10 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
         missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
       if (r.run_time_s) run_times.push_back(*r.run_time_s);
+      step_times.insert(step_times.end(), r.step_times_s.begin(), r.step_times_s.end());
       if (!r.epoch_times_s.empty()) per_repeat.push_back(*mean_of(r.epoch_times_s));
       else if (r.run_time_s) per_repeat.push_back(*r.run_time_s);
+      else if (!r.step_times_s.empty()) per_repeat.push_back(*mean_of(r.step_times_s));
       if (r.throughput_samples_per_s) throughput_of[group] += *r.throughput_samples_per_s;
       if (!r.instance_of.empty()) {
         ++instances_of[group];
@@ -409,6 +422,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     c.runs = groups.size();
     c.epoch_time_s = describe(epochs);
     c.run_time_s = describe(run_times);
+    c.step_time_s = describe(step_times);
     c.throughput_samples_per_s = mean_of(values(throughput_of));
     if (!instances_of.empty()) {
       // MLPerf HPC weak scaling (throughput metric): M models trained concurrently, TTTa = last
@@ -474,8 +488,9 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
     c.provenance = provenance_of(c, summary.runs, sources, split_notes, study.diagnostics);
     if (!c.throughput_samples_per_s)
-      missing.add("throughput", "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global_batch_size with steps)", c.key());
-    if (!c.epoch_time_s && !c.run_time_s) missing.add("time", "no epochs and no run start/end", c.key());
+      missing.add("throughput", "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global batch size; for traces give --global-batch-size or --batch-per-gpu)", c.key());
+    if (!c.epoch_time_s && !c.run_time_s && !c.step_time_s)
+      missing.add("time", "no epochs, no run start/end and no timed steps (profiler steps or steps.csv)", c.key());
   }
 
   // Scaling curves: one per (label, system), named by ConfigurationSummary::curve; in world size
@@ -518,7 +533,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
         if (!b) return true;
         if (a.scaling == "weak" && a.throughput_samples_per_s && b->throughput_samples_per_s)
           return *a.throughput_samples_per_s > *b->throughput_samples_per_s;
-        auto ta = time_of(a, a.epoch_time_s.has_value()), tb = time_of(*b, a.epoch_time_s.has_value());
+        auto ta = time_of(a, time_basis(a)), tb = time_of(*b, time_basis(a));
         return ta && (!tb || *ta < *tb);
       };
       if (better(c, common_ref)) common_ref = &c;
@@ -541,14 +556,15 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
         base = curve.front();  // sorted by world size
       }
     }
-    const bool use_epochs = base->epoch_time_s.has_value();
-    const auto t_base = time_of(*base, use_epochs);
+    const std::string basis = time_basis(*base);
+    const auto t_base = time_of(*base, basis);
     const double p0 = base->world_size;
     for (auto* c : curve) {
       c->baseline_world_size = base->world_size;
       c->baseline_label = base->curve;
       const double p = c->world_size;
       c->ideal_speedup = p / p0;
+      c->time_from = basis;
       std::optional<double> s;
       if (c->scaling == "weak") {
         if (c->throughput_samples_per_s && base->throughput_samples_per_s)
@@ -556,9 +572,11 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
         else
           missing.add("speedup", "weak scaling needs throughput, which needs a samples count", c->key());
       } else {
-        auto t = time_of(*c, use_epochs);
+        auto t = time_of(*c, basis);
         if (t && t_base && *t > 0) s = *t_base / *t;
-        else missing.add("speedup", use_epochs ? "no epoch times here or at the baseline" : "no run times here or at the baseline", c->key());
+        else
+          missing.add("speedup", basis.empty() ? std::string("no time at the baseline")
+                                               : fmt::format("no {} times here or at the baseline", basis), c->key());
       }
       if (!s) continue;
       c->speedup = s;

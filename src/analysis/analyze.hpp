@@ -12,6 +12,7 @@ enum class BaselineKind { per_label, common };
 
 struct AnalysisOptions {
   int warmup_epochs = 1;
+  int warmup_steps = 1;  // profiled steps left out of step time (--warmup-steps)
   BaselineKind baseline = BaselineKind::per_label;
   std::optional<int> baseline_gpus;   // --baseline-gpus N: fixes p0
   std::optional<std::string> scaling;  // "strong" | "weak": overrides detection

@@ -185,6 +185,40 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     else kept_have_samples = false;
   }
 
+  // Step time: per step number, the slowest rank's duration; the profiler's steps where the run
+  // has traces, else the steps the program logged (steps.csv).
+  std::map<std::int64_t, double> slowest_step_s;
+  for (const auto* b : measured_breakdown(run)) {
+    if (b->from_mpi || b->step_ids.size() != b->step_times_us.size()) continue;
+    for (std::size_t k = 0; k < b->step_ids.size(); ++k) {
+      auto& s = slowest_step_s[b->step_ids[k]];
+      s = std::max(s, b->step_times_us[k] * 1e-6);
+    }
+  }
+  if (slowest_step_s.empty())
+    for (const auto& s : run.steps) {
+      auto& slowest = slowest_step_s[s.index];
+      slowest = std::max(slowest, s.seconds());
+    }
+  r.steps_timed = slowest_step_s.size();
+  const bool time_is_steps = r.epochs_logged == 0 && !r.run_time_s;
+  std::size_t skip_steps = 0;
+  if (options.warmup_steps > 0 && r.steps_timed > 0) {
+    if (r.steps_timed > static_cast<std::size_t>(options.warmup_steps))
+      skip_steps = static_cast<std::size_t>(options.warmup_steps);
+    else if (time_is_steps)
+      warnings.push_back(run_warning(run, "warmup-not-excluded",
+                                     fmt::format("the run has {} timed step{}, so the {} warm-up step{} could not be left out; "
+                                                 "its step time may include start-up costs (profile more steps, e.g. "
+                                                 "schedule(wait=1, warmup=1, active=5))",
+                                                 r.steps_timed, r.steps_timed == 1 ? "" : "s", options.warmup_steps,
+                                                 options.warmup_steps == 1 ? "" : "s")));
+  }
+  r.warmup_steps_excluded = skip_steps;
+  for (const auto& [number, secs] : slowest_step_s)
+    if (skip_steps > 0) --skip_steps;
+    else r.step_times_s.push_back(secs);
+
   // Throughput, from the best source there is (DESIGN.md, "Throughput").
   std::set<std::int64_t> step_ids;
   std::int64_t steps_begin = std::numeric_limits<std::int64_t>::max(), steps_end = 0;
@@ -203,6 +237,13 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     r.throughput_samples_per_s = *run.global_batch_size * static_cast<double>(step_ids.size()) /
                                  (static_cast<double>(steps_end - steps_begin) * 1e-9);
     r.throughput_from = "global_batch_size x steps";
+  } else if (!r.step_times_s.empty() && run.global_batch_size && time_is_steps) {
+    double sum = 0;
+    for (double s : r.step_times_s) sum += s;
+    if (sum > 0) {
+      r.throughput_samples_per_s = *run.global_batch_size * static_cast<double>(r.step_times_s.size()) / sum;
+      r.throughput_from = "global_batch_size / step time";
+    }
   }
   // Samples processed in the whole run, for energy per sample (energy covers the whole run).
   if (!table.seconds.empty() && table.missing_samples.empty()) {

@@ -27,8 +27,12 @@ struct RunSummary {
   std::size_t epochs_logged = 0, warmup_excluded = 0;
   std::vector<double> epoch_times_s;  // after warm-up exclusion, by epoch number
   std::optional<double> run_time_s;
+  // Step time (DESIGN.md, "Step time"): per step, the slowest rank's duration, from the traces'
+  // ProfilerSteps (else steps.csv), after leaving out the first warm-up steps; by step number.
+  std::size_t steps_timed = 0, warmup_steps_excluded = 0;
+  std::vector<double> step_times_s;
   std::optional<double> throughput_samples_per_s;
-  std::string throughput_from;     // "samples column" | "samples_per_epoch" | "global_batch_size x steps"
+  std::string throughput_from;     // "samples column" | "samples_per_epoch" | "global_batch_size x steps" | "global_batch_size / step time"
   std::optional<double> samples;   // processed in the whole run, for energy per sample
   std::optional<RangeStat> gpu_util_pct;
   std::size_t gpus = 0;             // distinct GPUs seen
@@ -61,6 +65,10 @@ struct ConfigurationSummary {
   std::string scaling;  // of its label's curve: "strong" | "weak"
   std::optional<double> global_batch_size;
   std::optional<Stat> epoch_time_s, run_time_s;
+  std::optional<Stat> step_time_s;  // over the steps of all its runs
+  // The time its speedup is measured with, chosen at its curve's baseline: "epoch" where the
+  // baseline has epoch times, else "run", else "step"; "" when there is none.
+  std::string time_from;
   std::optional<double> throughput_samples_per_s, throughput_per_gpu;
   std::optional<double> speedup, ideal_speedup, efficiency, karp_flatt;
   std::optional<int> baseline_world_size;

@@ -14,6 +14,7 @@
 #include "common/walk.hpp"
 #include "trace/trace_set.hpp"
 #include "ingest/reader.hpp"
+#include "ingest/trace_runs.hpp"
 
 namespace scalelens {
 namespace fs = std::filesystem;
@@ -300,6 +301,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<Run> standalone;
   std::set<const fs::path*> defaults_only;
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
+  std::vector<LooseTrace> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
   for (std::size_t k : order) {
     auto& out = outputs[k];
     const auto& path = files[others[k]].path;
@@ -321,6 +323,14 @@ Study ingest(const IngestOptions& options) {
       itwinai_traces.emplace_back(k, name);
     } else if (target) {
       merge_run_into(*target, std::move(out.attach));
+    } else if (readers[files[others[k]].reader]->name() == "kineto" && out.attach.breakdown.size() == 1 &&
+               out.attach.breakdown.front().world_size) {
+      loose_traces.push_back({path, std::move(out.attach)});
+    } else if (readers[files[others[k]].reader]->name() == "kineto") {
+      study.diagnostics.push_back({Severity::warning, "no-manifest",
+                                   "a trace without a world size (no distributedInfo) and no scalelens.json above it, so "
+                                   "its run is unknown; write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
+                                   path.string(), 0, {}});
     } else {
       study.diagnostics.push_back({Severity::warning, "no-manifest",
                                    "no scalelens.json above this file, so its label and world size are unknown; "
@@ -371,6 +381,9 @@ Study ingest(const IngestOptions& options) {
       run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(index[*i]));
   }
 
+  auto trace_runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
+  append(standalone, trace_runs);
+
   // Two MLflow experiments in one study: the experiment is part of each run's identity.
   std::set<std::string> experiments;
   for (const auto& run : standalone)
@@ -393,6 +406,19 @@ Study ingest(const IngestOptions& options) {
       continue;
     }
     study.runs.push_back(std::move(run));
+  }
+  // The batch the user stated, where a run states none.
+  for (auto& run : study.runs) {
+    if (run.global_batch_size || !run.world_size) continue;
+    if (options.defaults.global_batch_size) {
+      run.global_batch_size = options.defaults.global_batch_size;
+      fill(run.scaling, std::optional<std::string>("strong"));
+      run.detected_from["global_batch_size"] = "--global-batch-size";
+    } else if (options.defaults.batch_per_gpu) {
+      run.global_batch_size = *options.defaults.batch_per_gpu * *run.world_size;
+      fill(run.scaling, std::optional<std::string>("weak"));
+      run.detected_from["global_batch_size"] = "--batch-per-gpu x world size";
+    }
   }
   return study;
 }

@@ -10,6 +10,15 @@
 
 namespace scalelens {
 
+// What the inputs may not say. label: the label of runs formed from traces without a
+// scalelens.json (default: their folder's name without counts). global_batch_size (strong
+// scaling) or batch_per_gpu (weak: global = per GPU × world size): for runs that state no global
+// batch, so that throughput follows from step or epoch times.
+struct StudyDefaults {
+  std::optional<std::string> label;
+  std::optional<double> global_batch_size, batch_per_gpu;
+};
+
 struct IngestOptions {
   std::vector<std::string> inputs;   // folders or files
   // RE2 regex searched in paths relative to their input; a run-defining file whose path does not
@@ -20,6 +29,7 @@ struct IngestOptions {
   std::function<void(std::size_t, std::size_t)> progress;
   std::optional<std::string> experiment;  // MLflow runs of this experiment (by name) only
   std::vector<std::string> run_names;     // MLflow train runs with these names only
+  StudyDefaults defaults;
 };
 
 Study ingest(const IngestOptions& options);

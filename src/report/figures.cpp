@@ -150,11 +150,15 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
                                   return c.efficiency ? std::optional<double>(*c.efficiency * 100) : std::nullopt;
                                 }, false));
     if (!figs.back().plot.empty()) figs.back().plot.insert(0, "set yrange [0:*]\n");
-    // Time: epoch time when any configuration has it, else run time; with the 95% interval.
-    bool epoch = false;
-    for (const auto& c : summary.configurations) epoch = epoch || c.epoch_time_s.has_value();
+    // Time: epoch time when any configuration has it, else run time, else step time; with the 95% interval.
+    bool epoch = false, run = false;
+    for (const auto& c : summary.configurations) {
+      epoch = epoch || c.epoch_time_s.has_value();
+      run = run || c.run_time_s.has_value();
+    }
+    const std::string kind = epoch ? "Epoch" : run ? "Run" : "Step";
     {
-      Figure f{"time", fmt::format("{} time vs {} (mean, 95% CI)", epoch ? "Epoch" : "Run", summary.world_size_unit),
+      Figure f{"time", fmt::format("{} time vs {} (mean, 95% CI)", kind, summary.world_size_unit),
                "# world_size mean_s ci95_low_s ci95_high_s\n", ""};
       std::string clauses;
       int block = 0;
@@ -162,7 +166,7 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       for (const auto& [label, configs] : by_label(summary)) {
         f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", label);
         for (const auto* c : configs) {
-          const auto& st = epoch ? c->epoch_time_s : c->run_time_s;
+          const auto& st = epoch ? c->epoch_time_s : run ? c->run_time_s : c->step_time_s;
           std::optional<double> mean, low, high;
           if (st) {
             mean = st->mean;
@@ -178,7 +182,7 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       }
       if (any)
         f.plot = fmt::format("set xlabel '{} (world size)'\nset ylabel '{} time (s)'\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\nset logscale y 10\nplot {}\n",
-                             summary.world_size_unit, epoch ? "epoch" : "run", clauses);
+                             summary.world_size_unit, epoch ? "epoch" : run ? "run" : "step", clauses);
       figs.push_back(f);
     }
     // Breakdown: shares of step time from the traces, per configuration (mean over its runs).

@@ -32,7 +32,8 @@ std::string render_summary_csv(const Summary& summary) {
       "gpu_util_mean_pct,gpu_util_min_pct,gpu_util_max_pct,energy_wh,energy_j_per_sample,host_energy_wh,"
       "computation_score,comp_comm_raw_share,overlap_ratio,exposed_comm_share,idle_share,straggler_spread,mfu,"
       "system,curve,instances,gpus_per_instance,time_to_train_all_s,models_per_minute,provenance,"
-      "energy_wh_per_gpu,energy_extrapolated,itwinai_computation_fraction\n";
+      "energy_wh_per_gpu,energy_extrapolated,itwinai_computation_fraction,"
+      "step_time_mean_s,step_time_median_s,step_time_std_s,step_time_n,step_time_ci95_low_s,step_time_ci95_high_s,time_from\n";
   auto stat_cells = [](const std::optional<Stat>& s) {
     if (!s) return std::string(",,,,,");
     auto ci = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
@@ -58,8 +59,9 @@ std::string render_summary_csv(const Summary& summary) {
     out += fmt::format("{},{},{},{},{},{},{},", csv_text(c.system), csv_text(c.curve), cell(c.instances),
                        cell(c.gpus_per_instance), cell(c.time_to_train_all_s), cell(c.models_per_minute),
                        csv_text(c.provenance));
-    out += fmt::format("{},{},{}\n", cell(c.energy_wh_per_gpu), c.energy_extrapolated ? "true" : "false",
+    out += fmt::format("{},{},{},", cell(c.energy_wh_per_gpu), c.energy_extrapolated ? "true" : "false",
                        cell(c.itwinai_computation_fraction));
+    out += stat_cells(c.step_time_s) + "," + c.time_from + "\n";
   }
   return out;
 }

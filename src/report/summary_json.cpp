@@ -67,6 +67,10 @@ std::string render_summary_json(const Summary& summary) {
     write_stat(w, c.epoch_time_s);
     w.key("run_time_s");
     write_stat(w, c.run_time_s);
+    w.key("step_time_s");
+    write_stat(w, c.step_time_s);
+    w.key("time_from");
+    if (c.time_from.empty()) w.null(); else w.value(c.time_from);
     w.key("throughput_samples_per_s").value(c.throughput_samples_per_s);
     w.key("throughput_per_gpu").value(c.throughput_per_gpu);
     w.key("speedup").value(c.speedup).key("ideal_speedup").value(c.ideal_speedup);
@@ -107,6 +111,10 @@ std::string render_summary_json(const Summary& summary) {
     for (double t : r.epoch_times_s) w.value(t);
     w.end_array();
     w.key("run_time_s").value(r.run_time_s);
+    w.key("steps_timed").value(r.steps_timed).key("warmup_steps_excluded").value(r.warmup_steps_excluded);
+    w.key("step_times_s").begin_array();
+    for (double t : r.step_times_s) w.value(t);
+    w.end_array();
     w.key("throughput_samples_per_s").value(r.throughput_samples_per_s);
     if (!r.throughput_from.empty()) w.key("throughput_from").value(r.throughput_from);
     w.key("samples").value(r.samples);

@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -73,6 +76,13 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {"epoch s (95% CI)", true, [](auto& c) { return mean_ci(c.epoch_time_s); }},
       {"median s", true, [](auto& c) { return c.epoch_time_s ? opt(c.epoch_time_s->median) : std::nullopt; }},
       {"run s (95% CI)", true, [](auto& c) { return c.epoch_time_s ? std::nullopt : mean_ci(c.run_time_s); }},
+      // Step time shows where it is the time (traces alone): the slowest rank per profiler step.
+      {"step ms (95% CI)", true, [](auto& c) {
+         if (c.time_from != "step" || !c.step_time_s) return std::optional<std::string>();
+         Stat ms = *c.step_time_s;
+         for (double* v : {&ms.mean, &ms.median, &ms.std, &ms.ci95_low, &ms.ci95_high}) *v *= 1000;
+         return mean_ci(std::optional<Stat>(ms));
+       }},
       {"samples/s", true, [](auto& c) { return opt(c.throughput_samples_per_s); }},
       {"models/min", true, [](auto& c) { return opt(c.models_per_minute); }},
       {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
@@ -135,7 +145,17 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   std::string baseline = summary.baseline == "per-label" ? fmt::format("{} smallest {}", curve, count)
                          : summary.baseline == "common" ? fmt::format("the fastest label at the smallest {}", count)
                                                         : summary.baseline + " " + count_title;
-  out += fmt::format("{}; speedup against {}; epoch times exclude warm-up epochs.\n", scaling, baseline);
+  // What "time" was, where speedup came from it.
+  std::set<std::string> bases;
+  for (const auto& c : summary.configurations)
+    if (!c.time_from.empty()) bases.insert(c.time_from);
+  std::vector<std::string> about;
+  if (bases.count("epoch")) about.push_back("epoch times exclude warm-up epochs");
+  if (bases.count("run")) about.push_back("run time is each run's start to end");
+  if (bases.count("step")) about.push_back("step time is the slowest rank's per profiler step, warm-up steps excluded");
+  std::string tail;
+  for (const auto& a : about) tail += "; " + a;
+  out += fmt::format("{}; speedup against {}{}.\n", scaling, baseline, tail);
   return out;
 }
 

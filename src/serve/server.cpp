@@ -296,6 +296,7 @@ std::shared_ptr<const Snapshot> build_snapshot(const ServeOptions& o, std::uint6
   IngestOptions in;
   in.inputs = o.inputs;
   in.pattern = o.pattern;
+  in.defaults = o.defaults;
   s->study = ingest(in);
   s->summary = analyze(s->study, o.analysis);
   s->summary_json = render_summary_json(s->summary);

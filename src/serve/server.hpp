@@ -18,12 +18,14 @@
 #include <vector>
 
 #include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
 
 namespace scalelens {
 
 struct ServeOptions {
   std::vector<std::string> inputs;
   std::optional<std::string> pattern;
+  StudyDefaults defaults;
   AnalysisOptions analysis;
   std::string host = "127.0.0.1";
   int port = 6006;        // 0: any free port (printed)

@@ -147,7 +147,7 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
     const ci = ciBars(cs, kind);
     if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, colorFor(label, ctx.allLabels), ci));
   }
-  const what = kind === "epoch" ? "epoch time" : "run time";
+  const what = `${kind} time`;
   return {
     ...(series.length ? {} : noData(`no ${what} in this study`)),
     grid: GRID_LEGEND,

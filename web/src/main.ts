@@ -109,7 +109,7 @@ function buildLayout(root: HTMLElement): void {
       el("button", { id: "labels-all", type: "button" }, "all"),
       el("button", { id: "labels-none", type: "button" }, "none"),
       el("label", {}, el("input", { id: "show-values", type: "checkbox" }), " values on charts"),
-      el("label", {}, "time: ", el("select", { id: "time-kind" }, el("option", { value: "epoch" }, "epoch time"), el("option", { value: "run" }, "run time")))));
+      el("label", {}, "time: ", el("select", { id: "time-kind" }, el("option", { value: "epoch" }, "epoch time"), el("option", { value: "run" }, "run time"), el("option", { value: "step" }, "step time")))));
   const head = el("section", { id: "headline" }, el("div", { id: "cards", class: "cards" }), el("div", { id: "findings", class: "findings" }));
   root.append(header, controls, head);
   for (const s of SECTIONS) {
@@ -341,6 +341,7 @@ const COLUMNS: Column[] = [
   { key: "instances", title: "instances × {count}", value: num((c) => c.instances), text: (c) => (isNum(c.instances) ? `${c.instances} × ${fmt(c.gpus_per_instance)}` : "–") },
   { key: "epoch", title: "epoch time (s)", value: num((c) => c.epoch_time_s?.mean), text: (c) => ci(c.epoch_time_s) },
   { key: "run", title: "run time (s)", value: num((c) => c.run_time_s?.mean), text: (c) => ci(c.run_time_s) },
+  { key: "step", title: "step time (s)", value: num((c) => c.step_time_s?.mean), text: (c) => ci(c.step_time_s) },
   { key: "x", title: "throughput (samples/s)", value: num((c) => c.throughput_samples_per_s), text: (c) => fmt(c.throughput_samples_per_s) },
   { key: "mpm", title: "models/min", value: num((c) => c.models_per_minute), text: (c) => fmt(c.models_per_minute) },
   { key: "xg", title: "per {one} (samples/s)", value: num((c) => c.throughput_per_gpu), text: (c) => fmt(c.throughput_per_gpu) },
@@ -369,6 +370,8 @@ function columnsFor(summary: Summary | undefined): Column[] {
     mpm: some((c) => isNum(c.instances)),
     itf: some((c) => isNum(c.itwinai_computation_fraction)),
     whg: some((c) => c.energy_extrapolated),
+    // Step time where it is some configuration's time (traces alone); else the other times say it.
+    step: some((c) => c.time_from === "step"),
   };
   return COLUMNS.filter((c) => shown[c.key] ?? true).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
 }

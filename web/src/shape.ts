@@ -2,7 +2,7 @@
 import type { Breakdown, Configuration, ReportData, RunSeries, Stat, Summary, Warning } from "./types";
 import { isNum } from "./util";
 
-export type TimeKind = "epoch" | "run";
+export type TimeKind = "epoch" | "run" | "step";
 
 // The scaling curve a configuration (or run) lies on: its label, or "label @ system" when the
 // study spans several systems (summary.json `curve`; older files have none).
@@ -28,12 +28,13 @@ export function byLabel(configs: Configuration[]): Map<string, Configuration[]> 
 }
 
 export function timeStat(c: Configuration, kind: TimeKind): Stat | null {
-  return (kind === "epoch" ? c.epoch_time_s : c.run_time_s) ?? null;
+  return (kind === "epoch" ? c.epoch_time_s : kind === "run" ? c.run_time_s : c.step_time_s) ?? null;
 }
 
-// Epoch time when any configuration has it, else run time.
+// Epoch time when any configuration has it, else run time, else step time (traces alone).
 export function defaultTimeKind(summary: Summary): TimeKind {
-  return summary.configurations.some((c) => c.epoch_time_s) ? "epoch" : "run";
+  const cs = summary.configurations;
+  return cs.some((c) => c.epoch_time_s) ? "epoch" : cs.some((c) => c.run_time_s) ? "run" : cs.some((c) => c.step_time_s) ? "step" : "run";
 }
 
 // [x, y] points of one figure along a label's curve; configurations without it are left out

@@ -33,6 +33,9 @@ export interface Configuration {
   baseline_label?: string;
   epoch_time_s?: Stat | null;
   run_time_s?: Stat | null;
+  // Over profiler steps (the slowest rank per step): the time of studies made of traces alone.
+  step_time_s?: Stat | null;
+  time_from?: "epoch" | "run" | "step" | null;
   throughput_samples_per_s?: Num;
   throughput_per_gpu?: Num;
   speedup?: Num;

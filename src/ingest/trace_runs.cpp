@@ -1,0 +1,240 @@
+#include "ingest/trace_runs.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include "trace/trace_set.hpp"
+
+namespace scalelens {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_rank_folder(const std::string& name) {
+  static const RE2 pattern(R"((?i)(?:rank|worker|proc|process|local_rank|device|gpu)[-_]?\d+)");
+  return RE2::FullMatch(name, pattern);
+}
+
+// A token of a folder name that says how many GPUs, nodes or which repeat, not what ran.
+bool is_count_token(const std::string& token) {
+  static const RE2 pattern(
+      R"((?i)\d+|\d+(?:gpus?|g|ranks?|procs?|workers?|nodes?|n|x|p|way)|)"
+      R"((?:n|np|ws|world|worldsize|gpus?|ranks?|nodes?|p|x)\d+|(?:run|rep|repeat|repetition|seed|trial|try|job)\d+)");
+  return RE2::FullMatch(token, pattern);
+}
+
+std::string strip_counts(const std::string& name) {
+  std::string out, token, sep;
+  auto flush = [&] {
+    if (!token.empty() && !is_count_token(token)) out += (out.empty() ? "" : sep) + token;
+    token.clear();
+    sep.clear();
+  };
+  for (char ch : name) {
+    if (ch == '-' || ch == '_' || ch == '.' || ch == ' ') {
+      if (!token.empty()) flush();
+      sep += ch;
+    } else {
+      token += ch;
+    }
+  }
+  flush();
+  return out;
+}
+
+// The first ten of `total` ranks.
+std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
+  std::string s;
+  const std::size_t shown = std::min<std::size_t>(ranks.size(), 10);
+  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (total > shown) s += fmt::format(" and {} more", total - shown);
+  return s;
+}
+
+bool steps_overlap(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  if (a.empty() || b.empty()) return true;
+  auto i = a.begin(), j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    if (*i == *j) return true;
+    *i < *j ? ++i : ++j;
+  }
+  return false;
+}
+
+const RankBreakdown& part_of(const LooseTrace& t) { return t.data.breakdown.front(); }
+
+std::string unix_time_text(std::int64_t ns) {
+  const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+}  // namespace
+
+fs::path run_folder_of(const fs::path& trace_file) {
+  fs::path dir = trace_file.parent_path();
+  while (dir.has_parent_path() && dir != dir.parent_path() && is_rank_folder(dir.filename().string()))
+    dir = dir.parent_path();
+  return dir;
+}
+
+std::string label_from_folder(const fs::path& folder) {
+  fs::path dir = folder.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  for (; !dir.empty(); dir = dir.parent_path()) {
+    std::string name = dir.filename().string();
+    if (name.empty() || name == "." || name == "..") {
+      // A relative path such as "." names no folder: the working folder's name stands for it.
+      std::error_code ec;
+      auto abs = fs::absolute(dir, ec);
+      if (ec) break;
+      name = abs.lexically_normal().filename().string();
+      if (name.empty()) name = abs.lexically_normal().parent_path().filename().string();
+    }
+    if (auto label = strip_counts(name); !label.empty()) return label;
+    if (dir == dir.parent_path()) break;
+  }
+  return "traces";
+}
+
+std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::optional<std::string>& label,
+                                  std::vector<Diagnostic>& diagnostics) {
+  // (run folder, world size, backend, GPU model) → traces: the ranks of one job share all four.
+  std::map<std::tuple<fs::path, int, std::string, std::string>, std::vector<LooseTrace*>> groups;
+  std::map<std::pair<fs::path, int>, std::set<std::string>> setups_of;
+  for (auto& t : traces) {
+    const auto& b = part_of(t);
+    const auto folder = run_folder_of(t.file);
+    groups[{folder, *b.world_size, b.backend, t.data.gpu_model}].push_back(&t);
+    setups_of[{folder, *b.world_size}].insert(fmt::format("{} on {}", b.backend.empty() ? "no backend" : b.backend,
+                                                          t.data.gpu_model.empty() ? "an unnamed device" : t.data.gpu_model));
+  }
+  for (const auto& [where, setups] : setups_of)
+    if (setups.size() > 1) {
+      std::string names;
+      for (const auto& s : setups) names += (names.empty() ? "" : "; ") + s;
+      diagnostics.push_back({Severity::warning, "mixed-jobs",
+                             fmt::format("its traces of world size {} come from {} different setups ({}): they are "
+                                         "different jobs, each reported as a run of its own",
+                                         where.second, setups.size(), names),
+                             where.first.string(), 0, {}});
+    }
+
+  std::vector<Run> runs;
+  for (auto& [key, members] : groups) {
+    const auto& [folder, world_size, backend, gpu_model] = key;
+    // Known starts in time order, then traces whose clock gives no start, by path.
+    std::stable_sort(members.begin(), members.end(), [](const LooseTrace* a, const LooseTrace* b) {
+      const auto& sa = part_of(*a).start_ns;
+      const auto& sb = part_of(*b).start_ns;
+      if (sa.has_value() != sb.has_value()) return sa.has_value();
+      if (sa && *sa != *sb) return *sa < *sb;
+      return a->file < b->file;
+    });
+    // Sessions: traces whose starts lie within kSameJobGapNs of the previous one.
+    std::vector<std::vector<LooseTrace*>> sessions;
+    std::optional<std::int64_t> previous;
+    for (auto* t : members) {
+      const auto& start = part_of(*t).start_ns;
+      const bool fresh = sessions.empty() || (start.has_value() != previous.has_value()) ||
+                         (start && *start - *previous > kSameJobGapNs);
+      if (fresh) sessions.emplace_back();
+      sessions.back().push_back(t);
+      previous = start;
+    }
+    // A later session continues a job when it profiled other, later steps of the ranks they share
+    // (schedule(repeat=N) writes one trace per window); else it is another job (a rerun).
+    std::vector<std::vector<LooseTrace*>> jobs;
+    for (auto& session : sessions) {
+      bool continues = !jobs.empty();
+      for (auto* t : session) {
+        if (!continues) break;
+        const auto& b = part_of(*t);
+        for (auto* u : jobs.back()) {
+          const auto& c = part_of(*u);
+          if (c.rank != b.rank) continue;
+          if (steps_overlap(b.step_numbers, c.step_numbers) || b.step_numbers.front() < c.step_numbers.back()) {
+            continues = false;
+            break;
+          }
+        }
+      }
+      if (continues) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
+      else jobs.push_back(std::move(session));
+    }
+    if (jobs.size() > 1) {
+      std::string when;
+      for (const auto& job : jobs)
+        when += (when.empty() ? "" : ", ") + (part_of(*job.front()).start_ns ? unix_time_text(*part_of(*job.front()).start_ns)
+                                                                            : std::string("an unknown time"));
+      diagnostics.push_back({Severity::warning, "mixed-jobs",
+                             fmt::format("traces of {} jobs at world size {} in one folder, told apart by when profiling began "
+                                         "({}); each is reported as one run, repeats of one configuration. If they are not "
+                                         "repeats, give each job a folder of its own",
+                                         jobs.size(), world_size, when),
+                             folder.string(), 0, {}});
+    }
+    const std::string run_label = label ? *label : label_from_folder(folder);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      Run run;
+      run.format = "kineto";
+      run.path = folder.string();
+      run.run_id = fmt::format("{}#{}{}{}{}{}", folder.string(), world_size, backend.empty() ? "" : "-", backend,
+                               gpu_model.empty() ? "" : "-", gpu_model);
+      if (jobs.size() > 1) run.run_id += fmt::format("#job{}", j + 1);
+      run.label = run_label;
+      run.world_size = world_size;
+      run.detected_from["world_size"] = "distributedInfo of its traces";
+      run.detected_from["label"] = label ? "--label" : fmt::format("folder name '{}' without counts (--label to set it)",
+                                                                   folder.filename().string());
+      run.detected_from["run"] = fmt::format("traces of one folder and world size{}", jobs.size() > 1 ? ", one job by start time" : "");
+      for (auto* t : jobs[j]) {
+        if (run.gpu_model.empty()) run.gpu_model = t->data.gpu_model;
+        for (auto& b : t->data.breakdown) run.breakdown.push_back(std::move(b));
+      }
+      // A rank's trace counted once (a copy beside it would double its figures).
+      std::vector<trace::TraceOfRank> of_rank;
+      for (const auto& b : run.breakdown) of_rank.push_back({run.path, b.rank, b.steps, b.source, b.step_numbers});
+      const auto dropped = trace::duplicate_traces(of_rank, diagnostics);
+      for (auto i = dropped.rbegin(); i != dropped.rend(); ++i)
+        run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(*i));
+      // Ranks 0..N-1, each once.
+      std::set<int> present, beyond;
+      for (const auto& b : run.breakdown) (b.rank < world_size ? present : beyond).insert(b.rank);
+      std::vector<int> missing;
+      std::size_t missing_count = 0;
+      for (int r = 0; r < world_size; ++r)
+        if (!present.count(r) && ++missing_count <= 10) missing.push_back(r);
+      if (missing_count > 0 || !beyond.empty()) {
+        std::string text = fmt::format("{} of {} ranks have a trace", present.size(), world_size);
+        if (missing_count) text += "; missing: " + list_ranks(missing, missing_count);
+        if (!beyond.empty())
+          text += fmt::format("; rank {} beyond world size {}",
+                              list_ranks({beyond.begin(), beyond.end()}, beyond.size()), world_size);
+        diagnostics.push_back({Severity::warning, "missing-ranks",
+                               text + ". Its figures are over the ranks present; the slowest rank (step time) may be one "
+                                      "of those missing",
+                               folder.string(), 0, {}});
+      }
+      runs.push_back(std::move(run));
+    }
+    diagnostics.push_back({Severity::note, "runs-from-traces",
+                           fmt::format("{} trace{} of world size {}{} form {} run{} labelled '{}' ({}); no scalelens.json "
+                                       "is needed, one beside them would state more (samples per epoch, system)",
+                                       members.size(), members.size() == 1 ? "" : "s", world_size,
+                                       backend.empty() ? "" : " (" + backend + ")", jobs.size(), jobs.size() == 1 ? "" : "s",
+                                       run_label, label ? "from --label" : "from the folder name; --label NAME sets it"),
+                           folder.string(), 0, {}});
+  }
+  return runs;
+}
+
+}  // namespace scalelens

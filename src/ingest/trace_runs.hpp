@@ -1,0 +1,45 @@
+#pragma once
+// Runs made of Kineto traces that no scalelens.json encloses (docs/inputs.md, "Traces alone"):
+// each trace says its rank, world size and backend (distributedInfo), its GPU and its steps, which
+// is enough to group a folder of profiler traces into runs and label them.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnostics.hpp"
+#include "model/study.hpp"
+
+namespace scalelens {
+
+// One trace's contribution as its reader returned it: one RankBreakdown (rank, world size,
+// backend, step numbers, start), and the GPU model where the trace names it.
+struct LooseTrace {
+  std::filesystem::path file;
+  Run data;
+};
+
+// Groups traces into runs: traces in one folder (per-rank subfolders such as rank0/ count as their
+// parent) with one world size and backend belong to one job, unless when profiling began tells
+// jobs apart (a gap of more than kSameJobGapNs, and the later traces cover steps the earlier ones
+// already did: a rerun, not a later profiling window). Each job becomes one run, format "kineto";
+// jobs at one world size are repeats of one configuration. Warns `mixed-jobs` when a folder holds
+// more than one job, `missing-ranks` when a run lacks some of ranks 0..N-1, `duplicate-trace` for
+// copies; a note per folder says how its runs were formed and labelled.
+// `label`: --label, else label_from_folder() of the run's folder.
+std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::optional<std::string>& label,
+                                  std::vector<Diagnostic>& diagnostics);
+
+// Ranks of one job reach their first profiled step within a step of each other; two jobs are
+// minutes apart at least.
+inline constexpr std::int64_t kSameJobGapNs = 60'000'000'000;
+
+// The label a folder of traces gets: its name without the tokens that state a world size, node
+// count or repeat ("ddp-8gpu" → "ddp", "fsdp_n16_run2" → "fsdp"); tokens are split at - _ . and
+// spaces. When nothing is left ("8", "16gpus"), the parent folder's name, stripped the same way.
+std::string label_from_folder(const std::filesystem::path& folder);
+
+// The folder a trace's run is in: its own, or above per-rank subfolders (rank0/, worker_3/).
+std::filesystem::path run_folder_of(const std::filesystem::path& trace_file);
+
+}  // namespace scalelens

@@ -1,0 +1,116 @@
+// Issue 18 as a profiler user meets it: `scalelens report traces/` over folders of Kineto traces
+// (one per rank, gzip as the profiler's tensorboard handler writes them), no scalelens.json.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "support/kineto_writer.hpp"
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+
+namespace {
+
+constexpr std::int64_t kStart = 1'730'000'000'000'000;
+
+// ranks' step durations (µs) of one job, gzip-compressed like tensorboard_trace_handler(use_gzip=True).
+void write_job(const ScratchDir& dir, const std::string& folder, int world_size, std::int64_t start_us,
+               const std::vector<std::vector<std::int64_t>>& steps_of_rank) {
+  for (int r = 0; r < static_cast<int>(steps_of_rank.size()); ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = world_size;
+    spec.first_step_unix_us = start_us + r * 500;
+    spec.step_us = steps_of_rank[static_cast<std::size_t>(r)];
+    auto file = dir.write(folder + "/host_" + std::to_string(40000 + r) + ".1730000000123.pt.trace.json",
+                          kineto_trace(spec));
+    ASSERT_EQ(std::system(("gzip -f " + quoted(file)).c_str()), 0);
+  }
+}
+
+void write_study(const ScratchDir& dir) {
+  write_job(dir, "traces/ddp-1gpu", 1, kStart, {{900'000, 400'000, 400'000, 400'000}});
+  write_job(dir, "traces/ddp-2gpu", 2, kStart + 3'600'000'000,
+            {{700'000, 210'000, 230'000, 210'000}, {650'000, 220'000, 220'000, 240'000}});
+  write_job(dir, "traces/ddp-4gpu", 4, kStart + 7'200'000'000,
+            {{600'000, 115'000, 115'000}, {600'000, 120'000, 110'000}, {600'000, 118'000, 118'000}, {600'000, 125'000, 100'000}});
+}
+
+}  // namespace
+
+TEST(TracesOnlyCli, FolderOfTraceFoldersIsAScalingStudy) {
+  ScratchDir dir, out;
+  write_study(dir);
+  auto r = run_scalelens("report " + quoted(dir / "traces") + " --global-batch-size 512 --format json -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  simdjson::dom::array configs;
+  ASSERT_FALSE(doc["configurations"].get_array().get(configs));
+  ASSERT_EQ(configs.size(), 3u);
+  const double step[] = {0.4, (0.220 + 0.230 + 0.240) / 3, (0.125 + 0.118) / 2};
+  const int gpus[] = {1, 2, 4};
+  std::size_t i = 0;
+  for (auto c : configs) {
+    EXPECT_EQ(std::string(c["label"].get_string().value()), "ddp");
+    EXPECT_EQ(c["world_size"].get_int64().value(), gpus[i]);
+    EXPECT_EQ(std::string(c["time_from"].get_string().value()), "step");
+    EXPECT_NEAR(c["step_time_s"]["mean"].get_double().value(), step[i], 1e-9);
+    EXPECT_NEAR(c["speedup"].get_double().value(), step[0] / step[i], 1e-9);
+    EXPECT_NEAR(c["efficiency"].get_double().value(), step[0] / step[i] / gpus[i], 1e-9);
+    EXPECT_NEAR(c["throughput_samples_per_s"].get_double().value(), 512 / step[i], 1e-6);
+    EXPECT_EQ(std::string(c["scaling"].get_string().value()), "strong");
+    ++i;
+  }
+  // No "no scalelens.json" complaint; how runs were formed and labelled is said.
+  EXPECT_EQ(r.err.find("[no-manifest]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("labelled 'ddp' (from the folder name; --label NAME sets it)"), std::string::npos) << r.err;
+  // The files agree: summary.csv has the step-time columns, the page and figures exist.
+  const auto csv = slurp(out / "summary.csv");
+  EXPECT_NE(csv.find("step_time_mean_s"), std::string::npos);
+  EXPECT_NE(csv.find(",step\n"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(out / "report.html"));
+}
+
+TEST(TracesOnlyCli, TableShowsStepTimeAndLabelOptionRenames) {
+  ScratchDir dir, out;
+  write_study(dir);
+  auto r = run_scalelens("report " + quoted(dir / "traces") + " --label resnet --warmup-steps 0 -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step ms (95% CI)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("resnet "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ddp "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step time is the slowest rank's per profiler step"), std::string::npos) << r.out;
+  // --warmup-steps 0 keeps the 900 ms first step: 1 GPU's mean is (0.9 + 3 × 0.4) / 4 = 525 ms.
+  EXPECT_NE(r.out.find("525"), std::string::npos) << r.out;
+}
+
+TEST(TracesOnlyCli, BatchOptionsExcludeEachOther) {
+  ScratchDir dir;
+  write_study(dir);
+  auto r = run_scalelens("report " + quoted(dir / "traces") + " --global-batch-size 64 --batch-per-gpu 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+}
+
+TEST(TracesOnlyCli, SharedRealTracesReportedFromTheirFolder) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir out;
+  auto r = run_scalelens("report " + quoted(data / "kineto/dlrm-8rank-v100") + " --no-cache --format json -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  auto c = doc["configurations"].at(0);
+  EXPECT_EQ(std::string(c["label"].get_string().value()), "dlrm-v100");
+  EXPECT_EQ(c["world_size"].get_int64().value(), 8);
+  EXPECT_EQ(std::string(c["time_from"].get_string().value()), "step");
+  EXPECT_GT(c["step_time_s"]["mean"].get_double().value(), 0.01);  // one ProfilerStep of ~14-20 ms per rank
+  EXPECT_LT(c["step_time_s"]["mean"].get_double().value(), 0.03);
+  EXPECT_TRUE(c["computation_score"].is_double());
+  EXPECT_NE(r.err.find("[warmup-not-excluded]"), std::string::npos) << r.err;
+}

@@ -1,0 +1,128 @@
+#pragma once
+// Writes a PyTorch profiler (Kineto) trace in the shape the profiler writes it (compare
+// ../shared/data/kineto: dlrm-8rank-v100 for the older layout with Unix-µs timestamps, hta/triton
+// for PyTorch ≥ 2.1 with timestamps relative to a trailing baseTimeNanoseconds): deviceProperties,
+// distributedInfo, then per step a ProfilerStep#N annotation, the launches (cuda_runtime) and
+// their kernels (a GEMM, then an NCCL all-reduce on the communication stream) with matching
+// correlation ids, and the profiler's own "PyTorch Profiler (0)" span.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace scalelens::testing {
+
+struct KinetoTraceSpec {
+  int rank = 0, world_size = 1;
+  std::string backend = "nccl";
+  std::string device = "NVIDIA A100-SXM4-80GB";
+  std::int64_t first_step_unix_us = 1'730'000'000'000'000;  // when the first profiled step began
+  bool relative_to_base_time = true;  // PyTorch ≥ 2.1; false: ts in Unix µs, no baseTimeNanoseconds
+  std::int64_t first_step = 1;        // number of the first ProfilerStep
+  std::vector<std::int64_t> step_us;  // each step's duration (µs)
+};
+
+inline std::string kineto_trace(const KinetoTraceSpec& s) {
+  // Newer Kineto: base = the run's start, rounded down to a whole second; ts = Unix µs − base.
+  const std::int64_t base_us = s.relative_to_base_time ? (s.first_step_unix_us / 1'000'000 - 3) * 1'000'000 : 0;
+  const int pid = 40000 + s.rank, tid = pid;
+  std::string out = fmt::format(R"j({{
+  "schemaVersion": 1,
+  "deviceProperties": [
+    {{
+      "id": 0, "name": "{}", "totalGlobalMem": 85097971712,
+      "computeMajor": 8, "computeMinor": 0,
+      "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+      "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32,
+      "sharedMemPerBlock": 49152, "sharedMemPerMultiprocessor": 167936,
+      "numSms": 108, "sharedMemPerBlockOptin": 166912
+    }}
+  ],
+  "distributedInfo": {{"backend": "{}", "rank": {}, "world_size": {}, "pg_count": 1, "pg_config": [{{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:{}", "pg_size": {}}}]}},
+  "record_shapes": 0,
+  "traceEvents": [
+)j",
+                                s.device, s.backend, s.rank, s.world_size, s.backend, s.world_size);
+  std::int64_t t = s.first_step_unix_us - base_us;
+  const std::int64_t window_begin = t - 50;
+  std::int64_t correlation = 1000;
+  for (std::size_t k = 0; k < s.step_us.size(); ++k) {
+    const std::int64_t dur = s.step_us[k], n = s.first_step + static_cast<std::int64_t>(k);
+    out += fmt::format(R"j(  {{
+    "ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": {}, "tid": {},
+    "ts": {}, "dur": {},
+    "args": {{
+      "External id": {},"Ev Idx": {}
+    }}
+  }},
+)j",
+                       n, pid, tid, t, dur, correlation, k * 3);
+    // GEMM over the first 60% of the step, then the gradients' all-reduce, partly overlapped.
+    const std::int64_t gemm_c = ++correlation, nccl_c = ++correlation;
+    out += fmt::format(R"j(  {{
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {}, "tid": {},
+    "ts": {}, "dur": 5,
+    "args": {{
+      "External id": {},
+      "cbid": 211, "correlation": {}
+    }}
+  }},
+  {{
+    "ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7,
+    "ts": {}, "dur": {},
+    "args": {{
+      "External id": {},
+      "queued": 0, "device": 0, "context": 1,
+      "stream": 7, "correlation": {},
+      "registers per thread": 122,
+      "grid": [64, 8, 1],
+      "block": [128, 1, 1]
+    }}
+  }},
+  {{
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {}, "tid": {},
+    "ts": {}, "dur": 5,
+    "args": {{
+      "External id": {},
+      "cbid": 211, "correlation": {}
+    }}
+  }},
+  {{
+    "ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 20,
+    "ts": {}, "dur": {},
+    "args": {{
+      "External id": {},
+      "queued": 0, "device": 0, "context": 1,
+      "stream": 20, "correlation": {},
+      "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": {}, "dtype": "Float"
+    }}
+  }},
+)j",
+                       pid, tid, t + 10, gemm_c, gemm_c, t + 20, dur * 6 / 10, gemm_c, gemm_c,  //
+                       pid, tid, t + 15, nccl_c, nccl_c, t + dur * 5 / 10, dur * 4 / 10, nccl_c, nccl_c, s.world_size);
+    t += dur;
+    ++correlation;
+  }
+  out += fmt::format(R"j(  {{
+    "ph": "X", "cat": "Trace", "ts": {}, "dur": {},
+    "pid": "Spans", "tid": "PyTorch Profiler",
+    "name": "PyTorch Profiler (0)",
+    "args": {{
+      "Op count": 0
+    }}
+  }},
+  {{
+    "name": "Record Window End", "ph": "i", "s": "g",
+    "pid": "", "tid": "", "ts": {}
+  }}
+  ],
+  "traceName": "rank{}.pt.trace.json",
+  "displayTimeUnit": "ms")j",
+                     window_begin, t + 100 - window_begin, t + 100, s.rank);
+  if (s.relative_to_base_time) out += fmt::format(",\n  \"baseTimeNanoseconds\": {}", base_us * 1000);
+  out += "\n}\n";
+  return out;
+}
+
+}  // namespace scalelens::testing

@@ -1,0 +1,315 @@
+// Issue 18: folders of profiler traces without a scalelens.json are a scaling study of their own.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
+#include "ingest/trace_runs.hpp"
+#include "support/kineto_writer.hpp"
+#include "support/test_support.hpp"
+#include "trace/breakdown.hpp"
+#include "trace/kineto.hpp"
+
+using namespace scalelens;
+using namespace scalelens::testing;
+
+namespace {
+
+Study read(const ScratchDir& dir, IngestOptions options = {}) {
+  options.inputs = {dir.path().string()};
+  return ingest(options);
+}
+
+std::size_t count_code(const std::vector<Diagnostic>& all, const std::string& code) {
+  return static_cast<std::size_t>(std::count_if(all.begin(), all.end(), [&](const Diagnostic& d) { return d.code == code; }));
+}
+
+const Diagnostic* find_code(const std::vector<Diagnostic>& all, const std::string& code) {
+  auto it = std::find_if(all.begin(), all.end(), [&](const Diagnostic& d) { return d.code == code; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+// The ranks of one job: rank r's steps as given, all starting at `start_us`.
+void write_job(const ScratchDir& dir, const std::string& folder, int world_size, std::int64_t start_us,
+               const std::vector<std::vector<std::int64_t>>& steps_of_rank, std::int64_t first_step = 1,
+               const std::string& name = "rank{}.pt.trace.json") {
+  for (int r = 0; r < static_cast<int>(steps_of_rank.size()); ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = world_size;
+    spec.first_step_unix_us = start_us + r * 700;  // ranks reach the step within a millisecond
+    spec.first_step = first_step;
+    spec.step_us = steps_of_rank[static_cast<std::size_t>(r)];
+    dir.write(folder + "/" + fmt::format(fmt::runtime(name), r), kineto_trace(spec));
+  }
+}
+
+constexpr std::int64_t kStart = 1'730'000'000'000'000;  // 2024-10-27, Unix µs
+
+}  // namespace
+
+TEST(TraceRunLabel, FolderNameWithoutCounts) {
+  EXPECT_EQ(label_from_folder("/t/ddp-8gpu"), "ddp");
+  EXPECT_EQ(label_from_folder("/t/ddp-8gpus"), "ddp");
+  EXPECT_EQ(label_from_folder("/t/fsdp_n16_run2"), "fsdp");
+  EXPECT_EQ(label_from_folder("/t/resnet50-ddp-4nodes-32g"), "resnet50-ddp");
+  EXPECT_EQ(label_from_folder("/t/deepspeed.ws64.seed3"), "deepspeed");
+  EXPECT_EQ(label_from_folder("/t/gpt2_bs32-x8"), "gpt2_bs32");
+  EXPECT_EQ(label_from_folder("/t/dlrm-8rank-v100"), "dlrm-v100");  // a GPU model is no count
+  // Nothing left: the parent's name, stripped the same way.
+  EXPECT_EQ(label_from_folder("/t/ddp/8"), "ddp");
+  EXPECT_EQ(label_from_folder("/t/ddp-runs/16gpus"), "ddp-runs");
+  EXPECT_EQ(label_from_folder("/t/lm/8/"), "lm");
+}
+
+TEST(TraceRunLabel, PerRankSubfoldersBelongToTheirParent) {
+  EXPECT_EQ(run_folder_of("/t/ddp-4gpu/rank3/trace.json"), std::filesystem::path("/t/ddp-4gpu"));
+  EXPECT_EQ(run_folder_of("/t/ddp-4gpu/worker_12/trace.json.gz"), std::filesystem::path("/t/ddp-4gpu"));
+  EXPECT_EQ(run_folder_of("/t/ddp-4gpu/trace.json"), std::filesystem::path("/t/ddp-4gpu"));
+  EXPECT_EQ(run_folder_of("/t/frank3/trace.json"), std::filesystem::path("/t/frank3"));
+}
+
+// The start of profiling: newer Kineto writes ts relative to a trailing baseTimeNanoseconds,
+// older Kineto Unix µs; both give the same Unix time, and the cache keeps it.
+TEST(TraceRunStart, BaseTimeAndUnixTimestampsGiveTheSameStart) {
+  ScratchDir dir;
+  KinetoTraceSpec spec;
+  spec.step_us = {1000, 1000};
+  spec.first_step_unix_us = kStart + 123;
+  auto newer = trace::load_kineto(dir.write("new.json", kineto_trace(spec)));
+  spec.relative_to_base_time = false;
+  auto older = trace::load_kineto(dir.write("old.json", kineto_trace(spec)));
+  ASSERT_TRUE(newer && older);
+  EXPECT_TRUE(newer.value().base_time_ns.has_value());
+  EXPECT_FALSE(older.value().base_time_ns.has_value());
+  EXPECT_EQ(newer.value().backend, "nccl");
+  const auto a = trace::analyse(newer.value(), trace::CommMatcher()), b = trace::analyse(older.value(), trace::CommMatcher());
+  ASSERT_TRUE(a.start_ns && b.start_ns);
+  EXPECT_EQ(*a.start_ns, (kStart + 123) * 1000);
+  EXPECT_EQ(*b.start_ns, *a.start_ns);
+}
+
+TEST(TraceRunStart, RealTraceWithBaseTimeStartsWhenItsLogSays) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  // hta/triton.json.gz: its own log says "2024-10-28 16:06:31" (US Pacific, UTC−7) when recording ended.
+  auto parsed = trace::load_kineto(data / "kineto/hta/triton.json.gz");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  auto r = trace::analyse(parsed.value(), trace::CommMatcher());
+  ASSERT_TRUE(r.start_ns.has_value());
+  const std::int64_t logged = 1'730'156'791;  // 2024-10-28 23:06:31 UTC
+  EXPECT_NEAR(static_cast<double>(*r.start_ns) * 1e-9, static_cast<double>(logged), 5.0);
+  // resnet: ts ~ 51 days (a clock since boot) + baseTimeNanoseconds; its log: 2024-05-22 17:15:23 PDT.
+  auto resnet = trace::load_kineto(data / "kineto/hta/resnet-ddp-rank0of2-a100.json.gz");
+  ASSERT_TRUE(resnet);
+  auto rr = trace::analyse(resnet.value(), trace::CommMatcher());
+  ASSERT_TRUE(rr.start_ns.has_value());
+  EXPECT_NEAR(static_cast<double>(*rr.start_ns) * 1e-9, 1'716'423'323.0, 5.0);
+}
+
+// A clock that is no Unix time and no base to place it gives no start (times since boot cannot be
+// compared across nodes); such traces are grouped by folder alone.
+TEST(TraceRunStart, MonotonicClockWithoutBaseGivesNoStart) {
+  ScratchDir dir;
+  KinetoTraceSpec spec;
+  spec.relative_to_base_time = false;
+  spec.first_step_unix_us = 4'458'676'522'690;  // µs since boot
+  spec.step_us = {1000};
+  auto parsed = trace::load_kineto(dir.write("t.json", kineto_trace(spec)));
+  ASSERT_TRUE(parsed);
+  EXPECT_FALSE(trace::analyse(parsed.value(), trace::CommMatcher()).start_ns.has_value());
+}
+
+TEST(TracesAlone, OneFolderPerWorldSizeMakesACurveWithStepTimeSpeedup) {
+  ScratchDir dir;
+  // Step 1 is warm-up (left out). Step time per step = the slowest rank's.
+  write_job(dir, "traces/ddp-1gpu", 1, kStart, {{900'000, 400'000, 400'000, 400'000, 400'000}});
+  write_job(dir, "traces/ddp-2gpu", 2, kStart + 3'600'000'000,
+            {{700'000, 210'000, 230'000, 210'000, 230'000}, {650'000, 220'000, 220'000, 240'000, 200'000}});
+  // Per-rank subfolders, as some launchers write them.
+  write_job(dir, "traces/ddp-4gpu", 4, kStart + 7'200'000'000,
+            {{600'000, 115'000, 115'000}, {600'000, 120'000, 110'000}, {600'000, 118'000, 118'000}, {600'000, 125'000, 100'000}},
+            1, "rank{}/trace.json");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 3u);
+  for (const auto& run : study.runs) {
+    EXPECT_EQ(run.label, "ddp");
+    EXPECT_EQ(run.format, "kineto");
+    EXPECT_EQ(run.gpu_model, "NVIDIA A100-SXM4-80GB");
+    EXPECT_EQ(static_cast<int>(run.breakdown.size()), *run.world_size);
+  }
+  EXPECT_EQ(count_code(study.diagnostics, "runs-from-traces"), 3u);
+  EXPECT_EQ(count_code(study.diagnostics, "no-manifest"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+
+  auto summary = analyze(study, AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 3u);
+  const auto& c1 = summary.configurations[0];
+  const auto& c2 = summary.configurations[1];
+  const auto& c4 = summary.configurations[2];
+  ASSERT_TRUE(c1.step_time_s && c2.step_time_s && c4.step_time_s);
+  EXPECT_EQ(c1.time_from, "step");
+  EXPECT_NEAR(c1.step_time_s->mean, 0.4, 1e-12);
+  EXPECT_NEAR(c2.step_time_s->mean, (0.220 + 0.230 + 0.240 + 0.230) / 4, 1e-12);  // slowest of the two per step
+  EXPECT_NEAR(c4.step_time_s->mean, (0.125 + 0.118) / 2, 1e-12);
+  EXPECT_EQ(c2.step_time_s->n, 4u);
+  ASSERT_TRUE(c2.speedup && c4.speedup);
+  EXPECT_NEAR(*c2.speedup, 0.4 / 0.23, 1e-9);
+  EXPECT_NEAR(*c4.speedup, 0.4 / 0.1215, 1e-9);
+  EXPECT_NEAR(*c4.efficiency, 0.4 / 0.1215 / 4, 1e-9);
+  EXPECT_NEAR(*c4.karp_flatt, (1 / (0.4 / 0.1215) - 0.25) / 0.75, 1e-9);
+  EXPECT_FALSE(c1.throughput_samples_per_s);  // no batch size given
+  EXPECT_NE(c2.provenance.find("label 'ddp' from folder name 'ddp-2gpu'"), std::string::npos) << c2.provenance;
+  EXPECT_NE(c2.provenance.find("1 warm-up step"), std::string::npos) << c2.provenance;
+}
+
+TEST(TracesAlone, BatchSizeGivesThroughputStrongOrWeak) {
+  ScratchDir dir;
+  write_job(dir, "t/lm-1gpu", 1, kStart, {{500'000, 400'000, 400'000}});
+  write_job(dir, "t/lm-2gpu", 2, kStart + 3'600'000'000, {{500'000, 250'000, 250'000}, {500'000, 250'000, 250'000}});
+  IngestOptions strong;
+  strong.defaults.global_batch_size = 256;
+  auto s = analyze(read(dir, strong), AnalysisOptions{});
+  ASSERT_EQ(s.configurations.size(), 2u);
+  EXPECT_EQ(s.configurations[0].scaling, "strong");
+  EXPECT_NEAR(*s.configurations[0].throughput_samples_per_s, 256 / 0.4, 1e-9);
+  EXPECT_NEAR(*s.configurations[1].throughput_samples_per_s, 256 / 0.25, 1e-9);
+  EXPECT_NEAR(*s.configurations[1].speedup, 0.4 / 0.25, 1e-9);  // strong: from time
+
+  IngestOptions weak;
+  weak.defaults.batch_per_gpu = 32;
+  auto w = analyze(read(dir, weak), AnalysisOptions{});
+  EXPECT_EQ(w.configurations[1].scaling, "weak");
+  EXPECT_EQ(*w.configurations[1].global_batch_size, 64);
+  EXPECT_NEAR(*w.configurations[1].throughput_samples_per_s, 64 / 0.25, 1e-9);
+  EXPECT_NEAR(*w.configurations[1].speedup, (64 / 0.25) / (32 / 0.4), 1e-9);  // weak: from throughput
+
+  IngestOptions named;
+  named.defaults.label = "gpt";
+  auto n = read(dir, named);
+  for (const auto& run : n.runs) EXPECT_EQ(run.label, "gpt");
+}
+
+TEST(TracesAlone, MissingRankIsNamed) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-4gpu", 4, kStart, {{300, 100, 100}, {300, 100, 100}, {300, 100, 100}, {300, 100, 100}});
+  std::filesystem::remove(dir / "t/ddp-4gpu/rank2.pt.trace.json");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 3u);
+  const auto* d = find_code(study.diagnostics, "missing-ranks");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->path, (dir / "t/ddp-4gpu").string());
+  EXPECT_NE(d->message.find("3 of 4 ranks have a trace; missing: 2"), std::string::npos) << d->message;
+}
+
+// Two jobs written into one folder (a rerun an hour later): two runs, repeats, and a warning.
+TEST(TracesAlone, TwoJobsInOneFolderAreToldApartAndWarned) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-2gpu", 2, kStart, {{300, 100, 100}, {300, 100, 100}}, 1, "job-a-rank{}.json");
+  write_job(dir, "t/ddp-2gpu", 2, kStart + 3'600'000'000, {{300, 200, 200}, {300, 200, 200}}, 1, "job-b-rank{}.json");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 2u);
+  EXPECT_EQ(study.runs[1].breakdown.size(), 2u);
+  EXPECT_NE(study.runs[0].run_id, study.runs[1].run_id);
+  EXPECT_EQ(count_code(study.diagnostics, "duplicate-trace"), 0u);
+  const auto* d = find_code(study.diagnostics, "mixed-jobs");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("2 jobs at world size 2"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("2024-10-27 03:33:20 UTC"), std::string::npos) << d->message;
+  auto summary = analyze(study, AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  EXPECT_EQ(summary.configurations[0].runs, 2u);
+  EXPECT_NEAR(summary.configurations[0].step_time_s->mean, 150e-6, 1e-12);  // steps of both repeats pooled
+}
+
+// schedule(repeat=2): each rank writes one trace per profiling window, minutes apart, with other
+// step numbers. One job, not two.
+TEST(TracesAlone, ProfilingWindowsOfOneJobStayOneRun) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-2gpu", 2, kStart, {{300, 100}, {300, 100}}, 10, "w1-rank{}.json");
+  write_job(dir, "t/ddp-2gpu", 2, kStart + 600'000'000, {{100, 100}, {100, 100}}, 110, "w2-rank{}.json");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 4u);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "duplicate-trace"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+}
+
+// A copy of a rank's trace beside it is the same job: counted once.
+TEST(TracesAlone, ACopiedTraceCountsOnce) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-2gpu", 2, kStart, {{300, 100, 100}, {300, 100, 100}});
+  std::filesystem::copy_file(dir / "t/ddp-2gpu/rank1.pt.trace.json", dir / "t/ddp-2gpu/rank1 (copy).pt.trace.json");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 2u);
+  EXPECT_EQ(count_code(study.diagnostics, "duplicate-trace"), 1u);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+}
+
+// Traces of different GPUs at one world size in one folder are different jobs.
+TEST(TracesAlone, DifferentGpusAtOneWorldSizeAreDifferentRuns) {
+  ScratchDir dir;
+  KinetoTraceSpec spec;
+  spec.world_size = 1;
+  spec.step_us = {300, 100, 100};
+  dir.write("t/bench/a100.json", kineto_trace(spec));
+  spec.device = "NVIDIA H100 80GB HBM3";
+  dir.write("t/bench/h100.json", kineto_trace(spec));
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_NE(find_code(study.diagnostics, "mixed-jobs"), nullptr);
+  auto summary = analyze(study, AnalysisOptions{});
+  EXPECT_EQ(summary.configurations.size(), 2u);  // split by GPU model, not pooled as repeats
+}
+
+// A manifest still wins: traces under a scalelens.json belong to its run.
+TEST(TracesAlone, AManifestAboveTracesStillDefinesTheRun) {
+  ScratchDir dir;
+  write_job(dir, "runs/a", 2, kStart, {{300, 100, 100}, {300, 100, 100}});
+  dir.write("runs/a/scalelens.json", R"({"label": "mine", "world_size": 2})");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].label, "mine");
+  EXPECT_EQ(study.runs[0].format, "scalelens");
+  EXPECT_EQ(count_code(study.diagnostics, "runs-from-traces"), 0u);
+}
+
+TEST(TracesAlone, SharedRealTracesFormRunsWithoutAManifest) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  IngestOptions options;
+  options.inputs = {(data / "kineto/dlrm-8rank-v100").string()};
+  auto study = ingest(options);
+  ASSERT_EQ(study.runs.size(), 1u);
+  const auto& run = study.runs[0];
+  EXPECT_EQ(run.label, "dlrm-v100");
+  EXPECT_EQ(*run.world_size, 8);
+  EXPECT_EQ(run.gpu_model, "Tesla V100-SXM2-32GB");
+  EXPECT_EQ(run.breakdown.size(), 8u);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+  auto summary = analyze(study, AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  const auto& c = summary.configurations[0];
+  // One ProfilerStep#10 per rank: it cannot be left out as warm-up, and says so.
+  ASSERT_TRUE(c.step_time_s.has_value());
+  EXPECT_EQ(c.time_from, "step");
+  double slowest = 0;
+  for (const auto& b : run.breakdown) slowest = std::max(slowest, b.step_times_us.at(0) * 1e-6);
+  EXPECT_DOUBLE_EQ(c.step_time_s->mean, slowest);
+  EXPECT_NE(find_code(summary.warnings, "warmup-not-excluded"), nullptr);
+
+  // The sampled 128-rank job: 2 traces present, 126 missing, said so.
+  options.inputs = {(data / "kineto/hta/sampled-2of128").string()};
+  auto sampled = ingest(options);
+  ASSERT_EQ(sampled.runs.size(), 1u);
+  EXPECT_EQ(*sampled.runs[0].world_size, 128);
+  const auto* d = find_code(sampled.diagnostics, "missing-ranks");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("2 of 128 ranks"), std::string::npos) << d->message;
+}
