@@ -301,7 +301,8 @@ Study ingest(const IngestOptions& options) {
   std::vector<Run> standalone;
   std::set<const fs::path*> defaults_only;
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
-  std::vector<LooseTrace> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
+  std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
+  std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     auto& out = outputs[k];
     const auto& path = files[others[k]].path;
@@ -326,6 +327,8 @@ Study ingest(const IngestOptions& options) {
     } else if (readers[files[others[k]].reader]->name() == "kineto" && out.attach.breakdown.size() == 1 &&
                out.attach.breakdown.front().world_size) {
       loose_traces.push_back({path, std::move(out.attach)});
+    } else if (readers[files[others[k]].reader]->name() == "nvsmi" && !out.attach.gpus.empty()) {
+      loose_gpu_logs.push_back({path, std::move(out.attach)});
     } else if (readers[files[others[k]].reader]->name() == "kineto") {
       study.diagnostics.push_back({Severity::warning, "no-manifest",
                                    "a trace without a world size (no distributedInfo) and no scalelens.json above it, so "
@@ -382,6 +385,7 @@ Study ingest(const IngestOptions& options) {
   }
 
   auto trace_runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
+  attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);
   append(standalone, trace_runs);
 
   // Two MLflow experiments in one study: the experiment is part of each run's identity.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -67,7 +68,7 @@ bool steps_overlap(const std::vector<std::int64_t>& a, const std::vector<std::in
   return false;
 }
 
-const RankBreakdown& part_of(const LooseTrace& t) { return t.data.breakdown.front(); }
+const RankBreakdown& part_of(const LooseInput& t) { return t.data.breakdown.front(); }
 
 std::string unix_time_text(std::int64_t ns) {
   const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
@@ -105,10 +106,10 @@ std::string label_from_folder(const fs::path& folder) {
   return "traces";
 }
 
-std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::optional<std::string>& label,
+std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::optional<std::string>& label,
                                   std::vector<Diagnostic>& diagnostics) {
   // (run folder, world size, backend, GPU model) → traces: the ranks of one job share all four.
-  std::map<std::tuple<fs::path, int, std::string, std::string>, std::vector<LooseTrace*>> groups;
+  std::map<std::tuple<fs::path, int, std::string, std::string>, std::vector<LooseInput*>> groups;
   std::map<std::pair<fs::path, int>, std::set<std::string>> setups_of;
   for (auto& t : traces) {
     const auto& b = part_of(t);
@@ -132,7 +133,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::opt
   for (auto& [key, members] : groups) {
     const auto& [folder, world_size, backend, gpu_model] = key;
     // Known starts in time order, then traces whose clock gives no start, by path.
-    std::stable_sort(members.begin(), members.end(), [](const LooseTrace* a, const LooseTrace* b) {
+    std::stable_sort(members.begin(), members.end(), [](const LooseInput* a, const LooseInput* b) {
       const auto& sa = part_of(*a).start_ns;
       const auto& sb = part_of(*b).start_ns;
       if (sa.has_value() != sb.has_value()) return sa.has_value();
@@ -140,7 +141,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::opt
       return a->file < b->file;
     });
     // Sessions: traces whose starts lie within kSameJobGapNs of the previous one.
-    std::vector<std::vector<LooseTrace*>> sessions;
+    std::vector<std::vector<LooseInput*>> sessions;
     std::optional<std::int64_t> previous;
     for (auto* t : members) {
       const auto& start = part_of(*t).start_ns;
@@ -152,7 +153,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::opt
     }
     // A later session continues a job when it profiled other, later steps of the ranks they share
     // (schedule(repeat=N) writes one trace per window); else it is another job (a rerun).
-    std::vector<std::vector<LooseTrace*>> jobs;
+    std::vector<std::vector<LooseInput*>> jobs;
     for (auto& session : sessions) {
       bool continues = !jobs.empty();
       for (auto* t : session) {
@@ -235,6 +236,91 @@ std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::opt
                            folder.string(), 0, {}});
   }
   return runs;
+}
+
+void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::optional<std::string>& label,
+                     std::vector<Diagnostic>& diagnostics) {
+  // Several logs in one folder are one per node: where their node is the folder's name for all of
+  // them (no nodes/<host>/ layout), the file name (without extensions) tells the nodes apart.
+  std::map<fs::path, std::vector<LooseInput*>> in_folder;
+  for (auto& log : logs) in_folder[log.file.parent_path()].push_back(&log);
+  for (auto& [dir, members] : in_folder) {
+    std::set<std::string> nodes;
+    for (auto* log : members)
+      for (const auto& g : log->data.gpus) nodes.insert(g.node);
+    if (members.size() < 2 || nodes.size() >= members.size()) continue;
+    for (auto* log : members) {
+      std::string stem = log->file.filename().string();
+      stem = stem.substr(0, stem.find('.'));
+      for (auto& g : log->data.gpus) g.node = stem;
+    }
+  }
+  std::map<fs::path, std::vector<LooseInput*>> own_runs;  // folder → logs that form a run of their own
+  for (auto& log : logs) {
+    if (log.data.gpus.empty()) continue;
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    for (const auto& g : log.data.gpus)
+      if (!g.samples.empty()) {
+        first = std::min(first, g.samples.front().t_ns);
+        last = std::max(last, g.samples.back().t_ns);
+      }
+    // The trace runs of its folder or of a folder above it (nodes/<host>/gpu.csv beside rank traces).
+    Run* best = nullptr;
+    double best_distance = 0;
+    for (fs::path dir = run_folder_of(log.file); !dir.empty(); dir = dir.parent_path()) {
+      for (auto& run : runs) {
+        if (run.format != "kineto" || run.path != dir.string()) continue;
+        std::optional<std::int64_t> start;
+        for (const auto& b : run.breakdown)
+          if (b.start_ns) start = start ? std::min(*start, *b.start_ns) : *b.start_ns;
+        double distance = 0;  // 0 inside the log's span (or when either time is unknown)
+        if (start && first <= last && (*start < first || *start > last))
+          distance = static_cast<double>(*start < first ? first - *start : *start - last);
+        if (!best || distance < best_distance) {
+          best = &run;
+          best_distance = distance;
+        }
+      }
+      if (best || dir == dir.parent_path()) break;
+    }
+    if (best) {
+      for (auto& g : log.data.gpus) best->gpus.push_back(std::move(g));
+      best->detected_from.emplace("gpus", "nvidia-smi log beside its traces");
+      continue;
+    }
+    own_runs[run_folder_of(log.file)].push_back(&log);
+  }
+  for (auto& [folder, members] : own_runs) {
+    Run run;
+    run.format = "nvidia-smi";
+    run.path = folder.string();
+    run.run_id = folder.string() + "#nvidia-smi";
+    run.label = label ? *label : label_from_folder(folder);
+    std::set<std::string> nodes, gpus;
+    for (auto* log : members)
+      for (auto& g : log->data.gpus) {
+        nodes.insert(g.node);
+        gpus.insert(g.node + "/" + (g.uuid.empty() ? std::to_string(g.index) : g.uuid));
+        if (run.gpu_model.empty()) run.gpu_model = g.name;
+        run.gpus.push_back(std::move(g));
+      }
+    run.world_size = static_cast<int>(gpus.size());
+    run.nodes = static_cast<int>(nodes.size());
+    if (nodes.size() == 1) run.gpus_per_node = run.world_size;
+    run.detected_from["world_size"] = "the GPUs in its nvidia-smi logs";
+    run.detected_from["label"] = label ? "--label" : fmt::format("folder name '{}' without counts (--label to set it)",
+                                                                 folder.filename().string());
+    run.detected_from["run"] = "the nvidia-smi logs of one folder";
+    diagnostics.push_back({Severity::note, "runs-from-gpu-logs",
+                           fmt::format("{} nvidia-smi log{} with {} GPU{} on {} node{} form a run labelled '{}' ({}); it "
+                                       "has GPU utilization and energy but no time: a scalelens.json beside them, or the "
+                                       "job's profiler traces, would give one",
+                                       members.size(), members.size() == 1 ? "" : "s", gpus.size(), gpus.size() == 1 ? "" : "s",
+                                       nodes.size(), nodes.size() == 1 ? "" : "s", run.label,
+                                       label ? "from --label" : "from the folder name; --label NAME sets it"),
+                           folder.string(), 0, {}});
+    runs.push_back(std::move(run));
+  }
 }
 
 }  // namespace scalelens

@@ -14,7 +14,7 @@ namespace scalelens {
 
 // One trace's contribution as its reader returned it: one RankBreakdown (rank, world size,
 // backend, step numbers, start), and the GPU model where the trace names it.
-struct LooseTrace {
+struct LooseInput {
   std::filesystem::path file;
   Run data;
 };
@@ -27,8 +27,17 @@ struct LooseTrace {
 // more than one job, `missing-ranks` when a run lacks some of ranks 0..N-1, `duplicate-trace` for
 // copies; a note per folder says how its runs were formed and labelled.
 // `label`: --label, else label_from_folder() of the run's folder.
-std::vector<Run> runs_from_traces(std::vector<LooseTrace> traces, const std::optional<std::string>& label,
+std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::optional<std::string>& label,
                                   std::vector<Diagnostic>& diagnostics);
+
+// nvidia-smi logs with no scalelens.json above them. Beside the traces of a run (its folder, or a
+// subfolder of it) they are that job's GPUs: attached to the run (of several jobs in the folder, the
+// one whose profiling began inside the log's time span, else the nearest). Else the logs of one
+// folder form a run of their own (format "nvidia-smi", one log per node): world size = the GPUs
+// they hold, label as for traces; it has GPU utilization and energy but no time. `runs` holds the
+// runs formed from traces; new runs are appended.
+void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::optional<std::string>& label,
+                     std::vector<Diagnostic>& diagnostics);
 
 // Ranks of one job reach their first profiled step within a step of each other; two jobs are
 // minutes apart at least.

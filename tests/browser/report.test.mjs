@@ -448,3 +448,32 @@ test("report.html: itwinai's computation fraction and an extrapolated energy are
   await page.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
+
+test("report.html of profiler traces alone (no scalelens.json): step time is the time", async (t) => {
+  const real = realDataOrSkip(t);
+  if (!real) return;
+  const out = tmpdir("scalelens-traces-alone-");
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }));
+  const html = report([path.join(real, "kineto/dlrm-8rank-v100"), path.join(real, "kineto/hta/sampled-2of128")], out, ["--no-cache"]);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  assert.deepEqual(summary.configurations.map((c) => `${c.label}/${c.world_size}/${c.time_from}`).sort(),
+                   ["dlrm-v100/8/step", "sampled-2of128/128/step"]);
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  assert.equal(await page.locator("#time-kind").inputValue(), "step", "the time selector starts on step time");
+  const s = await chartSeries(page);
+  assert.equal(s.time.filter((x) => x.id.startsWith("line:")).length, 2, "one step-time line per label");
+  const table = await page.evaluate(() => {
+    const t = document.getElementById("summary-table");
+    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent.replace(/ [▲▼]$/, ""));
+    return [...t.querySelectorAll("tbody tr")].map((tr) => Object.fromEntries(heads.map((h, i) => [h, tr.querySelectorAll("td")[i].textContent])));
+  });
+  for (const row of table) {
+    const c = summary.configurations.find((x) => x.label === row.label);
+    assert.ok(row["step time (s)"].startsWith(fmt3(c.step_time_s.mean)), JSON.stringify(row));
+  }
+  assert.deepEqual(log.errors, []);
+  await shoot(page, "report-traces-alone");
+  await page.close();
+});

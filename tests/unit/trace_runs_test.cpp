@@ -313,3 +313,60 @@ TEST(TracesAlone, SharedRealTracesFormRunsWithoutAManifest) {
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->message.find("2 of 128 ranks"), std::string::npos) << d->message;
 }
+
+namespace {
+
+// nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,power.draw --format=csv -l 1, from
+// 2024/10/27 03:33:20 UTC (kStart) on: `seconds` samples of `gpus` GPUs, GPU g at 90 − 10g % and
+// 300 − 50g W, rows of one sample 4 ms apart.
+std::string smi_log(int gpus, int seconds) {
+  std::string text = "timestamp, index, name, utilization.gpu [%], power.draw [W]\n";
+  for (int k = 0; k < seconds; ++k)
+    for (int g = 0; g < gpus; ++g)
+      text += fmt::format("2024/10/27 03:33:{:02}.{:03}, {}, NVIDIA A100-SXM4-80GB, {} %, {:.2f} W\n", 20 + k, 100 + 4 * g, g,
+                          90 - 10 * g, 300.0 - 50 * g);
+  return text;
+}
+
+}  // namespace
+
+// An nvidia-smi log beside a job's traces holds that job's GPUs: utilization and energy join the run.
+TEST(TracesAlone, AnNvidiaSmiLogBesideTracesGivesTheirRunItsGpus) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-2gpu", 2, kStart + 2'000'000, {{300, 100, 100}, {300, 100, 100}});
+  dir.write("t/ddp-2gpu/gpu.log", smi_log(2, 10));
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].format, "kineto");
+  EXPECT_EQ(study.runs[0].gpus.size(), 2u);
+  EXPECT_EQ(count_code(study.diagnostics, "no-manifest"), 0u);
+  auto summary = analyze(study, AnalysisOptions{});
+  const auto& c = summary.configurations.at(0);
+  ASSERT_TRUE(c.gpu_util_pct && c.energy_wh);
+  EXPECT_NEAR(c.gpu_util_pct->mean, 85, 1e-9);              // (90 + 80) / 2
+  EXPECT_NEAR(*c.energy_wh, (300.0 + 250.0) * 9 / 3600, 1e-3);  // 9 s between first and last sample
+  EXPECT_TRUE(c.step_time_s.has_value());
+}
+
+// Alone, the logs of a folder are a run whose world size is the GPUs they hold.
+TEST(TracesAlone, NvidiaSmiLogsAloneAreARunOfTheirGpus) {
+  ScratchDir dir;
+  dir.write("smi/ddp-4gpu/node1.csv", smi_log(4, 10));
+  dir.write("smi/ddp-8gpu/node1.csv", smi_log(4, 10));
+  dir.write("smi/ddp-8gpu/node2.csv", smi_log(4, 10));
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_EQ(count_code(study.diagnostics, "runs-from-gpu-logs"), 2u);
+  EXPECT_EQ(count_code(study.diagnostics, "no-manifest"), 0u);
+  std::sort(study.runs.begin(), study.runs.end(), [](auto& a, auto& b) { return *a.world_size < *b.world_size; });
+  EXPECT_EQ(study.runs[0].label, "ddp");
+  EXPECT_EQ(*study.runs[0].world_size, 4);
+  EXPECT_EQ(*study.runs[0].nodes, 1);
+  EXPECT_EQ(*study.runs[1].world_size, 8);  // one log per node
+  EXPECT_EQ(*study.runs[1].nodes, 2);
+  EXPECT_EQ(study.runs[0].format, "nvidia-smi");
+  auto summary = analyze(study, AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 2u);
+  EXPECT_NEAR(summary.configurations[0].gpu_util_pct->mean, 75, 1e-9);  // (90 + 80 + 70 + 60) / 4
+  EXPECT_FALSE(summary.configurations[0].speedup.has_value());          // no time in a GPU log
+}

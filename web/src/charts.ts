@@ -217,7 +217,7 @@ export function throughputChart(configs: Configuration[], perGpu: boolean, ctx: 
   }
   const unit = perGpu ? `samples/s per ${ctx.unit.singular}` : "samples/s";
   return {
-    ...(series.length ? {} : noData("no throughput: the runs report no samples, samples_per_epoch or global batch")),
+    ...(series.length ? {} : noData("no throughput: the runs report no samples, samples_per_epoch or global batch (traces: --global-batch-size)")),
     grid: GRID_LEGEND,
     legend: legendOf(series),
     tooltip: itemTooltip(unit, perGpu ? `throughput per ${ctx.unit.singular}` : "throughput", ctx),

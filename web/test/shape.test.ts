@@ -8,12 +8,14 @@ import {
   curve,
   curveOf,
   decimateIndices,
+  defaultTimeKind,
   headline,
   idealLines,
   paretoFront,
   parseInlineData,
   seriesPairs,
   sortRows,
+  timeStat,
   timeEnergyPoints,
   toCsv,
   type Column,
@@ -194,5 +196,32 @@ describe("curves across systems", () => {
   it("keys energy points by curve", () => {
     const pts = timeEnergyPoints(two.map((c) => ({ ...c, energy_wh: 1 })));
     expect(pts.map((p) => p.key)).toEqual(["deepcam @ dgxa100/16", "deepcam @ dgxa100/32", "deepcam @ juwelsbooster_gpu/16"]);
+  });
+});
+
+describe("studies made of traces alone", () => {
+  // summary.json of `scalelens report traces/`: no epochs, no run times, step time from the profiler.
+  const traces: Summary = {
+    schema: "scalelens.summary/1",
+    baseline: "per-label",
+    scaling: "strong",
+    configurations: [
+      cfg("ddp", 1, { step_time_s: stat(0.4, 0.39, 0.41), time_from: "step", speedup: 1 }),
+      cfg("ddp", 2, { step_time_s: stat(0.23, 0.22, 0.24), time_from: "step", speedup: 0.4 / 0.23 }),
+    ],
+    runs: [],
+    warnings: [],
+  };
+  it("shows step time where nothing else gives the time", () => {
+    expect(defaultTimeKind(traces)).toBe("step");
+    expect(timeStat(traces.configurations[1], "step")?.mean).toBe(0.23);
+    expect(ciBars(traces.configurations, "step")).toEqual([[1, 0.39, 0.41], [2, 0.22, 0.24]]);
+  });
+  it("keeps epoch time first where a study has it", () => {
+    expect(defaultTimeKind(summary)).toBe("epoch");
+    expect(defaultTimeKind({ ...summary, configurations: [cfg("a", 1, { run_time_s: stat(3), step_time_s: stat(0.1) })] })).toBe("run");
+  });
+  it("falls back to the fastest step time for the headline's best configuration", () => {
+    expect(headline(traces, "step").best?.world_size).toBe(2);
   });
 });
