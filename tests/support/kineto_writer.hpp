@@ -59,8 +59,11 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
 )j",
                        n, pid, tid, t, dur, correlation, k * 3);
     // GEMM over the first 60% of the step, then the gradients' all-reduce, partly overlapped.
-    const std::int64_t gemm_c = ++correlation, nccl_c = ++correlation;
-    out += fmt::format(R"j(  {{
+    // A launch on the CPU thread and its kernel on `stream`, tied by one correlation id.
+    auto launch = [&](std::int64_t launch_ts, const std::string& kernel, int stream, std::int64_t ts, std::int64_t kernel_dur,
+                      const std::string& more_args) {
+      const std::int64_t c = ++correlation;
+      out += fmt::format(R"j(  {{
     "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {}, "tid": {},
     "ts": {}, "dur": 5,
     "args": {{
@@ -69,38 +72,24 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
     }}
   }},
   {{
-    "ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7,
+    "ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {},
     "ts": {}, "dur": {},
     "args": {{
       "External id": {},
       "queued": 0, "device": 0, "context": 1,
-      "stream": 7, "correlation": {},
-      "registers per thread": 122,
-      "grid": [64, 8, 1],
-      "block": [128, 1, 1]
-    }}
-  }},
-  {{
-    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {}, "tid": {},
-    "ts": {}, "dur": 5,
-    "args": {{
-      "External id": {},
-      "cbid": 211, "correlation": {}
-    }}
-  }},
-  {{
-    "ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 20,
-    "ts": {}, "dur": {},
-    "args": {{
-      "External id": {},
-      "queued": 0, "device": 0, "context": 1,
-      "stream": 20, "correlation": {},
-      "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": {}, "dtype": "Float"
+      "stream": {}, "correlation": {},
+      {}
     }}
   }},
 )j",
-                       pid, tid, t + 10, gemm_c, gemm_c, t + 20, dur * 6 / 10, gemm_c, gemm_c,  //
-                       pid, tid, t + 15, nccl_c, nccl_c, t + dur * 5 / 10, dur * 4 / 10, nccl_c, nccl_c, s.world_size);
+                         pid, tid, launch_ts, c, c, kernel, stream, ts, kernel_dur, c, stream, c, more_args);
+    };
+    launch(t + 10, "ampere_sgemm_128x64_tn", 7, t + 20, dur * 6 / 10,
+           R"("registers per thread": 122, "grid": [64, 8, 1], "block": [128, 1, 1])");
+    launch(t + 15, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 20, t + dur * 5 / 10,
+           dur * 4 / 10,
+           fmt::format(R"("Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": {}, "dtype": "Float")",
+                       s.world_size));
     t += dur;
     ++correlation;
   }
