@@ -18,6 +18,7 @@ struct TraceArgs {
   std::vector<std::string> paths;
   bool steps = false;
   int kernels = 0;
+  int instances = 20;
   bool hta = false;
   std::string format = "table";
   std::string comm_kernel_regex;
@@ -44,7 +45,7 @@ int run_trace(const TraceArgs& args) {
   if (args.peak_tflops > 0) options.peak_tflops = args.peak_tflops;
   auto set = trace::analyse_traces(options);
 
-  trace::OutputOptions out{args.steps, args.kernels, args.hta};
+  trace::OutputOptions out{args.steps, args.kernels, args.hta, args.instances};
   if (args.format == "json") {
     std::fputs(trace::format_json(set, out).c_str(), stdout);
   } else {
@@ -68,6 +69,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--steps", args->steps, "One row per rank and profiler step");
   cmd->add_option("--kernels", args->kernels, "Top N kernels by time, per type (computation, communication, memory)")
       ->check(CLI::Range(0, 100000));
+  cmd->add_option("--instances", args->instances,
+                  "Collective calls matched across ranks listed in the JSON (skew, transfer, bandwidth), longest "
+                  "transfers first")
+      ->check(CLI::Range(0, 10000000))
+      ->capture_default_str();
   cmd->add_flag("--hta", args->hta, "Also compute Holistic Trace Analysis's temporal breakdown and comm/comp overlap");
   cmd->add_option("--format", args->format, "What goes to standard output: table or json (schema scalelens.trace/1)")
       ->check(CLI::IsMember({"table", "json"}));

@@ -375,6 +375,20 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     const CollectiveArgs* args = e.extra != kNoExtra ? &trace.collectives[e.extra] : nullptr;
     if (name.empty() && args && args->collective_name) name = trace.names[args->collective_name];
     if (name.empty()) name = "other";
+    auto& call = r.calls.emplace_back();
+    call.name = name;
+    // A hostile base could push the sum past int64: then the trace's own clock stands.
+    if (__builtin_add_overflow(trace.base_time_ns.value_or(0), e.ts_ns, &call.start_ns)) call.start_ns = e.ts_ns;
+    call.dur_ns = e.dur_ns;
+    if (args) {
+      if (args->process_group)
+        call.group = trace.names[args->process_group] +
+                     (args->process_group_ranks ? " " + trace.names[args->process_group_ranks] : std::string());
+      const int size = dtype_bytes(trace.names[args->dtype]);
+      const std::int64_t nelems = std::max(args->in_msg_nelems, args->out_msg_nelems);
+      if (size > 0 && nelems >= 0) call.bytes = static_cast<double>(nelems) * size;
+      if (args->group_size > 0 && args->group_size <= limits::kMaxWorldSize) call.group_size = static_cast<int>(args->group_size);
+    }
     auto& c = collectives[name];
     c.name = name;
     ++c.count;
@@ -388,6 +402,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
       }
     }
   }
+  std::stable_sort(r.calls.begin(), r.calls.end(), [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
   for (auto& [name, c] : collectives) r.collectives.push_back(std::move(c));
   std::sort(r.collectives.begin(), r.collectives.end(), [](auto& a, auto& b) { return a.time_us > b.time_us; });
   for (auto& [id, k] : kernels) r.kernels.push_back(std::move(k));

@@ -47,6 +47,16 @@ struct CollectiveFigures {
   double algbw_gbps() const { return time_sized_us > 0 ? bytes / (time_sized_us * 1e3) : 0; }
 };
 
+// One collective kernel of the analysed steps, kept for matching the calls of one collective
+// across ranks (collectives.hpp).
+struct CollectiveCall {
+  std::string group;  // "Process Group Name" and "Ranks" where the trace records them, else ""
+  std::string name;   // AllReduce, AllGather, SendRecv ...
+  std::int64_t start_ns = 0, dur_ns = 0;  // start on the trace's clock plus baseTimeNanoseconds
+  double bytes = -1;  // the larger of the in and out message × dtype size (nccl-tests' size); -1 unknown
+  int group_size = -1;
+};
+
 struct KernelFigures {
   std::string name;
   KernelClass cls = KernelClass::computation;
@@ -76,6 +86,7 @@ struct RankSummary {
   StepFigures total;                // summed over the steps analysed
   int steps_analysed = 0;
   std::vector<CollectiveFigures> collectives;
+  std::vector<CollectiveCall> calls;  // the collective kernels one by one, in start order
   std::vector<KernelFigures> kernels;  // every kernel name, by time, descending
   std::size_t gpu_events = 0;
   // HTA, both ways: its step filter applies only when the set of traces has ≥ 2 step names.

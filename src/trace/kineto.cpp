@@ -510,6 +510,8 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
       c.collective_name = remap[c.collective_name];
       c.dtype = remap[c.dtype];
       c.input_type = remap[c.input_type];
+      c.process_group = remap[c.process_group];
+      c.process_group_ranks = remap[c.process_group_ranks];
       out.collectives.push_back(c);
     }
     for (auto e : part.events) {

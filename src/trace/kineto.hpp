@@ -51,7 +51,10 @@ struct CollectiveArgs {
   std::uint32_t collective_name = 0;  // interned; 0 = "" (absent)
   std::uint32_t dtype = 0;            // interned
   std::int64_t in_msg_nelems = -1;
+  std::int64_t out_msg_nelems = -1;
   std::int64_t group_size = -1;
+  // "Process Group Name" and "Process Group Ranks" (PyTorch ≥ 2.2), interned; 0 = absent.
+  std::uint32_t process_group = 0, process_group_ranks = 0;
   double flops = -1;                  // args.flops; -1 when absent
   std::uint32_t input_type = 0;       // first of args["Input type"] (interned), with flops
 };

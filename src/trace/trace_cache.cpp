@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/6";
+constexpr std::string_view kSchema = "scalelens.trace-cache/7";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -283,6 +283,12 @@ std::string summary_to_json(const RankSummary& r) {
   w.key("step_numbers").begin_array();
   for (auto n : r.step_numbers) w.value(n);
   w.end_array();
+  w.key("calls").begin_array();
+  for (const auto& c : r.calls) {
+    w.begin_object().key("group").value(c.group).key("name").value(c.name).key("start_ns").value(c.start_ns);
+    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size).end_object();
+  }
+  w.end_array();
   w.key("warnings").begin_array();
   for (const auto& s : r.warnings) w.value(s);
   w.end_array();
@@ -341,6 +347,13 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
     std::int64_t x;
     if (n.get_int64().get(x)) return std::nullopt;
     r.step_numbers.push_back(x);
+  }
+  if (e["calls"].get_array().get(list)) return std::nullopt;
+  for (auto c : list) {
+    auto& f = r.calls.emplace_back();
+    if (!text(c, "group", f.group) || !text(c, "name", f.name) || !integer(c, "start_ns", f.start_ns) ||
+        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size))
+      return std::nullopt;
   }
   if (e["warnings"].get_array().get(list)) return std::nullopt;
   for (auto s : list) {

@@ -140,6 +140,24 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
     o += "(all ranks, analysed steps; message size and bandwidth only where the trace records In msg nelems and dtype)\n";
   }
 
+  // Collectives matched across ranks: how long each rank waited for the last, and the transfer after.
+  const auto& match = set.collective_match;
+  if (!match.ranks.empty()) {
+    o += fmt::format("\ncollectives matched across ranks ({}; {} calls): waiting for the last rank vs transfer\n{:>5} {:>8} {:>10} {:>12} {:>6} {:>12} {:>13}\n",
+                     match.method, match.instances.size(), "rank", "matched", "wait ms", "transfer ms", "wait%",
+                     "arrived last", "arrived first");
+    for (const auto& s : match.ranks)
+      o += fmt::format("{:>5} {:>8} {:>10} {:>12} {:>5}% {:>12} {:>13}\n", s.rank, s.matched, fixed(s.wait_us / 1000, 3),
+                       fixed(s.transfer_us / 1000, 3), pct(s.wait_us, s.wait_us + s.transfer_us), s.arrived_last,
+                       s.arrived_first);
+    const auto* late = &match.ranks.front();
+    for (const auto& s : match.ranks)
+      if (s.arrived_last > late->arrived_last) late = &s;
+    o += fmt::format("last to arrive most often: rank {} ({} of {} calls): the others wait for it there\n", late->rank,
+                     late->arrived_last, match.instances.size());
+  }
+  for (const auto& note : match.notes) o += "collectives: " + printable(note) + "\n";
+
   if (options.top_kernels > 0) {
     std::map<std::string, KernelTotal> kernels;
     for (const auto& r : set.ranks)
@@ -236,6 +254,18 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
                        c.sized ? json_number(c.algbw_gbps()) : "null");
     }
     o += "]";
+    // Wait and transfer of this rank's matched calls; null where nothing was matched.
+    const RankCommSplit* split = nullptr;
+    for (const auto& s : set.collective_match.ranks)
+      if (s.rank == r.rank) split = &s;
+    if (split)
+      o += fmt::format(", \"comm_matched\": {}, \"comm_unmatched\": {}, \"comm_wait_us\": {}, \"comm_transfer_us\": {}, "
+                       "\"arrived_last\": {}, \"arrived_first\": {}",
+                       split->matched, split->unmatched, json_number(split->wait_us), json_number(split->transfer_us),
+                       split->arrived_last, split->arrived_first);
+    else
+      o += ", \"comm_matched\": 0, \"comm_unmatched\": null, \"comm_wait_us\": null, \"comm_transfer_us\": null, "
+           "\"arrived_last\": null, \"arrived_first\": null";
     if (options.per_step) {
       o += ", \"per_step\": [";
       for (std::size_t i = 0; i < r.steps.size(); ++i) {
@@ -294,6 +324,27 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
                      json_number(s.exposed_comm_max_us));
   }
   o += "]}";
+  {
+    // The matched calls with the longest transfers first (bounded by --instances).
+    const auto& match = set.collective_match;
+    std::vector<const CollectiveInstance*> order;
+    for (const auto& i : match.instances) order.push_back(&i);
+    std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->transfer_us > b->transfer_us; });
+    if (order.size() > static_cast<std::size_t>(std::max(options.instances, 0))) order.resize(static_cast<std::size_t>(std::max(options.instances, 0)));
+    o += fmt::format(", \"collective_matching\": {{\"method\": {}, \"instances\": {}, \"notes\": [",
+                     match.method.empty() ? "null" : json_quote(match.method), match.instances.size());
+    for (std::size_t i = 0; i < match.notes.size(); ++i) o += (i ? ", " : "") + json_quote(match.notes[i]);
+    o += "]}, \"collective_instances\": [";
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const auto& i = *order[k];
+      o += fmt::format("{}\n  {{\"group\": {}, \"name\": {}, \"index\": {}, \"ranks\": {}, \"bytes\": {}, \"skew_us\": {}, "
+                       "\"transfer_us\": {}, \"first_rank\": {}, \"last_rank\": {}, \"algbw_gbps\": {}, \"busbw_gbps\": {}}}",
+                       k ? "," : "", json_quote(i.group), json_quote(i.name), i.index, i.ranks,
+                       i.bytes >= 0 ? json_number(i.bytes) : "null", json_number(i.skew_us), json_number(i.transfer_us),
+                       i.first_rank, i.last_rank, json_number(i.algbw_gbps), json_number(i.busbw_gbps));
+    }
+    o += "]";
+  }
   if (options.hta) o += fmt::format(", \"hta_step_filter\": {}", set.hta_step_filter ? "true" : "false");
   o += fmt::format(", \"files_cached\": {}", set.files_cached);
   o += ", \"warnings\": [";

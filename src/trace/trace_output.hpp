@@ -10,6 +10,7 @@ struct OutputOptions {
   bool per_step = false;  // --steps: one row per rank and profiler step
   int top_kernels = 0;    // --kernels N: top N kernels by time, per type
   bool hta = false;       // --hta: HTA's figures beside ours
+  int instances = 20;     // --instances N: matched collective calls listed (JSON), the longest transfers first
 };
 
 std::string format_table(const TraceSet& set, const OutputOptions& options);

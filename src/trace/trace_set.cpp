@@ -139,6 +139,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
   set.peak_tflops_override = options.peak_tflops;
   summarise_across(set);
+  set.collective_match = match_collectives(set.ranks);
   return set;
 }
 

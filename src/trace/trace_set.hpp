@@ -9,6 +9,7 @@
 #include "common/diagnostics.hpp"
 #include "model/study.hpp"
 #include "trace/breakdown.hpp"
+#include "trace/collectives.hpp"
 
 namespace scalelens::trace {
 
@@ -44,6 +45,7 @@ struct TraceSet {
   std::optional<int> straggler_rank;      // slowest in at least half of those steps
   int straggler_steps = 0;                // in how many of them it was slowest
   Across step_time_us, computation_score, exposed_comm_us, idle_us;
+  CollectiveMatch collective_match;  // calls matched across the ranks: wait vs transfer
   std::size_t files_considered = 0;
   std::size_t files_cached = 0;  // summaries read from the cache, not parsed
   std::optional<double> peak_tflops_override;

@@ -66,10 +66,25 @@ TEST(TraceCli, JsonFollowsTheTraceSchema) {
   EXPECT_EQ(ranks.size(), 8u);
   for (auto rank : ranks) {
     for (const char* key : {"rank", "file", "steps", "step_time_us", "comp_us", "comm_us", "overlap_us", "exposed_comm_us",
-                            "mem_us", "idle_us", "busy_us", "span_us", "computation_score", "overlap_ratio", "collectives"})
+                            "mem_us", "idle_us", "busy_us", "span_us", "computation_score", "overlap_ratio", "collectives",
+                            "comm_wait_us", "comm_transfer_us", "arrived_last", "arrived_first"})
       EXPECT_FALSE(rank[key].error()) << key;
+    EXPECT_TRUE(rank["comm_wait_us"].is_number());  // all 8 ranks' collectives matched (by order)
   }
+  EXPECT_EQ(std::string_view(doc["collective_matching"]["method"]), "order");
+  EXPECT_EQ(simdjson::dom::array(doc["collective_instances"]).size(), 8u);
   EXPECT_FALSE(doc["warnings"].error());
+  // --instances bounds the list; the longest transfer comes first.
+  auto few = run("trace --format json --instances 3 " + quoted(data / "kineto" / "dlrm-8rank-v100"));
+  ASSERT_EQ(few.exit_code, 0) << few.out;
+  simdjson::dom::parser p2;
+  simdjson::dom::array list = p2.parse(few.out)["collective_instances"];
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_GE(double(list.at(0)["transfer_us"]), double(list.at(1)["transfer_us"]));
+  // The table says who the others wait for.
+  auto table = run("trace " + quoted(data / "kineto" / "dlrm-8rank-v100"));
+  EXPECT_NE(table.out.find("collectives matched across ranks (order; 8 calls)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("last to arrive most often: rank 7 (5 of 8 calls)"), std::string::npos) << table.out;
 }
 
 TEST(TraceCli, HtaModeAddsHtaFigures) {

@@ -21,7 +21,21 @@ struct KinetoTraceSpec {
   bool relative_to_base_time = true;  // PyTorch ≥ 2.1; false: ts in Unix µs, no baseTimeNanoseconds
   std::int64_t first_step = 1;        // number of the first ProfilerStep
   std::vector<std::int64_t> step_us;  // each step's duration (µs)
+  // The all-reduce kernel of each step starts at 50% of the step + comm_delay_us and lasts 40% of
+  // it + comm_extend_us (a rank that arrives late starts later; one that waits runs longer).
+  std::int64_t comm_delay_us = 0, comm_extend_us = 0;
+  std::string comm_kernel = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  std::string collective = "allreduce";
+  std::int64_t comm_nelems = 1048576;  // Float elements of each all-reduce
+  bool comm_metadata = true;  // PyTorch ≥ 2.2 kernel args: Collective name, msg sizes, process group
 };
+
+// "0, 1, 2, 3" as the profiler lists a process group's ranks.
+inline std::string ranks_text(int n) {
+  std::string s;
+  for (int r = 0; r < n; ++r) s += (r ? ", " : "") + std::to_string(r);
+  return s;
+}
 
 inline std::string kineto_trace(const KinetoTraceSpec& s) {
   // Newer Kineto: base = the run's start, rounded down to a whole second; ts = Unix µs − base.
@@ -86,10 +100,11 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
     };
     launch(t + 10, "ampere_sgemm_128x64_tn", 7, t + 20, dur * 6 / 10,
            R"("registers per thread": 122, "grid": [64, 8, 1], "block": [128, 1, 1])");
-    launch(t + 15, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 20, t + dur * 5 / 10,
-           dur * 4 / 10,
-           fmt::format(R"("Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": {}, "dtype": "Float")",
-                       s.world_size));
+    launch(t + 15, s.comm_kernel, 20, t + dur * 5 / 10 + s.comm_delay_us, dur * 4 / 10 + s.comm_extend_us,
+           s.comm_metadata
+               ? fmt::format(R"("Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, "dtype": "Float", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]")",
+                             s.collective, s.comm_nelems, s.comm_nelems, s.world_size, ranks_text(s.world_size))
+               : std::string(R"("est. achieved occupancy %": 3)"));
     t += dur;
     ++correlation;
   }

@@ -1,0 +1,210 @@
+// Issue 20 §1: collectives matched across ranks, each rank's wait for the last arrival and the
+// transfer after it, on traces written in the profiler's shape with known late ranks and sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "support/kineto_writer.hpp"
+#include "support/test_support.hpp"
+#include "trace/collectives.hpp"
+#include "trace/trace_output.hpp"
+#include "trace/trace_set.hpp"
+
+using namespace scalelens;
+using namespace scalelens::trace;
+using namespace scalelens::testing;
+
+namespace {
+
+constexpr std::int64_t kStart = 1'730'000'000'000'000;
+
+// One job of `n` ranks, 3 steps of 1000 µs: rank r's all-reduce starts `late[r]` µs after the
+// others' and every rank's ends at the same time (the early ones run longer, waiting).
+TraceSet job(const ScratchDir& dir, const std::vector<std::int64_t>& late, bool metadata = true,
+             const std::map<int, std::string>& kernel_of = {}) {
+  std::int64_t last = 0;
+  for (auto l : late) last = std::max(last, l);
+  const int n = static_cast<int>(late.size());
+  for (int r = 0; r < n; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = n;
+    spec.first_step_unix_us = kStart;
+    spec.step_us = {1000, 1000, 1000};
+    spec.comm_delay_us = late[static_cast<std::size_t>(r)];
+    spec.comm_extend_us = last - late[static_cast<std::size_t>(r)];
+    spec.comm_metadata = metadata;
+    if (auto k = kernel_of.find(r); k != kernel_of.end()) spec.comm_kernel = k->second;
+    dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+  }
+  TraceSetOptions options;
+  options.inputs = {dir.path()};
+  options.cache = false;
+  return analyse_traces(options);
+}
+
+// Two ranks of one job, each trace as `change` makes it (from 2 steps of 1000 µs from kStart).
+template <class Change>
+CollectiveMatch two_ranks(const ScratchDir& dir, Change change) {
+  for (int r = 0; r < 2; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = 2;
+    spec.first_step_unix_us = kStart;
+    spec.step_us = {1000, 1000};
+    change(r, spec);
+    dir.write("rank" + std::to_string(r) + ".json", kineto_trace(spec));
+  }
+  TraceSetOptions options;
+  options.inputs = {dir.path()};
+  options.cache = false;
+  return analyse_traces(options).collective_match;
+}
+
+}  // namespace
+
+TEST(CollectiveMatch, TwoRanksOneLateByAKnownAmount) {
+  ScratchDir dir;
+  auto set = job(dir, {0, 100});
+  const auto& m = set.collective_match;
+  EXPECT_EQ(m.method, "process group");
+  ASSERT_EQ(m.instances.size(), 3u);  // one all-reduce per step
+  for (const auto& i : m.instances) {
+    EXPECT_EQ(i.name, "AllReduce");
+    EXPECT_EQ(i.group, "0 [0, 1]");
+    EXPECT_EQ(i.ranks, 2);
+    EXPECT_DOUBLE_EQ(i.skew_us, 100);
+    EXPECT_DOUBLE_EQ(i.transfer_us, 400);                   // the last arrival's kernel: 40% of 1000 µs
+    EXPECT_DOUBLE_EQ(i.bytes, 1048576.0 * 4);               // Float
+    EXPECT_DOUBLE_EQ(i.algbw_gbps, 1048576.0 * 4 / 400e3);  // bytes per ns
+    EXPECT_DOUBLE_EQ(i.busbw_gbps, i.algbw_gbps * 2 * 1 / 2);  // all-reduce: 2(n−1)/n
+    EXPECT_EQ(i.last_rank, 1);
+    EXPECT_EQ(i.first_rank, 0);
+  }
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.ranks[0].wait_us, 3 * 100);
+  EXPECT_DOUBLE_EQ(m.ranks[0].transfer_us, 3 * 400);
+  EXPECT_DOUBLE_EQ(m.ranks[1].wait_us, 0);
+  EXPECT_DOUBLE_EQ(m.ranks[1].transfer_us, 3 * 400);
+  EXPECT_EQ(m.ranks[1].arrived_last, 3u);
+  EXPECT_EQ(m.ranks[0].arrived_first, 3u);
+  EXPECT_EQ(m.ranks[0].unmatched, 0u);
+  EXPECT_TRUE(m.notes.empty());
+}
+
+TEST(CollectiveMatch, FourRanksWaitAddsUpToTheKernelTime) {
+  ScratchDir dir;
+  auto set = job(dir, {0, 40, 10, 90});  // the waiting kernels end inside the profiler's window
+  const auto& m = set.collective_match;
+  ASSERT_EQ(m.instances.size(), 3u);
+  for (const auto& i : m.instances) {
+    EXPECT_DOUBLE_EQ(i.skew_us, 90);
+    EXPECT_EQ(i.last_rank, 3);
+    EXPECT_DOUBLE_EQ(i.busbw_gbps, i.algbw_gbps * 2 * 3 / 4);
+  }
+  const double waits[] = {90, 50, 80, 0};
+  for (int r = 0; r < 4; ++r) {
+    const auto& s = m.ranks[static_cast<std::size_t>(r)];
+    EXPECT_EQ(s.rank, r);
+    EXPECT_DOUBLE_EQ(s.wait_us, 3 * waits[r]) << r;
+    // Wait + transfer is each rank's collective kernel time, as its own figures count it.
+    EXPECT_DOUBLE_EQ(s.wait_us + s.transfer_us, set.ranks[static_cast<std::size_t>(r)].total.comm_us) << r;
+  }
+  EXPECT_EQ(m.ranks[3].arrived_last, 3u);
+  // The JSON carries it per rank and per instance.
+  const auto json = format_json(set, OutputOptions{});
+  EXPECT_NE(json.find("\"comm_wait_us\": 270"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"collective_matching\": {\"method\": \"process group\", \"instances\": 3"), std::string::npos);
+  EXPECT_NE(json.find("\"skew_us\": 90"), std::string::npos);
+}
+
+// Older traces name no process group nor size: the kernels are matched by order, and said so.
+TEST(CollectiveMatch, WithoutMetadataByOrder) {
+  ScratchDir dir;
+  auto set = job(dir, {30, 0}, false);
+  const auto& m = set.collective_match;
+  EXPECT_EQ(m.method, "order");
+  ASSERT_EQ(m.instances.size(), 3u);
+  EXPECT_EQ(m.instances[0].group, "");
+  EXPECT_LT(m.instances[0].bytes, 0);
+  EXPECT_TRUE(std::isnan(m.instances[0].algbw_gbps));
+  EXPECT_DOUBLE_EQ(m.ranks[1].wait_us, 3 * 30);
+}
+
+// When the ranks' sequences disagree, matching stops rather than guessing.
+TEST(CollectiveMatch, DisagreeingOrderStopsMatching) {
+  ScratchDir dir;
+  auto set = job(dir, {0, 0}, false, {{1, "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"}});
+  const auto& m = set.collective_match;
+  EXPECT_TRUE(m.instances.empty());
+  EXPECT_TRUE(m.ranks.empty());
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("call #1 is AllReduce on rank 0 but AllGather on rank 1"), std::string::npos) << m.notes[0];
+}
+
+TEST(CollectiveMatch, ClocksThatCannotBeComparedAreSaid) {
+  ScratchDir dir;
+  auto m = two_ranks(dir, [](int, KinetoTraceSpec& spec) {
+    spec.relative_to_base_time = false;
+    spec.first_step_unix_us = 4'458'676'522'690;  // µs since boot, no base
+  });
+  EXPECT_TRUE(m.instances.empty());
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("clocks cannot be compared"), std::string::npos);
+}
+
+TEST(CollectiveMatch, BusFactorsFollowNccl) {
+  EXPECT_DOUBLE_EQ(bus_factor("AllReduce", 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_factor("allreduce", 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_factor("AllGather", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_factor("_reduce_scatter_base", 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(bus_factor("all_to_all", 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(bus_factor("Broadcast", 16), 1);
+  EXPECT_DOUBLE_EQ(bus_factor("SendRecv", 2), 1);
+  EXPECT_TRUE(std::isnan(bus_factor("other", 4)));
+}
+
+// The shared DLRM traces (8 V100s, older trace without collective metadata): every rank's 8
+// collective kernels matched by order; per rank, waits + transfer = its collective kernel time
+// (within 1%), and the rank that most often arrives last waits least.
+TEST(CollectiveMatch, RealDlrmTracesSplitWaitFromTransfer) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  TraceSetOptions options;
+  options.inputs = {data / "kineto/dlrm-8rank-v100"};
+  options.cache = false;
+  auto set = analyse_traces(options);
+  const auto& m = set.collective_match;
+  EXPECT_EQ(m.method, "order");
+  ASSERT_EQ(m.ranks.size(), 8u);
+  EXPECT_EQ(m.instances.size(), 8u);
+  const RankCommSplit* most_last = &m.ranks[0];
+  const RankCommSplit* least_wait = &m.ranks[0];
+  for (std::size_t r = 0; r < 8; ++r) {
+    const auto& s = m.ranks[r];
+    EXPECT_EQ(s.matched, 8u);
+    EXPECT_EQ(s.unmatched, 0u);
+    double kernel_us = 0;
+    for (const auto& c : set.ranks[r].collectives) kernel_us += c.time_us;
+    EXPECT_NEAR(s.wait_us + s.transfer_us, kernel_us, 0.01 * kernel_us) << "rank " << r;
+    if (s.arrived_last > most_last->arrived_last) most_last = &s;
+    if (s.wait_us < least_wait->wait_us) least_wait = &s;
+  }
+  EXPECT_EQ(most_last->rank, least_wait->rank);
+  EXPECT_TRUE(m.notes.empty());
+}
+
+// A rank that profiled one step more (or whose last step was cut off on the others) has an extra
+// call: it is left unmatched with a note, not paired with another call.
+TEST(CollectiveMatch, AnExtraCallOnOneRankIsLeftUnmatched) {
+  ScratchDir dir;
+  auto m = two_ranks(dir, [](int r, KinetoTraceSpec& spec) { spec.step_us.resize(r == 0 ? 3 : 4, 1000); });
+  ASSERT_EQ(m.instances.size(), 3u);
+  EXPECT_EQ(m.ranks[1].matched, 3u);
+  EXPECT_EQ(m.ranks[1].unmatched, 1u);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("rank 1 has 4 calls, 1 more than the fewest of the group (3); they are left unmatched"),
+            std::string::npos)
+      << m.notes[0];
+}
