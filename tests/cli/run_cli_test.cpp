@@ -197,9 +197,12 @@ TEST(RunCli, TwoWrappersOnOneNodeElectOneSampler) {
   std::vector<pid_t> pids;
   for (int r = 0; r < 2; ++r)
     pids.push_back(spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--label", "pair", "--interval", "0.002",
-                                    "--gpu-source", "replay:" + kRecording, "--host", "n01", "--", "sleep", "0.3"},
+                                    "--gpu-source", "replay:" + kRecording, "--host", "n01", "--", "sleep", "2"},
                                    {"OMPI_COMM_WORLD_RANK=" + std::to_string(r), "OMPI_COMM_WORLD_SIZE=2",
                                     "OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(r), "PMIX_NAMESPACE=4711"}));
+  // The wrappers of one node run side by side for the job's length (2 s: long enough that the
+  // second starts before the first ends even on a loaded CI machine; with 0.3 s, an ASan build
+  // under load started the second after the first had released the node's lock, and both sampled).
   for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
   auto run = d / "runs/pair-ompi-4711";
   // The recording has 8 readings of GPU 0: one sampler writes them once, two would write 16.
