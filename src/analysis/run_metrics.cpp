@@ -9,6 +9,7 @@
 
 #include "analysis/analyze.hpp"
 #include "model/limits.hpp"
+#include "trace/collectives.hpp"
 
 namespace scalelens {
 
@@ -525,6 +526,19 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       }
     }
     if (mfu_ranks) r.mfu = mfu_sum / static_cast<double>(mfu_ranks);
+    // Collective calls matched across the run's traced ranks: the share of their kernel time spent
+    // waiting for the last rank to arrive (the rest is transfer).
+    if (any_trace) {
+      std::vector<trace::RankCalls> calls;
+      for (const auto* b : parts) calls.push_back({b->rank, b->start_ns.has_value(), &b->calls});
+      const auto match = trace::match_collectives(calls);
+      double wait = 0, transfer = 0;
+      for (const auto& s : match.ranks) {
+        wait += s.wait_us;
+        transfer += s.transfer_us;
+      }
+      if (wait + transfer > 0) r.comm_wait_share = wait / (wait + transfer);
+    }
   }
   return r;
 }

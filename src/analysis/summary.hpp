@@ -50,6 +50,9 @@ struct RunSummary {
       straggler_spread;
   // Model FLOP utilization: mean over the ranks whose traces carry FLOPs and a known GPU peak.
   std::optional<double> mfu;
+  // Of the collective kernel time of its calls matched across ranks, the share spent waiting for
+  // the last rank to arrive (DESIGN.md, "Collective wait and transfer"); the rest is transfer.
+  std::optional<double> comm_wait_share;
   std::optional<int> exit_status;
 };
 
@@ -83,6 +86,7 @@ struct ConfigurationSummary {
   std::optional<double> itwinai_computation_fraction;
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread, mfu;
+  std::optional<double> comm_wait_share;  // mean over its runs
   // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the
   // time to train them all (latest run_stop − earliest run_start) and models trained per minute.
   // Runs then counts the runs they belong to; epoch and run times are per instance.

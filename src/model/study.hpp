@@ -77,6 +77,16 @@ inline double achieved_flops_per_s(double flops, double step_time_us) {
   return step_time_us > 0 ? flops / (step_time_us * 1e-6) : std::numeric_limits<double>::quiet_NaN();
 }
 
+// One collective kernel of a trace's analysed steps, kept for matching the calls of one
+// collective across ranks (trace/collectives.hpp: wait vs transfer).
+struct CollectiveCall {
+  std::string group;  // "Process Group Name" and "Ranks" where the trace records them, else ""
+  std::string name;   // AllReduce, AllGather, SendRecv ...
+  std::int64_t start_ns = 0, dur_ns = 0;  // start on the trace's clock plus baseTimeNanoseconds
+  double bytes = -1;  // the larger of the in and out message × dtype size (nccl-tests' size); -1 unknown
+  int group_size = -1;
+};
+
 // Per-rank communication/computation breakdown (from a Kineto trace or an MPI interposer), summed
 // over the steps analysed. Filled by the trace and comm readers; all times in microseconds.
 struct RankBreakdown {
@@ -100,6 +110,7 @@ struct RankBreakdown {
   std::optional<int> world_size;
   std::string backend;
   std::optional<std::int64_t> start_ns;
+  std::vector<CollectiveCall> calls;  // its collective kernels, in start order
   // Model FLOP utilization, when the FLOPs, a step time and the peak are all known.
   std::optional<double> mfu() const {
     if (!flops || !peak_flops || *peak_flops <= 0) return std::nullopt;

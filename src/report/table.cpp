@@ -94,6 +94,8 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       // itwinai's own figure, from its profiler averages; not the same measure as the score.
       {"comp fraction (itwinai)", true, [](auto& c) { return opt(c.itwinai_computation_fraction); }},
       {"exposed comm", true, [](auto& c) { return pct(c.exposed_comm_share); }},
+      // Of the collectives' time, waiting for the last rank (imbalance) rather than moving data.
+      {"comm waiting", true, [](auto& c) { return pct(c.comm_wait_share); }},
       {"MFU", true, [](auto& c) { return pct(c.mfu); }},
       {"GPU util", true, [](auto& c) {
          return c.gpu_util_pct ? std::optional<std::string>(fmt::format("{:.0f}%", c.gpu_util_pct->mean)) : std::nullopt;

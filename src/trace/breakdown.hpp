@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/user_regex.hpp"
+#include "model/study.hpp"
 #include "trace/kineto.hpp"
 
 namespace scalelens::trace {
@@ -45,16 +46,6 @@ struct CollectiveFigures {
   double time_sized_us = 0;
   // Algorithm bandwidth: bytes / time over the calls with a size, GB/s; 0 when unknown.
   double algbw_gbps() const { return time_sized_us > 0 ? bytes / (time_sized_us * 1e3) : 0; }
-};
-
-// One collective kernel of the analysed steps, kept for matching the calls of one collective
-// across ranks (collectives.hpp).
-struct CollectiveCall {
-  std::string group;  // "Process Group Name" and "Ranks" where the trace records them, else ""
-  std::string name;   // AllReduce, AllGather, SendRecv ...
-  std::int64_t start_ns = 0, dur_ns = 0;  // start on the trace's clock plus baseTimeNanoseconds
-  double bytes = -1;  // the larger of the in and out message × dtype size (nccl-tests' size); -1 unknown
-  int group_size = -1;
 };
 
 struct KernelFigures {

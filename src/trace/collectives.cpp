@@ -24,15 +24,21 @@ double bus_factor(std::string_view collective, int n) {
 }
 
 CollectiveMatch match_collectives(const std::vector<RankSummary>& ranks) {
+  std::vector<RankCalls> of;
+  for (const auto& r : ranks) of.push_back({r.rank, r.start_ns.has_value(), &r.calls});
+  return match_collectives(of);
+}
+
+CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
   CollectiveMatch out;
   // Each rank's calls (several traces of one rank: merged, in start order).
   std::map<int, std::vector<const CollectiveCall*>> calls_of;
   bool clocks = true;
   for (const auto& r : ranks) {
-    if (r.calls.empty()) continue;
-    clocks = clocks && r.start_ns.has_value();
+    if (!r.calls || r.calls->empty()) continue;
+    clocks = clocks && r.wall_clock;
     auto& list = calls_of[r.rank];
-    for (const auto& c : r.calls) list.push_back(&c);
+    for (const auto& c : *r.calls) list.push_back(&c);
   }
   if (calls_of.size() < 2) return out;
   if (!clocks) {

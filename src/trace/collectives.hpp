@@ -48,6 +48,12 @@ struct CollectiveMatch {
 // name the same collective and (where known) the same message size; at the first disagreement
 // the rest of that group is left unmatched, with a note, rather than guessed. Needs wall-clock
 // starts on every rank (RankSummary::start_ns); else nothing is matched, with a note.
+struct RankCalls {
+  int rank = 0;
+  bool wall_clock = false;  // its times are Unix times (RankSummary::start_ns known)
+  const std::vector<CollectiveCall>* calls = nullptr;
+};
+CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks);
 CollectiveMatch match_collectives(const std::vector<RankSummary>& ranks);
 
 // NCCL's bus-bandwidth factor (nccl-tests PERFORMANCE.md) for n ranks: all-reduce 2(n−1)/n,

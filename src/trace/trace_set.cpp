@@ -282,6 +282,7 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
   b.world_size = r.world_size;
   b.backend = r.backend;
   b.start_ns = r.start_ns;
+  b.calls = r.calls;
   if (r.flops_ops > 0) {
     b.flops = r.flops;
     auto m = mfu_of(r, peak_tflops_override);

@@ -472,6 +472,8 @@ test("report.html of profiler traces alone (no scalelens.json): step time is the
   for (const row of table) {
     const c = summary.configurations.find((x) => x.label === row.label);
     assert.ok(row["step time (s)"].startsWith(fmt3(c.step_time_s.mean)), JSON.stringify(row));
+    // Of the collectives' time, the share waiting for the last rank: as summary.json says.
+    assert.equal(row["comm waiting (%)"], `${fmt3(c.comm_wait_share * 100)}%`, JSON.stringify(row));
   }
   assert.deepEqual(log.errors, []);
   await shoot(page, "report-traces-alone");

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
 #include "support/kineto_writer.hpp"
 #include "support/test_support.hpp"
 #include "trace/collectives.hpp"
@@ -207,4 +209,39 @@ TEST(CollectiveMatch, AnExtraCallOnOneRankIsLeftUnmatched) {
   EXPECT_NE(m.notes[0].find("rank 1 has 4 calls, 1 more than the fewest of the group (3); they are left unmatched"),
             std::string::npos)
       << m.notes[0];
+}
+
+// The report carries it per configuration: of the matched collectives' kernel time, the share
+// spent waiting. Two ranks, rank 1 late by 100 µs on each of 3 calls of 400 µs transfer:
+// waits 3 × 100 (rank 0) + 0, transfers 3 × 400 on each rank: 300 / (300 + 2400).
+TEST(CollectiveMatch, ReportGivesTheWaitingShareOfCollectiveTime) {
+  ScratchDir dir;
+  job(dir, {0, 100});  // its folder of traces, with no scalelens.json: a run of 2 ranks
+  IngestOptions in;
+  in.inputs = {dir.path().string()};
+  auto summary = analyze(ingest(in), AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  ASSERT_TRUE(summary.configurations[0].comm_wait_share.has_value());
+  EXPECT_NEAR(*summary.configurations[0].comm_wait_share, 300.0 / 2700.0, 1e-12);
+}
+
+// `scalelens report` and `scalelens trace` agree on the shared DLRM traces.
+TEST(CollectiveMatch, ReportAndTraceAgreeOnRealDlrm) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  TraceSetOptions options;
+  options.inputs = {data / "kineto/dlrm-8rank-v100"};
+  options.cache = false;
+  const auto m = analyse_traces(options).collective_match;
+  double wait = 0, all = 0;
+  for (const auto& s : m.ranks) {
+    wait += s.wait_us;
+    all += s.wait_us + s.transfer_us;
+  }
+  IngestOptions in;
+  in.inputs = {(data / "kineto/dlrm-8rank-v100").string()};
+  auto summary = analyze(ingest(in), AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  ASSERT_TRUE(summary.configurations[0].comm_wait_share.has_value());
+  EXPECT_NEAR(*summary.configurations[0].comm_wait_share, wait / all, 1e-12);
+  EXPECT_GT(*summary.configurations[0].comm_wait_share, 0.5);  // DLRM's ranks mostly wait for rank 7
 }

@@ -349,6 +349,8 @@ const COLUMNS: Column[] = [
   { key: "e", title: "efficiency (%)", value: num((c) => (isNum(c.efficiency) ? c.efficiency * 100 : null)), text: (c) => pct(c.efficiency) },
   { key: "kf", title: "Karp–Flatt", value: num((c) => c.karp_flatt), text: (c) => fmt(c.karp_flatt) },
   { key: "cs", title: "computation score", value: num((c) => c.computation_score), text: (c) => fmt(c.computation_score) },
+  // Of the collectives' kernel time, the share spent waiting for the last rank (imbalance, not network).
+  { key: "cw", title: "comm waiting (%)", value: num((c) => (isNum(c.comm_wait_share) ? c.comm_wait_share * 100 : null)), text: (c) => pct(c.comm_wait_share) },
   { key: "itf", title: "computation fraction (itwinai)", value: num((c) => c.itwinai_computation_fraction), text: (c) => fmt(c.itwinai_computation_fraction) },
   { key: "u", title: "GPU util (%)", value: num((c) => c.gpu_util_pct?.mean), text: (c) => fmt(c.gpu_util_pct?.mean) },
   // "~": the job's energy extrapolated from the GPUs that were measured.
@@ -372,6 +374,7 @@ function columnsFor(summary: Summary | undefined): Column[] {
     whg: some((c) => c.energy_extrapolated),
     // Step time where it is some configuration's time (traces alone); else the other times say it.
     step: some((c) => c.time_from === "step"),
+    cw: some((c) => isNum(c.comm_wait_share)),
   };
   return COLUMNS.filter((c) => shown[c.key] ?? true).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
 }

@@ -35,6 +35,8 @@ export interface Configuration {
   run_time_s?: Stat | null;
   // Over profiler steps (the slowest rank per step): the time of studies made of traces alone.
   step_time_s?: Stat | null;
+  // Share of the matched collectives' kernel time spent waiting for the last rank (the rest: transfer).
+  comm_wait_share?: Num;
   time_from?: "epoch" | "run" | "step" | null;
   throughput_samples_per_s?: Num;
   throughput_per_gpu?: Num;
