@@ -347,7 +347,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   MissingFigures missing;
   for (auto& c : summary.configurations) {
     std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample;
-    std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait;
+    std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
     std::optional<ProfilerAverages> averages;  // pooled over runs, as itwinai pools them
     std::set<int> nodes, per_node;
     std::set<double> batches;
@@ -406,6 +406,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (r.straggler_spread) spread.push_back(*r.straggler_spread);
       if (r.mfu) mfu.push_back(*r.mfu);
       if (r.comm_wait_share) comm_wait.push_back(*r.comm_wait_share);
+      if (r.exposed_comm_wait_share) exposed_wait.push_back(*r.exposed_comm_wait_share);
       if (r.nodes) nodes_of[group] += *r.nodes;
       if (r.gpus_per_node) per_node.insert(*r.gpus_per_node);
       if (r.global_batch_size) batches.insert(*r.global_batch_size);
@@ -462,6 +463,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     c.straggler_spread = mean_of(spread);
     c.mfu = mean_of(mfu);
     c.comm_wait_share = mean_of(comm_wait);
+    c.exposed_comm_wait_share = mean_of(exposed_wait);
     if (!nodes.empty()) c.nodes = *nodes.begin();
     if (!per_node.empty()) c.gpus_per_node = *per_node.begin();
     if (!batches.empty()) c.global_batch_size = *batches.begin();

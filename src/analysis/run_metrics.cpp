@@ -532,12 +532,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       std::vector<trace::RankCalls> calls;
       for (const auto* b : parts) calls.push_back({b->rank, b->start_ns.has_value(), &b->calls});
       const auto match = trace::match_collectives(calls);
-      double wait = 0, transfer = 0;
+      double wait = 0, transfer = 0, exposed_wait = 0, exposed_transfer = 0;
       for (const auto& s : match.ranks) {
         wait += s.wait_us;
         transfer += s.transfer_us;
+        exposed_wait += s.exposed_wait_us;
+        exposed_transfer += s.exposed_transfer_us;
       }
       if (wait + transfer > 0) r.comm_wait_share = wait / (wait + transfer);
+      if (exposed_wait + exposed_transfer > 0) r.exposed_comm_wait_share = exposed_wait / (exposed_wait + exposed_transfer);
     }
   }
   return r;

@@ -53,6 +53,8 @@ struct RunSummary {
   // Of the collective kernel time of its calls matched across ranks, the share spent waiting for
   // the last rank to arrive (DESIGN.md, "Collective wait and transfer"); the rest is transfer.
   std::optional<double> comm_wait_share;
+  // The same split of exposed communication (not overlapped by computation): its waiting share.
+  std::optional<double> exposed_comm_wait_share;
   std::optional<int> exit_status;
 };
 
@@ -86,7 +88,7 @@ struct ConfigurationSummary {
   std::optional<double> itwinai_computation_fraction;
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread, mfu;
-  std::optional<double> comm_wait_share;  // mean over its runs
+  std::optional<double> comm_wait_share, exposed_comm_wait_share;  // means over its runs
   // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the
   // time to train them all (latest run_stop − earliest run_start) and models trained per minute.
   // Runs then counts the runs they belong to; epoch and run times are per instance.

@@ -85,6 +85,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("overlap_ratio").value(c.overlap_ratio).key("exposed_comm_share").value(c.exposed_comm_share);
     w.key("idle_share").value(c.idle_share).key("straggler_spread").value(c.straggler_spread);
     w.key("mfu").value(c.mfu).key("comm_wait_share").value(c.comm_wait_share);
+    w.key("exposed_comm_wait_share").value(c.exposed_comm_wait_share);
     w.key("instances").value(c.instances).key("gpus_per_instance").value(c.gpus_per_instance);
     w.key("time_to_train_all_s").value(c.time_to_train_all_s).key("models_per_minute").value(c.models_per_minute);
     w.key("provenance").value(c.provenance);
@@ -131,6 +132,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("overlap_ratio").value(r.overlap_ratio).key("exposed_comm_share").value(r.exposed_comm_share);
     w.key("idle_share").value(r.idle_share).key("straggler_spread").value(r.straggler_spread);
     w.key("mfu").value(r.mfu).key("comm_wait_share").value(r.comm_wait_share);
+    w.key("exposed_comm_wait_share").value(r.exposed_comm_wait_share);
     w.key("exit_status").value(r.exit_status);
     w.end_object();
   }

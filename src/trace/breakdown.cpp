@@ -367,16 +367,36 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     r.warnings.push_back("no ProfilerStep in the trace: all GPU activity is reported as \"no step\"");
   if (r.gpu_events == 0) r.warnings.push_back("no GPU activity in the trace (CPU-only profile)");
 
-  // Collectives of the analysed steps.
+  // Collectives of the analysed steps. Each call keeps its parts that its step's computation did
+  // not overlap, so that the exposed time can be split into waiting and transfer across ranks.
+  std::vector<std::optional<std::vector<Span>>> comp_union(per_step.size());
   for (auto [i, step] : comm_events) {
     if (step < 0 || r.steps[step].cut_off) continue;
     const auto& e = trace.events[i];
+    auto& comp = comp_union[static_cast<std::size_t>(step)];
+    if (!comp) comp = merged(per_step[static_cast<std::size_t>(step)].comp);
+    std::vector<std::int64_t> exposed;
+    std::int64_t at = e.ts_ns;
+    for (auto it = std::upper_bound(comp->begin(), comp->end(), Span{e.ts_ns, std::numeric_limits<std::int64_t>::max()},
+                                    [](const Span& a, const Span& b) { return a.first < b.first; });
+         ;) {
+      // Spans starting at or before `at` may still cover it: step back over the one before.
+      if (it != comp->begin() && std::prev(it)->second > at) at = std::min(std::prev(it)->second, e.end_ns());
+      if (it == comp->end() || it->first >= e.end_ns()) {
+        if (at < e.end_ns()) exposed.insert(exposed.end(), {at - e.ts_ns, e.end_ns() - e.ts_ns});
+        break;
+      }
+      if (it->first > at) exposed.insert(exposed.end(), {at - e.ts_ns, it->first - e.ts_ns});
+      at = std::max(at, std::min(it->second, e.end_ns()));
+      ++it;
+    }
     std::string name = collective_from_kernel(trace.names[e.name]);
     const CollectiveArgs* args = e.extra != kNoExtra ? &trace.collectives[e.extra] : nullptr;
     if (name.empty() && args && args->collective_name) name = trace.names[args->collective_name];
     if (name.empty()) name = "other";
     auto& call = r.calls.emplace_back();
     call.name = name;
+    call.exposed_ns = std::move(exposed);
     // A hostile base could push the sum past int64: then the trace's own clock stands.
     if (__builtin_add_overflow(trace.base_time_ns.value_or(0), e.ts_ns, &call.start_ns)) call.start_ns = e.ts_ns;
     call.dur_ns = e.dur_ns;

@@ -112,6 +112,12 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         auto& s = split[rank];
         s.wait_us += wait_ns * 1e-3;
         s.transfer_us += (static_cast<double>(c->dur_ns) - wait_ns) * 1e-3;
+        for (std::size_t k = 0; k + 1 < c->exposed_ns.size(); k += 2) {
+          const double b = static_cast<double>(c->exposed_ns[k]), e = static_cast<double>(c->exposed_ns[k + 1]);
+          const double waiting = std::clamp(wait_ns, b, e) - b;  // the part of [b, e) before the wait ends
+          s.exposed_wait_us += waiting * 1e-3;
+          s.exposed_transfer_us += (e - b - waiting) * 1e-3;
+        }
         ++s.matched;
         --s.unmatched;
       }

@@ -31,6 +31,8 @@ struct RankCommSplit {
   int rank = 0;
   std::size_t matched = 0, unmatched = 0;
   double wait_us = 0, transfer_us = 0;
+  // The same split of the calls' exposed parts (not overlapped by computation).
+  double exposed_wait_us = 0, exposed_transfer_us = 0;
   std::size_t arrived_last = 0, arrived_first = 0;
 };
 

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/7";
+constexpr std::string_view kSchema = "scalelens.trace-cache/8";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -286,7 +286,10 @@ std::string summary_to_json(const RankSummary& r) {
   w.key("calls").begin_array();
   for (const auto& c : r.calls) {
     w.begin_object().key("group").value(c.group).key("name").value(c.name).key("start_ns").value(c.start_ns);
-    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size).end_object();
+    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size);
+    w.key("exposed_ns").begin_array();
+    for (auto x : c.exposed_ns) w.value(x);
+    w.end_array().end_object();
   }
   w.end_array();
   w.key("warnings").begin_array();
@@ -354,6 +357,13 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
     if (!text(c, "group", f.group) || !text(c, "name", f.name) || !integer(c, "start_ns", f.start_ns) ||
         !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size))
       return std::nullopt;
+    dom::array exposed;
+    if (c["exposed_ns"].get_array().get(exposed)) return std::nullopt;
+    for (auto x : exposed) {
+      std::int64_t v;
+      if (x.get_int64().get(v)) return std::nullopt;
+      f.exposed_ns.push_back(v);
+    }
   }
   if (e["warnings"].get_array().get(list)) return std::nullopt;
   for (auto s : list) {

@@ -143,13 +143,13 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
   // Collectives matched across ranks: how long each rank waited for the last, and the transfer after.
   const auto& match = set.collective_match;
   if (!match.ranks.empty()) {
-    o += fmt::format("\ncollectives matched across ranks ({}; {} calls): waiting for the last rank vs transfer\n{:>5} {:>8} {:>10} {:>12} {:>6} {:>12} {:>13}\n",
+    o += fmt::format("\ncollectives matched across ranks ({}; {} calls): waiting for the last rank vs transfer\n{:>5} {:>8} {:>10} {:>12} {:>6} {:>15} {:>12} {:>13}\n",
                      match.method, match.instances.size(), "rank", "matched", "wait ms", "transfer ms", "wait%",
-                     "arrived last", "arrived first");
+                     "exposed wait ms", "arrived last", "arrived first");
     for (const auto& s : match.ranks)
-      o += fmt::format("{:>5} {:>8} {:>10} {:>12} {:>5}% {:>12} {:>13}\n", s.rank, s.matched, fixed(s.wait_us / 1000, 3),
-                       fixed(s.transfer_us / 1000, 3), pct(s.wait_us, s.wait_us + s.transfer_us), s.arrived_last,
-                       s.arrived_first);
+      o += fmt::format("{:>5} {:>8} {:>10} {:>12} {:>5}% {:>15} {:>12} {:>13}\n", s.rank, s.matched, fixed(s.wait_us / 1000, 3),
+                       fixed(s.transfer_us / 1000, 3), pct(s.wait_us, s.wait_us + s.transfer_us),
+                       fixed(s.exposed_wait_us / 1000, 3), s.arrived_last, s.arrived_first);
     const auto* late = &match.ranks.front();
     for (const auto& s : match.ranks)
       if (s.arrived_last > late->arrived_last) late = &s;
@@ -260,12 +260,13 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
       if (s.rank == r.rank) split = &s;
     if (split)
       o += fmt::format(", \"comm_matched\": {}, \"comm_unmatched\": {}, \"comm_wait_us\": {}, \"comm_transfer_us\": {}, "
-                       "\"arrived_last\": {}, \"arrived_first\": {}",
+                       "\"exposed_comm_wait_us\": {}, \"exposed_comm_transfer_us\": {}, \"arrived_last\": {}, \"arrived_first\": {}",
                        split->matched, split->unmatched, json_number(split->wait_us), json_number(split->transfer_us),
-                       split->arrived_last, split->arrived_first);
+                       json_number(split->exposed_wait_us), json_number(split->exposed_transfer_us), split->arrived_last,
+                       split->arrived_first);
     else
       o += ", \"comm_matched\": 0, \"comm_unmatched\": null, \"comm_wait_us\": null, \"comm_transfer_us\": null, "
-           "\"arrived_last\": null, \"arrived_first\": null";
+           "\"exposed_comm_wait_us\": null, \"exposed_comm_transfer_us\": null, \"arrived_last\": null, \"arrived_first\": null";
     if (options.per_step) {
       o += ", \"per_step\": [";
       for (std::size_t i = 0; i < r.steps.size(); ++i) {

@@ -24,6 +24,7 @@ struct KinetoTraceSpec {
   // The all-reduce kernel of each step starts at 50% of the step + comm_delay_us and lasts 40% of
   // it + comm_extend_us (a rank that arrives late starts later; one that waits runs longer).
   std::int64_t comm_delay_us = 0, comm_extend_us = 0;
+  double compute_share = 0.6;  // the GEMM runs from 20 µs into the step for this share of it
   std::string comm_kernel = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
   std::string collective = "allreduce";
   std::int64_t comm_nelems = 1048576;  // Float elements of each all-reduce
@@ -98,7 +99,7 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
 )j",
                          pid, tid, launch_ts, c, c, kernel, stream, ts, kernel_dur, c, stream, c, more_args);
     };
-    launch(t + 10, "ampere_sgemm_128x64_tn", 7, t + 20, dur * 6 / 10,
+    launch(t + 10, "ampere_sgemm_128x64_tn", 7, t + 20, static_cast<std::int64_t>(static_cast<double>(dur) * s.compute_share),
            R"("registers per thread": 122, "grid": [64, 8, 1], "block": [128, 1, 1])");
     launch(t + 15, s.comm_kernel, 20, t + dur * 5 / 10 + s.comm_delay_us, dur * 4 / 10 + s.comm_extend_us,
            s.comm_metadata

@@ -25,7 +25,7 @@ constexpr std::int64_t kStart = 1'730'000'000'000'000;
 // One job of `n` ranks, 3 steps of 1000 µs: rank r's all-reduce starts `late[r]` µs after the
 // others' and every rank's ends at the same time (the early ones run longer, waiting).
 TraceSet job(const ScratchDir& dir, const std::vector<std::int64_t>& late, bool metadata = true,
-             const std::map<int, std::string>& kernel_of = {}) {
+             const std::map<int, std::string>& kernel_of = {}, double compute_share = 0.6) {
   std::int64_t last = 0;
   for (auto l : late) last = std::max(last, l);
   const int n = static_cast<int>(late.size());
@@ -38,6 +38,7 @@ TraceSet job(const ScratchDir& dir, const std::vector<std::int64_t>& late, bool 
     spec.comm_delay_us = late[static_cast<std::size_t>(r)];
     spec.comm_extend_us = last - late[static_cast<std::size_t>(r)];
     spec.comm_metadata = metadata;
+    spec.compute_share = compute_share;
     if (auto k = kernel_of.find(r); k != kernel_of.end()) spec.comm_kernel = k->second;
     dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
   }
@@ -190,6 +191,9 @@ TEST(CollectiveMatch, RealDlrmTracesSplitWaitFromTransfer) {
     double kernel_us = 0;
     for (const auto& c : set.ranks[r].collectives) kernel_us += c.time_us;
     EXPECT_NEAR(s.wait_us + s.transfer_us, kernel_us, 0.01 * kernel_us) << "rank " << r;
+    // Its exposed communication splits the same way, and adds up to the rank's exposed time.
+    const double exposed = set.ranks[r].total.exposed_comm_us;
+    EXPECT_NEAR(s.exposed_wait_us + s.exposed_transfer_us, exposed, 0.01 * exposed) << "rank " << r;
     if (s.arrived_last > most_last->arrived_last) most_last = &s;
     if (s.wait_us < least_wait->wait_us) least_wait = &s;
   }
@@ -244,4 +248,26 @@ TEST(CollectiveMatch, ReportAndTraceAgreeOnRealDlrm) {
   ASSERT_TRUE(summary.configurations[0].comm_wait_share.has_value());
   EXPECT_NEAR(*summary.configurations[0].comm_wait_share, wait / all, 1e-12);
   EXPECT_GT(*summary.configurations[0].comm_wait_share, 0.5);  // DLRM's ranks mostly wait for rank 7
+}
+
+// Exposed communication (not hidden behind the step's GEMM) split the same way. GEMM [20, 570) µs
+// into each step; rank 0's all-reduce [500, 1000) waits until 600 (rank 1 arrives then): exposed
+// [570, 1000), of which [570, 600) waiting; rank 1's [600, 1000) exposed, all transfer.
+TEST(CollectiveMatch, ExposedCommunicationSplitsIntoWaitingAndTransfer) {
+  ScratchDir dir;
+  auto set = job(dir, {0, 100}, true, {}, 0.55);
+  const auto& m = set.collective_match;
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.ranks[0].exposed_wait_us, 3 * 30);
+  EXPECT_DOUBLE_EQ(m.ranks[0].exposed_transfer_us, 3 * 400);
+  EXPECT_DOUBLE_EQ(m.ranks[1].exposed_wait_us, 0);
+  EXPECT_DOUBLE_EQ(m.ranks[1].exposed_transfer_us, 3 * 400);
+  // Each rank's exposed split adds up to its exposed communication.
+  for (std::size_t r = 0; r < 2; ++r)
+    EXPECT_DOUBLE_EQ(m.ranks[r].exposed_wait_us + m.ranks[r].exposed_transfer_us, set.ranks[r].total.exposed_comm_us) << r;
+  IngestOptions in;
+  in.inputs = {dir.path().string()};
+  auto summary = analyze(ingest(in), AnalysisOptions{});
+  ASSERT_TRUE(summary.configurations.at(0).exposed_comm_wait_share.has_value());
+  EXPECT_NEAR(*summary.configurations[0].exposed_comm_wait_share, 90.0 / (90 + 1200 + 1200), 1e-12);
 }

@@ -37,6 +37,7 @@ export interface Configuration {
   step_time_s?: Stat | null;
   // Share of the matched collectives' kernel time spent waiting for the last rank (the rest: transfer).
   comm_wait_share?: Num;
+  exposed_comm_wait_share?: Num;
   time_from?: "epoch" | "run" | "step" | null;
   throughput_samples_per_s?: Num;
   throughput_per_gpu?: Num;
