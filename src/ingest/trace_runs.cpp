@@ -82,6 +82,7 @@ std::string unix_time_text(std::int64_t ns) {
 
 fs::path run_folder_of(const fs::path& trace_file) {
   fs::path dir = trace_file.parent_path();
+  if (dir.empty()) dir = ".";  // a file named without a folder: the working folder
   while (dir.has_parent_path() && dir != dir.parent_path() && is_rank_folder(dir.filename().string()))
     dir = dir.parent_path();
   return dir;
@@ -90,6 +91,7 @@ fs::path run_folder_of(const fs::path& trace_file) {
 std::string label_from_folder(const fs::path& folder) {
   fs::path dir = folder.lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
+  if (dir.empty()) dir = ".";
   for (; !dir.empty(); dir = dir.parent_path()) {
     std::string name = dir.filename().string();
     if (name.empty() || name == "." || name == "..") {

@@ -62,6 +62,10 @@ TEST(TraceRunLabel, FolderNameWithoutCounts) {
   EXPECT_EQ(label_from_folder("/t/ddp/8"), "ddp");
   EXPECT_EQ(label_from_folder("/t/ddp-runs/16gpus"), "ddp-runs");
   EXPECT_EQ(label_from_folder("/t/lm/8/"), "lm");
+  // "." and "": the working folder's name.
+  const auto here = label_from_folder(std::filesystem::current_path().filename());
+  EXPECT_EQ(label_from_folder("."), here);
+  EXPECT_EQ(label_from_folder(""), here);
 }
 
 TEST(TraceRunLabel, PerRankSubfoldersBelongToTheirParent) {
@@ -69,6 +73,7 @@ TEST(TraceRunLabel, PerRankSubfoldersBelongToTheirParent) {
   EXPECT_EQ(run_folder_of("/t/ddp-4gpu/worker_12/trace.json.gz"), std::filesystem::path("/t/ddp-4gpu"));
   EXPECT_EQ(run_folder_of("/t/ddp-4gpu/trace.json"), std::filesystem::path("/t/ddp-4gpu"));
   EXPECT_EQ(run_folder_of("/t/frank3/trace.json"), std::filesystem::path("/t/frank3"));
+  EXPECT_EQ(run_folder_of("trace.json"), std::filesystem::path("."));  // named without a folder
 }
 
 // The start of profiling: newer Kineto writes ts relative to a trailing baseTimeNanoseconds,
