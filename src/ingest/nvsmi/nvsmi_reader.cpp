@@ -235,12 +235,14 @@ std::size_t usual_sample_size(const std::vector<std::int64_t>& t, const std::vec
     if (end_of(k) - starts[k] == usual) spans.push_back(t[end_of(k) - 1] - t[starts[k]]);
     if (k + 1 < starts.size() && t[starts[k + 1]] > t[starts[k]]) periods.push_back(t[starts[k + 1]] - t[starts[k]]);
   }
-  const std::int64_t usual_period = median(periods);
-  if (periods.empty() || 3 * median(spans) > 2 * usual_period) return 0;
+  // In double: times centuries apart (a hostile log) would overflow int64 when multiplied.
+  const double usual_period = static_cast<double>(median(periods));
+  if (periods.empty() || 3.0 * static_cast<double>(median(spans)) > 2.0 * usual_period) return 0;
   // Samples come at the logging interval, later only after the odd pause: periods alternating
   // short and long mean samples were cut in pieces (a GPU that is always slower to read).
   const auto irregular = std::count_if(periods.begin(), periods.end(), [&](std::int64_t p) {
-    return 2 * p < usual_period || p > 2 * usual_period;
+    const double period = static_cast<double>(p);
+    return 2.0 * period < usual_period || period > 2.0 * usual_period;
   });
   if (irregular > 1 && 5 * static_cast<std::size_t>(irregular) > periods.size()) return 0;
   return usual;
