@@ -189,7 +189,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Step time: per step number, the slowest rank's duration; the profiler's steps where the run
   // has traces, else the steps the program logged (steps.csv).
   std::map<std::int64_t, double> slowest_step_s;
-  for (const auto* b : measured_breakdown(run)) {
+  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
+  for (const auto* b : parts) {
     if (b->from_mpi || b->step_ids.size() != b->step_times_us.size()) continue;
     for (std::size_t k = 0; k < b->step_ids.size(); ++k) {
       auto& s = slowest_step_s[b->step_ids[k]];
@@ -479,8 +480,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                                  nodes.size(), *run.nodes)));
   }
 
-  // Trace breakdown summed over ranks and steps.
-  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
+  // Trace breakdown summed over ranks and steps (`parts`: the ranks' breakdowns, above).
   const bool any_trace = !parts.empty() && !parts.front()->from_mpi;
   if (!parts.empty()) {
     double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, step = 0;

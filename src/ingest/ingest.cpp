@@ -306,6 +306,7 @@ Study ingest(const IngestOptions& options) {
   for (std::size_t k : order) {
     auto& out = outputs[k];
     const auto& path = files[others[k]].path;
+    const std::string_view reader = readers[files[others[k]].reader]->name();
     append(study.diagnostics, out.diagnostics);
     Run* target = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
     for (auto& run : out.runs) {
@@ -324,12 +325,12 @@ Study ingest(const IngestOptions& options) {
       itwinai_traces.emplace_back(k, name);
     } else if (target) {
       merge_run_into(*target, std::move(out.attach));
-    } else if (readers[files[others[k]].reader]->name() == "kineto" && out.attach.breakdown.size() == 1 &&
+    } else if (reader == "kineto" && out.attach.breakdown.size() == 1 &&
                out.attach.breakdown.front().world_size) {
       loose_traces.push_back({path, std::move(out.attach)});
-    } else if (readers[files[others[k]].reader]->name() == "nvsmi" && !out.attach.gpus.empty()) {
+    } else if (reader == "nvsmi" && !out.attach.gpus.empty()) {
       loose_gpu_logs.push_back({path, std::move(out.attach)});
-    } else if (readers[files[others[k]].reader]->name() == "kineto") {
+    } else if (reader == "kineto") {
       study.diagnostics.push_back({Severity::warning, "no-manifest",
                                    "a trace without a world size (no distributedInfo) and no scalelens.json above it, so "
                                    "its run is unknown; write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
@@ -370,19 +371,7 @@ Study ingest(const IngestOptions& options) {
     if (auto it = folder_runs.find(*dir); !has_data(it->second)) folder_runs.erase(it);
 
   // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
-  for (auto& [dir, run] : folder_runs) {
-    std::vector<trace::TraceOfRank> of_rank;
-    std::vector<std::size_t> index;
-    for (std::size_t i = 0; i < run.breakdown.size(); ++i)
-      if (!run.breakdown[i].from_mpi) {
-        of_rank.push_back({dir.string(), run.breakdown[i].rank, run.breakdown[i].steps, run.breakdown[i].source,
-                           run.breakdown[i].step_numbers});
-        index.push_back(i);
-      }
-    const auto dropped = trace::duplicate_traces(of_rank, study.diagnostics);
-    for (auto i = dropped.rbegin(); i != dropped.rend(); ++i)
-      run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(index[*i]));
-  }
+  for (auto& [dir, run] : folder_runs) drop_duplicate_traces(run, dir.string(), study.diagnostics);
 
   auto trace_runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
   attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);

@@ -80,6 +80,20 @@ std::string unix_time_text(std::int64_t ns) {
 
 }  // namespace
 
+void drop_duplicate_traces(Run& run, const std::string& group, std::vector<Diagnostic>& diagnostics) {
+  std::vector<trace::TraceOfRank> of_rank;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < run.breakdown.size(); ++i) {
+    const auto& b = run.breakdown[i];
+    if (b.from_mpi) continue;
+    of_rank.push_back({group, b.rank, b.steps, b.source, b.step_numbers});
+    index.push_back(i);
+  }
+  const auto dropped = trace::duplicate_traces(of_rank, diagnostics);
+  for (auto i = dropped.rbegin(); i != dropped.rend(); ++i)
+    run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(index[*i]));
+}
+
 fs::path run_folder_of(const fs::path& trace_file) {
   fs::path dir = trace_file.parent_path();
   if (dir.empty()) dir = ".";  // a file named without a folder: the working folder
@@ -203,12 +217,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
         if (run.gpu_model.empty()) run.gpu_model = t->data.gpu_model;
         for (auto& b : t->data.breakdown) run.breakdown.push_back(std::move(b));
       }
-      // A rank's trace counted once (a copy beside it would double its figures).
-      std::vector<trace::TraceOfRank> of_rank;
-      for (const auto& b : run.breakdown) of_rank.push_back({run.path, b.rank, b.steps, b.source, b.step_numbers});
-      const auto dropped = trace::duplicate_traces(of_rank, diagnostics);
-      for (auto i = dropped.rbegin(); i != dropped.rend(); ++i)
-        run.breakdown.erase(run.breakdown.begin() + static_cast<std::ptrdiff_t>(*i));
+      drop_duplicate_traces(run, run.path, diagnostics);
       // Ranks 0..N-1, each once.
       std::set<int> present, beyond;
       for (const auto& b : run.breakdown) (b.rank < world_size ? present : beyond).insert(b.rank);

@@ -39,6 +39,11 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
 void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::optional<std::string>& label,
                      std::vector<Diagnostic>& diagnostics);
 
+// Leaves out a second trace of one rank over the same steps in `run` (a copy or a rerun beside it
+// would double the rank's figures), with trace::duplicate_traces' warning; MPI records are kept.
+// `group` names the run in the warning.
+void drop_duplicate_traces(Run& run, const std::string& group, std::vector<Diagnostic>& diagnostics);
+
 // Ranks of one job reach their first profiled step within a step of each other; two jobs are
 // minutes apart at least.
 inline constexpr std::int64_t kSameJobGapNs = 60'000'000'000;
