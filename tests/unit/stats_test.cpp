@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
 
 #include "analysis/stats.hpp"
 
@@ -33,4 +36,25 @@ TEST(Describe, SingleValueHasNoConfidenceInterval) {
   EXPECT_DOUBLE_EQ(s->std, 0);
   EXPECT_TRUE(std::isnan(s->ci95_low));
   EXPECT_FALSE(describe({}).has_value());
+}
+
+// The 95% interval every time figure carries (epoch, run and now step time pooled over steps):
+// over many generated samples of step-time-like values (a 0.2 s step with 5% jitter, n from 3
+// to 30), the interval holds the true mean in 95% ± 1.5% of them. 4000 seeds per size.
+TEST(Describe, ConfidenceIntervalCoversTheMeanNinetyFivePercentOfTheTime) {
+  for (int n : {3, 8, 30}) {
+    int covered = 0;
+    const int trials = 4000;
+    for (int seed = 0; seed < trials; ++seed) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + static_cast<std::uint64_t>(n));
+      std::normal_distribution<double> step(0.2, 0.01);
+      std::vector<double> v(static_cast<std::size_t>(n));
+      for (auto& x : v) x = step(rng);
+      auto s = describe(v);
+      ASSERT_TRUE(s);
+      covered += s->ci95_low <= 0.2 && 0.2 <= s->ci95_high;
+    }
+    const double rate = static_cast<double>(covered) / trials;
+    EXPECT_NEAR(rate, 0.95, 0.015) << "n = " << n;
+  }
 }
