@@ -10,6 +10,7 @@
 #include "trace/breakdown.hpp"
 #include "trace/collectives.hpp"
 #include "trace/kineto.hpp"
+#include "trace/roofline.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -101,6 +102,58 @@ void BM_MatchCollectives(benchmark::State& state) {
   state.counters["calls"] = static_cast<double>(matched);
 }
 BENCHMARK(BM_MatchCollectives)->Unit(benchmark::kMillisecond);
+
+// The roofline per operator (issue 20 §2) on the traces that record shapes: the 8 DLRM ranks.
+// BM_DlrmLoadParseAnalyse is the whole per-trace work (attribution included); BM_DlrmAttributeOps
+// the attribution of GPU work to the shaped ops alone, over the same parsed traces.
+std::vector<fs::path> dlrm_traces() {
+  const char* env = std::getenv("SCALELENS_REALDATA");
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(env ? env : "../shared/data") / "kineto" / "dlrm-8rank-v100", ec))
+    if (e.path().filename().string().ends_with(".pt.trace.json")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void BM_DlrmLoadParseAnalyse(benchmark::State& state) {
+  const auto files = dlrm_traces();
+  CommMatcher comm;
+  for (auto _ : state)
+    for (const auto& f : files) {
+      auto parsed = load_kineto(f);
+      if (!parsed) {
+        state.SkipWithError(parsed.error().message.c_str());
+        return;
+      }
+      benchmark::DoNotOptimize(analyse(parsed.value(), comm));
+    }
+}
+BENCHMARK(BM_DlrmLoadParseAnalyse)->Unit(benchmark::kMillisecond);
+
+void BM_DlrmAttributeOps(benchmark::State& state) {
+  std::vector<ParsedTrace> traces;
+  for (const auto& f : dlrm_traces()) {
+    auto parsed = load_kineto(f);
+    if (!parsed) {
+      state.SkipWithError(parsed.error().message.c_str());
+      return;
+    }
+    traces.push_back(std::move(parsed.value()));
+  }
+  CommMatcher comm;
+  std::size_t ops = 0;
+  for (auto _ : state)
+    for (const auto& t : traces) {
+      std::size_t shaped = 0;
+      auto figures = attribute_ops(
+          t, [](std::int64_t) { return true; }, [&](std::uint32_t name) { return comm.is_comm(t.names[name]); }, shaped);
+      ops = figures.size();
+      benchmark::DoNotOptimize(figures);
+    }
+  state.counters["op_signatures_last_rank"] = static_cast<double>(ops);
+}
+BENCHMARK(BM_DlrmAttributeOps)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

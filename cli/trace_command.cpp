@@ -24,7 +24,8 @@ struct TraceArgs {
   std::string comm_kernel_regex;
   unsigned threads = 0;
   CacheArgs cache;
-  double peak_tflops = 0;
+  double peak_tflops = 0, peak_tbps = 0;
+  int ops = 0;
 };
 
 int run_trace(const TraceArgs& args) {
@@ -43,9 +44,10 @@ int run_trace(const TraceArgs& args) {
   options.cache = !args.cache.off;
   options.cache_dir = args.cache.dir;
   if (args.peak_tflops > 0) options.peak_tflops = args.peak_tflops;
+  if (args.peak_tbps > 0) options.peak_tbps = args.peak_tbps;
   auto set = trace::analyse_traces(options);
 
-  trace::OutputOptions out{args.steps, args.kernels, args.hta, args.instances};
+  trace::OutputOptions out{args.steps, args.kernels, args.hta, args.instances, args.ops};
   if (args.format == "json") {
     std::fputs(trace::format_json(set, out).c_str(), stdout);
   } else {
@@ -87,6 +89,13 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "Peak TFLOP/s of one GPU for MFU, instead of the table of common GPUs (by deviceProperties.name)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--peak-tbps", args->peak_tbps,
+                  "Memory bandwidth of one GPU in TB/s for the roofline, instead of the table of common GPUs")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ops", args->ops,
+                  "Top N ops by GPU time against the roofline (FLOPs and bytes from the shapes the profiler recorded "
+                  "with record_shapes=True); the JSON lists 10 per rank without it")
+      ->check(CLI::Range(0, 100));
   cmd->footer(
       "Examples:\n"
       "  scalelens trace traces/                      a folder or files; one row per rank\n"
@@ -96,6 +105,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
       "  scalelens trace rank0.json.gz --format json  the scalelens.trace/1 JSON on standard output\n"
       "  scalelens trace traces/ --comm-kernel-regex '^(nccl|ncclDevKernel|my_allreduce)'\n"
       "  scalelens trace traces/ --peak-tflops 312    MFU against 312 TFLOP/s per GPU\n"
+      "  scalelens trace traces/ --ops 20             the 20 ops with most GPU time against the roofline\n"
       "Summaries are cached under $XDG_CACHE_HOME/scalelens (else ~/.cache/scalelens; --cache-dir DIR),\n"
       "never beside the traces; --no-cache parses again.\n"
       "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace.");

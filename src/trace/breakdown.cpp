@@ -139,13 +139,6 @@ void input_pipeline(const ParsedTrace& trace, RankSummary& r, const StepAt& step
 
 // "bf16", "fp16", "fp32" from a PyTorch input type ("c10::BFloat16", "c10::Half", "float").
 // fp32 matmuls may run as TF32, which the trace does not say: they are counted as fp32.
-std::string precision_of(std::string_view type) {
-  if (starts_with(type, "c10::")) type.remove_prefix(5);
-  if (type == "BFloat16" || type == "bfloat16") return "bf16";
-  if (type == "Half" || type == "half" || type == "float16") return "fp16";
-  if (type == "float" || type == "Float" || type == "float32") return "fp32";
-  return {};
-}
 
 // FLOPs of the ops (args.flops) that start inside an analysed step.
 template <class StepAt>
@@ -219,6 +212,14 @@ int dtype_bytes(std::string_view d) {
       t == "float8_e5m2")
     return 1;
   return 0;
+}
+
+std::string precision_of(std::string_view type) {
+  if (starts_with(type, "c10::")) type.remove_prefix(5);
+  if (type == "BFloat16" || type == "bfloat16") return "bf16";
+  if (type == "Half" || type == "half" || type == "float16") return "fp16";
+  if (type == "float" || type == "Float" || type == "float32") return "fp32";
+  return {};
 }
 
 double RankSummary::achieved_flops_per_s() const {
@@ -354,6 +355,15 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   }
   input_pipeline(trace, r, step_at);
   flops_of_steps(trace, r, step_at);
+  r.ops = attribute_ops(
+      trace,
+      [&](std::int64_t ts) {
+        const int s = step_at(ts);
+        return s >= 0 && !r.steps[static_cast<std::size_t>(s)].cut_off;
+      },
+      [&](std::uint32_t name) { return class_of_name[name] == static_cast<std::int8_t>(KernelClass::communication); },
+      r.shaped_ops);
+  if (r.ops.size() > RankSummary::kMaxOps) r.ops.resize(RankSummary::kMaxOps);
   for (const auto& s : r.steps)
     if (!s.cut_off) {
       add_into(r.total, s);

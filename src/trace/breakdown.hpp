@@ -9,6 +9,7 @@
 #include "common/user_regex.hpp"
 #include "model/study.hpp"
 #include "trace/kineto.hpp"
+#include "trace/roofline.hpp"
 
 namespace scalelens::trace {
 
@@ -90,6 +91,11 @@ struct RankSummary {
   double flops = 0;
   std::size_t flops_ops = 0;
   std::string flops_precision;
+  // The GPU work of the ops with a cost model, by signature, the most GPU time first (at most
+  // kMaxOps); `shaped_ops`: how many such ops carried shapes (0: record_shapes was off).
+  static constexpr std::size_t kMaxOps = 100;
+  std::vector<OpFigures> ops;
+  std::size_t shaped_ops = 0;
   bool cached = false;  // read from the summary cache, not parsed
 
   // Achieved FLOP/s over the analysed steps' time; NaN without flops or steps.
@@ -118,5 +124,8 @@ std::string collective_from_kernel(std::string_view kernel_name);
 
 // Bytes per element of a PyTorch/NCCL dtype name ("Float", "float32", "BFloat16", ...); 0 unknown.
 int dtype_bytes(std::string_view dtype);
+
+// Precision of an op's input type ("c10::BFloat16" → "bf16", "c10::Half" → "fp16", "float" → "fp32"); "" other.
+std::string precision_of(std::string_view type);
 
 }  // namespace scalelens::trace

@@ -512,6 +512,8 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
       c.input_type = remap[c.input_type];
       c.process_group = remap[c.process_group];
       c.process_group_ranks = remap[c.process_group_ranks];
+      c.input_dims_json = remap[c.input_dims_json];
+      c.input_types_json = remap[c.input_types_json];
       out.collectives.push_back(c);
     }
     for (auto e : part.events) {

@@ -41,12 +41,13 @@ struct TraceEvent {
   std::int64_t correlation = -1;  // args.correlation, -1 when absent
   std::uint32_t name = 0;         // index into ParsedTrace::names
   std::uint32_t extra = kNoExtra; // index into ParsedTrace::collectives
+  std::uint32_t tid = 0;          // low 32 bits of an integer "tid": a launch's thread, to find its op
   EventCat cat = EventCat::none;
   std::int64_t end_ns() const { return ts_ns + dur_ns; }
 };
 
 // Args beyond the fixed fields, for the few events that have them: a collective kernel's (NCCL
-// records them on recent PyTorch versions) and an op's `flops` (profiler with_flops=True).
+// records them on recent PyTorch versions), an op's `flops` (profiler with_flops=True) and shapes.
 struct CollectiveArgs {
   std::uint32_t collective_name = 0;  // interned; 0 = "" (absent)
   std::uint32_t dtype = 0;            // interned
@@ -57,6 +58,9 @@ struct CollectiveArgs {
   std::uint32_t process_group = 0, process_group_ranks = 0;
   double flops = -1;                  // args.flops; -1 when absent
   std::uint32_t input_type = 0;       // first of args["Input type"] (interned), with flops
+  // The JSON text of args["Input Dims"] and args["Input type"] (record_shapes=True), interned; kept
+  // only for the ops the roofline has a cost model for (roofline.hpp). 0 = absent.
+  std::uint32_t input_dims_json = 0, input_types_json = 0;
 };
 
 struct ProfilerStep {

@@ -14,6 +14,7 @@
 
 #include "model/limits.hpp"
 #include "trace/kineto.hpp"
+#include "trace/roofline.hpp"
 
 namespace scalelens::trace::detail {
 
@@ -27,6 +28,22 @@ NumStatus micros_to_ns(std::string_view token, std::int64_t& ns, bool& is_float)
 Error json_error(int error_code, const std::string& path, std::string_view buffer, const char* where);
 
 std::optional<int> first_rank_text(std::string_view text);
+
+// A raw JSON value's text without the whitespace On-Demand leaves after it.
+inline std::string_view trim_json(std::string_view raw) {
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) raw.remove_suffix(1);
+  return raw;
+}
+// The first string of a JSON array's text ("[\"float\", ...]" -> float); "" when there is none or it
+// has escapes (type names have none).
+inline std::string_view first_json_string(std::string_view raw) {
+  auto open = raw.find('"');
+  if (open == std::string_view::npos) return {};
+  auto close = raw.find('"', open + 1);
+  if (close == std::string_view::npos) return {};
+  auto s = raw.substr(open + 1, close - open - 1);
+  return s.find('\\') == std::string_view::npos ? s : std::string_view();
+}
 
 Result<ParsedTrace> parse_events_fallback(std::string_view buffer, std::size_t capacity, const std::string& path,
                                           ParsedTrace out);

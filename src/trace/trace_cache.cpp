@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/8";
+constexpr std::string_view kSchema = "scalelens.trace-cache/9";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -296,6 +296,14 @@ std::string summary_to_json(const RankSummary& r) {
   for (const auto& s : r.warnings) w.value(s);
   w.end_array();
   w.key("flops").value(r.flops).key("flops_ops").value(r.flops_ops).key("flops_precision").value(r.flops_precision);
+  w.key("shaped_ops").value(r.shaped_ops).key("ops").begin_array();
+  for (const auto& o : r.ops) {
+    w.begin_object().key("name").value(o.name).key("shapes").value(o.shapes).key("types").value(o.types);
+    w.key("calls").value(o.calls).key("gpu_events").value(o.gpu_events).key("gpu_time_us").value(o.gpu_time_us);
+    w.key("flops").value(o.flops).key("bytes").value(o.bytes).key("precision").value(o.precision).key("why").value(o.why);
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
   return w.take();
 }
@@ -373,6 +381,14 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   }
   if (!num(e, "flops", r.flops) || !integer(e, "flops_ops", r.flops_ops) || !text(e, "flops_precision", r.flops_precision))
     return std::nullopt;
+  if (!integer(e, "shaped_ops", r.shaped_ops) || e["ops"].get_array().get(list)) return std::nullopt;
+  for (auto o : list) {
+    auto& f = r.ops.emplace_back();
+    if (!text(o, "name", f.name) || !text(o, "shapes", f.shapes) || !text(o, "types", f.types) || !integer(o, "calls", f.calls) ||
+        !integer(o, "gpu_events", f.gpu_events) || !num(o, "gpu_time_us", f.gpu_time_us) || !num(o, "flops", f.flops) ||
+        !num(o, "bytes", f.bytes) || !text(o, "precision", f.precision) || !text(o, "why", f.why))
+      return std::nullopt;
+  }
   return r;
 }
 

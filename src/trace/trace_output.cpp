@@ -62,6 +62,30 @@ struct KernelTotal {
   double time_us = 0;
 };
 
+// An op's shapes as the profiler wrote them, cut for a table.
+std::string shown_shapes(const std::string& shapes) {
+  std::string s = printable(shapes);
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+std::string ops_json(const std::vector<OpFigures>& ops, std::size_t limit, const std::string& device, const PeakOverrides& peaks) {
+  std::string o = "[";
+  for (std::size_t i = 0; i < ops.size() && i < limit; ++i) {
+    const auto& op = ops[i];
+    const auto p = roofline_of(op, device, peaks);
+    o += fmt::format("{}{{\"name\": {}, \"shapes\": {}, \"types\": {}, \"calls\": {}, \"gpu_time_us\": {}, \"flops\": {}, "
+                     "\"bytes\": {}, \"precision\": {}, \"achieved_tflops\": {}, \"achieved_tbps\": {}, \"intensity\": {}, "
+                     "\"peak_tflops\": {}, \"peak_tbps\": {}, \"bound\": {}, \"of_roofline\": {}, \"lost_us\": {}, \"why\": {}}}",
+                     i ? ", " : "", json_quote(op.name), json_quote(op.shapes), json_quote(op.types), op.calls,
+                     json_number(op.gpu_time_us), op.flops >= 0 ? json_number(op.flops) : "null",
+                     op.bytes >= 0 ? json_number(op.bytes) : "null", op.precision.empty() ? "null" : json_quote(op.precision),
+                     json_number(p.achieved_tflops), json_number(p.achieved_tbps), json_number(p.intensity),
+                     json_number(p.peak_tflops), json_number(p.peak_tbps), p.bound.empty() ? "null" : json_quote(p.bound),
+                     json_number(p.of_roofline), json_number(p.lost_us), op.why.empty() ? "null" : json_quote(op.why));
+  }
+  return o + "]";
+}
+
 }  // namespace
 
 std::string format_table(const TraceSet& set, const OutputOptions& options) {
@@ -187,6 +211,41 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
     }
   }
 
+  if (options.top_ops > 0) {
+    // All ranks together; each op against its rank's GPU (the first rank that ran it).
+    std::vector<OpFigures> ops;
+    std::map<std::string, std::string> device_of;  // op name + shapes → device
+    std::size_t shaped = 0;
+    double gpu_busy_us = 0;
+    for (const auto& r : set.ranks) {
+      add_ops(ops, r.ops);
+      for (const auto& op : r.ops) device_of.try_emplace(op.name + op.shapes + op.types, r.device);
+      shaped += r.shaped_ops;
+      gpu_busy_us += r.total.busy_us;
+    }
+    if (shaped == 0) {
+      o += "\nroofline: the traces record no operator shapes (profile with record_shapes=True), so FLOPs and bytes per op are unknown\n";
+    } else {
+      double attributed = 0;
+      for (const auto& op : ops) attributed += op.gpu_time_us;
+      o += fmt::format("\ntop {} ops by GPU time against the roofline (all ranks; {}% of GPU busy time is in ops with a cost model)\n"
+                       "{:>9} {:>7} {:>8} {:>8} {:>7} {:>7} {:>9} {:>9}  {}\n",
+                       options.top_ops, pct(attributed, gpu_busy_us), "GPU ms", "calls", "TFLOP/s", "TB/s", "FLOP/B", "bound",
+                       "roofline", "lost ms", "op and input shapes");
+      for (std::size_t i = 0; i < ops.size() && i < static_cast<std::size_t>(options.top_ops); ++i) {
+        const auto& op = ops[i];
+        const auto p = roofline_of(op, device_of[op.name + op.shapes + op.types], set.peaks());
+        o += fmt::format("{:>9} {:>7} {:>8} {:>8} {:>7} {:>7} {:>9} {:>9}  {} {}{}\n", fixed(op.gpu_time_us / 1000, 3), op.calls,
+                         fixed(p.achieved_tflops, 2), fixed(p.achieved_tbps, 3), fixed(p.intensity, 1),
+                         p.bound.empty() ? "-" : p.bound, std::isfinite(p.of_roofline) ? fixed(100 * p.of_roofline, 1) + "%" : "-",
+                         fixed(p.lost_us / 1000, 3), printable(op.name), shown_shapes(op.shapes),
+                         op.why.empty() ? "" : "  (" + op.why + ")");
+      }
+      o += "(roofline: achieved over attainable = min(peak FLOP/s, FLOP/B x peak bandwidth); lost: GPU time beyond the "
+           "attainable; peaks by GPU name or --peak-tflops/--peak-tbps)\n";
+    }
+  }
+
   if (options.hta) {
     o += fmt::format("\nHTA definitions ({}):\n{:>5} {:>14} {:>7} {:>9} {:>12} {:>9}\n",
                      set.hta_step_filter ? "events before each rank's last ProfilerStep" : "all events",
@@ -267,6 +326,8 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     else
       o += ", \"comm_matched\": 0, \"comm_unmatched\": null, \"comm_wait_us\": null, \"comm_transfer_us\": null, "
            "\"exposed_comm_wait_us\": null, \"exposed_comm_transfer_us\": null, \"arrived_last\": null, \"arrived_first\": null";
+    o += fmt::format(", \"shaped_ops\": {}, \"ops\": {}", r.shaped_ops,
+                     ops_json(r.ops, options.top_ops > 0 ? static_cast<std::size_t>(options.top_ops) : 10, r.device, set.peaks()));
     if (options.per_step) {
       o += ", \"per_step\": [";
       for (std::size_t i = 0; i < r.steps.size(); ++i) {

@@ -138,6 +138,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   for (auto i = dropped.rbegin(); i != dropped.rend(); ++i) set.ranks.erase(set.ranks.begin() + static_cast<std::ptrdiff_t>(*i));
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
   set.peak_tflops_override = options.peak_tflops;
+  set.peak_tbps_override = options.peak_tbps;
   summarise_across(set);
   set.collective_match = match_collectives(set.ranks);
   return set;

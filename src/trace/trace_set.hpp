@@ -20,6 +20,7 @@ struct TraceSetOptions {
   bool cache = true;                          // summaries cached (trace_cache.hpp)
   std::filesystem::path cache_dir;            // --cache-dir; empty: default_cache_dir()
   std::optional<double> peak_tflops;          // --peak-tflops: the GPUs' peak, overriding the table
+  std::optional<double> peak_tbps;            // --peak-tbps: the GPUs' memory bandwidth, overriding the table
 };
 
 struct StepStraggler {
@@ -49,6 +50,8 @@ struct TraceSet {
   std::size_t files_considered = 0;
   std::size_t files_cached = 0;  // summaries read from the cache, not parsed
   std::optional<double> peak_tflops_override;
+  std::optional<double> peak_tbps_override;
+  PeakOverrides peaks() const { return {peak_tflops_override, peak_tbps_override}; }
 };
 
 // MFU of one rank: achieved FLOP/s over its GPU's peak (the override, else the table for its

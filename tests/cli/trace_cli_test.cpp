@@ -179,6 +179,35 @@ TEST(TraceCli, PeakTflopsGivesMfu) {
   EXPECT_EQ(run("trace --peak-tflops -1 " + quoted(trace)).exit_code, 1);
 }
 
+// The roofline table of the real DLRM traces (record_shapes=True, V100): --ops N rows, the
+// JSON's ops per rank with their verdict, and the same again from the cached summaries.
+TEST(TraceCli, OpsPrintsTheRooflineTableAndJson) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir cache;
+  const std::string common = quoted(data / "kineto" / "dlrm-8rank-v100") + " --cache-dir " + quoted(cache.path());
+  for (int pass = 0; pass < 2; ++pass) {  // parsed, then cached
+    auto r = run("trace --ops 5 " + common);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("top 5 ops by GPU time against the roofline"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("aten::addmm [[512], [16, 512], [512, 512], [], []]"), std::string::npos) << r.out;
+    auto j = run("trace --ops 3 --format json " + common);
+    ASSERT_EQ(j.exit_code, 0);
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    ASSERT_FALSE(parser.parse(j.out).get(doc)) << j.out;
+    for (auto rank : doc["ranks"].get_array()) {
+      EXPECT_GT(std::int64_t(rank["shaped_ops"]), 0);
+      auto ops = rank["ops"].get_array();
+      EXPECT_EQ(ops.size(), 3u);
+      for (auto op : ops) {
+        EXPECT_GT(double(op["gpu_time_us"]), 0);
+        EXPECT_DOUBLE_EQ(double(op["peak_tbps"]), 0.9);  // V100 HBM2
+      }
+    }
+  }
+  EXPECT_EQ(run("trace --ops -2 " + common).exit_code, 1);
+}
+
 TEST(TraceCli, HelpShowsExamples) {
   auto r = run("trace --help");
   EXPECT_EQ(r.exit_code, 0);

@@ -29,6 +29,9 @@ struct KinetoTraceSpec {
   std::string collective = "allreduce";
   std::int64_t comm_nelems = 1048576;  // Float elements of each all-reduce
   bool comm_metadata = true;  // PyTorch ≥ 2.2 kernel args: Collective name, msg sizes, process group
+  // record_shapes=True: the GEMM is launched from an "aten::mm" op of these sizes (M×K by K×N) and type.
+  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
+  std::string gemm_type = "c10::BFloat16";
 };
 
 // "0, 1, 2, 3" as the profiler lists a process group's ranks.
@@ -55,10 +58,10 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
     }}
   ],
   "distributedInfo": {{"backend": "{}", "rank": {}, "world_size": {}, "pg_count": 1, "pg_config": [{{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:{}", "pg_size": {}}}]}},
-  "record_shapes": 0,
+  "record_shapes": {},
   "traceEvents": [
 )j",
-                                s.device, s.backend, s.rank, s.world_size, s.backend, s.world_size);
+                                s.device, s.backend, s.rank, s.world_size, s.backend, s.world_size, s.gemm_m > 0 ? 1 : 0);
   std::int64_t t = s.first_step_unix_us - base_us;
   const std::int64_t window_begin = t - 50;
   std::int64_t correlation = 1000;
@@ -99,6 +102,17 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
 )j",
                          pid, tid, launch_ts, c, c, kernel, stream, ts, kernel_dur, c, stream, c, more_args);
     };
+    if (s.gemm_m > 0)  // the op that launched the GEMM, as record_shapes=True writes it
+      out += fmt::format(R"j(  {{
+    "ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": {}, "tid": {},
+    "ts": {}, "dur": 9,
+    "args": {{
+      "External id": {},"Ev Idx": {}, "Input Dims": [[{}, {}], [{}, {}]], "Input type": ["{}", "{}"], "Fwd thread id": 0, "Sequence number": {}
+    }}
+  }},
+)j",
+                         pid, tid, t + 8, correlation + 500, k * 3 + 1, s.gemm_m, s.gemm_k, s.gemm_k, s.gemm_n, s.gemm_type,
+                         s.gemm_type, k);
     launch(t + 10, "ampere_sgemm_128x64_tn", 7, t + 20, static_cast<std::int64_t>(static_cast<double>(dur) * s.compute_share),
            R"("registers per thread": 122, "grid": [64, 8, 1], "block": [128, 1, 1])");
     launch(t + 15, s.comm_kernel, 20, t + dur * 5 / 10 + s.comm_delay_us, dur * 4 / 10 + s.comm_extend_us,

@@ -43,6 +43,7 @@ void expect_same(const std::string& text, std::size_t chunk_bytes, unsigned thre
     EXPECT_EQ(e.stream, f.stream) << i;
     EXPECT_EQ(e.correlation, f.correlation) << i;
     EXPECT_EQ(e.cat, f.cat) << i;
+    EXPECT_EQ(e.tid, f.tid) << i;
     EXPECT_EQ(x.names[e.name], y.names[f.name]) << i;
     ASSERT_EQ(e.extra == kNoExtra, f.extra == kNoExtra) << i;
     if (e.extra != kNoExtra) {
@@ -50,6 +51,8 @@ void expect_same(const std::string& text, std::size_t chunk_bytes, unsigned thre
       EXPECT_EQ(x.names[p.collective_name], y.names[q.collective_name]);
       EXPECT_EQ(x.names[p.dtype], y.names[q.dtype]);
       EXPECT_EQ(x.names[p.input_type], y.names[q.input_type]);
+      EXPECT_EQ(x.names[p.input_dims_json], y.names[q.input_dims_json]);
+      EXPECT_EQ(x.names[p.input_types_json], y.names[q.input_types_json]);
       EXPECT_EQ(p.in_msg_nelems, q.in_msg_nelems);
       EXPECT_EQ(p.flops, q.flops);
     }
@@ -75,6 +78,7 @@ void expect_same_all_ways(const std::string& text) {
 const std::string kEvents = R"(
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 0, "dur": 100},
   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {"flops": 2000, "Input type": ["c10::BFloat16", ""], "rank": 9}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 7, "tid": 4294967301, "ts": 1, "dur": 2, "args": {"Input Dims": [[4], [2, 3], [3, 4], [], []], "Input type": ["float", "float", "float", "Scalar", "Scalar"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1.5, "dur": 2, "args": {"correlation": 1}},
   {"ph": "X", "cat": "kernel", "name": "gemm \"quoted\" }, {", "ts": 10, "dur": 40, "args": {"stream": 7, "correlation": 1}},
   {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "ts": 30, "dur": 40, "args": {"stream": 9, "correlation": 2, "Collective name": "allreduce", "In msg nelems": 10, "dtype": "Float", "list": [{"a": 1}, {"b": 2}]}},
