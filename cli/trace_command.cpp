@@ -26,6 +26,9 @@ struct TraceArgs {
   CacheArgs cache;
   double peak_tflops = 0, peak_tbps = 0;
   int ops = 0;
+  int gpus_per_node = 0;
+  double link_gbps = 0;
+  std::string network;
 };
 
 int run_trace(const TraceArgs& args) {
@@ -45,6 +48,14 @@ int run_trace(const TraceArgs& args) {
   options.cache_dir = args.cache.dir;
   if (args.peak_tflops > 0) options.peak_tflops = args.peak_tflops;
   if (args.peak_tbps > 0) options.peak_tbps = args.peak_tbps;
+  options.links.gpus_per_node = args.gpus_per_node;
+  if (args.link_gbps > 0) options.links.link_gbps = args.link_gbps;
+  if (!args.network.empty() && !trace::network_gbps(args.network)) {
+    std::fprintf(stderr, "scalelens trace: --network '%s' is not one the table knows (%s); give --link-gbps instead\n",
+                 args.network.c_str(), trace::network_names().c_str());
+    return 1;
+  }
+  options.links.network = args.network;
   auto set = trace::analyse_traces(options);
 
   trace::OutputOptions out{args.steps, args.kernels, args.hta, args.instances, args.ops};
@@ -52,6 +63,7 @@ int run_trace(const TraceArgs& args) {
     std::fputs(trace::format_json(set, out).c_str(), stdout);
   } else {
     if (!set.ranks.empty()) std::fputs(trace::format_table(set, out).c_str(), stdout);
+    std::fflush(stdout);  // the table whole before the warnings, when both go to one pipe
     for (const auto& d : set.diagnostics)
       std::fprintf(stderr, "%s: %s\n", d.severity == Severity::error ? "error" : "warning", format_location(d).c_str());
   }
@@ -92,6 +104,17 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--peak-tbps", args->peak_tbps,
                   "Memory bandwidth of one GPU in TB/s for the roofline, instead of the table of common GPUs")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-per-node", args->gpus_per_node,
+                  "GPUs per node, to tell collectives within a node from those across nodes (ranks are taken as placed "
+                  "node by node); default: the GPUs a trace's deviceProperties lists")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--network", args->network,
+                  "The network between nodes, for the inter-node bus bandwidth's peak: edr, hdr, ndr, xdr (InfiniBand), "
+                  "slingshot10, slingshot11, roce100, roce200, roce400 (one port per GPU)");
+  cmd->add_option("--link-gbps", args->link_gbps,
+                  "Peak bus bandwidth in GB/s per direction that every collective is held against, instead of the "
+                  "NVLink/PCIe table (within a node) and --network (across nodes)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--ops", args->ops,
                   "Top N ops by GPU time against the roofline (FLOPs and bytes from the shapes the profiler recorded "
                   "with record_shapes=True); the JSON lists 10 per rank without it")
@@ -106,6 +129,8 @@ void add_trace_command(CLI::App& app, int& exit_code) {
       "  scalelens trace traces/ --comm-kernel-regex '^(nccl|ncclDevKernel|my_allreduce)'\n"
       "  scalelens trace traces/ --peak-tflops 312    MFU against 312 TFLOP/s per GPU\n"
       "  scalelens trace traces/ --ops 20             the 20 ops with most GPU time against the roofline\n"
+      "  scalelens trace traces/ --gpus-per-node 4 --network ndr\n"
+      "                                               bus bandwidth within and across nodes against their peaks\n"
       "Summaries are cached under $XDG_CACHE_HOME/scalelens (else ~/.cache/scalelens; --cache-dir DIR),\n"
       "never beside the traces; --no-cache parses again.\n"
       "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace.");

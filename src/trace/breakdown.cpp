@@ -251,6 +251,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   r.rank = trace.rank ? *trace.rank : trace.hta_rank;
   r.world_size = trace.world_size;
   if (!trace.device_names.empty()) r.device = trace.device_names.front();
+  r.visible_gpus = static_cast<int>(std::min<std::size_t>(trace.device_names.size(), limits::kMaxWorldSize));
   if (!r.rank_known) {
     if (auto from_name = rank_from_file_name(trace.path)) {
       r.rank = *from_name;

@@ -73,6 +73,7 @@ struct RankSummary {
   std::string backend;                  // distributedInfo.backend, "" when absent
   std::optional<std::int64_t> start_ns;  // profiling's first step as a Unix time, when the clock says
   std::string device;
+  int visible_gpus = 0;  // deviceProperties entries: the GPUs its process could see
   std::vector<StepFigures> steps;   // in step order, cut-off step included but flagged
   StepFigures no_step;              // GPU events launched outside every ProfilerStep
   StepFigures total;                // summed over the steps analysed

@@ -92,6 +92,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
       const CollectiveCall* last_call = nullptr;
       for (const auto& [rank, list] : members) {
         const auto* c = list[i];
+        inst.members.push_back(rank);
         if (c->start_ns < first) {
           first = c->start_ns;
           inst.first_rank = rank;

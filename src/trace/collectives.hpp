@@ -24,6 +24,21 @@ struct CollectiveInstance {
   int first_rank = 0, last_rank = 0;
   // bytes / transfer time, and that × NCCL's bus factor for the collective and rank count; NaN unknown.
   double algbw_gbps = std::numeric_limits<double>::quiet_NaN(), busbw_gbps = std::numeric_limits<double>::quiet_NaN();
+  std::vector<int> members;  // the ranks matched, ascending
+  // Set by classify_links (link_peaks.hpp): "intra-node", "inter-node", "" unknown; the link's peak
+  // and busbw over it (NaN unknown).
+  std::string scope;
+  double peak_gbps = std::numeric_limits<double>::quiet_NaN(), busbw_of_peak = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Bus bandwidth of the matched calls of one scope (classify_links).
+struct LinkSummary {
+  std::string scope;           // "intra-node", "inter-node", "unknown"
+  std::size_t calls = 0;       // matched calls of that scope
+  std::size_t sized = 0;       // of which with a message size (so a bandwidth)
+  double median_busbw_gbps = std::numeric_limits<double>::quiet_NaN(), max_busbw_gbps = std::numeric_limits<double>::quiet_NaN();
+  double peak_gbps = std::numeric_limits<double>::quiet_NaN();
+  std::string peak_from;       // "NVLink 3 (A100)", "--link-gbps", "--network ndr", "" unknown
 };
 
 // Per rank, over its matched calls: wait + transfer = the calls' kernel time.
@@ -43,6 +58,9 @@ struct CollectiveMatch {
   std::vector<RankCommSplit> ranks;            // by rank; empty when nothing was matched
   std::vector<CollectiveInstance> instances;   // every matched call, by group then order
   std::vector<std::string> notes;              // why calls were left unmatched
+  int gpus_per_node = 0;                       // as classify_links took it; 0 unknown
+  std::string gpus_per_node_from;              // "--gpus-per-node", "deviceProperties", ""
+  std::vector<LinkSummary> links;              // by scope (classify_links)
 };
 
 // Matches the calls of `ranks` (one job's traces; a rank with several traces has its calls

@@ -179,6 +179,20 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
       if (s.arrived_last > late->arrived_last) late = &s;
     o += fmt::format("last to arrive most often: rank {} ({} of {} calls): the others wait for it there\n", late->rank,
                      late->arrived_last, match.instances.size());
+    for (const auto& l : match.links) {
+      o += fmt::format("bus bandwidth, {}: {} calls", l.scope, l.calls);
+      if (l.sized) o += fmt::format(", median {} GB/s (max {})", fixed(l.median_busbw_gbps, 1), fixed(l.max_busbw_gbps, 1));
+      if (l.peak_gbps > 0)
+        o += fmt::format(" against {} GB/s per direction ({}){}", fixed(l.peak_gbps, 1), l.peak_from,
+                         l.sized ? fmt::format(": median {}% of peak", fixed(100 * l.median_busbw_gbps / l.peak_gbps, 1)) : "");
+      else if (l.scope == "inter-node")
+        o += "; peak unknown (give --network NAME or --link-gbps)";
+      else if (l.scope == "unknown")
+        o += "; within or across nodes unknown (give --gpus-per-node)";
+      o += "\n";
+    }
+    if (match.gpus_per_node > 0)
+      o += fmt::format("(nodes: ranks placed node by node, {} GPUs per node from {})\n", match.gpus_per_node, match.gpus_per_node_from);
   }
   for (const auto& note : match.notes) o += "collectives: " + printable(note) + "\n";
 
@@ -396,14 +410,26 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     o += fmt::format(", \"collective_matching\": {{\"method\": {}, \"instances\": {}, \"notes\": [",
                      match.method.empty() ? "null" : json_quote(match.method), match.instances.size());
     for (std::size_t i = 0; i < match.notes.size(); ++i) o += (i ? ", " : "") + json_quote(match.notes[i]);
+    o += fmt::format("], \"gpus_per_node\": {}, \"gpus_per_node_from\": {}, \"links\": [",
+                     match.gpus_per_node > 0 ? std::to_string(match.gpus_per_node) : "null",
+                     match.gpus_per_node_from.empty() ? "null" : json_quote(match.gpus_per_node_from));
+    for (std::size_t i = 0; i < match.links.size(); ++i) {
+      const auto& l = match.links[i];
+      o += fmt::format("{}{{\"scope\": {}, \"calls\": {}, \"sized\": {}, \"median_busbw_gbps\": {}, \"max_busbw_gbps\": {}, "
+                       "\"peak_gbps\": {}, \"peak_from\": {}}}",
+                       i ? ", " : "", json_quote(l.scope), l.calls, l.sized, json_number(l.median_busbw_gbps),
+                       json_number(l.max_busbw_gbps), json_number(l.peak_gbps), l.peak_from.empty() ? "null" : json_quote(l.peak_from));
+    }
     o += "]}, \"collective_instances\": [";
     for (std::size_t k = 0; k < order.size(); ++k) {
       const auto& i = *order[k];
       o += fmt::format("{}\n  {{\"group\": {}, \"name\": {}, \"index\": {}, \"ranks\": {}, \"bytes\": {}, \"skew_us\": {}, "
-                       "\"transfer_us\": {}, \"first_rank\": {}, \"last_rank\": {}, \"algbw_gbps\": {}, \"busbw_gbps\": {}}}",
+                       "\"transfer_us\": {}, \"first_rank\": {}, \"last_rank\": {}, \"algbw_gbps\": {}, \"busbw_gbps\": {}, "
+                       "\"scope\": {}, \"peak_gbps\": {}, \"busbw_of_peak\": {}}}",
                        k ? "," : "", json_quote(i.group), json_quote(i.name), i.index, i.ranks,
                        i.bytes >= 0 ? json_number(i.bytes) : "null", json_number(i.skew_us), json_number(i.transfer_us),
-                       i.first_rank, i.last_rank, json_number(i.algbw_gbps), json_number(i.busbw_gbps));
+                       i.first_rank, i.last_rank, json_number(i.algbw_gbps), json_number(i.busbw_gbps),
+                       i.scope.empty() ? "null" : json_quote(i.scope), json_number(i.peak_gbps), json_number(i.busbw_of_peak));
     }
     o += "]";
   }

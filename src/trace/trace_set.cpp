@@ -141,6 +141,14 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   set.peak_tbps_override = options.peak_tbps;
   summarise_across(set);
   set.collective_match = match_collectives(set.ranks);
+  // The links: the first traced rank's GPU and the most GPUs any trace saw stand for the job's.
+  std::string device;
+  int visible = 0;
+  for (const auto& r : set.ranks) {
+    if (device.empty()) device = r.device;
+    visible = std::max(visible, r.visible_gpus);
+  }
+  classify_links(set.collective_match, options.links, device, visible);
   return set;
 }
 

@@ -10,6 +10,7 @@
 #include "model/study.hpp"
 #include "trace/breakdown.hpp"
 #include "trace/collectives.hpp"
+#include "trace/link_peaks.hpp"
 
 namespace scalelens::trace {
 
@@ -21,6 +22,7 @@ struct TraceSetOptions {
   std::filesystem::path cache_dir;            // --cache-dir; empty: default_cache_dir()
   std::optional<double> peak_tflops;          // --peak-tflops: the GPUs' peak, overriding the table
   std::optional<double> peak_tbps;            // --peak-tbps: the GPUs' memory bandwidth, overriding the table
+  LinkOptions links;                          // --gpus-per-node, --link-gbps, --network
 };
 
 struct StepStraggler {

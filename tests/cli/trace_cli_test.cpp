@@ -208,6 +208,32 @@ TEST(TraceCli, OpsPrintsTheRooflineTableAndJson) {
   EXPECT_EQ(run("trace --ops -2 " + common).exit_code, 1);
 }
 
+// Bus bandwidth within a node on the real DLRM traces (8 V100 SXM2 listed per trace: NVLink 2);
+// telling it to be two nodes of 4 makes the calls inter-node, with the network's peak; an unknown
+// network is a usage error that names the known ones.
+TEST(TraceCli, LinksWithinAndAcrossNodes) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  const std::string traces = quoted(data / "kineto" / "dlrm-8rank-v100") + " --no-cache";
+  auto one = run("trace " + traces);
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_NE(one.out.find("bus bandwidth, intra-node: 8 calls against 150.0 GB/s per direction (NVLink 2 (V100 SXM2))"),
+            std::string::npos) << one.out;
+  auto two = run("trace --gpus-per-node 4 --network hdr --format json " + traces);
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(two.out).get(doc)) << two.out;
+  EXPECT_EQ(std::int64_t(doc["collective_matching"]["gpus_per_node"]), 4);
+  auto links = doc["collective_matching"]["links"].get_array();
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(std::string_view(links.at(0)["scope"]), "inter-node");
+  EXPECT_DOUBLE_EQ(double(links.at(0)["peak_gbps"]), 25);
+  for (auto i : doc["collective_instances"].get_array()) EXPECT_EQ(std::string_view(i["scope"]), "inter-node");
+  auto bad = run("trace --network token-ring " + traces);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("ndr"), std::string::npos) << bad.out;
+}
+
 TEST(TraceCli, HelpShowsExamples) {
   auto r = run("trace --help");
   EXPECT_EQ(r.exit_code, 0);

@@ -11,6 +11,7 @@
 #include "support/kineto_writer.hpp"
 #include "support/test_support.hpp"
 #include "trace/collectives.hpp"
+#include "trace/link_peaks.hpp"
 #include "trace/trace_output.hpp"
 #include "trace/trace_set.hpp"
 
@@ -95,6 +96,67 @@ TEST(CollectiveMatch, TwoRanksOneLateByAKnownAmount) {
   EXPECT_EQ(m.ranks[0].arrived_first, 3u);
   EXPECT_EQ(m.ranks[0].unmatched, 0u);
   EXPECT_TRUE(m.notes.empty());
+}
+
+// Within a node or across nodes, and the bus bandwidth against that link's peak: 4 ranks on one
+// A100 SXM4 node (NVLink 3, 300 GB/s per direction), on two nodes of 2 over NDR InfiniBand (50
+// GB/s), against a peak given by hand, and without knowing the nodes.
+TEST(CollectiveMatch, IntraAndInterNodeAgainstTheLinkPeak) {
+  ScratchDir dir;
+  job(dir, {0, 0, 0, 0});
+  auto with = [&](LinkOptions links) {
+    TraceSetOptions options;
+    options.inputs = {dir.path()};
+    options.cache = false;
+    options.links = std::move(links);
+    return analyse_traces(options).collective_match;
+  };
+  const double busbw = 1048576.0 * 4 / 400e3 * 2 * 3 / 4;  // bytes / 400 µs × 2(n−1)/n
+
+  auto one_node = with({4, std::nullopt, ""});
+  ASSERT_EQ(one_node.instances.size(), 3u);
+  for (const auto& i : one_node.instances) {
+    EXPECT_EQ(i.members, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(i.scope, "intra-node");
+    EXPECT_DOUBLE_EQ(i.busbw_gbps, busbw);
+    EXPECT_DOUBLE_EQ(i.peak_gbps, 300);
+    EXPECT_DOUBLE_EQ(i.busbw_of_peak, busbw / 300);
+  }
+  ASSERT_EQ(one_node.links.size(), 1u);
+  EXPECT_EQ(one_node.links[0].scope, "intra-node");
+  EXPECT_EQ(one_node.links[0].calls, 3u);
+  EXPECT_DOUBLE_EQ(one_node.links[0].median_busbw_gbps, busbw);
+  EXPECT_EQ(one_node.links[0].peak_from, "NVLink 3 (A100)");
+  EXPECT_EQ(one_node.gpus_per_node_from, "--gpus-per-node");
+
+  auto two_nodes = with({2, std::nullopt, "NDR"});
+  for (const auto& i : two_nodes.instances) {
+    EXPECT_EQ(i.scope, "inter-node");
+    EXPECT_DOUBLE_EQ(i.peak_gbps, 50);
+  }
+  EXPECT_EQ(two_nodes.links.at(0).peak_from, "--network NDR");
+  // Across nodes without a network named: the peak is unknown, not guessed.
+  auto no_network = with({2, std::nullopt, ""});
+  EXPECT_TRUE(std::isnan(no_network.instances.at(0).peak_gbps));
+  EXPECT_TRUE(std::isnan(no_network.links.at(0).peak_gbps));
+
+  auto by_hand = with({2, 100.0, "ndr"});
+  EXPECT_DOUBLE_EQ(by_hand.instances.at(0).peak_gbps, 100);
+  EXPECT_DOUBLE_EQ(by_hand.instances.at(0).busbw_of_peak, busbw / 100);
+  EXPECT_EQ(by_hand.links.at(0).peak_from, "--link-gbps");
+
+  // The writer's traces list one GPU each: within or across nodes cannot be told.
+  auto unknown = with({});
+  EXPECT_EQ(unknown.gpus_per_node, 0);
+  EXPECT_EQ(unknown.instances.at(0).scope, "");
+  EXPECT_EQ(unknown.links.at(0).scope, "unknown");
+
+  EXPECT_DOUBLE_EQ(*network_gbps("slingshot-11"), 25);
+  EXPECT_FALSE(network_gbps("token-ring"));
+  EXPECT_DOUBLE_EQ(*intra_node_link_gbps("Tesla V100-SXM2-32GB"), 150);
+  EXPECT_DOUBLE_EQ(*intra_node_link_gbps("NVIDIA H100 80GB HBM3"), 450);
+  EXPECT_DOUBLE_EQ(*intra_node_link_gbps("NVIDIA A100-PCIE-40GB"), 31.5);
+  EXPECT_FALSE(intra_node_link_gbps("AMD Instinct MI250X"));
 }
 
 TEST(CollectiveMatch, FourRanksWaitAddsUpToTheKernelTime) {
@@ -199,6 +261,13 @@ TEST(CollectiveMatch, RealDlrmTracesSplitWaitFromTransfer) {
   }
   EXPECT_EQ(most_last->rank, least_wait->rank);
   EXPECT_TRUE(m.notes.empty());
+  // Each trace lists the node's 8 V100 SXM2 (deviceProperties): one node, NVLink 2.
+  EXPECT_EQ(m.gpus_per_node, 8);
+  EXPECT_EQ(m.gpus_per_node_from, "deviceProperties");
+  ASSERT_EQ(m.links.size(), 1u);
+  EXPECT_EQ(m.links[0].scope, "intra-node");
+  EXPECT_EQ(m.links[0].calls, m.instances.size());
+  EXPECT_DOUBLE_EQ(m.links[0].peak_gbps, 150);
 }
 
 // A rank that profiled one step more (or whose last step was cut off on the others) has an extra
