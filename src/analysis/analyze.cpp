@@ -348,6 +348,8 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   for (auto& c : summary.configurations) {
     std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
+    std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops;  // op → sums, runs
+    std::map<std::pair<std::string, int>, BandwidthPoint> bandwidth;  // (collective, size bin) → sums
     std::optional<ProfilerAverages> averages;  // pooled over runs, as itwinai pools them
     std::set<int> nodes, per_node;
     std::set<double> batches;
@@ -407,6 +409,21 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (r.mfu) mfu.push_back(*r.mfu);
       if (r.comm_wait_share) comm_wait.push_back(*r.comm_wait_share);
       if (r.exposed_comm_wait_share) exposed_wait.push_back(*r.exposed_comm_wait_share);
+      for (const auto& o : r.roofline_ops) {
+        auto& [t, n] = roofline_ops[{o.name, o.shapes}];
+        if (n == 0) t = OpLoss{o.name, o.shapes, o.bound, 0, 0};
+        t.gpu_us += o.gpu_us;
+        t.lost_us += o.lost_us;
+        ++n;
+      }
+      for (const auto& p : r.collective_bandwidth) {
+        auto& t = bandwidth[{p.collective, std::ilogb(p.bytes)}];
+        t.collective = p.collective;
+        const auto n = static_cast<double>(p.calls);
+        t.bytes += p.bytes * n;
+        t.busbw_gbps += p.busbw_gbps * n;
+        t.calls += p.calls;
+      }
       if (r.nodes) nodes_of[group] += *r.nodes;
       if (r.gpus_per_node) per_node.insert(*r.gpus_per_node);
       if (r.global_batch_size) batches.insert(*r.global_batch_size);
@@ -464,6 +481,18 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     c.mfu = mean_of(mfu);
     c.comm_wait_share = mean_of(comm_wait);
     c.exposed_comm_wait_share = mean_of(exposed_wait);
+    for (auto& [key, op] : roofline_ops) {
+      auto& [o, n] = op;
+      o.gpu_us /= n;
+      o.lost_us /= n;
+      c.roofline_ops.push_back(o);
+    }
+    keep_top_losses(c.roofline_ops);
+    for (auto& [key, p] : bandwidth) {
+      p.bytes /= static_cast<double>(p.calls);
+      p.busbw_gbps /= static_cast<double>(p.calls);
+      c.collective_bandwidth.push_back(p);
+    }
     if (!nodes.empty()) c.nodes = *nodes.begin();
     if (!per_node.empty()) c.gpus_per_node = *per_node.begin();
     if (!batches.empty()) c.global_batch_size = *batches.begin();

@@ -25,6 +25,9 @@ struct AnalysisOptions {
 std::vector<const RankBreakdown*> measured_breakdown(const Run& run);
 
 // Per-run figures (no configuration context); diagnostics about the run go to `warnings`.
+// The ops that lose most time against the roofline, most first, at most 5 (run and configuration).
+void keep_top_losses(std::vector<OpLoss>& ops);
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
 
 Summary analyze(const Study& study, const AnalysisOptions& options);

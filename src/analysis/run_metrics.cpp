@@ -130,6 +130,13 @@ std::int64_t energy_gap_threshold_ns(const std::vector<std::int64_t>& t_ns, cons
   return std::max(threshold, kEnergyGapMinNs);
 }
 
+void keep_top_losses(std::vector<OpLoss>& ops) {
+  std::sort(ops.begin(), ops.end(), [](const OpLoss& a, const OpLoss& b) {
+    return a.lost_us != b.lost_us ? a.lost_us > b.lost_us : std::tie(a.name, a.shapes) < std::tie(b.name, b.shapes);
+  });
+  if (ops.size() > 5) ops.resize(5);
+}
+
 std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
   const bool any_trace = std::any_of(run.breakdown.begin(), run.breakdown.end(), [](auto& b) { return !b.from_mpi; });
   std::vector<const RankBreakdown*> parts;
@@ -541,6 +548,26 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       }
       if (wait + transfer > 0) r.comm_wait_share = wait / (wait + transfer);
       if (exposed_wait + exposed_transfer > 0) r.exposed_comm_wait_share = exposed_wait / (exposed_wait + exposed_transfer);
+      r.collective_bandwidth = trace::bandwidth_by_size(match.instances);
+      // Ops against the roofline, per step and traced rank: Σ over ranks / Σ of their steps.
+      std::map<std::pair<std::string, std::string>, OpLoss> ops;
+      double steps_traced = 0;
+      for (const auto* b : parts) {
+        steps_traced += b->steps;
+        for (const auto& o : b->op_losses) {
+          auto& t = ops[{o.name, o.shapes}];
+          if (t.name.empty()) t = OpLoss{o.name, o.shapes, o.bound, 0, 0};
+          t.gpu_us += o.gpu_us;
+          t.lost_us += o.lost_us;
+        }
+      }
+      if (steps_traced > 0)
+        for (auto& [key, o] : ops) {
+          o.gpu_us /= steps_traced;
+          o.lost_us /= steps_traced;
+          r.roofline_ops.push_back(o);
+        }
+      keep_top_losses(r.roofline_ops);
     }
   }
   return r;

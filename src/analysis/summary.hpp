@@ -55,6 +55,10 @@ struct RunSummary {
   std::optional<double> comm_wait_share;
   // The same split of exposed communication (not overlapped by computation): its waiting share.
   std::optional<double> exposed_comm_wait_share;
+  // Roofline: per step and traced rank, the ops that lose most GPU time (at most 5), and the bus
+  // bandwidth of the matched collectives by message size.
+  std::vector<OpLoss> roofline_ops;
+  std::vector<BandwidthPoint> collective_bandwidth;
   std::optional<int> exit_status;
 };
 
@@ -89,6 +93,8 @@ struct ConfigurationSummary {
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread, mfu;
   std::optional<double> comm_wait_share, exposed_comm_wait_share;  // means over its runs
+  std::vector<OpLoss> roofline_ops;                  // per step and rank, means over the runs that have each op
+  std::vector<BandwidthPoint> collective_bandwidth;  // its runs' points pooled by collective and size bin
   // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the
   // time to train them all (latest run_stop − earliest run_start) and models trained per minute.
   // Runs then counts the runs they belong to; epoch and run times are per instance.

@@ -90,6 +90,24 @@ struct CollectiveCall {
   std::vector<std::int64_t> exposed_ns;
 };
 
+// An op's GPU time and the part of it beyond what the roofline allows (trace/roofline.hpp), for
+// the report's "ops that lose most against the roofline". Per rank: totals over its analysed
+// steps; per run and configuration: per step and rank.
+struct OpLoss {
+  std::string name, shapes;  // aten::mm, [[16, 512], [512, 512]]
+  std::string bound;         // "compute" | "memory"
+  double gpu_us = 0, lost_us = 0;
+};
+
+// Bus bandwidth of the matched calls of one collective whose message sizes fall in one
+// power-of-two bin (trace/collectives.hpp): the points of the bandwidth-vs-message-size chart.
+struct BandwidthPoint {
+  std::string collective;
+  double bytes = 0;       // mean message size of the calls
+  double busbw_gbps = 0;  // median (per run) / calls-weighted mean over runs (per configuration)
+  std::size_t calls = 0;
+};
+
 // Per-rank communication/computation breakdown (from a Kineto trace or an MPI interposer), summed
 // over the steps analysed. Filled by the trace and comm readers; all times in microseconds.
 struct RankBreakdown {
@@ -114,6 +132,7 @@ struct RankBreakdown {
   std::string backend;
   std::optional<std::int64_t> start_ns;
   std::vector<CollectiveCall> calls;  // its collective kernels, in start order
+  std::vector<OpLoss> op_losses;      // the ops losing most GPU time against the roofline, most first
   // Model FLOP utilization, when the FLOPs, a step time and the peak are all known.
   std::optional<double> mfu() const {
     if (!flops || !peak_flops || *peak_flops <= 0) return std::nullopt;

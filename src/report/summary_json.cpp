@@ -5,6 +5,22 @@ namespace scalelens {
 
 namespace {
 
+// Ops against the roofline (ms per step and rank) and bus bandwidth by message size.
+void write_roofline_and_bandwidth(JsonWriter& w, const std::vector<OpLoss>& ops, const std::vector<BandwidthPoint>& points) {
+  w.key("roofline_ops").begin_array();
+  for (const auto& o : ops) {
+    w.begin_object().key("name").value(o.name).key("shapes").value(o.shapes).key("bound").value(o.bound);
+    w.key("gpu_ms_per_step").value(o.gpu_us / 1000).key("lost_ms_per_step").value(o.lost_us / 1000).end_object();
+  }
+  w.end_array();
+  w.key("collective_bandwidth").begin_array();
+  for (const auto& p : points) {
+    w.begin_object().key("collective").value(p.collective).key("bytes").value(p.bytes);
+    w.key("busbw_gbps").value(p.busbw_gbps).key("calls").value(p.calls).end_object();
+  }
+  w.end_array();
+}
+
 void write_stat(JsonWriter& w, const std::optional<Stat>& s) {
   if (!s) {
     w.null();
@@ -86,6 +102,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("idle_share").value(c.idle_share).key("straggler_spread").value(c.straggler_spread);
     w.key("mfu").value(c.mfu).key("comm_wait_share").value(c.comm_wait_share);
     w.key("exposed_comm_wait_share").value(c.exposed_comm_wait_share);
+    write_roofline_and_bandwidth(w, c.roofline_ops, c.collective_bandwidth);
     w.key("instances").value(c.instances).key("gpus_per_instance").value(c.gpus_per_instance);
     w.key("time_to_train_all_s").value(c.time_to_train_all_s).key("models_per_minute").value(c.models_per_minute);
     w.key("provenance").value(c.provenance);
@@ -133,6 +150,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("idle_share").value(r.idle_share).key("straggler_spread").value(r.straggler_spread);
     w.key("mfu").value(r.mfu).key("comm_wait_share").value(r.comm_wait_share);
     w.key("exposed_comm_wait_share").value(r.exposed_comm_wait_share);
+    write_roofline_and_bandwidth(w, r.roofline_ops, r.collective_bandwidth);
     w.key("exit_status").value(r.exit_status);
     w.end_object();
   }

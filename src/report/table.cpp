@@ -158,6 +158,17 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   std::string tail;
   for (const auto& a : about) tail += "; " + a;
   out += fmt::format("{}; speedup against {}{}.\n", scaling, baseline, tail);
+  // The op losing most against the roofline, per configuration with traces that record shapes.
+  bool roofline_head = false;
+  for (const auto& c : summary.configurations) {
+    if (c.roofline_ops.empty()) continue;
+    if (!roofline_head) out += "Against the roofline (ms per step and rank; profiler shapes):\n";
+    roofline_head = true;
+    const auto& o = c.roofline_ops.front();
+    out += fmt::format("  {} x{}: {} {} loses {:.3f} of its {:.3f} ms ({}-bound)\n", printable(c.label), c.world_size,
+                       printable(o.name), printable(o.shapes.size() > 48 ? o.shapes.substr(0, 45) + "..." : o.shapes),
+                       o.lost_us / 1000, o.gpu_us / 1000, o.bound);
+  }
   return out;
 }
 

@@ -23,6 +23,28 @@ double bus_factor(std::string_view collective, int n) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+std::vector<BandwidthPoint> bandwidth_by_size(const std::vector<CollectiveInstance>& instances) {
+  struct Bin {
+    double bytes = 0;
+    std::vector<double> busbw;
+  };
+  std::map<std::pair<std::string, int>, Bin> bins;
+  for (const auto& i : instances) {
+    if (!std::isfinite(i.busbw_gbps) || !(i.bytes > 0)) continue;
+    auto& b = bins[{i.name, std::ilogb(i.bytes)}];
+    b.bytes += i.bytes;
+    b.busbw.push_back(i.busbw_gbps);
+  }
+  std::vector<BandwidthPoint> out;
+  for (auto& [key, b] : bins) {
+    auto& v = b.busbw;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    out.push_back({key.first, b.bytes / static_cast<double>(n), n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, n});
+  }
+  return out;
+}
+
 CollectiveMatch match_collectives(const std::vector<RankSummary>& ranks) {
   std::vector<RankCalls> of;
   for (const auto& r : ranks) of.push_back({r.rank, r.start_ns.has_value(), &r.calls});

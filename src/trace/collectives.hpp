@@ -76,6 +76,10 @@ struct RankCalls {
 CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks);
 CollectiveMatch match_collectives(const std::vector<RankSummary>& ranks);
 
+// The matched calls with a bus bandwidth, by collective and power-of-two message-size bin: mean
+// size, median bus bandwidth, calls; by collective, then size.
+std::vector<BandwidthPoint> bandwidth_by_size(const std::vector<CollectiveInstance>& instances);
+
 // NCCL's bus-bandwidth factor (nccl-tests PERFORMANCE.md) for n ranks: all-reduce 2(n−1)/n,
 // all-gather, reduce-scatter and all-to-all (n−1)/n, broadcast, reduce and send/recv 1; NaN for
 // a collective it does not know.

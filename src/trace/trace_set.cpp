@@ -297,6 +297,13 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
     auto m = mfu_of(r, peak_tflops_override);
     if (std::isfinite(m.peak_tflops)) b.peak_flops = m.peak_tflops * 1e12;
   }
+  // The ops losing most against the roofline of this rank's GPU (the table's peaks).
+  for (const auto& op : r.ops) {
+    const auto p = roofline_of(op, r.device, {peak_tflops_override, std::nullopt});
+    if (std::isfinite(p.lost_us) && !p.bound.empty()) b.op_losses.push_back({op.name, op.shapes, p.bound, op.gpu_time_us, p.lost_us});
+  }
+  std::sort(b.op_losses.begin(), b.op_losses.end(), [](const OpLoss& x, const OpLoss& y) { return x.lost_us > y.lost_us; });
+  if (b.op_losses.size() > 10) b.op_losses.resize(10);
   return b;
 }
 

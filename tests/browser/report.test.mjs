@@ -479,3 +479,50 @@ test("report.html of profiler traces alone (no scalelens.json): step time is the
   await shoot(page, "report-traces-alone");
   await page.close();
 });
+
+test("report.html: collective bus bandwidth by message size and ops against the roofline (real DLRM traces)", async (t) => {
+  const real = realDataOrSkip(t);
+  if (!real) return;
+  // The 8 DLRM rank traces (record_shapes=True, V100), with NCCL's message size written into each
+  // collective kernel's args as PyTorch ≥ 2.2 records it: the i-th call of every rank moves
+  // 2^(14 + i mod 6) floats, so that matched calls fall in six size bins.
+  const src = path.join(real, "kineto/dlrm-8rank-v100");
+  const study = tmpdir("scalelens-bandwidth-");
+  t.after(() => fs.rmSync(study, { recursive: true, force: true }));
+  const traces = path.join(study, "dlrm-bw");
+  fs.mkdirSync(traces);
+  for (const f of fs.readdirSync(src).filter((f) => f.endsWith(".pt.trace.json"))) {
+    const trace = JSON.parse(fs.readFileSync(path.join(src, f), "utf8"));
+    const comm = trace.traceEvents.filter((e) => e.cat === "kernel" && /^ncclKernel|ncclDevKernel/.test(e.name)).sort((a, b) => a.ts - b.ts);
+    comm.forEach((e, i) => Object.assign(e.args, { "In msg nelems": 2 ** (14 + (i % 6)), "Out msg nelems": 2 ** (14 + (i % 6)), dtype: "Float" }));
+    fs.writeFileSync(path.join(traces, f), JSON.stringify(trace));
+  }
+  const out = path.join(study, "out");
+  const html = report([traces], out, ["--no-cache"]);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  const c = summary.configurations[0];
+  assert.ok(c.collective_bandwidth.length >= 2, JSON.stringify(c.collective_bandwidth));
+  for (const p of c.collective_bandwidth) assert.ok(p.busbw_gbps > 0 && p.bytes >= 4 * 2 ** 14 && p.calls >= 1, JSON.stringify(p));
+  assert.ok(c.roofline_ops.length >= 1, "ops against the roofline in summary.json");
+  for (const o of c.roofline_ops) assert.ok(o.lost_ms_per_step <= o.gpu_ms_per_step + 1e-9 && ["compute", "memory"].includes(o.bound), JSON.stringify(o));
+
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const s = await chartSeries(page);
+  // One line per collective, with a point per size bin, as summary.json has them.
+  const byCollective = {};
+  for (const p of c.collective_bandwidth) byCollective[p.collective] = (byCollective[p.collective] ?? 0) + 1;
+  const lines = s.bandwidth.filter((x) => x.id.startsWith("bw:"));
+  assert.equal(lines.length, Object.keys(byCollective).length);
+  for (const l of lines) assert.equal(l.points, byCollective[l.name.split(" ").pop()], l.name);
+  // The roofline bars: at the roofline and lost, one bar each per op shown (up to 3 per configuration).
+  const bars = s.roofline.filter((x) => x.type === "bar");
+  assert.deepEqual(bars.map((b) => b.id), ["roofline:ok", "roofline:lost"]);
+  for (const b of bars) assert.equal(b.points, Math.min(3, c.roofline_ops.length));
+  assert.deepEqual(log.errors, []);
+  await page.locator('[data-chart="bandwidth"]').scrollIntoViewIfNeeded();
+  await page.locator('[data-chart="bandwidth"]').screenshot({ path: path.join(ARTIFACTS, "report-bandwidth.png") });
+  await page.locator('[data-chart="roofline"]').screenshot({ path: path.join(ARTIFACTS, "report-roofline.png") });
+  await page.close();
+});

@@ -298,6 +298,42 @@ TEST(CollectiveMatch, ReportGivesTheWaitingShareOfCollectiveTime) {
   EXPECT_NEAR(*summary.configurations[0].comm_wait_share, 300.0 / 2700.0, 1e-12);
 }
 
+// The report's bandwidth-vs-message-size points: 4 ranks, 3 all-reduces of 4 MiB each lasting
+// 400 µs after the last arrival, so one size bin with the exact bus bandwidth; and the GEMM each
+// step launches from an aten::mm of recorded shape, against the roofline, per step and rank.
+TEST(CollectiveMatch, ReportGivesBandwidthBySizeAndOpsAgainstTheRoofline) {
+  ScratchDir dir;
+  for (int r = 0; r < 4; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = 4;
+    spec.first_step_unix_us = kStart;
+    spec.step_us = {1000, 1000, 1000};
+    spec.gemm_m = spec.gemm_n = spec.gemm_k = 2048;
+    dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+  }
+  IngestOptions in;
+  in.inputs = {dir.path().string()};
+  auto summary = analyze(ingest(in), AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  const auto& c = summary.configurations[0];
+  ASSERT_EQ(c.collective_bandwidth.size(), 1u);
+  const auto& p = c.collective_bandwidth[0];
+  EXPECT_EQ(p.collective, "AllReduce");
+  EXPECT_DOUBLE_EQ(p.bytes, 1048576.0 * 4);
+  EXPECT_DOUBLE_EQ(p.busbw_gbps, 1048576.0 * 4 / 400e3 * 2 * 3 / 4);
+  const auto& run = summary.runs.at(0);
+  ASSERT_GE(run.steps_timed, 1u);
+  EXPECT_EQ(p.calls, run.collective_bandwidth.at(0).calls);
+  ASSERT_EQ(c.roofline_ops.size(), 1u);
+  const auto& op = c.roofline_ops[0];
+  EXPECT_EQ(op.name, "aten::mm");
+  EXPECT_EQ(op.bound, "compute");
+  EXPECT_DOUBLE_EQ(op.gpu_us, 600);  // 60% of each 1000 µs step, per step and rank
+  const double ideal_us = 2.0 * 2048 * 2048 * 2048 / 312e12 * 1e6;  // A100 bf16 peak
+  EXPECT_NEAR(op.lost_us, 600 - ideal_us, 1e-6);
+}
+
 // `scalelens report` and `scalelens trace` agree on the shared DLRM traces.
 TEST(CollectiveMatch, ReportAndTraceAgreeOnRealDlrm) {
   SCALELENS_REQUIRE_REALDATA(data);

@@ -267,6 +267,85 @@ export function breakdownChart(configs: Configuration[], runs: RunSeries[] | und
   };
 }
 
+// Bus bandwidth of the collectives matched across ranks against their message size: one line per
+// configuration and collective (the label's colour, one dash per collective; the world size is in
+// the name).
+export function bandwidthChart(configs: Configuration[], ctx: ChartContext): Option {
+  const series: Option[] = [];
+  const collectives = [...new Set(configs.flatMap((c) => (c.collective_bandwidth ?? []).map((p) => p.collective)))].sort();
+  const dashes = ["solid", "dashed", "dotted"];
+  for (const c of configs)
+    for (const name of [...new Set((c.collective_bandwidth ?? []).map((p) => p.collective))].sort()) {
+      const points = (c.collective_bandwidth ?? []).filter((p) => p.collective === name && isNum(p.bytes) && isNum(p.busbw_gbps) && p.bytes > 0);
+      if (!points.length) continue;
+      points.sort((a, b) => a.bytes - b.bytes);
+      const id = `${c.label}/${c.world_size} ${name}`;
+      series.push({
+        type: "line",
+        id: `bw:${id}`,
+        name: id,
+        data: points.map((p) => [p.bytes, p.busbw_gbps, p.calls]),
+        color: colorFor(c.label, ctx.allLabels),
+        lineStyle: { width: 2, type: dashes[collectives.indexOf(name) % dashes.length] },  // one dash per collective
+        symbolSize: 7,
+        label: { show: ctx.showLabels, position: "top", formatter: (p: { value: number[] }) => fmt(p.value[1]) },
+        emphasis: { focus: "series" },
+      });
+    }
+  return {
+    ...(series.length ? {} : noData("no message sizes: collectives matched across ranks with NCCL's sizes (PyTorch ≥ 2.2 traces) draw here")),
+    grid: GRID_LEGEND,
+    legend: legendOf(series),
+    tooltip: {
+      trigger: "item",
+      confine: true,
+      formatter: (p: { seriesName: string; value: number[] }) =>
+        `<b>${esc(p.seriesName)}</b><br>${esc(fmt(p.value[0]))} bytes<br>bus bandwidth ${esc(fmt(p.value[1]))} GB/s<br>${esc(String(p.value[2]))} calls`,
+    },
+    xAxis: logAxis(2, "message size (bytes)"),
+    yAxis: { type: "value", name: "bus bandwidth (GB/s)", ...AXIS_NAME, nameGap: 44 },
+    series,
+  };
+}
+
+// The ops that lose most GPU time against the roofline, per configuration: what the roofline
+// allows (attainable) and what it lost, ms per step and rank, one bar per configuration and op.
+export function rooflineChart(configs: Configuration[], ctx: ChartContext): Option {
+  const rows: { key: string; op: string; bound: string; ok: number; lost: number }[] = [];
+  for (const c of configs)
+    for (const o of (c.roofline_ops ?? []).slice(0, 3))
+      rows.push({ key: `${c.label}/${c.world_size}`, op: `${o.name} ${o.shapes}`, bound: o.bound, ok: Math.max(0, o.gpu_ms_per_step - o.lost_ms_per_step), lost: o.lost_ms_per_step });
+  const categories = rows.map((r) => `${r.key}: ${r.op}`);
+  const bar = (id: string, name: string, color: string, values: number[]) => ({
+    type: "bar",
+    id,
+    name,
+    stack: "time",
+    color,
+    data: values,
+    label: { show: ctx.showLabels, position: "inside", formatter: (p: { value: number }) => fmt(p.value) },
+    barMaxWidth: 28,
+  });
+  return {
+    ...(rows.length ? {} : noData("no operator shapes: profile with record_shapes=True to see ops against the roofline")),
+    grid: { ...GRID, left: 16, top: 40, containLabel: true },
+    legend: { top: 0, left: 8, textStyle: { fontSize: 11 } },
+    tooltip: {
+      trigger: "axis",
+      axisPointer: { type: "shadow" },
+      confine: true,
+      formatter: (ps: { dataIndex: number }[]) => {
+        const r = rows[ps[0]?.dataIndex ?? -1];
+        if (!r) return "";
+        return `<b>${esc(r.key)}</b><br>${esc(r.op)}<br>${esc(r.bound)}-bound<br>at the roofline ${esc(fmt(r.ok))} ms, lost ${esc(fmt(r.lost))} ms per step`;
+      },
+    },
+    yAxis: { type: "category", data: categories, inverse: true, axisLabel: { fontSize: 10, width: 260, overflow: "truncate" } },
+    xAxis: { type: "value", name: "ms per step and rank", ...AXIS_NAME },
+    series: rows.length ? [bar("roofline:ok", "at the roofline", "#4c8bf5", rows.map((r) => r.ok)), bar("roofline:lost", "lost against it", "#e4572e", rows.map((r) => r.lost))] : [],
+  };
+}
+
 export function utilizationChart(configs: Configuration[], ctx: ChartContext): Option {
   const rows = configs.filter((c) => c.gpu_util_pct);
   const categories = rows.map((c) => `${curveOf(c)}/${c.world_size}`);

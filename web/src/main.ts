@@ -14,11 +14,13 @@ import {
 import { CanvasRenderer, SVGRenderer } from "echarts/renderers";
 import "./style.css";
 import {
+  bandwidthChart,
   breakdownChart,
   efficiencyChart,
   energyChart,
   gpuTimeChart,
   paretoChart,
+  rooflineChart,
   speedupChart,
   stepTimeChart,
   throughputChart,
@@ -83,6 +85,8 @@ const CHARTS: { id: string; section: string; title: string; desc: string; wide?:
   { id: "throughput", section: "scaling", title: "Throughput", desc: "Samples per second, all {count} together." },
   { id: "throughput_per_gpu", section: "scaling", title: "Throughput per {one}", desc: "Samples per second per {one}; flat is ideal." },
   { id: "breakdown", section: "why", title: "Where step time goes", desc: "From profiler traces: shares of step time, mean over runs." },
+  { id: "bandwidth", section: "why", title: "Collective bus bandwidth vs message size", desc: "From profiler traces: collectives matched across ranks, median bus bandwidth (NCCL's definition) per power-of-two message size." },
+  { id: "roofline", section: "why", title: "Ops against the roofline", desc: "From profiler traces with shapes: the ops losing most GPU time per step and rank, split into what the roofline allows and what was lost against it." },
   { id: "utilization", section: "why", title: "GPU utilization", desc: "Time-weighted mean per configuration; whiskers: min–max over GPUs." },
   { id: "energy", section: "cost", title: "Energy", desc: "GPU energy per run (Wh) and per sample (J), mean over runs." },
   { id: "pareto", section: "cost", title: "Time vs energy", desc: "Per configuration; large points and the dashed line are the Pareto front (no other is both faster and cheaper)." },
@@ -216,6 +220,8 @@ function renderAll(): void {
     ["throughput", () => throughputChart(configs, false, ctx)],
     ["throughput_per_gpu", () => throughputChart(configs, true, ctx)],
     ["breakdown", () => breakdownChart(configs, data.series?.runs, ctx)],
+    ["bandwidth", () => bandwidthChart(configs, ctx)],
+    ["roofline", () => rooflineChart(configs, ctx)],
     ["utilization", () => utilizationChart(configs, ctx)],
     ["energy", () => energyChart(configs, ctx)],
     ["pareto", () => paretoChart(configs, ctx)],

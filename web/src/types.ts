@@ -38,6 +38,10 @@ export interface Configuration {
   // Share of the matched collectives' kernel time spent waiting for the last rank (the rest: transfer).
   comm_wait_share?: Num;
   exposed_comm_wait_share?: Num;
+  // Ops losing most GPU time against the roofline (per step and rank) and the collectives' bus
+  // bandwidth by message size, from profiler traces.
+  roofline_ops?: { name: string; shapes: string; bound: string; gpu_ms_per_step: number; lost_ms_per_step: number }[];
+  collective_bandwidth?: { collective: string; bytes: number; busbw_gbps: number; calls: number }[];
   time_from?: "epoch" | "run" | "step" | null;
   throughput_samples_per_s?: Num;
   throughput_per_gpu?: Num;
