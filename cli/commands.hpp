@@ -39,6 +39,11 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                          "global = this x GPUs)")
                       ->check(CLI::Range(1e-9, 1e15));
   global->excludes(per_gpu);
+  cmd->add_option("--predict", analysis.predict,
+                  "GPU counts to predict with each curve's scaling model, comma-separated (default: 2x and 4x the "
+                  "largest measured; at most 8x it)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--warmup-steps", analysis.warmup_steps,
                   "Profiled steps left out at the start of each run when step time is the time (traces alone)")
       ->check(CLI::Range(0, 1000000))

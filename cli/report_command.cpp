@@ -181,7 +181,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  scalelens report mllogs/mlflow --experiment mnist-scaling --run-names ddp-run,horovod-run\n"
       "  scalelens report runs/ --baseline common --format json > summary.json\n"
       "  scalelens report runs/ -o paper/scaling --strict\n"
-      "Files written to the output folder: summary.json (schema scalelens.summary/1), summary.csv,\n"
+      "  scalelens report runs/ --predict 512,1024   (the scaling model's time, speedup, efficiency there)\n"
+      "Files written to the output folder: summary.json (schema scalelens.summary/2), summary.csv,\n"
       "report.html (interactive, opens offline) and figures/ (gnuplot scripts, data, SVG/PNG/PDF).\n"
       "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings.");
   cmd->callback([args, &exit_code] {

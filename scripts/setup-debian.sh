@@ -6,7 +6,7 @@ SUDO=""
 packages=(
   build-essential cmake ninja-build pkg-config
   libsimdjson-dev libdeflate-dev zlib1g-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libeigen3-dev
   python3
   openmpi-bin libopenmpi-dev
   libcpp-httplib-dev gnuplot-nox chromium util-linux

@@ -307,6 +307,77 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   }
 }
 
+// The scaling model of each curve (DESIGN.md, "Scaling model"): each run's own time on the curve's
+// time basis, per configuration; predictions turned into speedup, efficiency and throughput.
+void model_curves(Summary& summary, std::map<std::string, std::vector<ConfigurationSummary*>>& curves, const AnalysisOptions& options) {
+  for (auto& [name, curve] : curves) {
+    if (curve.empty()) continue;
+    const std::string basis = curve.front()->time_from;
+    if (basis.empty()) continue;
+    std::vector<ScalingPoint> points;
+    for (const auto* c : curve) {
+      ScalingPoint pt{c->world_size, {}};
+      for (auto i : c->run_indices) {
+        const auto& r = summary.runs[i];
+        if (basis == "epoch" && !r.epoch_times_s.empty()) pt.times.push_back(*mean_of(r.epoch_times_s));
+        else if (basis == "run" && r.run_time_s) pt.times.push_back(*r.run_time_s);
+        else if (basis == "step" && !r.step_times_s.empty()) pt.times.push_back(*mean_of(r.step_times_s));
+      }
+      if (!pt.times.empty()) points.push_back(std::move(pt));
+    }
+    CurveModel m;
+    m.curve = name;
+    m.label = curve.front()->label;
+    m.system = curve.front()->system;
+    m.scaling = curve.front()->scaling;
+    m.time_from = basis;
+    ScalingOptions so;
+    so.predict = options.predict;
+    so.replicates = options.model_replicates;
+    so.weak = m.scaling == "weak";
+    // A seed of the curve's name: reports are reproducible, and curves do not share random draws.
+    so.seed ^= std::hash<std::string>{}(name);
+    m.model = fit_scaling_model(points, so);
+    // The baseline (speedup) and the largest configuration with a throughput (throughput).
+    const ConfigurationSummary* base = nullptr;
+    const ConfigurationSummary* with_throughput = nullptr;
+    for (const auto& c : summary.configurations)
+      if (curve.front()->baseline_world_size && c.curve == curve.front()->baseline_label && c.world_size == *curve.front()->baseline_world_size)
+        base = &c;
+    for (const auto* c : curve)
+      if (c->throughput_samples_per_s) with_throughput = c;
+    const auto t_base = base ? time_of(*base, basis) : std::nullopt;
+    for (const auto& pr : m.model.predictions) {
+      CurvePrediction cp;
+      cp.world_size = pr.p;
+      cp.time_s = pr.time;
+      cp.time_lower_s = pr.lower;
+      cp.time_upper_s = pr.upper;
+      // Shorter time = higher speedup and throughput: the time interval's bounds swap.
+      auto ratio = [](double num, double t) { return t > 0 ? std::optional<double>(num / t) : std::nullopt; };
+      if (t_base && !so.weak) {
+        const double p0 = *curve.front()->baseline_world_size;
+        cp.speedup = ratio(*t_base, pr.time);
+        cp.speedup_lower = ratio(*t_base, pr.upper);
+        cp.speedup_upper = ratio(*t_base, pr.lower);
+        if (cp.speedup) cp.efficiency = *cp.speedup * p0 / pr.p;
+        if (cp.speedup_lower) cp.efficiency_lower = *cp.speedup_lower * p0 / pr.p;
+        if (cp.speedup_upper) cp.efficiency_upper = *cp.speedup_upper * p0 / pr.p;
+      }
+      if (with_throughput && m.model.fit) {
+        // Samples per unit of time scale as work / time: the same work (strong) or p/p_ref times it (weak).
+        const double pr_ref = with_throughput->world_size;
+        const double work = *with_throughput->throughput_samples_per_s * (*m.model.fit)(pr_ref) * (so.weak ? pr.p / pr_ref : 1.0);
+        cp.throughput = ratio(work, pr.time);
+        cp.throughput_lower = ratio(work, pr.upper);
+        cp.throughput_upper = ratio(work, pr.lower);
+      }
+      m.predictions.push_back(cp);
+    }
+    summary.curves.push_back(std::move(m));
+  }
+}
+
 }  // namespace
 
 Summary analyze(const Study& study, const AnalysisOptions& options) {
@@ -617,6 +688,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (p > p0 && *s > 0) c->karp_flatt = (1 / *s - p0 / p) / (1 - p0 / p);
     }
   }
+  model_curves(summary, curves, options);
   missing.emit(config_warnings);
   summary.warnings.insert(summary.warnings.end(), run_warnings.begin(), run_warnings.end());
   summary.warnings.insert(summary.warnings.end(), config_warnings.begin(), config_warnings.end());

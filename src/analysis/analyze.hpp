@@ -17,6 +17,8 @@ struct AnalysisOptions {
   std::optional<int> baseline_gpus;   // --baseline-gpus N: fixes p0
   std::optional<std::string> scaling;  // "strong" | "weak": overrides detection
   unsigned threads = 0;                // runs summarized in parallel; 0 = every core
+  std::vector<int> predict;            // --predict: GPU counts; empty: 2× and 4× each curve's largest
+  int model_replicates = 1000;         // bootstrap replicates of the scaling model
 };
 
 // The ranks' breakdowns a run's figures come from: its GPU traces where it has any, else the MPI

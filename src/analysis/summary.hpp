@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/scaling_model.hpp"
 #include "analysis/stats.hpp"
 #include "common/diagnostics.hpp"
 #include "model/study.hpp"
@@ -108,6 +109,22 @@ struct ConfigurationSummary {
   std::string key() const { return (curve.empty() ? label : curve) + "/" + std::to_string(world_size); }
 };
 
+// A curve's scaling model (analysis/scaling_model.hpp) and what it predicts, with the figures that
+// follow from the predicted time: speedup and efficiency against the curve's baseline, throughput
+// from the largest measured configuration that has one. Bounds are the interval's.
+struct CurvePrediction {
+  int world_size = 0;
+  double time_s = 0, time_lower_s = 0, time_upper_s = 0;
+  std::optional<double> speedup, speedup_lower, speedup_upper;
+  std::optional<double> efficiency, efficiency_lower, efficiency_upper;
+  std::optional<double> throughput, throughput_lower, throughput_upper;
+};
+struct CurveModel {
+  std::string curve, label, system, scaling, time_from;
+  ScalingModel model;
+  std::vector<CurvePrediction> predictions;
+};
+
 struct Summary {
   std::string baseline = "per-label";  // "per-label" | "common" | "<N>"
   std::string scaling = "strong";      // "strong" | "weak" | "mixed"
@@ -118,6 +135,7 @@ struct Summary {
   std::vector<std::string> systems;
   std::vector<ConfigurationSummary> configurations;  // by label, system, then world size
   std::vector<RunSummary> runs;
+  std::vector<CurveModel> curves;    // one per curve with a time, in configuration order
   std::vector<Diagnostic> warnings;  // ingest's and analysis's, in that order
 };
 

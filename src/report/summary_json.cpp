@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "common/json.hpp"
 #include "report/summary_writers.hpp"
 
@@ -152,6 +154,55 @@ std::string render_summary_json(const Summary& summary) {
     w.key("exposed_comm_wait_share").value(r.exposed_comm_wait_share);
     write_roofline_and_bandwidth(w, r.roofline_ops, r.collective_bandwidth);
     w.key("exit_status").value(r.exit_status);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("curves").begin_array();
+  for (const auto& cm : summary.curves) {
+    const auto& m = cm.model;
+    w.begin_object().key("curve").value(cm.curve).key("label").value(cm.label).key("system");
+    if (cm.system.empty()) w.null(); else w.value(cm.system);
+    w.key("scaling").value(cm.scaling).key("time_from").value(cm.time_from);
+    w.key("model");
+    if (!m.fit) {
+      w.null();
+    } else {
+      const auto& f = *m.fit;
+      w.begin_object().key("formula").value(f.formula()).key("terms").begin_array();
+      for (const auto& t : f.terms) w.begin_object().key("coef").value(t.coef).key("p_exp").value(t.p_exp).key("log_exp").value(t.log_exp).end_object();
+      w.end_array().key("law");
+      if (f.law.empty()) w.null(); else w.value(f.law);
+      w.key("params").begin_object();
+      for (const auto& [k, v] : f.params) w.key(k).value(v);
+      w.end_object();
+      w.key("adj_r2").value(std::isfinite(f.adj_r2) ? std::optional<double>(f.adj_r2) : std::nullopt);
+      w.key("loo_rel_error").value(f.loo_rel_error).key("n_points").value(f.n_points).end_object();
+    }
+    w.key("refused");
+    if (m.refused.empty()) w.null(); else w.value(m.refused);
+    w.key("refused_targets").begin_array();
+    for (const auto& r : m.refused_targets) w.value(r);
+    w.end_array();
+    w.key("backtest");
+    if (!m.backtest) {
+      w.null();
+    } else {
+      const auto& b = *m.backtest;
+      w.begin_object().key("world_size").value(b.p).key("predicted").value(b.predicted).key("lower").value(b.lower);
+      w.key("upper").value(b.upper).key("measured").value(b.measured).key("inside").value(b.inside()).end_object();
+    }
+    w.key("predictions").begin_array();
+    for (const auto& p : cm.predictions) {
+      w.begin_object().key("world_size").value(p.world_size).key("time_s").value(p.time_s).key("lower").value(p.time_lower_s);
+      w.key("upper").value(p.time_upper_s).key("speedup").value(p.speedup).key("speedup_lower").value(p.speedup_lower);
+      w.key("speedup_upper").value(p.speedup_upper).key("efficiency").value(p.efficiency);
+      w.key("efficiency_lower").value(p.efficiency_lower).key("efficiency_upper").value(p.efficiency_upper);
+      w.key("throughput").value(p.throughput).key("throughput_lower").value(p.throughput_lower);
+      w.key("throughput_upper").value(p.throughput_upper).end_object();
+    }
+    w.end_array();
+    w.key("suggest_next_p").value(m.suggest_next_p).key("suggest_why");
+    if (m.suggest_why.empty()) w.null(); else w.value(m.suggest_why);
     w.end_object();
   }
   w.end_array();

@@ -1,5 +1,5 @@
 #pragma once
-// Renderers of a Summary: summary.json (schema scalelens.summary/1), summary.csv and the terminal
+// Renderers of a Summary: summary.json (schema scalelens.summary/2), summary.csv and the terminal
 // table. They only format; every figure comes computed from analysis.
 #include <string>
 
@@ -7,7 +7,7 @@
 
 namespace scalelens {
 
-inline constexpr const char* kSummarySchema = "scalelens.summary/1";
+inline constexpr const char* kSummarySchema = "scalelens.summary/2";
 
 std::string render_summary_json(const Summary& summary);
 std::string render_summary_csv(const Summary& summary);

@@ -56,6 +56,50 @@ std::size_t columns_of(const std::string& s) {
   return n;
 }
 
+// "Scaling model": per curve the chosen model, its self-check and predictions, kept short.
+std::string render_scaling_models(const Summary& summary) {
+  std::string out;
+  auto g3 = [](double v) { return fmt::format("{:.3g}", v); };
+  for (const auto& cm : summary.curves) {
+    const auto& m = cm.model;
+    if (out.empty()) out = "Scaling model (time per " + cm.time_from + " vs GPUs; 90% intervals):\n";
+    out += fmt::format("  {}: ", printable(cm.curve));
+    if (!m.fit) {
+      out += "no model: " + m.refused + "\n";
+      continue;
+    }
+    const auto& f = *m.fit;
+    out += f.formula();
+    std::vector<std::string> about;
+    if (!f.law.empty()) about.push_back(f.law);
+    for (const auto& [k, v] : f.params) {
+      if (k == "serial_fraction") about.push_back(fmt::format("serial fraction {:.2g}%", 100 * v));
+      else if (k == "sigma") about.push_back(fmt::format("σ {:.2g}", v));
+      else if (k == "kappa") about.push_back(fmt::format("κ {:.2g}", v));
+      else if (k == "peak_p") about.push_back(fmt::format("throughput peaks at {:.0f} GPUs", v));
+    }
+    if (!about.empty()) out += fmt::format(" ({})", fmt::join(about, ", "));
+    out += fmt::format("; leave-one-out error {:.1f}%", 100 * f.loo_rel_error);
+    if (std::isfinite(f.adj_r2)) out += fmt::format(", adj. R² {:.3f}", f.adj_r2);
+    out += "\n";
+    if (m.backtest)
+      out += fmt::format("    self-check: fitted without {} GPUs it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p,
+                         g3(m.backtest->predicted), g3(m.backtest->lower), g3(m.backtest->upper), g3(m.backtest->measured),
+                         m.backtest->inside() ? "inside" : "OUTSIDE the interval");
+    for (const auto& p : cm.predictions) {
+      out += fmt::format("    at {} GPUs: {} s [{}, {}]", p.world_size, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
+      if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));
+      if (p.efficiency) out += fmt::format(", efficiency {:.0f}% [{:.0f}, {:.0f}]", 100 * *p.efficiency, 100 * p.efficiency_lower.value_or(NAN), 100 * p.efficiency_upper.value_or(NAN));
+      if (p.throughput) out += fmt::format(", {} samples/s", g3(*p.throughput));
+      out += "\n";
+    }
+    if (!m.refused.empty()) out += "    no prediction: " + m.refused + "\n";
+    for (const auto& r : m.refused_targets) out += "    not predicted: " + r + "\n";
+    if (!m.suggest_why.empty()) out += "    next: " + m.suggest_why + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_table(const Summary& summary, const TableStyle& style) {
@@ -158,6 +202,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   std::string tail;
   for (const auto& a : about) tail += "; " + a;
   out += fmt::format("{}; speedup against {}{}.\n", scaling, baseline, tail);
+  out += render_scaling_models(summary);
   // The op losing most against the roofline, per configuration with traces that record shapes.
   bool roofline_head = false;
   for (const auto& c : summary.configurations) {

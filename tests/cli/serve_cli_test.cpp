@@ -149,7 +149,7 @@ TEST(ServeCli, ServesPageAndApiAndSeesANewRunWithinFiveSeconds) {
   auto summary = http_get(server.port(), "/api/summary");
   EXPECT_EQ(summary.status, 200);
   EXPECT_NE(summary.headers.find("application/json"), std::string::npos);
-  EXPECT_NE(summary.body.find("\"schema\":\"scalelens.summary/1\""), std::string::npos) << summary.body.substr(0, 200);
+  EXPECT_NE(summary.body.find("\"schema\":\"scalelens.summary/2\""), std::string::npos) << summary.body.substr(0, 200);
 
   auto series = http_get(server.port(), "/api/series?run=a2");
   EXPECT_EQ(series.status, 200);

@@ -196,7 +196,7 @@ TEST(ReportHtml, OutputFolderHasReportAndFigures) {
   auto slot = data_slot(html);
   EXPECT_NE(slot.find("\"schema\":\"scalelens.report-data/1\""), std::string::npos);
   EXPECT_NE(slot.find("\"mode\":\"static\""), std::string::npos);
-  EXPECT_NE(slot.find("scalelens.summary/1"), std::string::npos);
+  EXPECT_NE(slot.find("scalelens.summary/2"), std::string::npos);
   EXPECT_NE(slot.find("\\u003cimg src=x"), std::string::npos);
   EXPECT_EQ(html.find("<img src=x"), std::string::npos);
   EXPECT_NE(slot.find("gnuplot was not found"), std::string::npos) << "the report says how to render the figures";

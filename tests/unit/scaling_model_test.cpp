@@ -1,0 +1,145 @@
+// Issue 14 §1: the scaling model. Exact laws are recovered, and over many generated studies with
+// noise (statistics tested as statistics) the right family wins, its parameters land near the
+// truth, and the 90% prediction intervals cover the true time as often as they claim.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "analysis/scaling_model.hpp"
+
+using namespace scalelens;
+
+namespace {
+
+// A study of `law` at `ps`, `repeats` runs each with multiplicative log-normal noise of `cv`.
+std::vector<ScalingPoint> study(const std::function<double(double)>& law, const std::vector<int>& ps, int repeats, double cv,
+                                std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, cv);
+  std::vector<ScalingPoint> out;
+  for (int p : ps) {
+    ScalingPoint pt{p, {}};
+    for (int r = 0; r < repeats; ++r) pt.times.push_back(law(p) * std::exp(noise(rng)));
+    out.push_back(pt);
+  }
+  return out;
+}
+
+TEST(ScalingModel, ExactAmdahlIsRecognisedAndPrinted) {
+  auto amdahl = [](double p) { return 100 * (0.03 + 0.97 / p); };
+  auto m = fit_scaling_model(study(amdahl, {1, 2, 4, 8, 16}, 1, 0, 1), {});
+  ASSERT_TRUE(m.fit);
+  EXPECT_EQ(m.fit->law, "Amdahl");
+  EXPECT_NEAR(m.fit->params.at("serial_fraction"), 0.03, 1e-9);
+  EXPECT_NEAR(m.fit->loo_rel_error, 0, 1e-9);
+  EXPECT_EQ(m.fit->formula(), "T(p) = 3 s + 97 s/p");
+  ASSERT_EQ(m.predictions.size(), 2u);  // 2× and 4× the largest measured
+  EXPECT_EQ(m.predictions[0].p, 32);
+  EXPECT_NEAR(m.predictions[0].time, amdahl(32), 1e-9);
+  ASSERT_TRUE(m.backtest);
+  EXPECT_EQ(m.backtest->p, 16);
+  EXPECT_NEAR(m.backtest->predicted, amdahl(16), 1e-9);
+}
+
+TEST(ScalingModel, RefusesWithTheReason) {
+  auto amdahl = [](double p) { return 100 * (0.03 + 0.97 / p); };
+  auto two = fit_scaling_model(study(amdahl, {1, 2}, 3, 0.02, 1), {});
+  EXPECT_FALSE(two.fit);
+  EXPECT_NE(two.refused.find("at least 3"), std::string::npos) << two.refused;
+  ScalingOptions far;
+  far.predict = {64, 1024};
+  auto m = fit_scaling_model(study(amdahl, {1, 2, 4, 8, 16}, 3, 0.02, 1), far);
+  ASSERT_EQ(m.predictions.size(), 1u);
+  ASSERT_EQ(m.refused_targets.size(), 1u);
+  EXPECT_NE(m.refused_targets[0].find("beyond 8×"), std::string::npos);
+  // Noise far beyond any law: the leave-one-out error is too large to predict from.
+  auto noisy = fit_scaling_model(study(amdahl, {1, 2, 4, 8}, 1, 0.6, 3), {});
+  ASSERT_TRUE(noisy.fit);
+  if (noisy.fit->loo_rel_error > kMaxLooRelError) {
+    EXPECT_TRUE(noisy.predictions.empty());
+    EXPECT_NE(noisy.refused.find("leave-one-out"), std::string::npos);
+  }
+}
+
+struct Calibration {
+  int seeds = 0, family = 0, params_close = 0, covered = 0, predicted = 0;
+};
+
+std::vector<int> powers_of_two(int up_to) {
+  std::vector<int> ps;
+  for (int p = 1; p <= up_to; p *= 2) ps.push_back(p);
+  return ps;
+}
+
+// 200 studies of `law` at `ps`, 3 repeats with `cv` noise: how often the family wins, the
+// parameters land within 10%, and the 90% intervals (2× and 4× the largest p) hold the truth.
+Calibration calibrate(const std::function<double(double)>& law, const std::vector<int>& ps, double cv,
+                      const std::function<bool(const ScalingFit&)>& is_family,
+                      const std::function<bool(const ScalingFit&)>& params_close, bool weak = false, int seeds = 200) {
+  Calibration c;
+  ScalingOptions o;
+  o.weak = weak;
+  o.replicates = 400;
+  o.backtest = o.suggest = false;
+  for (int s = 0; s < seeds; ++s) {
+    auto m = fit_scaling_model(study(law, ps, 3, cv, 1000 + s), o);
+    ++c.seeds;
+    if (!m.fit) continue;
+    if (is_family(*m.fit)) ++c.family;
+    if (params_close(*m.fit)) ++c.params_close;
+    for (const auto& pr : m.predictions) {
+      ++c.predicted;
+      if (law(pr.p) >= pr.lower && law(pr.p) <= pr.upper) ++c.covered;
+    }
+  }
+  std::printf("family %d/%d, params within 10%% %d/%d, 90%% intervals covering the truth %d/%d\n", c.family, c.seeds,
+              c.params_close, c.seeds, c.covered, c.predicted);
+  return c;
+}
+
+void expect_calibrated(const Calibration& c) {
+  EXPECT_GE(c.family, c.seeds * 9 / 10);
+  EXPECT_GE(c.params_close, c.seeds * 9 / 10);
+  ASSERT_GT(c.predicted, 0);
+  const double coverage = static_cast<double>(c.covered) / c.predicted;
+  EXPECT_GE(coverage, 0.85);
+  EXPECT_LE(coverage, 0.95);
+}
+
+auto law_is(std::string name) {
+  return [name](const ScalingFit& f) { return f.law == name; };
+}
+auto param_near(std::string key, double truth) {
+  return [key, truth](const ScalingFit& f) { return f.params.count(key) && std::fabs(f.params.at(key) / truth - 1) <= 0.1; };
+}
+
+TEST(ScalingModelCalibration, AmdahlThreePercent) {
+  auto law = [](double p) { return 100 * (0.03 + 0.97 / p); };
+  expect_calibrated(calibrate(law, powers_of_two(64), 0.03, law_is("Amdahl"), param_near("serial_fraction", 0.03)));
+}
+
+TEST(ScalingModelCalibration, AmdahlWithLogCommunication) {
+  auto law = [](double p) { return 100 * (0.02 + 0.98 / p) + 1.5 * std::log2(p); };
+  expect_calibrated(calibrate(law, powers_of_two(128), 0.02, law_is("Amdahl + log2 p"), param_near("comm_s_per_log2p", 1.5)));
+}
+
+TEST(ScalingModelCalibration, UniversalScalabilityLawWithAPeak) {
+  // σ = 2%, κ = 0.05%: throughput peaks at √(0.98/0.0005) ≈ 44 GPUs.
+  const double a = 100, sigma = 0.02, kappa = 0.0005;
+  auto law = [=](double p) { return a * (1 + sigma * (p - 1) + kappa * p * (p - 1)) / p; };
+  expect_calibrated(calibrate(law, powers_of_two(128), 0.03, law_is("USL"), param_near("peak_p", std::sqrt((1 - sigma) / kappa))));
+}
+
+TEST(ScalingModelCalibration, WeakScalingGrowingWithLog2p) {
+  // Weak scaling: the time per step grows only by the all-reduce's log2 p.
+  auto law = [](double p) { return 10 + 0.4 * std::log2(p); };
+  auto is_log = [](const ScalingFit& f) {
+    return f.terms.size() == 2 && f.terms[1].p_exp == 0 && f.terms[1].log_exp == 1;
+  };
+  auto slope_near = [](const ScalingFit& f) { return f.terms.size() == 2 && std::fabs(f.terms[1].coef / 0.4 - 1) <= 0.1; };
+  expect_calibrated(calibrate(law, powers_of_two(128), 0.02, is_log, slope_near, true));
+}
+
+}  // namespace
