@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
@@ -418,13 +419,20 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
                 std::to_string(kMaxExtrapolation) + "× the largest measured";
     return m;
   }
-  const auto iv = bootstrap(prep.points, p, y, scored, chosen, kept, options.replicates, options.confidence, options.seed, !options.weak);
+  // One bootstrap for the targets and the band (the band's points after the targets).
+  std::vector<double> at = kept;
+  std::set<double> band_at(p.begin(), p.end());
+  const double farthest = *std::max_element(kept.begin(), kept.end());
+  for (double q = p.front(); q <= farthest; q *= 2) band_at.insert(q);
+  band_at.insert(kept.begin(), kept.end());
+  at.insert(at.end(), band_at.begin(), band_at.end());
+  const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, !options.weak);
   if (!iv.ok) {
     m.refused = "the bootstrap could not refit the model in most replicates";
     return m;
   }
-  for (std::size_t t = 0; t < kept.size(); ++t)
-    m.predictions.push_back({static_cast<int>(kept[t]), (*m.fit)(kept[t]), iv.lower[t], iv.upper[t]});
+  for (std::size_t t = 0; t < at.size(); ++t)
+    (t < kept.size() ? m.predictions : m.band).push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
 
   // The next measurement: among the powers of two above the largest measured and below the
   // farthest target, the one whose (simulated) measurement on the model narrows the interval at

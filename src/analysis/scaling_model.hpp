@@ -63,6 +63,9 @@ struct ScalingModel {
   std::optional<ScalingFit> fit;       // none with fewer than 3 GPU counts
   std::string refused;                 // why there are no predictions ("" when there are)
   std::vector<ScalingPrediction> predictions;
+  // The model with its interval at every power of two from the smallest measured GPU count to the
+  // farthest prediction (and at the measured counts): what charts draw as a band.
+  std::vector<ScalingPrediction> band;
   std::vector<std::string> refused_targets;  // "2048: beyond 8× the largest measured (128)"
   std::optional<ScalingBacktest> backtest;
   std::optional<int> suggest_next_p;

@@ -201,6 +201,10 @@ std::string render_summary_json(const Summary& summary) {
       w.key("throughput_upper").value(p.throughput_upper).end_object();
     }
     w.end_array();
+    w.key("band").begin_array();
+    for (const auto& b : m.band)
+      w.begin_object().key("world_size").value(b.p).key("time_s").value(b.time).key("lower").value(b.lower).key("upper").value(b.upper).end_object();
+    w.end_array();
     w.key("suggest_next_p").value(m.suggest_next_p).key("suggest_why");
     if (m.suggest_why.empty()) w.null(); else w.value(m.suggest_why);
     w.end_object();

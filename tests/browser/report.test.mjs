@@ -43,7 +43,7 @@ test("report.html: every view, label toggle, drill-down, XSS label as text, offl
     assert.equal(lines(id).length, 2, id);
     for (const l of lines(id)) assert.equal(l.points, 3, `${id} ${l.name}`);
   }
-  assert.equal(s.time.filter((x) => x.type === "custom").length, 2, "CI error bars per label");
+  assert.equal(s.time.filter((x) => x.type === "custom" && x.id.startsWith("ci:")).length, 2, "CI error bars per label");
   assert.deepEqual(s.speedup.filter((x) => x.id.startsWith("ideal:")).map((x) => x.points), [3], "one ideal line");
   assert.equal(s.utilization.find((x) => x.type === "bar").points, 6);
   assert.deepEqual(s.energy.map((x) => x.points), [6, 6]);
@@ -524,5 +524,45 @@ test("report.html: collective bus bandwidth by message size and ops against the 
   await page.locator('[data-chart="bandwidth"]').scrollIntoViewIfNeeded();
   await page.locator('[data-chart="bandwidth"]').screenshot({ path: path.join(ARTIFACTS, "report-bandwidth.png") });
   await page.locator('[data-chart="roofline"]').screenshot({ path: path.join(ARTIFACTS, "report-roofline.png") });
+  await page.close();
+});
+
+test("report.html: the scaling model's band on the time chart, and the note of a curve it refuses", async (t) => {
+  // ddp follows Amdahl's law (5% serial) at 1..16 GPUs, 3 repeats within ±1%; fsdp has 2 GPU counts.
+  const study = tmpdir("scalelens-model-");
+  t.after(() => fs.rmSync(study, { recursive: true, force: true }));
+  const law = (p) => 100 * (0.05 + 0.95 / p);
+  for (const p of [1, 2, 4, 8, 16])
+    for (const rep of [0, 1, 2]) writeRun(study, `ddp-${p}-${rep}`, { label: "ddp", p, epoch_s: law(p) * (0.99 + 0.01 * rep), gpus: 1, samples: 20 });
+  for (const p of [1, 2]) writeRun(study, `fsdp-${p}`, { label: "fsdp", p, epoch_s: 60 / p, gpus: 1, samples: 20 });
+  const out = path.join(study, "out");
+  const html = report([study], out);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  const ddp = summary.curves.find((c) => c.label === "ddp");
+  assert.equal(ddp.model.law, "Amdahl");
+  assert.ok(ddp.band.length >= 7, "band from 1 to 64 GPUs");
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const chart = await page.evaluate(() => {
+    const c = window.__scalelens.charts.time;
+    const opt = c.getOption();
+    return {
+      series: opt.series.map((s) => ({ id: s.id, type: s.type, data: s.data, dash: s.lineStyle?.type })),
+      notes: (opt.graphic ?? []).flatMap((g) => (g.elements ?? [g]).map((e) => e.style?.text ?? "")).filter(Boolean),
+    };
+  });
+  const band = chart.series.find((s) => s.id === "band:ddp");
+  assert.ok(band, "the band is drawn");
+  assert.equal(band.data.length, ddp.band.length);
+  for (const [i, b] of ddp.band.entries()) assert.deepEqual(band.data[i], [b.world_size, b.lower, b.upper]);
+  const solid = chart.series.find((s) => s.id === "model:ddp"), dashed = chart.series.find((s) => s.id === "prediction:ddp");
+  assert.equal(solid.dash, "solid");
+  assert.equal(dashed.dash, "dashed");
+  assert.ok(solid.data.every(([p]) => p <= 16) && dashed.data.every(([p]) => p >= 16), "solid over the measured range, dashed beyond");
+  assert.ok(chart.notes.some((n) => n.includes("fsdp: no model: 2 measured GPU counts")), JSON.stringify(chart.notes));
+  assert.equal(chart.series.find((s) => s.id === "band:fsdp"), undefined);
+  assert.deepEqual(log.errors, []);
+  await page.locator('[data-chart="time"]').screenshot({ path: path.join(ARTIFACTS, "report-scaling-model.png") });
   await page.close();
 });

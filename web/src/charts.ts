@@ -1,6 +1,6 @@
 // ECharts options for each view. Every builder takes the visible configurations and returns a full
 // option (the page sets it with notMerge). Tooltips build HTML only through escapeHtml.
-import type { Configuration, GpuSeries, RankSeries, RunSeries } from "./types";
+import type { Configuration, CurveModel, GpuSeries, RankSeries, RunSeries } from "./types";
 import {
   BREAKDOWN_PARTS,
   byLabel,
@@ -25,6 +25,7 @@ export interface ChartContext {
   allLabels: string[];
   showLabels: boolean; // value labels on points and bars
   unit: CountUnit; // what world size counts
+  models?: CurveModel[]; // summary.json curves[]: the scaling models
 }
 
 const GRID = { left: 64, right: 24, top: 48, bottom: 56, containLabel: false };
@@ -138,18 +139,59 @@ function errorBars(id: string, name: string, color: string, data: (number | stri
   };
 }
 
+// A curve's scaling model on the time chart: its 90% band as one polygon, the model solid over
+// the measured range and dashed beyond it.
+function modelSeries(label: string, model: CurveModel, measuredMax: number, ctx: ChartContext): Option[] {
+  const band = (model.band ?? []).filter((b) => b.world_size > 0 && b.lower > 0 && b.upper > 0);
+  if (!band.length || !model.model) return [];
+  const color = colorFor(label, ctx.allLabels);
+  const name = `${label} model: ${model.model.formula}`;
+  const inside = band.filter((b) => b.world_size <= measuredMax).map((b) => [b.world_size, b.time_s]);
+  const beyond = band.filter((b) => b.world_size >= measuredMax).map((b) => [b.world_size, b.time_s]);
+  const line = (id: string, data: number[][], type: string) => ({
+    type: "line", id, name, data, color, symbol: "none", silent: true, z: 1, lineStyle: { width: 1.5, type, opacity: 0.8 },
+  });
+  return [
+    {
+      type: "custom",
+      id: `band:${label}`,
+      name: `${label} model (90% interval)`,
+      data: band.map((b) => [b.world_size, b.lower, b.upper]),
+      silent: true,
+      z: 0,
+      // The whole polygon once, from the first item: lower edge out, upper edge back.
+      renderItem: (params: { dataIndex: number }, api: { coord: (p: number[]) => number[] }) => {
+        if (params.dataIndex !== 0) return null;
+        const pts = [...band.map((b) => api.coord([b.world_size, b.lower])), ...band.slice().reverse().map((b) => api.coord([b.world_size, b.upper]))];
+        return { type: "polygon", shape: { points: pts }, style: { fill: color, opacity: 0.15 } };
+      },
+    },
+    line(`model:${label}`, inside, "solid"),
+    line(`prediction:${label}`, beyond, "dashed"),
+  ];
+}
+
 export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartContext): Option {
   const series: Option[] = [];
+  const notes: string[] = [];
   for (const [label, cs] of byLabel(configs)) {
     const data = curve(cs, (c) => timeStat(c, kind)?.mean, true);
     if (!data.length) continue;
     series.push(lineSeries(label, ctx, data, "s"));
     const ci = ciBars(cs, kind);
     if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, colorFor(label, ctx.allLabels), ci));
+    const model = ctx.models?.find((m) => m.curve === label && m.time_from === kind);
+    if (model) {
+      series.push(...modelSeries(label, model, Math.max(...data.map((d) => d[0])), ctx));
+      if (model.refused) notes.push(`${label}: ${model.model ? "no prediction" : "no model"}: ${model.refused}`);
+    }
   }
   const what = `${kind} time`;
   return {
     ...(series.length ? {} : noData(`no ${what} in this study`)),
+    ...(series.length && notes.length
+      ? { graphic: [{ type: "text", id: "model-notes", right: 24, bottom: 62, style: { text: notes.join("\n"), fill: "#666", fontSize: 11, lineHeight: 15, width: 300, overflow: "break", align: "right" } }] }
+      : {}),
     grid: GRID_LEGEND,
     legend: legendOf(series),
     tooltip: itemTooltip("s", what, ctx),

@@ -204,7 +204,7 @@ function renderAll(): void {
   const all = labelsOf(summary);
   const kind = state.timeKind ?? defaultTimeKind(summary);
   const unit = countUnit(summary.world_size_unit);
-  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels, unit };
+  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels, unit, models: summary.curves };
   const configs = visibleConfigs();
 
   (document.getElementById("time-kind") as HTMLSelectElement).value = kind;

@@ -99,7 +99,22 @@ export interface Summary {
   systems?: (string | null)[]; // distinct systems; several: the table shows a system column
   configurations: Configuration[];
   runs: RunSummary[];
+  curves?: CurveModel[]; // scalelens.summary/2: the scaling model of each curve
   warnings: Warning[];
+}
+export interface ModelPoint {
+  world_size: number;
+  time_s: number;
+  lower: number;
+  upper: number;
+}
+export interface CurveModel {
+  curve: string;
+  label: string;
+  time_from: string;
+  model: { formula: string; law: string | null; loo_rel_error: number } | null;
+  refused: string | null;
+  band?: ModelPoint[];
 }
 export interface GpuSeries {
   node: string;
