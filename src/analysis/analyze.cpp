@@ -1,5 +1,6 @@
 // Configurations, baselines, speedup, efficiency, Karp–Flatt and the validity warnings.
 #include "analysis/analyze.hpp"
+#include "analysis/efficiency_account.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -689,6 +690,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     }
   }
   model_curves(summary, curves, options);
+  account_for_efficiency(summary);
   missing.emit(config_warnings);
   summary.warnings.insert(summary.warnings.end(), run_warnings.begin(), run_warnings.end());
   summary.warnings.insert(summary.warnings.end(), config_warnings.begin(), config_warnings.end());

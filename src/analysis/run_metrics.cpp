@@ -498,6 +498,27 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     if (comp + exposed > 0) r.computation_score = comp / (comp + exposed);
     if (comp + comm > 0) r.comp_comm_raw_share = comp / (comp + comm);
+    if (any_trace) {
+      RunSummary::TraceStep ts;
+      for (const auto* b : parts) {
+        if (b->steps <= 0) continue;
+        const double n = b->steps;
+        ts.step_us = std::max(ts.step_us, b->step_time_us / n);
+        ts.comp_max_us = std::max(ts.comp_max_us, b->comp_us / n);
+        ts.comp_sum_us += b->comp_us / n;
+        ts.exposed_comm_us += b->exposed_comm_us / n;
+        ts.idle_us += b->idle_us / n;
+        ts.dataloader_idle_us += b->dataloader_gpu_idle_us / n;
+        ++ts.ranks;
+      }
+      if (ts.ranks > 0 && ts.step_us > 0) {
+        ts.comp_mean_us = ts.comp_sum_us / ts.ranks;
+        ts.exposed_comm_us /= ts.ranks;
+        ts.idle_us /= ts.ranks;
+        ts.dataloader_idle_us /= ts.ranks;
+        r.trace_step = ts;
+      }
+    }
     if (comm > 0) r.overlap_ratio = overlap / comm;
     if (step > 0) {
       r.exposed_comm_share = exposed / step;

@@ -56,6 +56,16 @@ struct RunSummary {
   std::optional<double> comm_wait_share;
   // The same split of exposed communication (not overlapped by computation): its waiting share.
   std::optional<double> exposed_comm_wait_share;
+  // Per profiler step, from its GPU traces (DESIGN.md, "Where the efficiency went"): the slowest
+  // rank's step time, and per rank the mean (and the largest, and the sum over ranks of)
+  // computation, exposed communication, idle and GPU idle while loading data. µs.
+  struct TraceStep {
+    double step_us = 0;
+    double comp_mean_us = 0, comp_max_us = 0, comp_sum_us = 0;
+    double exposed_comm_us = 0, idle_us = 0, dataloader_idle_us = 0;
+    int ranks = 0;
+  };
+  std::optional<TraceStep> trace_step;
   // Roofline: per step and traced rank, the ops that lose most GPU time (at most 5), and the bus
   // bandwidth of the matched collectives by message size.
   std::vector<OpLoss> roofline_ops;
@@ -95,6 +105,21 @@ struct ConfigurationSummary {
       straggler_spread, mfu;
   std::optional<double> comm_wait_share, exposed_comm_wait_share;  // means over its runs
   std::vector<OpLoss> roofline_ops;                  // per step and rank, means over the runs that have each op
+  // POP efficiencies (DESIGN.md, "Where the efficiency went"); computation scaling and global
+  // efficiency need traces at the baseline too. global_vs_baseline = GE / GE(baseline), which
+  // equals the efficiency from step times.
+  struct Pop {
+    double load_balance = 0, comm_efficiency = 0, parallel_efficiency = 0;
+    std::optional<double> computation_scaling, global_efficiency, global_vs_baseline;
+  };
+  std::optional<Pop> pop;
+  // Time per step lost against the ideal (the baseline's step time × p0/p; weak scaling: × 1),
+  // split additively; seconds. Components can be negative (better than the baseline).
+  struct LostTime {
+    double step_s = 0, ideal_s = 0, total_s = 0;
+    double exposed_comm_s = 0, idle_imbalance_s = 0, data_loading_s = 0, extra_compute_s = 0, unattributed_s = 0;
+  };
+  std::optional<LostTime> lost_time;
   std::vector<BandwidthPoint> collective_bandwidth;  // its runs' points pooled by collective and size bin
   // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the
   // time to train them all (latest run_stop − earliest run_start) and models trained per minute.
@@ -123,6 +148,8 @@ struct CurveModel {
   std::string curve, label, system, scaling, time_from;
   ScalingModel model;
   std::vector<CurvePrediction> predictions;
+  // The dominant loss along the curve and how it grows with p, in one sentence ("" without traces).
+  std::string loss_sentence;
 };
 
 struct Summary {

@@ -133,6 +133,7 @@ struct RankBreakdown {
   std::optional<std::int64_t> start_ns;
   std::vector<CollectiveCall> calls;  // its collective kernels, in start order
   std::vector<OpLoss> op_losses;      // the ops losing most GPU time against the roofline, most first
+  double dataloader_gpu_idle_us = 0;  // GPU idle while the input pipeline loaded (traces)
   // Model FLOP utilization, when the FLOPs, a step time and the peak are all known.
   std::optional<double> mfu() const {
     if (!flops || !peak_flops || *peak_flops <= 0) return std::nullopt;

@@ -105,6 +105,25 @@ std::string render_summary_json(const Summary& summary) {
     w.key("mfu").value(c.mfu).key("comm_wait_share").value(c.comm_wait_share);
     w.key("exposed_comm_wait_share").value(c.exposed_comm_wait_share);
     write_roofline_and_bandwidth(w, c.roofline_ops, c.collective_bandwidth);
+    w.key("pop");
+    if (!c.pop) {
+      w.null();
+    } else {
+      w.begin_object().key("load_balance").value(c.pop->load_balance).key("comm_efficiency").value(c.pop->comm_efficiency);
+      w.key("parallel_efficiency").value(c.pop->parallel_efficiency).key("computation_scaling").value(c.pop->computation_scaling);
+      w.key("global_efficiency").value(c.pop->global_efficiency).key("global_vs_baseline").value(c.pop->global_vs_baseline);
+      w.end_object();
+    }
+    w.key("lost_time_s");
+    if (!c.lost_time) {
+      w.null();
+    } else {
+      const auto& l = *c.lost_time;
+      w.begin_object().key("step").value(l.step_s).key("ideal").value(l.ideal_s).key("total").value(l.total_s);
+      w.key("exposed_comm").value(l.exposed_comm_s).key("idle_imbalance").value(l.idle_imbalance_s);
+      w.key("data_loading").value(l.data_loading_s).key("extra_compute").value(l.extra_compute_s);
+      w.key("unattributed").value(l.unattributed_s).end_object();
+    }
     w.key("instances").value(c.instances).key("gpus_per_instance").value(c.gpus_per_instance);
     w.key("time_to_train_all_s").value(c.time_to_train_all_s).key("models_per_minute").value(c.models_per_minute);
     w.key("provenance").value(c.provenance);
@@ -207,6 +226,8 @@ std::string render_summary_json(const Summary& summary) {
     w.end_array();
     w.key("suggest_next_p").value(m.suggest_next_p).key("suggest_why");
     if (m.suggest_why.empty()) w.null(); else w.value(m.suggest_why);
+    w.key("loss_sentence");
+    if (cm.loss_sentence.empty()) w.null(); else w.value(cm.loss_sentence);
     w.end_object();
   }
   w.end_array();

@@ -56,6 +56,33 @@ std::size_t columns_of(const std::string& s) {
   return n;
 }
 
+// "Where the time goes": per configuration with traces, the step time lost against the ideal
+// and its parts, and the POP efficiencies; per curve its dominant loss.
+std::string render_lost_time(const Summary& summary) {
+  std::string out;
+  auto ms = [](double s) { return fmt::format("{:.3g}", s * 1e3); };
+  for (const auto& c : summary.configurations) {
+    if (!c.pop) continue;
+    if (out.empty()) out = "Where the time goes (ms per step against the ideal, from traces; POP efficiencies):\n";
+    out += fmt::format("  {} x{}: ", printable(c.label), c.world_size);
+    if (c.lost_time && c.baseline_world_size && c.world_size != *c.baseline_world_size) {
+      const auto& l = *c.lost_time;
+      out += fmt::format("lost {} of {} = exposed comm {} + waiting/idle {} + data loading {} + extra compute {} + unattributed {}; ",
+                         ms(l.total_s), ms(l.step_s), ms(l.exposed_comm_s), ms(l.idle_imbalance_s), ms(l.data_loading_s),
+                         ms(l.extra_compute_s), ms(l.unattributed_s));
+    }
+    const auto& p = *c.pop;
+    out += fmt::format("LB {:.2f} x CommE {:.2f} = PE {:.2f}", p.load_balance, p.comm_efficiency, p.parallel_efficiency);
+    if (p.computation_scaling) out += fmt::format(", CompS {:.2f}, GE {:.2f}", *p.computation_scaling, *p.global_efficiency);
+    if (p.global_vs_baseline && c.efficiency)
+      out += fmt::format(" (GE/GE0 {:.2f} vs efficiency from times {:.2f})", *p.global_vs_baseline, *c.efficiency);
+    out += "\n";
+  }
+  for (const auto& cm : summary.curves)
+    if (!cm.loss_sentence.empty()) out += fmt::format("  {}: {}\n", printable(cm.curve), cm.loss_sentence);
+  return out;
+}
+
 // "Scaling model": per curve the chosen model, its self-check and predictions, kept short.
 std::string render_scaling_models(const Summary& summary) {
   std::string out;
@@ -203,6 +230,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   for (const auto& a : about) tail += "; " + a;
   out += fmt::format("{}; speedup against {}{}.\n", scaling, baseline, tail);
   out += render_scaling_models(summary);
+  out += render_lost_time(summary);
   // The op losing most against the roofline, per configuration with traces that record shapes.
   bool roofline_head = false;
   for (const auto& c : summary.configurations) {

@@ -282,6 +282,7 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
   b.busy_us = r.total.busy_us;
   b.idle_us = r.total.idle_us;
   b.span_us = r.total.span_us;
+  b.dataloader_gpu_idle_us = r.total.dataloader_gpu_idle_us;
   b.step_numbers = r.step_numbers;
   for (const auto& s : r.steps)
     if (!s.cut_off) {

@@ -137,3 +137,32 @@ export function startServe(dir, extra = []) {
     child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
   });
 }
+
+// A PyTorch profiler (Kineto) trace in the shape the profiler writes (compare
+// tests/support/kineto_writer.hpp and ../shared/data/kineto): distributedInfo, deviceProperties,
+// per step a ProfilerStep#N annotation, two launches (cuda_runtime) and their kernels — a GEMM of
+// `computeUs` and an NCCL all-reduce of `commUs` starting at `commAtUs` — tied by correlation ids.
+export function writeKinetoTrace(file, { rank, worldSize, stepUs, computeUs, commUs, commAtUs, steps = 4, startUs = 1_730_000_000_000_000 }) {
+  const ev = [];
+  let corr = 100;
+  for (let k = 0; k < steps; k++) {
+    const t = startUs + k * stepUs;
+    ev.push({ ph: "X", cat: "user_annotation", name: `ProfilerStep#${k + 1}`, pid: 100 + rank, tid: 100 + rank, ts: t, dur: stepUs, args: { "External id": corr } });
+    for (const [name, stream, at, dur, extra] of [
+      ["ampere_sgemm_128x64_tn", 7, t + 20, computeUs, {}],
+      ["ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 20, t + commAtUs, commUs,
+        { "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": worldSize, dtype: "Float",
+          "Process Group Name": "0", "Process Group Ranks": `[${[...Array(worldSize).keys()].join(", ")}]` }],
+    ]) {
+      corr++;
+      ev.push({ ph: "X", cat: "cuda_runtime", name: "cudaLaunchKernel", pid: 100 + rank, tid: 100 + rank, ts: t + 5, dur: 4, args: { "External id": corr, cbid: 211, correlation: corr } });
+      ev.push({ ph: "X", cat: "kernel", name, pid: 0, tid: stream, ts: at, dur, args: { "External id": corr, device: 0, stream, correlation: corr, ...extra } });
+    }
+  }
+  ev.push({ ph: "X", cat: "Trace", ts: startUs - 50, dur: steps * stepUs + 100, pid: "Spans", tid: "PyTorch Profiler", name: "PyTorch Profiler (0)", args: { "Op count": 0 } });
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify({
+    schemaVersion: 1, deviceProperties: [{ id: 0, name: "NVIDIA A100-SXM4-80GB" }],
+    distributedInfo: { backend: "nccl", rank, world_size: worldSize }, traceEvents: ev,
+  }));
+}

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { ARTIFACTS, BIN, SOURCE_DIR, chartSeries, duplicateIds, launch, openPage, report, tmpdir, waitReady, writeRun } from "./common.mjs";
+import { ARTIFACTS, BIN, SOURCE_DIR, chartSeries, duplicateIds, launch, openPage, report, tmpdir, waitReady, writeKinetoTrace, writeRun } from "./common.mjs";
 
 const XSS = "<img src=x onerror=alert(1)>";
 let browser;
@@ -564,5 +564,44 @@ test("report.html: the scaling model's band on the time chart, and the note of a
   assert.equal(chart.series.find((s) => s.id === "band:fsdp"), undefined);
   assert.deepEqual(log.errors, []);
   await page.locator('[data-chart="time"]').screenshot({ path: path.join(ARTIFACTS, "report-scaling-model.png") });
+  await page.close();
+});
+
+test("report.html: where the lost time went, stacked by cause per configuration beyond the baseline", async (t) => {
+  // One job per GPU count (traces alone): the same 600 µs of computation split p ways, an
+  // all-reduce of 300 µs whose start is later on higher ranks, steps of 1000, 640 and 450 µs.
+  const study = tmpdir("scalelens-lost-");
+  t.after(() => fs.rmSync(study, { recursive: true, force: true }));
+  for (const [p, stepUs] of [[1, 1000], [2, 640], [4, 450]])
+    for (let r = 0; r < p; r++)
+      writeKinetoTrace(path.join(study, `ddp-${p}gpu`, `rank${r}.pt.trace.json`), {
+        rank: r, worldSize: p, stepUs, computeUs: 600 / p, commUs: 300 - 10 * r, commAtUs: Math.round(stepUs * 0.3) + 10 * r, startUs: 1_730_000_000_000_000 + p * 10_000_000,
+      });
+  const out = path.join(study, "out");
+  const html = report([study], out, ["--no-cache", "--warmup-steps", "0"]);
+  const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
+  const beyond = summary.configurations.filter((c) => c.world_size > 1);
+  assert.equal(beyond.length, 2);
+  for (const c of beyond) {
+    const l = c.lost_time_s;
+    const sum = l.exposed_comm + l.idle_imbalance + l.data_loading + l.extra_compute + l.unattributed;
+    assert.ok(Math.abs(sum - l.total) < 1e-12, JSON.stringify(l));
+  }
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const chart = await page.evaluate(() => {
+    const opt = window.__scalelens.charts.lost.getOption();
+    return { categories: opt.xAxis[0].data, series: opt.series.map((s) => ({ id: s.id, data: s.data })) };
+  });
+  assert.deepEqual(chart.categories, beyond.map((c) => `${c.label}/${c.world_size}`));
+  assert.equal(chart.series.length, 5);
+  for (const [i, c] of beyond.entries()) {
+    const drawn = chart.series.reduce((a, s) => a + s.data[i], 0);
+    assert.ok(Math.abs(drawn - c.lost_time_s.total * 1e3) < 1e-3, `${drawn} vs ${c.lost_time_s.total * 1e3}`);
+  }
+  assert.deepEqual(log.errors, []);
+  await page.locator('[data-chart="lost"]').scrollIntoViewIfNeeded();
+  await page.locator('[data-chart="lost"]').screenshot({ path: path.join(ARTIFACTS, "report-lost-time.png") });
   await page.close();
 });

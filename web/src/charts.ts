@@ -350,6 +350,51 @@ export function bandwidthChart(configs: Configuration[], ctx: ChartContext): Opt
   };
 }
 
+// Where the time went: per configuration beyond its baseline, the step time lost against the ideal
+// (the baseline's × p0/p) stacked by cause, ms per step; the POP efficiencies in the tooltip.
+const LOST_PARTS: [string, string, string][] = [
+  ["exposed_comm", "exposed communication", "#e4572e"],
+  ["idle_imbalance", "waiting and idle", "#f3a712"],
+  ["data_loading", "data loading", "#a8c686"],
+  ["extra_compute", "extra computation", "#4c8bf5"],
+  ["unattributed", "unattributed", "#999999"],
+];
+export function lostTimeChart(configs: Configuration[], ctx: ChartContext): Option {
+  const rows = configs.filter((c) => c.lost_time_s && c.world_size !== c.baseline_world_size);
+  const categories = rows.map((c) => `${c.label}/${c.world_size}`);
+  const series = LOST_PARTS.map(([key, name, color]) => ({
+    type: "bar",
+    id: `lost:${key}`,
+    name,
+    stack: "lost",
+    color,
+    data: rows.map((c) => +(((c.lost_time_s as Record<string, number>)[key] ?? 0) * 1e3).toPrecision(4)),
+    label: { show: ctx.showLabels, position: "inside", formatter: (p: { value: number }) => fmt(p.value) },
+    barMaxWidth: 48,
+  }));
+  return {
+    ...(rows.length ? {} : noData("no account of lost time: it needs profiler traces at the baseline and at larger counts")),
+    grid: { ...GRID, top: 72, bottom: 72 },
+    legend: { top: 0, left: 8, width: "80%", type: "plain", itemWidth: 18, itemGap: 8, textStyle: { fontSize: 11 } },
+    tooltip: {
+      trigger: "axis",
+      axisPointer: { type: "shadow" },
+      confine: true,
+      formatter: (ps: { seriesName: string; value: number; dataIndex: number }[]) => {
+        const c = rows[ps[0]?.dataIndex ?? -1];
+        if (!c || !c.lost_time_s) return "";
+        const l = c.lost_time_s;
+        const pop = c.pop ? `<br>LB ${esc(fmt(c.pop.load_balance))} × CommE ${esc(fmt(c.pop.comm_efficiency))} = PE ${esc(fmt(c.pop.parallel_efficiency))}` : "";
+        return `<b>${esc(c.label)}/${c.world_size}</b><br>step ${esc(fmt(l.step * 1e3))} ms, ideal ${esc(fmt(l.ideal * 1e3))} ms${pop}<br>` +
+          ps.map((p) => `${esc(p.seriesName)}: ${esc(fmt(p.value))} ms`).join("<br>");
+      },
+    },
+    xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
+    yAxis: { type: "value", name: "ms per step lost", ...AXIS_NAME, nameGap: 44 },
+    series: rows.length ? series : [],
+  };
+}
+
 // The ops that lose most GPU time against the roofline, per configuration: what the roofline
 // allows (attainable) and what it lost, ms per step and rank, one bar per configuration and op.
 export function rooflineChart(configs: Configuration[], ctx: ChartContext): Option {

@@ -42,6 +42,9 @@ export interface Configuration {
   // bandwidth by message size, from profiler traces.
   roofline_ops?: { name: string; shapes: string; bound: string; gpu_ms_per_step: number; lost_ms_per_step: number }[];
   collective_bandwidth?: { collective: string; bytes: number; busbw_gbps: number; calls: number }[];
+  // Time per step lost against the ideal, by cause (s), and the POP efficiencies (from traces).
+  lost_time_s?: { step: number; ideal: number; total: number; exposed_comm: number; idle_imbalance: number; data_loading: number; extra_compute: number; unattributed: number } | null;
+  pop?: { load_balance: number; comm_efficiency: number; parallel_efficiency: number; computation_scaling: Num; global_efficiency: Num; global_vs_baseline: Num } | null;
   time_from?: "epoch" | "run" | "step" | null;
   throughput_samples_per_s?: Num;
   throughput_per_gpu?: Num;

@@ -1,0 +1,101 @@
+// Issue 14 §2: where the lost efficiency went. On traces written in the profiler's shape at 1, 2
+// and 4 GPUs the lost time per step adds up exactly, the POP hierarchy holds its identities and
+// its global efficiency relative to the baseline equals the efficiency from step times; on the
+// real DLRM traces LB and CommE follow from the ranks' own figures.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
+#include "support/kineto_writer.hpp"
+#include "support/test_support.hpp"
+#include "trace/trace_set.hpp"
+
+using namespace scalelens;
+using namespace scalelens::testing;
+
+namespace {
+
+// Traces of one job per world size in its own folder (runs from traces alone: step time is the
+// time), every step of `step_us[p]`, the all-reduce starting later on higher ranks.
+Summary traced_study(const ScratchDir& dir, const std::map<int, std::int64_t>& step_us) {
+  for (const auto& [p, us] : step_us)
+    for (int r = 0; r < p; ++r) {
+      KinetoTraceSpec spec;
+      spec.rank = r;
+      spec.world_size = p;
+      spec.first_step_unix_us = 1'730'000'000'000'000 + p * 10'000'000;
+      spec.step_us = {us, us, us, us};
+      spec.comm_delay_us = 10 * r;
+      spec.compute_share = 0.6 * 1000.0 / static_cast<double>(us) / p;  // the same work split p ways
+      dir.write("study/job-" + std::to_string(p) + "gpu/rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+    }
+  IngestOptions in;
+  in.inputs = {(dir.path() / "study").string()};
+  AnalysisOptions options;
+  options.warmup_steps = 0;
+  return analyze(ingest(in), options);
+}
+
+TEST(EfficiencyAccount, LostTimeAddsUpAndPopMatchesTheEfficiencyFromTimes) {
+  ScratchDir dir;
+  auto s = traced_study(dir, {{1, 1000}, {2, 640}, {4, 450}});
+  ASSERT_EQ(s.configurations.size(), 3u);
+  for (const auto& c : s.configurations) {
+    ASSERT_TRUE(c.pop) << c.world_size;
+    const auto& p = *c.pop;
+    EXPECT_NEAR(p.parallel_efficiency, p.load_balance * p.comm_efficiency, 1e-12);
+    ASSERT_TRUE(p.computation_scaling && p.global_efficiency && p.global_vs_baseline);
+    EXPECT_NEAR(*p.global_efficiency, p.parallel_efficiency * *p.computation_scaling, 1e-12);
+    ASSERT_TRUE(c.efficiency);
+    // GE / GE(baseline) is p0·T(p0) / (p·T(p)): the efficiency from the same step times.
+    EXPECT_NEAR(*p.global_vs_baseline, *c.efficiency, 1e-9) << c.world_size;
+    ASSERT_TRUE(c.lost_time);
+    const auto& l = *c.lost_time;
+    EXPECT_NEAR(l.total_s, l.step_s - l.ideal_s, 1e-15);
+    EXPECT_NEAR(l.exposed_comm_s + l.idle_imbalance_s + l.data_loading_s + l.extra_compute_s + l.unattributed_s, l.total_s, 1e-12)
+        << c.world_size;
+  }
+  // At 4 GPUs: 450 µs against an ideal of 250 µs per step.
+  const auto& four = s.configurations.back();
+  EXPECT_EQ(four.world_size, 4);
+  EXPECT_NEAR(four.lost_time->ideal_s, 250e-6, 1e-12);
+  EXPECT_NEAR(four.lost_time->total_s, 200e-6, 1e-12);
+  // The same work split 4 ways: computation does not grow.
+  EXPECT_NEAR(four.lost_time->extra_compute_s, 0, 1e-9);
+  ASSERT_EQ(s.curves.size(), 1u);
+  EXPECT_FALSE(s.curves[0].loss_sentence.empty());
+  EXPECT_NE(s.curves[0].loss_sentence.find("at 4 GPUs"), std::string::npos) << s.curves[0].loss_sentence;
+}
+
+TEST(EfficiencyAccount, RealDlrmLoadBalanceAndCommunicationEfficiencyFromTheRanks) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  IngestOptions in;
+  in.inputs = {(data / "kineto/dlrm-8rank-v100").string()};
+  auto s = analyze(ingest(in), AnalysisOptions{});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  ASSERT_TRUE(s.configurations[0].pop);
+  const auto& pop = *s.configurations[0].pop;
+  trace::TraceSetOptions options;
+  options.inputs = {data / "kineto/dlrm-8rank-v100"};
+  options.cache = false;
+  auto set = trace::analyse_traces(options);
+  double sum = 0, most = 0, step = 0;
+  for (const auto& r : set.ranks) {
+    const double n = r.steps_analysed;
+    sum += r.total.comp_us / n;
+    most = std::max(most, r.total.comp_us / n);
+    step = std::max(step, r.total.step_time_us / n);
+  }
+  EXPECT_NEAR(pop.load_balance, sum / 8 / most, 1e-12);
+  EXPECT_NEAR(pop.comm_efficiency, most / step, 1e-12);
+  EXPECT_NEAR(pop.parallel_efficiency, pop.load_balance * pop.comm_efficiency, 1e-12);
+  EXPECT_LT(pop.parallel_efficiency, 1);
+  // Its own baseline: nothing lost, computation scaling 1.
+  EXPECT_NEAR(*pop.computation_scaling, 1, 1e-12);
+  EXPECT_NEAR(s.configurations[0].lost_time->total_s, 0, 1e-15);
+}
+
+}  // namespace
