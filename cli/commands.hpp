@@ -44,6 +44,20 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                   "largest measured; at most 8x it)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--objective", analysis.choice.objective,
+                  "What the recommended GPU count per curve minimises: time, energy or edp (energy x time)")
+      ->check(CLI::IsMember({"time", "energy", "edp"}))
+      ->capture_default_str();
+  cmd->add_option("--min-efficiency", analysis.choice.min_efficiency,
+                  "The recommendation keeps to GPU counts at least this efficient (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option_function<int>("--max-gpus", [&analysis](const int& v) { analysis.choice.max_gpus = v; },
+                                "The recommendation keeps to at most this many GPUs")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option_function<double>("--carbon-intensity", [&analysis](const double& v) { analysis.choice.carbon_g_per_kwh = v; },
+                                   "Grams of CO2e per kWh of the electricity used: CO2e per configuration")
+      ->check(CLI::Range(0.0, 1e5));
   cmd->add_option("--warmup-steps", analysis.warmup_steps,
                   "Profiled steps left out at the start of each run when step time is the time (traces alone)")
       ->check(CLI::Range(0, 1000000))

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/energy_choice.hpp"
 #include "analysis/summary.hpp"
 #include "model/study.hpp"
 
@@ -19,6 +20,7 @@ struct AnalysisOptions {
   unsigned threads = 0;                // runs summarized in parallel; 0 = every core
   std::vector<int> predict;            // --predict: GPU counts; empty: 2× and 4× each curve's largest
   int model_replicates = 1000;         // bootstrap replicates of the scaling model
+  ChoiceOptions choice;                // --objective, --min-efficiency, --max-gpus, --carbon-intensity
 };
 
 // The ranks' breakdowns a run's figures come from: its GPU traces where it has any, else the MPI

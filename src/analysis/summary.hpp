@@ -120,6 +120,12 @@ struct ConfigurationSummary {
     double exposed_comm_s = 0, idle_imbalance_s = 0, data_loading_s = 0, extra_compute_s = 0, unattributed_s = 0;
   };
   std::optional<LostTime> lost_time;
+  // Energy and time (DESIGN.md, "Energy and time"): time to solution (a run's time, else its epoch
+  // time), GPU energy per unit of the curve's time (epoch, run or step), the energy-delay product
+  // of a run (J·s), CO2e of a run (g, with --carbon-intensity), and whether it is on its curve's
+  // Pareto front of time and energy per run.
+  std::optional<double> time_to_solution_s, energy_per_time_unit_wh, edp_js, co2e_g;
+  bool pareto = false;
   std::vector<BandwidthPoint> collective_bandwidth;  // its runs' points pooled by collective and size bin
   // Concurrent model instances (MLPerf weak scaling): how many in a run, the GPUs of each, the
   // time to train them all (latest run_stop − earliest run_start) and models trained per minute.
@@ -143,6 +149,7 @@ struct CurvePrediction {
   std::optional<double> speedup, speedup_lower, speedup_upper;
   std::optional<double> efficiency, efficiency_lower, efficiency_upper;
   std::optional<double> throughput, throughput_lower, throughput_upper;
+  std::optional<double> energy_wh;  // GPU energy per unit of the curve's time, at the measured power per GPU
 };
 struct CurveModel {
   std::string curve, label, system, scaling, time_from;
@@ -150,6 +157,15 @@ struct CurveModel {
   std::vector<CurvePrediction> predictions;
   // The dominant loss along the curve and how it grows with p, in one sentence ("" without traces).
   std::string loss_sentence;
+  std::vector<int> pareto;  // world sizes on the time–energy Pareto front (measured, and predicted where the time is per run)
+  struct Recommendation {
+    int world_size = 0;
+    std::string objective;  // time | energy | edp
+    bool predicted = false;
+    std::string reason;
+  };
+  std::optional<Recommendation> recommended;
+  std::string not_recommended;  // why there is no recommendation
 };
 
 struct Summary {

@@ -105,6 +105,8 @@ std::string render_summary_json(const Summary& summary) {
     w.key("mfu").value(c.mfu).key("comm_wait_share").value(c.comm_wait_share);
     w.key("exposed_comm_wait_share").value(c.exposed_comm_wait_share);
     write_roofline_and_bandwidth(w, c.roofline_ops, c.collective_bandwidth);
+    w.key("time_to_solution_s").value(c.time_to_solution_s).key("energy_per_time_unit_wh").value(c.energy_per_time_unit_wh);
+    w.key("edp_js").value(c.edp_js).key("co2e_g").value(c.co2e_g).key("pareto").value(c.pareto);
     w.key("pop");
     if (!c.pop) {
       w.null();
@@ -217,7 +219,7 @@ std::string render_summary_json(const Summary& summary) {
       w.key("speedup_upper").value(p.speedup_upper).key("efficiency").value(p.efficiency);
       w.key("efficiency_lower").value(p.efficiency_lower).key("efficiency_upper").value(p.efficiency_upper);
       w.key("throughput").value(p.throughput).key("throughput_lower").value(p.throughput_lower);
-      w.key("throughput_upper").value(p.throughput_upper).end_object();
+      w.key("throughput_upper").value(p.throughput_upper).key("energy_wh").value(p.energy_wh).end_object();
     }
     w.end_array();
     w.key("band").begin_array();
@@ -228,6 +230,19 @@ std::string render_summary_json(const Summary& summary) {
     if (m.suggest_why.empty()) w.null(); else w.value(m.suggest_why);
     w.key("loss_sentence");
     if (cm.loss_sentence.empty()) w.null(); else w.value(cm.loss_sentence);
+    w.key("pareto").begin_array();
+    for (int p : cm.pareto) w.value(p);
+    w.end_array();
+    w.key("recommended");
+    if (!cm.recommended) {
+      w.null();
+    } else {
+      const auto& r = *cm.recommended;
+      w.begin_object().key("world_size").value(r.world_size).key("objective").value(r.objective);
+      w.key("predicted").value(r.predicted).key("reason").value(r.reason).end_object();
+    }
+    w.key("not_recommended");
+    if (cm.not_recommended.empty()) w.null(); else w.value(cm.not_recommended);
     w.end_object();
   }
   w.end_array();

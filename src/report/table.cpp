@@ -83,6 +83,23 @@ std::string render_lost_time(const Summary& summary) {
   return out;
 }
 
+// "Energy and time": per curve the Pareto front and the recommended GPU count with its reason.
+std::string render_energy_and_time(const Summary& summary) {
+  std::string out;
+  for (const auto& cm : summary.curves) {
+    if (!cm.recommended && cm.pareto.empty() && cm.not_recommended.empty()) continue;
+    if (out.empty()) out = "Energy and time:\n";
+    out += fmt::format("  {}: ", printable(cm.curve));
+    if (cm.recommended) out += "recommended " + cm.recommended->reason;
+    else out += "no recommendation: " + cm.not_recommended;
+    if (!cm.pareto.empty()) out += fmt::format("; time-energy Pareto front at {} {}", fmt::join(cm.pareto, ", "), summary.world_size_unit);
+    out += "\n";
+  }
+  for (const auto& c : summary.configurations)
+    if (c.co2e_g) out += fmt::format("  {} x{}: {:.3g} g CO2e per run ({:.3g} Wh)\n", printable(c.label), c.world_size, *c.co2e_g, *c.energy_wh);
+  return out;
+}
+
 // "Scaling model": per curve the chosen model, its self-check and predictions, kept short.
 std::string render_scaling_models(const Summary& summary) {
   std::string out;
@@ -231,6 +248,7 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   out += fmt::format("{}; speedup against {}{}.\n", scaling, baseline, tail);
   out += render_scaling_models(summary);
   out += render_lost_time(summary);
+  out += render_energy_and_time(summary);
   // The op losing most against the roofline, per configuration with traces that record shapes.
   bool roofline_head = false;
   for (const auto& c : summary.configurations) {

@@ -412,6 +412,9 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   EXPECT_NE(std::string_view(refused.at(0)).find("1024: beyond 8"), std::string_view::npos);
   EXPECT_EQ(std::int64_t(ddp["backtest"]["world_size"]), 16);
   EXPECT_TRUE(bool(ddp["backtest"]["inside"]));
+  // The recommendation (time, at least 70% efficient): 8 GPUs (74%), not 16 (57%).
+  EXPECT_EQ(std::int64_t(ddp["recommended"]["world_size"]), 8);
+  EXPECT_EQ(std::string_view(ddp["recommended"]["objective"]), "time");
   EXPECT_TRUE(curves["fsdp"]["model"].is_null());
   EXPECT_NE(std::string_view(curves["fsdp"]["refused"]).find("at least 3"), std::string_view::npos);
 
@@ -423,4 +426,8 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   EXPECT_NE(table.out.find("at 32 GPUs: "), std::string::npos) << table.out;  // default: 2× and 4× the largest
   EXPECT_NE(table.out.find("fsdp: no model: 2 measured GPU counts"), std::string::npos) << table.out;
   EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --predict 0").exit_code, 1);
+  EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --min-efficiency 2").exit_code, 1);
+  EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --objective fastest").exit_code, 1);
+  auto capped = run_scalelens("report " + quoted(dir.path()) + " --max-gpus 4 -o " + quoted(cwd / "capped"));
+  EXPECT_NE(capped.out.find("ddp: recommended 4 GPUs: the shortest time"), std::string::npos) << capped.out;
 }
