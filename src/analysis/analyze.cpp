@@ -420,7 +420,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   for (auto& c : summary.configurations) {
     std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
-    std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops;  // op → sums, runs
+    std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops, op_times;  // op → sums, runs
     std::map<std::pair<std::string, int>, BandwidthPoint> bandwidth;  // (collective, size bin) → sums
     std::optional<ProfilerAverages> averages;  // pooled over runs, as itwinai pools them
     std::set<int> nodes, per_node;
@@ -481,13 +481,14 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (r.mfu) mfu.push_back(*r.mfu);
       if (r.comm_wait_share) comm_wait.push_back(*r.comm_wait_share);
       if (r.exposed_comm_wait_share) exposed_wait.push_back(*r.exposed_comm_wait_share);
-      for (const auto& o : r.roofline_ops) {
-        auto& [t, n] = roofline_ops[{o.name, o.shapes}];
-        if (n == 0) t = OpLoss{o.name, o.shapes, o.bound, 0, 0};
-        t.gpu_us += o.gpu_us;
-        t.lost_us += o.lost_us;
-        ++n;
-      }
+      for (auto [list, into] : {std::pair{&r.roofline_ops, &roofline_ops}, std::pair{&r.op_times, &op_times}})
+        for (const auto& o : *list) {
+          auto& [t, n] = (*into)[{o.name, o.shapes}];
+          if (n == 0) t = OpLoss{o.name, o.shapes, o.bound, 0, 0};
+          t.gpu_us += o.gpu_us;
+          t.lost_us += o.lost_us;
+          ++n;
+        }
       for (const auto& p : r.collective_bandwidth) {
         auto& t = bandwidth[{p.collective, std::ilogb(p.bytes)}];
         t.collective = p.collective;
@@ -560,6 +561,12 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       c.roofline_ops.push_back(o);
     }
     keep_top_losses(c.roofline_ops);
+    for (auto& [key, op] : op_times) {
+      auto& [o, n] = op;
+      o.gpu_us /= n;
+      o.lost_us /= n;
+      c.op_times.push_back(o);
+    }
     for (auto& [key, p] : bandwidth) {
       p.bytes /= static_cast<double>(p.calls);
       p.busbw_gbps /= static_cast<double>(p.calls);

@@ -1,5 +1,6 @@
 #include "analysis/efficiency_account.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -76,6 +77,32 @@ void account_for_efficiency(Summary& summary) {
       c.lost_time = lost;
     }
     c.pop = pop;
+  }
+  // Per curve (strong scaling): the op whose GPU time over all ranks grows most from the smallest
+  // to the largest configuration with traced ops, among the 10 with most time at the largest.
+  for (auto& cm : summary.curves) {
+    if (cm.scaling == "weak") continue;
+    const ConfigurationSummary* small = nullptr;
+    const ConfigurationSummary* large = nullptr;
+    for (const auto& c : summary.configurations)
+      if (c.curve == cm.curve && !c.op_times.empty()) {
+        if (!small) small = &c;
+        large = &c;
+      }
+    if (!small || small == large) continue;
+    auto ops = large->op_times;
+    std::sort(ops.begin(), ops.end(), [](const OpLoss& a, const OpLoss& b) { return a.gpu_us > b.gpu_us; });
+    if (ops.size() > 10) ops.resize(10);
+    double best = 1.2;  // growth below 20% is noise
+    for (const auto& o : ops)
+      for (const auto& before : small->op_times)
+        if (before.name == o.name && before.shapes == o.shapes && before.gpu_us > 0) {
+          const double from = before.gpu_us * small->world_size, to = o.gpu_us * large->world_size;
+          if (to / from > best) {
+            best = to / from;
+            cm.growing_op = CurveModel::GrowingOp{o.name, o.shapes, small->world_size, large->world_size, from / 1000, to / 1000};
+          }
+        }
   }
   // Per curve: the largest loss at its largest configuration with an account, and how it grew.
   for (auto& cm : summary.curves) {

@@ -579,14 +579,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
           auto& t = ops[{o.name, o.shapes}];
           if (t.name.empty()) t = OpLoss{o.name, o.shapes, o.bound, 0, 0};
           t.gpu_us += o.gpu_us;
-          t.lost_us += o.lost_us;
+          t.lost_us += o.lost_us;  // NaN stays NaN: unknown on some rank
         }
       }
       if (steps_traced > 0)
         for (auto& [key, o] : ops) {
           o.gpu_us /= steps_traced;
           o.lost_us /= steps_traced;
-          r.roofline_ops.push_back(o);
+          r.op_times.push_back(o);
+          if (std::isfinite(o.lost_us) && !o.bound.empty()) r.roofline_ops.push_back(o);
         }
       keep_top_losses(r.roofline_ops);
     }

@@ -70,6 +70,7 @@ struct RunSummary {
   // bandwidth of the matched collectives by message size.
   std::vector<OpLoss> roofline_ops;
   std::vector<BandwidthPoint> collective_bandwidth;
+  std::vector<OpLoss> op_times;  // every traced op signature's GPU time per step and rank (not written out)
   std::optional<int> exit_status;
 };
 
@@ -105,6 +106,7 @@ struct ConfigurationSummary {
       straggler_spread, mfu;
   std::optional<double> comm_wait_share, exposed_comm_wait_share;  // means over its runs
   std::vector<OpLoss> roofline_ops;                  // per step and rank, means over the runs that have each op
+  std::vector<OpLoss> op_times;                      // the same for every traced op's GPU time (not written out)
   // POP efficiencies (DESIGN.md, "Where the efficiency went"); computation scaling and global
   // efficiency need traces at the baseline too. global_vs_baseline = GE / GE(baseline), which
   // equals the efficiency from step times.
@@ -166,6 +168,14 @@ struct CurveModel {
   };
   std::optional<Recommendation> recommended;
   std::string not_recommended;  // why there is no recommendation
+  // The traced op whose GPU time summed over ranks grows most from the smallest to the largest
+  // traced configuration (strong scaling: the same work, so growth is overhead).
+  struct GrowingOp {
+    std::string name, shapes;
+    int from_p = 0, to_p = 0;
+    double from_ms = 0, to_ms = 0;  // summed over ranks, per step
+  };
+  std::optional<GrowingOp> growing_op;
 };
 
 struct Summary {

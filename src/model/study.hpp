@@ -91,8 +91,8 @@ struct CollectiveCall {
 };
 
 // An op's GPU time and the part of it beyond what the roofline allows (trace/roofline.hpp), for
-// the report's "ops that lose most against the roofline". Per rank: totals over its analysed
-// steps; per run and configuration: per step and rank.
+// the report's "ops that lose most against the roofline" and "the op that grows most with p".
+// Per rank: totals over its analysed steps; per run and configuration: per step and rank.
 struct OpLoss {
   std::string name, shapes;  // aten::mm, [[16, 512], [512, 512]]
   std::string bound;         // "compute" | "memory"
@@ -132,7 +132,7 @@ struct RankBreakdown {
   std::string backend;
   std::optional<std::int64_t> start_ns;
   std::vector<CollectiveCall> calls;  // its collective kernels, in start order
-  std::vector<OpLoss> op_losses;      // the ops losing most GPU time against the roofline, most first
+  std::vector<OpLoss> op_losses;      // the ops with most GPU time, most first; lost_us NaN when unknown
   double dataloader_gpu_idle_us = 0;  // GPU idle while the input pipeline loaded (traces)
   // Model FLOP utilization, when the FLOPs, a step time and the peak are all known.
   std::optional<double> mfu() const {

@@ -241,6 +241,14 @@ std::string render_summary_json(const Summary& summary) {
       w.begin_object().key("world_size").value(r.world_size).key("objective").value(r.objective);
       w.key("predicted").value(r.predicted).key("reason").value(r.reason).end_object();
     }
+    w.key("growing_op");
+    if (!cm.growing_op) {
+      w.null();
+    } else {
+      const auto& g = *cm.growing_op;
+      w.begin_object().key("name").value(g.name).key("shapes").value(g.shapes).key("from_world_size").value(g.from_p);
+      w.key("to_world_size").value(g.to_p).key("from_ms_per_step").value(g.from_ms).key("to_ms_per_step").value(g.to_ms).end_object();
+    }
     w.key("not_recommended");
     if (cm.not_recommended.empty()) w.null(); else w.value(cm.not_recommended);
     w.end_object();

@@ -78,8 +78,12 @@ std::string render_lost_time(const Summary& summary) {
       out += fmt::format(" (GE/GE0 {:.2f} vs efficiency from times {:.2f})", *p.global_vs_baseline, *c.efficiency);
     out += "\n";
   }
-  for (const auto& cm : summary.curves)
+  for (const auto& cm : summary.curves) {
     if (!cm.loss_sentence.empty()) out += fmt::format("  {}: {}\n", printable(cm.curve), cm.loss_sentence);
+    if (const auto& g = cm.growing_op)
+      out += fmt::format("  {}: {} {} grows most with p: {:.3g} ms per step over all ranks at {} GPUs, {:.3g} at {}\n",
+                         printable(cm.curve), printable(g->name), printable(g->shapes), g->from_ms, g->from_p, g->to_ms, g->to_p);
+  }
   return out;
 }
 

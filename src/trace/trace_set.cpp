@@ -298,13 +298,14 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
     auto m = mfu_of(r, peak_tflops_override);
     if (std::isfinite(m.peak_tflops)) b.peak_flops = m.peak_tflops * 1e12;
   }
-  // The ops losing most against the roofline of this rank's GPU (the table's peaks).
+  // The ops with most GPU time (at most 30) and what they lose against the roofline of this rank's
+  // GPU (the table's peaks; NaN where the cost or a peak is unknown).
   for (const auto& op : r.ops) {
+    if (b.op_losses.size() == 30) break;
     const auto p = roofline_of(op, r.device, {peak_tflops_override, std::nullopt});
-    if (std::isfinite(p.lost_us) && !p.bound.empty()) b.op_losses.push_back({op.name, op.shapes, p.bound, op.gpu_time_us, p.lost_us});
+    const bool known = std::isfinite(p.lost_us) && !p.bound.empty();
+    b.op_losses.push_back({op.name, op.shapes, known ? p.bound : "", op.gpu_time_us, known ? p.lost_us : std::nan("")});
   }
-  std::sort(b.op_losses.begin(), b.op_losses.end(), [](const OpLoss& x, const OpLoss& y) { return x.lost_us > y.lost_us; });
-  if (b.op_losses.size() > 10) b.op_losses.resize(10);
   return b;
 }
 

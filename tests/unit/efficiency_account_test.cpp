@@ -20,7 +20,7 @@ namespace {
 
 // Traces of one job per world size in its own folder (runs from traces alone: step time is the
 // time), every step of `step_us[p]`, the all-reduce starting later on higher ranks.
-Summary traced_study(const ScratchDir& dir, const std::map<int, std::int64_t>& step_us) {
+Summary traced_study(const ScratchDir& dir, const std::map<int, std::int64_t>& step_us, bool split_work = true) {
   for (const auto& [p, us] : step_us)
     for (int r = 0; r < p; ++r) {
       KinetoTraceSpec spec;
@@ -29,7 +29,9 @@ Summary traced_study(const ScratchDir& dir, const std::map<int, std::int64_t>& s
       spec.first_step_unix_us = 1'730'000'000'000'000 + p * 10'000'000;
       spec.step_us = {us, us, us, us};
       spec.comm_delay_us = 10 * r;
-      spec.compute_share = 0.6 * 1000.0 / static_cast<double>(us) / p;  // the same work split p ways
+      // The same work split p ways, or (split_work false) the same work on every rank.
+      spec.compute_share = 0.6 * 1000.0 / static_cast<double>(us) / (split_work ? p : 1);
+      spec.gemm_m = spec.gemm_n = spec.gemm_k = 1024;  // launched from an aten::mm with shapes
       dir.write("study/job-" + std::to_string(p) + "gpu/rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
     }
   IngestOptions in;
@@ -68,6 +70,23 @@ TEST(EfficiencyAccount, LostTimeAddsUpAndPopMatchesTheEfficiencyFromTimes) {
   ASSERT_EQ(s.curves.size(), 1u);
   EXPECT_FALSE(s.curves[0].loss_sentence.empty());
   EXPECT_NE(s.curves[0].loss_sentence.find("at 4 GPUs"), std::string::npos) << s.curves[0].loss_sentence;
+}
+
+// An op whose time per rank does not shrink as GPUs are added grows with p over all ranks: named.
+TEST(EfficiencyAccount, TheOpThatGrowsMostWithP) {
+  ScratchDir split, same;
+  auto fine = traced_study(split, {{1, 1000}, {2, 640}, {4, 450}});
+  ASSERT_EQ(fine.curves.size(), 1u);
+  EXPECT_FALSE(fine.curves[0].growing_op) << "the same work split p ways does not grow";
+  auto s = traced_study(same, {{1, 1000}, {2, 1000}, {4, 1000}}, false);
+  ASSERT_EQ(s.curves.size(), 1u);
+  ASSERT_TRUE(s.curves[0].growing_op);
+  const auto& g = *s.curves[0].growing_op;
+  EXPECT_EQ(g.name, "aten::mm");
+  EXPECT_EQ(g.from_p, 1);
+  EXPECT_EQ(g.to_p, 4);
+  EXPECT_NEAR(g.from_ms, 0.6, 1e-9);  // 600 µs per step on one rank
+  EXPECT_NEAR(g.to_ms, 2.4, 1e-9);    // on each of four
 }
 
 TEST(EfficiencyAccount, RealDlrmLoadBalanceAndCommunicationEfficiencyFromTheRanks) {
