@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -270,6 +271,78 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       }
       figs.push_back(f);
     }
+  }
+
+  // The scaling model of each curve: its 90% band, the model, and the measured means.
+  {
+    Figure f{"model", fmt::format("Scaling model: time vs {} (model and 90% interval; points measured)", summary.world_size_unit),
+             "# per curve two blocks: band (world_size time_s lower upper), then measured (world_size mean_s)\n", ""};
+    std::string clauses;
+    int block = 0, color = 1;
+    for (const auto& cm : summary.curves) {
+      if (cm.model.band.empty()) continue;
+      f.data += fmt::format("{}# curve: {} (model, time per {})\n", block ? "\n\n" : "", cm.curve, cm.time_from);
+      for (const auto& b : cm.model.band) f.data += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", b.p, b.time, b.lower, b.upper);
+      f.data += fmt::format("\n\n# curve: {} (measured)\n", cm.curve);
+      for (const auto& c : summary.configurations) {
+        if (c.curve != cm.curve) continue;
+        const auto& st = cm.time_from == "epoch" ? c.epoch_time_s : cm.time_from == "run" ? c.run_time_s : c.step_time_s;
+        if (st) f.data += fmt::format("{} {:.6g}\n", c.world_size, st->mean);
+      }
+      clauses += fmt::format("{}'model.dat' index {} using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lt {} notitle, \\\n"
+                             "  '' index {} using 1:2 with lines dt 2 lt {} title {}, \\\n  '' index {} using 1:2 with points lt {} title {}",
+                             clauses.empty() ? "" : ", \\\n  ", block, color, block, color,
+                             gnuplot_quote(cm.curve + ": " + (cm.model.fit ? cm.model.fit->formula() : std::string())), block + 1,
+                             color, gnuplot_quote(cm.curve + " measured"));
+      block += 2;
+      ++color;
+    }
+    if (!clauses.empty())
+      f.plot = fmt::format("set xlabel '{} (world size)'\nset ylabel 'time (s)'\nset logscale x 2\nset logscale y 10\n"
+                           "set key below\nplot {}\n", summary.world_size_unit, clauses);
+    figs.push_back(f);
+  }
+  // Where the lost time went, per configuration beyond its baseline (ms per step).
+  {
+    Figure f{"lost_time", "Time per step lost against the ideal, by cause (from traces)",
+             "# configuration exposed_comm_ms idle_imbalance_ms data_loading_ms extra_compute_ms unattributed_ms\n", ""};
+    bool any = false;
+    for (const auto& c : summary.configurations) {
+      if (!c.lost_time || c.world_size == c.baseline_world_size.value_or(0)) continue;
+      const auto& l = *c.lost_time;
+      any = true;
+      f.data += fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", dat_label(c.key()), 1e3 * l.exposed_comm_s, 1e3 * l.idle_imbalance_s,
+                            1e3 * l.data_loading_s, 1e3 * l.extra_compute_s, 1e3 * l.unattributed_s);
+    }
+    if (any)
+      f.plot =
+          "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.9 border -1\n"
+          "set boxwidth 0.7\nset ylabel 'ms per step lost'\nset xtics rotate by -30\n"
+          "plot 'lost_time.dat' using 2:xtic(1) title 'exposed communication', '' using 3 title 'waiting and idle', "
+          "'' using 4 title 'data loading', '' using 5 title 'extra computation', '' using 6 title 'unattributed'\n";
+    figs.push_back(f);
+  }
+  // Time against energy per configuration, with each curve's Pareto front.
+  {
+    Figure f{"pareto", "Time to solution vs GPU energy per run (dashed: Pareto front)",
+             "# block 0: configuration time_s energy_wh; block 1: the front (time_s energy_wh), by time\n", ""};
+    std::vector<std::pair<double, double>> front;
+    for (const auto& c : summary.configurations) {
+      if (!c.time_to_solution_s || !c.energy_wh) continue;
+      f.data += fmt::format("{} {:.6g} {:.6g}\n", dat_label(c.key()), *c.time_to_solution_s, *c.energy_wh);
+      if (c.pareto) front.emplace_back(*c.time_to_solution_s, *c.energy_wh);
+    }
+    if (!front.empty()) {
+      std::sort(front.begin(), front.end());
+      f.data += "\n\n# Pareto front\n";
+      for (auto [t, e] : front) f.data += fmt::format("\"front\" {:.6g} {:.6g}\n", t, e);
+      f.plot = "set xlabel 'time to solution (s)'\nset ylabel 'GPU energy per run (Wh)'\nset key below\n"
+               "set offsets graph 0.05, graph 0.15, graph 0.1, graph 0.05\n"
+               "plot 'pareto.dat' index 0 using 2:3 with points pt 7 ps 1.5 title 'configurations', "
+               "'' index 0 using 2:3:1 with labels offset 1,1 left notitle, "
+               "'' index 1 using 2:3 with lines dt 2 lc rgb '#555555' title 'Pareto front'\n";
+    }
+    figs.push_back(f);
   }
 
   std::error_code ec;

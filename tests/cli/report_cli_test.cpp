@@ -425,6 +425,11 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   EXPECT_NE(table.out.find("(Amdahl, serial fraction"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("at 32 GPUs: "), std::string::npos) << table.out;  // default: 2× and 4× the largest
   EXPECT_NE(table.out.find("fsdp: no model: 2 measured GPU counts"), std::string::npos) << table.out;
+  // The static figure: the band as a filled curve under the model, with the formula in the key.
+  const auto model_gp = slurp(cwd / "out/figures/model.gp");
+  EXPECT_NE(model_gp.find("filledcurves"), std::string::npos) << model_gp;
+  EXPECT_NE(model_gp.find("ddp: T(p) = "), std::string::npos) << model_gp;
+  EXPECT_NE(slurp(cwd / "out/figures/model.dat").find("# curve: ddp (model, time per epoch)"), std::string::npos);
   EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --predict 0").exit_code, 1);
   EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --min-efficiency 2").exit_code, 1);
   EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --objective fastest").exit_code, 1);
