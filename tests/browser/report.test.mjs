@@ -561,6 +561,17 @@ test("report.html: the scaling model's band on the time chart, and the note of a
   assert.equal(dashed.dash, "dashed");
   assert.ok(solid.data.every(([p]) => p <= 16) && dashed.data.every(([p]) => p >= 16), "solid over the measured range, dashed beyond");
   assert.ok(chart.notes.some((n) => n.includes("fsdp: no model: 2 measured GPU counts")), JSON.stringify(chart.notes));
+  // Speedup and efficiency of the model: the baseline's measured time over the band's times.
+  const tBase = summary.configurations.find((c) => c.label === "ddp" && c.world_size === 1).epoch_time_s.mean;
+  const through = await page.evaluate(() => Object.fromEntries(["speedup", "efficiency"].map((id) => [id,
+    window.__scalelens.charts[id].getOption().series.filter((s) => s.id === "band:ddp").map((s) => s.data)[0]])));
+  for (const [i, b] of ddp.band.entries()) {
+    const [p, lo, hi] = through.speedup[i];
+    assert.equal(p, b.world_size);
+    assert.ok(Math.abs(lo - tBase / b.upper) < 1e-9 && Math.abs(hi - tBase / b.lower) < 1e-9, `speedup band at ${p}`);
+    const [, elo, ehi] = through.efficiency[i];
+    assert.ok(Math.abs(elo - (100 * tBase) / b.upper / p) < 1e-9 && Math.abs(ehi - (100 * tBase) / b.lower / p) < 1e-9, `efficiency band at ${p}`);
+  }
   assert.equal(chart.series.find((s) => s.id === "band:fsdp"), undefined);
   assert.deepEqual(log.errors, []);
   await page.locator('[data-chart="time"]').screenshot({ path: path.join(ARTIFACTS, "report-scaling-model.png") });

@@ -40,6 +40,8 @@ TEST(ReportCli, MlperfDeepcamPrintsBothScalesSpeedupAndBatchWarning) {
   EXPECT_NE(r.out.find("2.67x"), std::string::npos) << r.out;  // 8.8709 / 3.3248
   EXPECT_NE(r.out.find("4x"), std::string::npos) << r.out;    // ideal
   EXPECT_NE(r.out.find("[batch-changed]"), std::string::npos) << r.out;
+  // Two GPU counts on the curve: the scaling model says why it has none rather than guess.
+  EXPECT_NE(r.out.find("deepcam: no model: 2 measured GPU counts; a model needs at least 3"), std::string::npos) << r.out;
   EXPECT_TRUE(std::filesystem::exists(out / "summary.json"));
   EXPECT_TRUE(std::filesystem::exists(out / "summary.csv"));
 }

@@ -139,10 +139,18 @@ function errorBars(id: string, name: string, color: string, data: (number | stri
   };
 }
 
-// A curve's scaling model on the time chart: its 90% band as one polygon, the model solid over
-// the measured range and dashed beyond it.
-function modelSeries(label: string, model: CurveModel, measuredMax: number, ctx: ChartContext): Option[] {
-  const band = (model.band ?? []).filter((b) => b.world_size > 0 && b.lower > 0 && b.upper > 0);
+// A curve's scaling model on the time, speedup and efficiency charts: its 90% band as one polygon,
+// the model solid over the measured range and dashed beyond it. `through` maps a time (and the
+// world size) to the chart's value; a decreasing map swaps the band's edges.
+function modelSeries(label: string, model: CurveModel, measuredMax: number, ctx: ChartContext,
+                     through: (t: number, p: number) => number = (t) => t): Option[] {
+  const band = (model.band ?? [])
+    .filter((b) => b.world_size > 0 && b.lower > 0 && b.upper > 0)
+    .map((b) => {
+      const a = through(b.lower, b.world_size), z = through(b.upper, b.world_size);
+      return { world_size: b.world_size, time_s: through(b.time_s, b.world_size), lower: Math.min(a, z), upper: Math.max(a, z) };
+    })
+    .filter((b) => Number.isFinite(b.lower) && Number.isFinite(b.upper) && b.lower > 0);
   if (!band.length || !model.model) return [];
   const color = colorFor(label, ctx.allLabels);
   const name = `${label} model: ${model.model.formula}`;
@@ -201,11 +209,25 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
   };
 }
 
-export function speedupChart(configs: Configuration[], ctx: ChartContext): Option {
+// Speedup and efficiency of a curve's model: its baseline's measured time over the model's time.
+function modelThrough(label: string, cs: Configuration[], all: Configuration[], ctx: ChartContext, efficiency: boolean): Option[] {
+  const model = ctx.models?.find((m) => m.curve === label);
+  const first = cs[0];
+  if (!model || !first || !isNum(first.baseline_world_size) || first.scaling === "weak") return [];
+  const base = all.find((c) => curveOf(c) === (first.baseline_label ?? label) && c.world_size === first.baseline_world_size);
+  const tBase = base ? timeStat(base, model.time_from as TimeKind)?.mean : undefined;
+  if (!isNum(tBase)) return [];
+  const p0 = first.baseline_world_size as number;
+  const measuredMax = Math.max(...cs.map((c) => c.world_size));
+  return modelSeries(label, model, measuredMax, ctx, (t, p) => (efficiency ? ((tBase / t) * p0 * 100) / p : tBase / t));
+}
+
+export function speedupChart(configs: Configuration[], ctx: ChartContext, all: Configuration[] = configs): Option {
   const series: Option[] = [];
   for (const [label, cs] of byLabel(configs)) {
     const data = curve(cs, (c) => c.speedup, true);
     if (data.length) series.push(lineSeries(label, ctx, data, "×"));
+    if (data.length) series.push(...modelThrough(label, cs, all, ctx, false));
   }
   if (series.length) {
     for (const ideal of idealLines(configs)) {
@@ -233,11 +255,12 @@ export function speedupChart(configs: Configuration[], ctx: ChartContext): Optio
   };
 }
 
-export function efficiencyChart(configs: Configuration[], ctx: ChartContext): Option {
+export function efficiencyChart(configs: Configuration[], ctx: ChartContext, all: Configuration[] = configs): Option {
   const series: Option[] = [];
   for (const [label, cs] of byLabel(configs)) {
     const data = curve(cs, (c) => (isNum(c.efficiency) ? c.efficiency * 100 : null));
     if (data.length) series.push(lineSeries(label, ctx, data, "%", true));
+    if (data.length) series.push(...modelThrough(label, cs, all, ctx, true));
   }
   if (series.length) series[0].markLine = { silent: true, symbol: "none", lineStyle: { color: "#555", type: "dashed" }, label: { formatter: "ideal", position: "insideEndTop" }, data: [{ yAxis: 100 }] };
   return {
