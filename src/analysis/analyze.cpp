@@ -348,7 +348,8 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
     for (const auto* c : curve)
       if (c->throughput_samples_per_s) with_throughput = c;
     const auto t_base = base ? time_of(*base, basis) : std::nullopt;
-    for (const auto& pr : m.model.predictions) {
+    for (const auto* from : {&m.model.predictions, &m.model.band})
+    for (const auto& pr : *from) {
       CurvePrediction cp;
       cp.world_size = pr.p;
       cp.time_s = pr.time;
@@ -373,7 +374,7 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
         cp.throughput_lower = ratio(work, pr.upper);
         cp.throughput_upper = ratio(work, pr.lower);
       }
-      m.predictions.push_back(cp);
+      (from == &m.model.predictions ? m.predictions : m.band).push_back(cp);
     }
     summary.curves.push_back(std::move(m));
   }

@@ -57,7 +57,11 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
       if (c->energy_per_time_unit_wh && basis_time(*c) && *basis_time(*c) > 0)
         watts_per_gpu = *c->energy_per_time_unit_wh * 3600 / (*basis_time(*c) * c->world_size);
     for (auto& p : cm.predictions) {
-      if (watts_per_gpu) p.energy_wh = *watts_per_gpu * p.world_size * p.time_s / 3600;
+      if (watts_per_gpu) {
+        p.energy_wh = *watts_per_gpu * p.world_size * p.time_s / 3600;
+        p.energy_lower_wh = *watts_per_gpu * p.world_size * p.time_lower_s / 3600;
+        p.energy_upper_wh = *watts_per_gpu * p.world_size * p.time_upper_s / 3600;
+      }
       if (cm.time_from == "run" && p.energy_wh) points.emplace_back(p.time_s, *p.energy_wh, p.world_size);
     }
     std::sort(points.begin(), points.end());

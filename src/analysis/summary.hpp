@@ -151,12 +151,14 @@ struct CurvePrediction {
   std::optional<double> speedup, speedup_lower, speedup_upper;
   std::optional<double> efficiency, efficiency_lower, efficiency_upper;
   std::optional<double> throughput, throughput_lower, throughput_upper;
-  std::optional<double> energy_wh;  // GPU energy per unit of the curve's time, at the measured power per GPU
+  // GPU energy per unit of the curve's time at the measured power per GPU, with the time's bounds.
+  std::optional<double> energy_wh, energy_lower_wh, energy_upper_wh;
 };
 struct CurveModel {
   std::string curve, label, system, scaling, time_from;
   ScalingModel model;
   std::vector<CurvePrediction> predictions;
+  std::vector<CurvePrediction> band;  // model.band with the same figures: what the charts draw
   // The dominant loss along the curve and how it grows with p, in one sentence ("" without traces).
   std::string loss_sentence;
   std::vector<int> pareto;  // world sizes on the time–energy Pareto front (measured, and predicted where the time is per run)

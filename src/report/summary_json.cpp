@@ -212,20 +212,19 @@ std::string render_summary_json(const Summary& summary) {
       w.begin_object().key("world_size").value(b.p).key("predicted").value(b.predicted).key("lower").value(b.lower);
       w.key("upper").value(b.upper).key("measured").value(b.measured).key("inside").value(b.inside()).end_object();
     }
-    w.key("predictions").begin_array();
-    for (const auto& p : cm.predictions) {
-      w.begin_object().key("world_size").value(p.world_size).key("time_s").value(p.time_s).key("lower").value(p.time_lower_s);
-      w.key("upper").value(p.time_upper_s).key("speedup").value(p.speedup).key("speedup_lower").value(p.speedup_lower);
-      w.key("speedup_upper").value(p.speedup_upper).key("efficiency").value(p.efficiency);
-      w.key("efficiency_lower").value(p.efficiency_lower).key("efficiency_upper").value(p.efficiency_upper);
-      w.key("throughput").value(p.throughput).key("throughput_lower").value(p.throughput_lower);
-      w.key("throughput_upper").value(p.throughput_upper).key("energy_wh").value(p.energy_wh).end_object();
+    for (const auto* list : {&cm.predictions, &cm.band}) {
+      w.key(list == &cm.predictions ? "predictions" : "band").begin_array();
+      for (const auto& p : *list) {
+        w.begin_object().key("world_size").value(p.world_size).key("time_s").value(p.time_s).key("lower").value(p.time_lower_s);
+        w.key("upper").value(p.time_upper_s).key("speedup").value(p.speedup).key("speedup_lower").value(p.speedup_lower);
+        w.key("speedup_upper").value(p.speedup_upper).key("efficiency").value(p.efficiency);
+        w.key("efficiency_lower").value(p.efficiency_lower).key("efficiency_upper").value(p.efficiency_upper);
+        w.key("throughput").value(p.throughput).key("throughput_lower").value(p.throughput_lower);
+        w.key("throughput_upper").value(p.throughput_upper).key("energy_wh").value(p.energy_wh);
+        w.key("energy_lower_wh").value(p.energy_lower_wh).key("energy_upper_wh").value(p.energy_upper_wh).end_object();
+      }
+      w.end_array();
     }
-    w.end_array();
-    w.key("band").begin_array();
-    for (const auto& b : m.band)
-      w.begin_object().key("world_size").value(b.p).key("time_s").value(b.time).key("lower").value(b.lower).key("upper").value(b.upper).end_object();
-    w.end_array();
     w.key("suggest_next_p").value(m.suggest_next_p).key("suggest_why");
     if (m.suggest_why.empty()) w.null(); else w.value(m.suggest_why);
     w.key("loss_sentence");

@@ -1,6 +1,6 @@
 // ECharts options for each view. Every builder takes the visible configurations and returns a full
 // option (the page sets it with notMerge). Tooltips build HTML only through escapeHtml.
-import type { Configuration, CurveModel, GpuSeries, RankSeries, RunSeries } from "./types";
+import type { Configuration, CurveModel, GpuSeries, ModelPoint, RankSeries, RunSeries } from "./types";
 import {
   BREAKDOWN_PARTS,
   byLabel,
@@ -139,18 +139,19 @@ function errorBars(id: string, name: string, color: string, data: (number | stri
   };
 }
 
-// A curve's scaling model on the time, speedup and efficiency charts: its 90% band as one polygon,
-// the model solid over the measured range and dashed beyond it. `through` maps a time (and the
-// world size) to the chart's value; a decreasing map swaps the band's edges.
-function modelSeries(label: string, model: CurveModel, measuredMax: number, ctx: ChartContext,
-                     through: (t: number, p: number) => number = (t) => t): Option[] {
+// A curve's scaling model on the time, speedup and efficiency charts (summary.json curves[].band,
+// which carries each figure with its bounds): the 90% band as one polygon, the model solid over
+// the measured range and dashed beyond it.
+type BandFigure = "time" | "speedup" | "efficiency";
+function modelSeries(label: string, model: CurveModel, measuredMax: number, ctx: ChartContext, figure: BandFigure = "time"): Option[] {
+  const scale = figure === "efficiency" ? 100 : 1;
   const band = (model.band ?? [])
-    .filter((b) => b.world_size > 0 && b.lower > 0 && b.upper > 0)
     .map((b) => {
-      const a = through(b.lower, b.world_size), z = through(b.upper, b.world_size);
-      return { world_size: b.world_size, time_s: through(b.time_s, b.world_size), lower: Math.min(a, z), upper: Math.max(a, z) };
+      const [v, lo, hi] = figure === "time" ? [b.time_s, b.lower, b.upper]
+        : figure === "speedup" ? [b.speedup, b.speedup_lower, b.speedup_upper] : [b.efficiency, b.efficiency_lower, b.efficiency_upper];
+      return isNum(v) && isNum(lo) && isNum(hi) ? { world_size: b.world_size, time_s: v * scale, lower: lo * scale, upper: hi * scale } : null;
     })
-    .filter((b) => Number.isFinite(b.lower) && Number.isFinite(b.upper) && b.lower > 0);
+    .filter((b): b is ModelPoint => b !== null && b.world_size > 0 && b.lower > 0 && b.upper > 0);
   if (!band.length || !model.model) return [];
   const color = colorFor(label, ctx.allLabels);
   const name = `${label} model: ${model.model.formula}`;
@@ -209,25 +210,18 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
   };
 }
 
-// Speedup and efficiency of a curve's model: its baseline's measured time over the model's time.
-function modelThrough(label: string, cs: Configuration[], all: Configuration[], ctx: ChartContext, efficiency: boolean): Option[] {
+// Speedup and efficiency of a curve's model, as summary.json gives them.
+function modelThrough(label: string, cs: Configuration[], ctx: ChartContext, figure: BandFigure): Option[] {
   const model = ctx.models?.find((m) => m.curve === label);
-  const first = cs[0];
-  if (!model || !first || !isNum(first.baseline_world_size) || first.scaling === "weak") return [];
-  const base = all.find((c) => curveOf(c) === (first.baseline_label ?? label) && c.world_size === first.baseline_world_size);
-  const tBase = base ? timeStat(base, model.time_from as TimeKind)?.mean : undefined;
-  if (!isNum(tBase)) return [];
-  const p0 = first.baseline_world_size as number;
-  const measuredMax = Math.max(...cs.map((c) => c.world_size));
-  return modelSeries(label, model, measuredMax, ctx, (t, p) => (efficiency ? ((tBase / t) * p0 * 100) / p : tBase / t));
+  return model ? modelSeries(label, model, Math.max(...cs.map((c) => c.world_size)), ctx, figure) : [];
 }
 
-export function speedupChart(configs: Configuration[], ctx: ChartContext, all: Configuration[] = configs): Option {
+export function speedupChart(configs: Configuration[], ctx: ChartContext): Option {
   const series: Option[] = [];
   for (const [label, cs] of byLabel(configs)) {
     const data = curve(cs, (c) => c.speedup, true);
     if (data.length) series.push(lineSeries(label, ctx, data, "×"));
-    if (data.length) series.push(...modelThrough(label, cs, all, ctx, false));
+    if (data.length) series.push(...modelThrough(label, cs, ctx, "speedup"));
   }
   if (series.length) {
     for (const ideal of idealLines(configs)) {
@@ -255,12 +249,12 @@ export function speedupChart(configs: Configuration[], ctx: ChartContext, all: C
   };
 }
 
-export function efficiencyChart(configs: Configuration[], ctx: ChartContext, all: Configuration[] = configs): Option {
+export function efficiencyChart(configs: Configuration[], ctx: ChartContext): Option {
   const series: Option[] = [];
   for (const [label, cs] of byLabel(configs)) {
     const data = curve(cs, (c) => (isNum(c.efficiency) ? c.efficiency * 100 : null));
     if (data.length) series.push(lineSeries(label, ctx, data, "%", true));
-    if (data.length) series.push(...modelThrough(label, cs, all, ctx, true));
+    if (data.length) series.push(...modelThrough(label, cs, ctx, "efficiency"));
   }
   if (series.length) series[0].markLine = { silent: true, symbol: "none", lineStyle: { color: "#555", type: "dashed" }, label: { formatter: "ideal", position: "insideEndTop" }, data: [{ yAxis: 100 }] };
   return {

@@ -217,8 +217,8 @@ function renderAll(): void {
 
   const jobs: [string, () => Option][] = [
     ["time", () => timeChart(configs, kind, ctx)],
-    ["speedup", () => speedupChart(configs, ctx, summary.configurations)],
-    ["efficiency", () => efficiencyChart(configs, ctx, summary.configurations)],
+    ["speedup", () => speedupChart(configs, ctx)],
+    ["efficiency", () => efficiencyChart(configs, ctx)],
     ["throughput", () => throughputChart(configs, false, ctx)],
     ["throughput_per_gpu", () => throughputChart(configs, true, ctx)],
     ["breakdown", () => breakdownChart(configs, data.series?.runs, ctx)],

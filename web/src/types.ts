@@ -110,6 +110,12 @@ export interface ModelPoint {
   time_s: number;
   lower: number;
   upper: number;
+  speedup?: Num;
+  speedup_lower?: Num;
+  speedup_upper?: Num;
+  efficiency?: Num;
+  efficiency_lower?: Num;
+  efficiency_upper?: Num;
 }
 export interface CurveModel {
   curve: string;
