@@ -290,6 +290,13 @@ export function throughputChart(configs: Configuration[], perGpu: boolean, ctx: 
 
 const BREAKDOWN_COLORS = ["#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#999999", "#E69F00"];
 
+// Stacked bars of a few fixed parts: a legend that wraps to a second row shows them all on a
+// half-width card, where a scrolling one hid some behind its pager.
+const STACKED_PARTS_LAYOUT = {
+  grid: { ...GRID, top: 72, bottom: 72 },
+  legend: { top: 0, left: 8, width: "80%", type: "plain", itemWidth: 18, itemGap: 8, textStyle: { fontSize: 11 } },
+};
+
 export function breakdownChart(configs: Configuration[], runs: RunSeries[] | undefined, ctx: ChartContext): Option {
   const rows = configurationBreakdown(configs, runs);
   const categories = rows.map((r) => r.key);
@@ -305,10 +312,7 @@ export function breakdownChart(configs: Configuration[], runs: RunSeries[] | und
   }));
   return {
     ...(rows.length ? {} : noData("no trace breakdown: add PyTorch profiler traces to the runs")),
-    // Six fixed parts: a legend that wraps to a second row shows them all on a half-width card,
-    // where a scrolling one hid two behind its pager.
-    grid: { ...GRID, top: 72, bottom: 72 },
-    legend: { top: 0, left: 8, width: "80%", type: "plain", itemWidth: 18, itemGap: 8, textStyle: { fontSize: 11 } },
+    ...STACKED_PARTS_LAYOUT,
     tooltip: {
       trigger: "axis",
       axisPointer: { type: "shadow" },
@@ -391,8 +395,7 @@ export function lostTimeChart(configs: Configuration[], ctx: ChartContext): Opti
   }));
   return {
     ...(rows.length ? {} : noData("no account of lost time: it needs profiler traces at the baseline and at larger counts")),
-    grid: { ...GRID, top: 72, bottom: 72 },
-    legend: { top: 0, left: 8, width: "80%", type: "plain", itemWidth: 18, itemGap: 8, textStyle: { fontSize: 11 } },
+    ...STACKED_PARTS_LAYOUT,
     tooltip: {
       trigger: "axis",
       axisPointer: { type: "shadow" },
