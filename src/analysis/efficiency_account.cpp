@@ -123,10 +123,11 @@ void account_for_efficiency(Summary& summary) {
       if (at_last[i] > at_last[k]) k = i;
     if (at_last[k] <= 0) continue;
     const double share = at_last[k] / last->lost_time->step_s;
-    cm.loss_sentence = fmt::format("{} is the largest loss: {:.0f}% of the step at {} GPUs", kPartNames[k], 100 * share, last->world_size);
+    const auto& unit = summary.world_size_unit;
+    cm.loss_sentence = fmt::format("{} is the largest loss: {:.0f}% of the step at {} {}", kPartNames[k], 100 * share, last->world_size, unit);
     if (first != last) {
       const double share_first = parts(*first->lost_time)[k] / first->lost_time->step_s;
-      cm.loss_sentence += fmt::format(" (from {:.0f}% at {} GPUs)", 100 * share_first, first->world_size);
+      cm.loss_sentence += fmt::format(" (from {:.0f}% at {} {})", 100 * share_first, first->world_size, unit);
     }
   }
 }

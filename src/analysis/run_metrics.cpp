@@ -498,7 +498,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     if (comp + exposed > 0) r.computation_score = comp / (comp + exposed);
     if (comp + comm > 0) r.comp_comm_raw_share = comp / (comp + comm);
-    if (any_trace) {
+    {  // GPU traces, else the MPI interposer (computation = time outside MPI; all MPI time exposed)
       RunSummary::TraceStep ts;
       for (const auto* b : parts) {
         if (b->steps <= 0) continue;

@@ -56,7 +56,8 @@ struct RunSummary {
   std::optional<double> comm_wait_share;
   // The same split of exposed communication (not overlapped by computation): its waiting share.
   std::optional<double> exposed_comm_wait_share;
-  // Per profiler step, from its GPU traces (DESIGN.md, "Where the efficiency went"): the slowest
+  // Per profiler step, from its GPU traces, else per step of the MPI interposer's records (DESIGN.md,
+  // "Where the efficiency went"): the slowest
   // rank's step time, and per rank the mean (and the largest, and the sum over ranks of)
   // computation, exposed communication, idle and GPU idle while loading data. µs.
   struct TraceStep {

@@ -63,7 +63,7 @@ std::string render_lost_time(const Summary& summary) {
   auto ms = [](double s) { return fmt::format("{:.3g}", s * 1e3); };
   for (const auto& c : summary.configurations) {
     if (!c.pop) continue;
-    if (out.empty()) out = "Where the time goes (ms per step against the ideal, from traces; POP efficiencies):\n";
+    if (out.empty()) out = "Where the time goes (ms per step against the ideal, from traces or the MPI interposer; POP efficiencies):\n";
     out += fmt::format("  {} x{}: ", printable(c.label), c.world_size);
     if (c.lost_time && c.baseline_world_size && c.world_size != *c.baseline_world_size) {
       const auto& l = *c.lost_time;
