@@ -68,7 +68,7 @@ std::string time_basis(const ConfigurationSummary& c) {
   return c.epoch_time_s ? "epoch" : c.run_time_s ? "run" : c.step_time_s ? "step" : "";
 }
 std::optional<double> time_of(const ConfigurationSummary& c, const std::string& basis) {
-  const auto& s = basis == "epoch" ? c.epoch_time_s : basis == "run" ? c.run_time_s : c.step_time_s;
+  const auto& s = c.time_on(basis);
   return s ? std::optional<double>(s->mean) : std::nullopt;
 }
 

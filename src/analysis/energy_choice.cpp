@@ -10,7 +10,7 @@ namespace {
 
 // The configuration's mean time on its curve's basis (epoch, run or step).
 std::optional<double> basis_time(const ConfigurationSummary& c) {
-  const auto& s = c.time_from == "epoch" ? c.epoch_time_s : c.time_from == "run" ? c.run_time_s : c.step_time_s;
+  const auto& s = c.time_on(c.time_from);
   return s ? std::optional<double>(s->mean) : std::nullopt;
 }
 

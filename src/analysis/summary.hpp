@@ -3,6 +3,7 @@
 // the summary.json contract (DESIGN.md, "Outputs"). Absent figures are nullopt, never 0.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/scaling_model.hpp"
@@ -88,6 +89,10 @@ struct ConfigurationSummary {
   std::optional<double> global_batch_size;
   std::optional<Stat> epoch_time_s, run_time_s;
   std::optional<Stat> step_time_s;  // over the steps of all its runs
+  // Its time on a basis ("epoch", "run", anything else: "step").
+  const std::optional<Stat>& time_on(std::string_view basis) const {
+    return basis == "epoch" ? epoch_time_s : basis == "run" ? run_time_s : step_time_s;
+  }
   // The time its speedup is measured with, chosen at its curve's baseline: "epoch" where the
   // baseline has epoch times, else "run", else "step"; "" when there is none.
   std::string time_from;

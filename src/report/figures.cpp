@@ -286,7 +286,7 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       f.data += fmt::format("\n\n# curve: {} (measured)\n", cm.curve);
       for (const auto& c : summary.configurations) {
         if (c.curve != cm.curve) continue;
-        const auto& st = cm.time_from == "epoch" ? c.epoch_time_s : cm.time_from == "run" ? c.run_time_s : c.step_time_s;
+        const auto& st = c.time_on(cm.time_from);
         if (st) f.data += fmt::format("{} {:.6g}\n", c.world_size, st->mean);
       }
       clauses += fmt::format("{}'model.dat' index {} using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lt {} notitle, \\\n"

@@ -7,6 +7,11 @@ namespace scalelens {
 
 namespace {
 
+// A text that is absent when empty.
+void text_or_null(JsonWriter& w, const std::string& s) {
+  if (s.empty()) w.null(); else w.value(s);
+}
+
 // Ops against the roofline (ms per step and rank) and bus bandwidth by message size.
 void write_roofline_and_bandwidth(JsonWriter& w, const std::vector<OpLoss>& ops, const std::vector<BandwidthPoint>& points) {
   w.key("roofline_ops").begin_array();
@@ -67,7 +72,7 @@ std::string render_summary_json(const Summary& summary) {
   w.key("world_size_unit").value(summary.world_size_unit);
   w.key("systems").begin_array();
   for (const auto& sys : summary.systems) {
-    if (sys.empty()) w.null(); else w.value(sys);
+    text_or_null(w, sys);
   }
   w.end_array();
   w.key("configurations").begin_array();
@@ -75,7 +80,7 @@ std::string render_summary_json(const Summary& summary) {
     w.begin_object();
     w.key("label").value(c.label);
     w.key("system");
-    if (c.system.empty()) w.null(); else w.value(c.system);
+    text_or_null(w, c.system);
     w.key("curve").value(c.curve).key("world_size").value(c.world_size);
     w.key("nodes").value(c.nodes).key("gpus_per_node").value(c.gpus_per_node).key("runs").value(c.runs);
     w.key("scaling").value(c.scaling).key("global_batch_size").value(c.global_batch_size);
@@ -88,7 +93,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("step_time_s");
     write_stat(w, c.step_time_s);
     w.key("time_from");
-    if (c.time_from.empty()) w.null(); else w.value(c.time_from);
+    text_or_null(w, c.time_from);
     w.key("throughput_samples_per_s").value(c.throughput_samples_per_s);
     w.key("throughput_per_gpu").value(c.throughput_per_gpu);
     w.key("speedup").value(c.speedup).key("ideal_speedup").value(c.ideal_speedup);
@@ -182,7 +187,7 @@ std::string render_summary_json(const Summary& summary) {
   for (const auto& cm : summary.curves) {
     const auto& m = cm.model;
     w.begin_object().key("curve").value(cm.curve).key("label").value(cm.label).key("system");
-    if (cm.system.empty()) w.null(); else w.value(cm.system);
+    text_or_null(w, cm.system);
     w.key("scaling").value(cm.scaling).key("time_from").value(cm.time_from);
     w.key("model");
     if (!m.fit) {
@@ -192,7 +197,7 @@ std::string render_summary_json(const Summary& summary) {
       w.begin_object().key("formula").value(f.formula()).key("terms").begin_array();
       for (const auto& t : f.terms) w.begin_object().key("coef").value(t.coef).key("p_exp").value(t.p_exp).key("log_exp").value(t.log_exp).end_object();
       w.end_array().key("law");
-      if (f.law.empty()) w.null(); else w.value(f.law);
+      text_or_null(w, f.law);
       w.key("params").begin_object();
       for (const auto& [k, v] : f.params) w.key(k).value(v);
       w.end_object();
@@ -200,7 +205,7 @@ std::string render_summary_json(const Summary& summary) {
       w.key("loo_rel_error").value(f.loo_rel_error).key("n_points").value(f.n_points).end_object();
     }
     w.key("refused");
-    if (m.refused.empty()) w.null(); else w.value(m.refused);
+    text_or_null(w, m.refused);
     w.key("refused_targets").begin_array();
     for (const auto& r : m.refused_targets) w.value(r);
     w.end_array();
@@ -226,9 +231,9 @@ std::string render_summary_json(const Summary& summary) {
       w.end_array();
     }
     w.key("suggest_next_p").value(m.suggest_next_p).key("suggest_why");
-    if (m.suggest_why.empty()) w.null(); else w.value(m.suggest_why);
+    text_or_null(w, m.suggest_why);
     w.key("loss_sentence");
-    if (cm.loss_sentence.empty()) w.null(); else w.value(cm.loss_sentence);
+    text_or_null(w, cm.loss_sentence);
     w.key("pareto").begin_array();
     for (int p : cm.pareto) w.value(p);
     w.end_array();
@@ -249,7 +254,7 @@ std::string render_summary_json(const Summary& summary) {
       w.key("to_world_size").value(g.to_p).key("from_ms_per_step").value(g.from_ms).key("to_ms_per_step").value(g.to_ms).end_object();
     }
     w.key("not_recommended");
-    if (cm.not_recommended.empty()) w.null(); else w.value(cm.not_recommended);
+    text_or_null(w, cm.not_recommended);
     w.end_object();
   }
   w.end_array();
