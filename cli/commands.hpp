@@ -68,6 +68,7 @@ void add_report_command(CLI::App& app, int& exit_code);
 void add_trace_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);    // cli/run_command.cpp
 void add_serve_command(CLI::App& app, int& exit_code);  // cli/serve_command.cpp
+void add_compare_command(CLI::App& app, int& exit_code);  // cli/compare_command.cpp
 
 // --cache-dir and --no-cache of report, trace and serve (the trace summary cache, trace_cache.hpp).
 struct CacheArgs {

@@ -16,13 +16,15 @@ int main(int argc, char** argv) {
       "  scalelens run --study runs --label ddp -- torchrun --nproc-per-node 4 train.py\n"
       "                                              measure a job into a run folder (no code changes)\n"
       "  scalelens serve runs/                       live dashboard at http://127.0.0.1:6006/\n"
+      "  scalelens compare before/ after/            did anything regress? (exit 4 if so)\n"
       "Run 'scalelens COMMAND --help' for a command's options.\n"
-      "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict.");
+      "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict, 4 compare: regressed.");
   int exit_code = 0;
   scalelens::cli::add_report_command(app, exit_code);
   scalelens::cli::add_trace_command(app, exit_code);
   scalelens::cli::add_run_command(app, exit_code);
   scalelens::cli::add_serve_command(app, exit_code);
+  scalelens::cli::add_compare_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -318,12 +318,8 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
     std::vector<ScalingPoint> points;
     for (const auto* c : curve) {
       ScalingPoint pt{c->world_size, {}};
-      for (auto i : c->run_indices) {
-        const auto& r = summary.runs[i];
-        if (basis == "epoch" && !r.epoch_times_s.empty()) pt.times.push_back(*mean_of(r.epoch_times_s));
-        else if (basis == "run" && r.run_time_s) pt.times.push_back(*r.run_time_s);
-        else if (basis == "step" && !r.step_times_s.empty()) pt.times.push_back(*mean_of(r.step_times_s));
-      }
+      for (auto i : c->run_indices)
+        if (auto t = summary.runs[i].time_on(basis)) pt.times.push_back(*t);
       if (!pt.times.empty()) points.push_back(std::move(pt));
     }
     CurveModel m;
@@ -445,9 +441,11 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
       if (r.run_time_s) run_times.push_back(*r.run_time_s);
       step_times.insert(step_times.end(), r.step_times_s.begin(), r.step_times_s.end());
-      if (!r.epoch_times_s.empty()) per_repeat.push_back(*mean_of(r.epoch_times_s));
-      else if (r.run_time_s) per_repeat.push_back(*r.run_time_s);
-      else if (!r.step_times_s.empty()) per_repeat.push_back(*mean_of(r.step_times_s));
+      for (const char* basis : {"epoch", "run", "step"})
+        if (auto t = r.time_on(basis)) {
+          per_repeat.push_back(*t);
+          break;
+        }
       if (r.throughput_samples_per_s) throughput_of[group] += *r.throughput_samples_per_s;
       if (!r.instance_of.empty()) {
         ++instances_of[group];

@@ -145,6 +145,18 @@ std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
   return parts;
 }
 
+std::optional<double> RunSummary::time_on(std::string_view basis) const {
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  if (basis == "epoch") return epoch_times_s.empty() ? std::nullopt : std::optional<double>(mean(epoch_times_s));
+  if (basis == "run") return run_time_s;
+  if (basis == "step") return step_times_s.empty() ? std::nullopt : std::optional<double>(mean(step_times_s));
+  return std::nullopt;
+}
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
   r.run_id = run.run_id;

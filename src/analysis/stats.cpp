@@ -49,8 +49,11 @@ double incomplete_beta(double a, double b, double x) {
 }
 
 double student_t_critical(double confidence, std::size_t dof) {
-  if (dof == 0) return std::numeric_limits<double>::quiet_NaN();
-  const double nu = static_cast<double>(dof);
+  return student_t_critical_fractional(confidence, static_cast<double>(dof));
+}
+
+double student_t_critical_fractional(double confidence, double nu) {
+  if (!(nu > 0)) return std::numeric_limits<double>::quiet_NaN();
   // Two-sided tail probability of |T| > t is I_{nu/(nu+t^2)}(nu/2, 1/2); find t by bisection.
   const double tail = 1 - confidence;
   double lo = 0, hi = 1e4;

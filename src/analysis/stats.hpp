@@ -19,6 +19,8 @@ std::optional<Stat> describe(std::vector<double> values);
 
 // Two-sided Student-t critical value: P(|T| <= t) = confidence, with `dof` degrees of freedom.
 double student_t_critical(double confidence, std::size_t dof);
+// The same for a fractional number of degrees of freedom (Welch–Satterthwaite), nu > 0.
+double student_t_critical_fractional(double confidence, double nu);
 
 // Regularized incomplete beta function I_x(a, b), exposed for testing.
 double incomplete_beta(double a, double b, double x);

@@ -74,6 +74,8 @@ struct RunSummary {
   std::vector<BandwidthPoint> collective_bandwidth;
   std::vector<OpLoss> op_times;  // every traced op signature's GPU time per step and rank (not written out)
   std::optional<int> exit_status;
+  // Its time on a basis: "epoch" (the mean of its epoch times), "run", "step" (the mean step time).
+  std::optional<double> time_on(std::string_view basis) const;
 };
 
 struct ConfigurationSummary {

@@ -127,4 +127,11 @@ int find_column(const std::vector<std::string_view>& header, std::string_view na
   return -1;
 }
 
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
 }  // namespace scalelens

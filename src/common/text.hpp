@@ -63,6 +63,9 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out, char s
 // cursor or forge lines. Only for terminal output; JSON keeps the text intact.
 std::string printable(std::string_view s);
 
+// Display width of UTF-8 text on a terminal, for aligning columns (± is two bytes, one column).
+std::size_t display_width(std::string_view s);
+
 // Column index by exact name (after trimming), or -1.
 int find_column(const std::vector<std::string_view>& header, std::string_view name);
 

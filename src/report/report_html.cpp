@@ -238,7 +238,7 @@ std::string render_series_json(const Study& study, const Summary& summary, const
 }
 
 std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
-                               std::string_view figures_json) {
+                               std::string_view figures_json, std::string_view compare_json) {
   auto trim = [](std::string_view s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
     return s.empty() ? std::string_view("null") : s;
@@ -250,6 +250,10 @@ std::string render_report_data(std::string_view summary_json, std::string_view s
   out += trim(series_json);
   out += ",\"figures\":";
   out += trim(figures_json);
+  if (!compare_json.empty()) {
+    out += ",\"compare\":";
+    out += trim(compare_json);
+  }
   out += "}";
   return out;
 }

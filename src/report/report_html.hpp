@@ -34,9 +34,10 @@ std::vector<std::size_t> decimate_indices(std::size_t n, std::size_t max_points,
                                           const std::vector<const std::vector<double>*>& values);
 
 // {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
-//  "series": <series json or null>, "figures": <figures json or null>}
+//  "series": <series json or null>, "figures": <figures json or null>[, "compare": {"before":
+//  <the other study's summary.json>, "comparison": <scalelens.compare/1>}]}
 std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
-                               std::string_view figures_json = {});
+                               std::string_view figures_json = {}, std::string_view compare_json = {});
 
 // The bundle with `data_json` inlined into its scalelens-data script; every '<' of the data is
 // written as \u003c so the data can never close the script element.

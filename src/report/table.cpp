@@ -48,14 +48,6 @@ std::optional<std::string> mean_ci(const std::optional<Stat>& s) {
   return human_number(s->mean) + " ± " + human_number(s->ci95_high - s->mean);
 }
 
-// Display width of UTF-8 text (± is two bytes, one column).
-std::size_t columns_of(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 // "Where the time goes": per configuration with traces, the step time lost against the ideal
 // and its parts, and the POP efficiencies; per curve its dominant loss.
 std::string render_lost_time(const Summary& summary) {
@@ -217,11 +209,11 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   }
   std::vector<std::size_t> width(cols.size());
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    width[k] = columns_of(cols[k]->title);
-    for (const auto& row : cells) width[k] = std::max(width[k], columns_of(row[k]));
+    width[k] = display_width(cols[k]->title);
+    for (const auto& row : cells) width[k] = std::max(width[k], display_width(row[k]));
   }
   auto pad = [](const std::string& s, std::size_t w, bool right) {
-    std::string fill(w - std::min(w, columns_of(s)), ' ');
+    std::string fill(w - std::min(w, display_width(s)), ' ');
     return right ? fill + s : s + fill;
   };
   std::string out;

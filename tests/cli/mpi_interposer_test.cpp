@@ -16,10 +16,6 @@ using namespace scalelens::testing;
 #ifdef SCALELENS_MPI_LIB
 
 namespace {
-// Preloading the interposer puts it ahead of the sanitizer runtime in sanitizer builds; ASan's
-// link-order check would refuse that, though the runtime is loaded by the program all the same.
-#define MPIRUN_ENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
-#define MPIRUN MPIRUN_ENV "mpirun --oversubscribe -x ASAN_OPTIONS "
 
 // Each mpirun gets a private temporary folder (private_mpi_env), so other MPI jobs on the machine
 // cannot break these tests.

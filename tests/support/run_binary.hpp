@@ -44,6 +44,12 @@ inline std::string quoted(const std::filesystem::path& p) { return "'" + p.strin
 // `scratch`: Open MPI 4.1 keeps its session directory (ompi.<host>.<uid>) and PMIx's files under
 // $TMPDIR, and fails when another job's or user's copy under /tmp is in the way. TMPDIR moves
 // both (PMIX_SYSTEM_TMPDIR follows it); orte_tmpdir_base says it again for the session directory.
+// mpirun as the tests start it. Preloading the interposer puts it ahead of the sanitizer runtime in
+// sanitizer builds; ASan's link-order check would refuse that, though the runtime is loaded by the
+// program all the same.
+#define MPIRUN_ENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
+#define MPIRUN MPIRUN_ENV "mpirun --oversubscribe -x ASAN_OPTIONS "
+
 inline std::string private_mpi_env(const ScratchDir& scratch) {
   auto dir = scratch / "mpi-tmp";
   std::filesystem::create_directories(dir);

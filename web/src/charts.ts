@@ -7,6 +7,7 @@ import {
   ciBars,
   configurationBreakdown,
   curve,
+  beforeCurve,
   curveOf,
   envelope,
   idealLines,
@@ -83,13 +84,16 @@ function worldSizeAxis(ctx: ChartContext): Option {
 }
 
 function lineSeries(label: string, ctx: ChartContext, data: [number, number][], unit: string, pctScale = false): Option {
+  // A compared study's before curve: its after curve's colour, dashed and lighter.
+  const after = beforeCurve(label);
   return {
     type: "line",
     id: `line:${label}`,
     name: label,
     data,
-    color: colorFor(label, ctx.allLabels),
-    lineStyle: { width: 2, type: dashFor(label, ctx.allLabels) },
+    color: colorFor(after ?? label, ctx.allLabels),
+    lineStyle: after ? { width: 2, type: "dashed", opacity: 0.6 } : { width: 2, type: dashFor(label, ctx.allLabels) },
+    ...(after ? { symbol: "emptyCircle", itemStyle: { opacity: 0.6 } } : {}),
     symbolSize: 7,
     label: {
       show: ctx.showLabels,
@@ -188,7 +192,7 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
     if (!data.length) continue;
     series.push(lineSeries(label, ctx, data, "s"));
     const ci = ciBars(cs, kind);
-    if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, colorFor(label, ctx.allLabels), ci));
+    if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, colorFor(beforeCurve(label) ?? label, ctx.allLabels), ci));
     const model = ctx.models?.find((m) => m.curve === label && m.time_from === kind);
     if (model) {
       series.push(...modelSeries(label, model, Math.max(...data.map((d) => d[0])), ctx));

@@ -30,8 +30,22 @@ import {
   type ChartContext,
   type Option,
 } from "./charts";
-import { curveOf, defaultTimeKind, headline, labelsOf, parseInlineData, sortRows, timeStat, toCsv, type Column, type TimeKind } from "./shape";
-import type { Configuration, ReportData, RunSeries, Summary } from "./types";
+import {
+  beforeConfigs,
+  beforeCurve,
+  compareRows,
+  curveOf,
+  defaultTimeKind,
+  headline,
+  labelsOf,
+  parseInlineData,
+  sortRows,
+  timeStat,
+  toCsv,
+  type Column,
+  type TimeKind,
+} from "./shape";
+import type { CompareMetric, Comparison, Configuration, ReportData, RunSeries, Summary } from "./types";
 import { type CountUnit, colorFor, countUnit, fmt, isNum, pct, withUnit } from "./util";
 
 echarts.use([
@@ -118,6 +132,7 @@ function buildLayout(root: HTMLElement): void {
       el("label", {}, "time: ", el("select", { id: "time-kind" }, el("option", { value: "epoch" }, "epoch time"), el("option", { value: "run" }, "run time"), el("option", { value: "step" }, "step time")))));
   const head = el("section", { id: "headline" }, el("div", { id: "cards", class: "cards" }), el("div", { id: "findings", class: "findings" }));
   root.append(header, controls, head);
+  if (state.data?.compare) root.append(el("section", { id: "sec-compare" }, el("h2", {}, "Before and after"), el("div", { id: "compare" })));
   for (const s of SECTIONS) {
     const sec = el("section", { id: `sec-${s.id}` }, el("h2", {}, s.title));
     if (s.id === "drill")
@@ -199,6 +214,13 @@ function visibleConfigs(): Configuration[] {
   return state.data.summary.configurations.filter((c) => !state.hidden.has(curveOf(c)));
 }
 
+// The before study's configurations of the visible curves (comparison pages only).
+function visibleBefore(): Configuration[] {
+  const compare = state.data?.compare;
+  if (!compare) return [];
+  return beforeConfigs(compare.before, compare.comparison).filter((c) => !state.hidden.has(beforeCurve(curveOf(c)) ?? curveOf(c)));
+}
+
 function renderAll(): void {
   const data = state.data;
   if (!data) return;
@@ -208,6 +230,8 @@ function renderAll(): void {
   const unit = countUnit(summary.world_size_unit);
   const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels, unit, models: summary.curves };
   const configs = visibleConfigs();
+  // Scaling charts draw a comparison's before curves too, dashed.
+  const scaling = [...configs, ...visibleBefore()];
 
   (document.getElementById("time-kind") as HTMLSelectElement).value = kind;
   renderToggles(all);
@@ -216,11 +240,11 @@ function renderAll(): void {
   renderHeadline(kind);
 
   const jobs: [string, () => Option][] = [
-    ["time", () => timeChart(configs, kind, ctx)],
-    ["speedup", () => speedupChart(configs, ctx)],
-    ["efficiency", () => efficiencyChart(configs, ctx)],
-    ["throughput", () => throughputChart(configs, false, ctx)],
-    ["throughput_per_gpu", () => throughputChart(configs, true, ctx)],
+    ["time", () => timeChart(scaling, kind, ctx)],
+    ["speedup", () => speedupChart(scaling, ctx)],
+    ["efficiency", () => efficiencyChart(scaling, ctx)],
+    ["throughput", () => throughputChart(scaling, false, ctx)],
+    ["throughput_per_gpu", () => throughputChart(scaling, true, ctx)],
     ["breakdown", () => breakdownChart(configs, data.series?.runs, ctx)],
     ["lost", () => lostTimeChart(configs, ctx)],
     ["bandwidth", () => bandwidthChart(configs, ctx)],
@@ -230,6 +254,7 @@ function renderAll(): void {
     ["pareto", () => paretoChart(configs, ctx)],
   ];
   renderTable(configs, kind);
+  if (data.compare) renderComparison(data.compare.comparison);
   renderRunSelect();
   if (hook.renders > 0) {
     for (const [id, make] of jobs) setChart(id, make());
@@ -289,7 +314,11 @@ function renderHeader(data: ReportData): void {
   const s = data.summary;
   const nRuns = s.runs.length;
   setText("meta", `${s.configurations.length} configurations · ${nRuns} runs · baseline: ${s.baseline} · scaling: ${s.scaling}`);
-  setText("mode", data.mode === "live" ? `live · updated ${new Date().toLocaleTimeString()}` : "report");
+  setText("mode", data.mode === "live" ? `live · updated ${new Date().toLocaleTimeString()}` : data.compare ? "comparison" : "report");
+  if (data.compare) {
+    const c = data.compare.comparison;
+    setText("meta", `${c.before} (before, dashed) → ${c.after} (after): ${s.configurations.length} configurations · ${nRuns} runs after`);
+  }
   setText("footer", `scalelens ${s.scalelens_version ?? ""} · ${s.schema} · metric definitions: docs/DESIGN.md`);
   const f = data.figures;
   setText("figures-note", f ? `figures/: ${f.figures.join(", ") || "none"}. ${f.message}` : data.mode === "live" ? "Static figures are written by 'scalelens report'." : "");
@@ -424,6 +453,52 @@ function renderTable(configs: Configuration[], _kind: TimeKind): void {
   list.replaceChildren(...rows.filter((r) => r.provenance).map((r) => el("li", {}, el("b", {}, `${curveOf(r)}/${r.world_size}`), `: ${r.provenance}`)));
 }
 
+// ---- Comparison -----------------------------------------------------------------------------
+function changeText(v: unknown): string {
+  if (!isNum(v)) return "–";
+  const p = v * 100;
+  return Math.abs(p) < 0.05 ? "0.0%" : `${p > 0 ? "+" : ""}${p.toFixed(1)}%`;
+}
+function metricValue(m: CompareMetric, v: unknown): string {
+  if (!isNum(v)) return "–";
+  if (m.metric === "efficiency") return pct(v);
+  if (m.metric === "gpu_util") return `${fmt(v)}%`;
+  return m.unit ? `${fmt(v)} ${m.unit}` : fmt(v);
+}
+
+function renderComparison(c: Comparison): void {
+  const box = document.getElementById("compare");
+  if (!box) return;
+  const counts = el("p", { id: "compare-counts", class: "compare-counts" });
+  for (const v of ["regressed", "improved", "unchanged", "inconclusive"] as const)
+    counts.append(el("span", { class: `verdict verdict-${v}` }, `${c.verdicts[v] ?? 0} ${v}`), " ");
+  counts.append(el("span", { class: "meta" }, `change = after / before − 1 with its ${Math.round(c.confidence * 100)}% confidence interval over the repeats; threshold ±${(c.threshold * 100).toFixed(1)}%`));
+  const head = el("tr");
+  for (const t of ["configuration", "metric", "before", "after", "change", "95% CI", "verdict", "note"]) head.append(el("th", { scope: "col" }, t));
+  const body = el("tbody");
+  const unit = countUnit(c.world_size_unit);
+  for (const { configuration: cc, metric: m } of compareRows(c)) {
+    const name = cc.label_after === cc.label ? cc.label : `${cc.label} → ${cc.label_after}`;
+    const system = cc.system || cc.system_after ? ` @ ${cc.system_after === cc.system ? cc.system : `${cc.system} → ${cc.system_after}`}` : "";
+    const ci = isNum(m.ci_low) && isNum(m.ci_high) ? `[${changeText(m.ci_low)}, ${changeText(m.ci_high)}]` : "–";
+    body.append(el("tr", { class: `verdict-${m.verdict}`, "data-verdict": m.verdict },
+      el("td", { class: "text" }, `${name}${system} ${cc.world_size} ${cc.world_size === 1 ? unit.singular : unit.plural}`),
+      el("td", { class: "text" }, m.detail ? `${m.metric} ${m.detail}` : m.metric),
+      el("td", { class: "num" }, metricValue(m, m.before)),
+      el("td", { class: "num" }, metricValue(m, m.after)),
+      el("td", { class: "num" }, changeText(m.rel_change)),
+      el("td", { class: "num" }, ci),
+      el("td", { class: "text" }, el("span", { class: `verdict verdict-${m.verdict}` }, m.verdict)),
+      el("td", { class: "text meta" }, m.note)));
+  }
+  const table = el("div", { class: "table-wrap" }, el("table", { id: "compare-table" }, el("thead", {}, head), body));
+  const extra = el("ul", { class: "meta" });
+  for (const n of c.unmatched.before) extra.append(el("li", {}, `only before (no match after): ${n}`));
+  for (const n of c.unmatched.after) extra.append(el("li", {}, `only after (no match before): ${n}`));
+  for (const m of c.curves) if (m.sentence) extra.append(el("li", {}, `scaling model of ${m.curve}: ${m.sentence}`));
+  box.replaceChildren(counts, table, extra);
+}
+
 // ---- Drill-down -----------------------------------------------------------------------------
 function renderRunSelect(): void {
   const select = document.getElementById("run-select") as HTMLSelectElement;
@@ -446,6 +521,7 @@ function renderRunSelect(): void {
 async function runSeries(id: string): Promise<RunSeries | null> {
   const data = state.data!;
   if (data.series) return data.series.runs.find((r) => r.run_id === id) ?? null;
+  if (data.mode !== "live") return null;  // a page without series (a comparison against a saved summary) has no server to ask
   const key = `${state.generation}:${id}`;
   if (seriesCache.has(key)) return seriesCache.get(key)!;
   try {
@@ -505,6 +581,7 @@ function main(): void {
   const t0 = performance.now();
   const data = parseInlineData(document.getElementById("scalelens-data")?.textContent);
   hook.timings.parse = performance.now() - t0;
+  state.data = data;  // before the layout: a comparison page has a section more
   buildLayout(root);
   if (!data) {
     root.prepend(el("p", { class: "empty" }, "No study data in this page. Open the report.html that 'scalelens report' writes, or run 'scalelens serve DIR'."));

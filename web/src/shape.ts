@@ -1,5 +1,17 @@
 // Data shaping for the charts: pure functions over summary.json and the run series, unit-tested.
-import type { Breakdown, Configuration, ReportData, RunSeries, Stat, Summary, Warning } from "./types";
+import type {
+  Breakdown,
+  CompareConfiguration,
+  CompareMetric,
+  Comparison,
+  Configuration,
+  ReportData,
+  RunSeries,
+  Stat,
+  Summary,
+  Verdict,
+  Warning,
+} from "./types";
 import { isNum } from "./util";
 
 export type TimeKind = "epoch" | "run" | "step";
@@ -320,4 +332,35 @@ export function envelope(
     out.mean.push(count[b] ? sum[b] / count[b] : null);
   }
   return out;
+}
+
+// ---- Comparison (scalelens compare) ---------------------------------------------------------
+// The before study's curves are drawn beside the after study's under this suffix, dashed.
+export const BEFORE_SUFFIX = " (before)";
+export function beforeCurve(label: string): string | null {
+  return label.endsWith(BEFORE_SUFFIX) ? label.slice(0, -BEFORE_SUFFIX.length) : null;
+}
+// The before study's configurations as curves of their own ("ddp (before)"); a renamed label
+// (--match) takes its after name, so both lines share a colour.
+export function beforeConfigs(before: Summary, comparison: Comparison): Configuration[] {
+  const renamed = new Map(comparison.configurations.map((c) => [c.label, c.label_after]));
+  return before.configurations.map((c) => {
+    const name = curveOf(c);
+    const after = renamed.get(c.label);
+    return { ...c, curve: (after && name === c.label ? after : name) + BEFORE_SUFFIX };
+  });
+}
+
+const SEVERITY: Record<Verdict, number> = { regressed: 3, inconclusive: 2, improved: 1, unchanged: 0 };
+export interface CompareRow {
+  configuration: CompareConfiguration;
+  metric: CompareMetric;
+}
+// Every (configuration, metric), the most severe first, as the terminal table orders them.
+export function compareRows(comparison: Comparison): CompareRow[] {
+  const rows = comparison.configurations.flatMap((configuration) => configuration.metrics.map((metric) => ({ configuration, metric })));
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => SEVERITY[b.r.metric.verdict] - SEVERITY[a.r.metric.verdict] || a.i - b.i)
+    .map((x) => x.r);
 }

@@ -175,4 +175,48 @@ export interface ReportData {
   summary: Summary;
   series: { runs: RunSeries[] } | null;
   figures: Figures | null;
+  // `scalelens compare`'s page: `summary` is the after study, `before` the baseline's summary.json.
+  compare?: { before: Summary; comparison: Comparison } | null;
+}
+
+// scalelens.compare/1 (src/report/compare_writers.cpp).
+export interface CompareMetric {
+  metric: string;
+  detail: string;
+  unit: string;
+  better: "lower" | "higher";
+  before: Num;
+  after: Num;
+  n_before: number;
+  n_after: number;
+  rel_change: Num;
+  ci_low: Num;
+  ci_high: Num;
+  method: string;
+  verdict: Verdict;
+  note: string;
+}
+export type Verdict = "regressed" | "improved" | "unchanged" | "inconclusive";
+export interface CompareConfiguration {
+  label: string;
+  label_after: string;
+  system: string;
+  system_after: string;
+  world_size: number;
+  runs_before: number;
+  runs_after: number;
+  verdict: Verdict;
+  metrics: CompareMetric[];
+}
+export interface Comparison {
+  schema: string;
+  before: string;
+  after: string;
+  threshold: number;
+  confidence: number;
+  world_size_unit: string;
+  verdicts: Record<Verdict, number>;
+  configurations: CompareConfiguration[];
+  unmatched: { before: string[]; after: string[] };
+  curves: { curve: string; sentence: string }[];
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  BEFORE_SUFFIX,
+  beforeConfigs,
+  beforeCurve,
+  compareRows,
   foldRepeats,
   breakdownShares,
   byLabel,
@@ -225,3 +229,34 @@ describe("studies made of traces alone", () => {
     expect(headline(traces, "step").best?.world_size).toBe(2);
   });
 });
+
+describe("comparison", () => {
+  const metric = (name: string, verdict: "regressed" | "improved" | "unchanged" | "inconclusive") => ({
+    metric: name, detail: "", unit: "s", better: "lower" as const, before: 1, after: 1, n_before: 3, n_after: 3,
+    rel_change: 0, ci_low: 0, ci_high: 0, method: "welch-log", verdict, note: "",
+  });
+  const comparison = {
+    schema: "scalelens.compare/1", before: "a", after: "b", threshold: 0.05, confidence: 0.95, world_size_unit: "GPUs",
+    verdicts: { regressed: 1, improved: 0, unchanged: 2, inconclusive: 1 },
+    configurations: [
+      { label: "ddp", label_after: "ddp-new", system: "", system_after: "", world_size: 1, runs_before: 3, runs_after: 3, verdict: "inconclusive" as const,
+        metrics: [metric("time", "unchanged"), metric("throughput", "inconclusive")] },
+      { label: "ddp", label_after: "ddp-new", system: "", system_after: "", world_size: 4, runs_before: 3, runs_after: 3, verdict: "regressed" as const,
+        metrics: [metric("time", "unchanged"), metric("efficiency", "regressed")] },
+    ],
+    unmatched: { before: [], after: [] },
+    curves: [],
+  };
+  it("orders rows most severe first, keeping the order among equals", () => {
+    const rows = compareRows(comparison);
+    expect(rows.map((r) => `${r.configuration.world_size}/${r.metric.metric}`)).toEqual(["4/efficiency", "1/throughput", "1/time", "4/time"]);
+  });
+  it("names the before curves after their (renamed) after curves", () => {
+    const before = { configurations: [{ label: "ddp", curve: "ddp", world_size: 1, runs: 3 }, { label: "other", world_size: 2, runs: 1 }] } as never;
+    const cs = beforeConfigs(before, comparison);
+    expect(cs.map((c) => c.curve)).toEqual([`ddp-new${BEFORE_SUFFIX}`, `other${BEFORE_SUFFIX}`]);
+    expect(beforeCurve(cs[0].curve!)).toBe("ddp-new");
+    expect(beforeCurve("ddp")).toBeNull();
+  });
+});
+

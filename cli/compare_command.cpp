@@ -1,0 +1,265 @@
+// `scalelens compare BEFORE AFTER`: did scaling get better or worse? A regression gate for CI.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "common/file_io.hpp"
+#include "common/text.hpp"
+#include "compare/compare.hpp"
+#include "compare/summary_reader.hpp"
+#include "ingest/ingest.hpp"
+#include "report/compare_writers.hpp"
+#include "report/report_html.hpp"
+#include "report/summary_writers.hpp"
+#include "terminal.hpp"
+
+namespace scalelens::cli {
+
+namespace {
+
+struct CompareArgs {
+  std::string before, after;
+  std::string threshold = "5%";
+  std::vector<std::string> metrics;
+  std::string format = "table";
+  std::string junit;
+  std::string output_dir;
+  std::vector<std::string> matches;
+  std::string fail_on = "regressed";
+  int kernels = 10;
+  int warmup_epochs = 1;
+  StudyDefaults defaults;
+  AnalysisOptions analysis;
+  std::string pattern;
+  bool quiet = false;
+  unsigned threads = 0;
+  CacheArgs cache;
+};
+
+// One side: a study read from folders, or a summary.json saved earlier.
+struct Side {
+  Summary summary;
+  std::string summary_json;
+  std::optional<Study> study;
+};
+
+bool looks_like_summary(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  auto head = read_head(path, 4096);
+  return head && head.value().find("\"scalelens.summary/") != std::string::npos;
+}
+
+// Exit code 2 and a message when the side has nothing to compare.
+std::optional<Side> load_side(const std::string& input, const char* which, const CompareArgs& args) {
+  const std::filesystem::path path(input);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    std::fprintf(stderr, "scalelens compare: %s: no such file or folder (%s)\n", input.c_str(), which);
+    return std::nullopt;
+  }
+  auto from_saved = [&](const std::filesystem::path& file) -> std::optional<Side> {
+    auto saved = read_summary_json(file);
+    if (!saved) {
+      std::fprintf(stderr, "scalelens compare: %s: %s\n", saved.error().path.c_str(), saved.error().message.c_str());
+      return std::nullopt;
+    }
+    Side side;
+    side.summary = std::move(saved.value().summary);
+    side.summary_json = std::move(saved.value().json);
+    return side;
+  };
+  if (looks_like_summary(path)) return from_saved(path);
+
+  IngestOptions in;
+  in.inputs = {input};
+  if (!args.pattern.empty()) in.pattern = args.pattern;
+  in.threads = args.threads;
+  in.defaults = args.defaults;
+  ProgressBar bar(fmt::format("reading {}", which), !args.quiet && is_terminal(STDERR_FILENO));
+  in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
+  Study study = ingest(in);
+  bar.finish();
+  AnalysisOptions options = args.analysis;
+  options.warmup_epochs = args.warmup_epochs;
+  options.threads = args.threads;
+  Summary summary = analyze(study, options);
+  if (summary.configurations.empty()) {
+    // A report's output folder: its summary.json.
+    if (looks_like_summary(path / "summary.json")) return from_saved(path / "summary.json");
+    std::fputs(render_diagnostics(summary, TableStyle{false}).c_str(), stderr);
+    std::fprintf(stderr, "scalelens compare: %s (%s): no usable data: no run with a known label and GPU count "
+                         "(%zu files seen, %zu recognized)\n",
+                 input.c_str(), which, study.files_seen, study.files_read);
+    return std::nullopt;
+  }
+  Side side;
+  side.summary_json = render_summary_json(summary);
+  side.summary = std::move(summary);
+  side.study = std::move(study);
+  return side;
+}
+
+// "5%" → 0.05, "0.05" → 0.05.
+std::optional<double> parse_threshold(const std::string& text) {
+  std::string_view t = trim(text);
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.remove_suffix(1);
+  auto v = parse_double(t);
+  if (!v) return std::nullopt;
+  const double f = percent ? *v / 100 : *v;
+  if (!(f > 0 && f < 1)) return std::nullopt;
+  return f;
+}
+
+int run_compare(const CompareArgs& args) {
+  CompareOptions options;
+  auto threshold = parse_threshold(args.threshold);
+  if (!threshold) {
+    std::fprintf(stderr, "scalelens compare: --threshold '%s': give a relative change between 0 and 1, as 5%% or 0.05\n",
+                 args.threshold.c_str());
+    return 1;
+  }
+  options.change.threshold = *threshold;
+  for (const auto& m : args.metrics) {
+    if (!find_metric(m)) {
+      std::string known;
+      for (const auto& k : compare_metrics()) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      std::fprintf(stderr, "scalelens compare: --metric '%s' is not one it knows (%s; also energy, score, util)\n", m.c_str(),
+                   known.c_str());
+      return 1;
+    }
+    options.metrics.push_back(m);
+  }
+  for (const auto& m : args.matches) {
+    const auto eq = m.find('='), colon = m.find(':', eq == std::string::npos ? 0 : eq);
+    const std::string kind = eq == std::string::npos ? "" : m.substr(0, eq);
+    if ((kind != "label" && kind != "system") || colon == std::string::npos) {
+      std::fprintf(stderr, "scalelens compare: --match '%s': write label=BEFORE:AFTER or system=BEFORE:AFTER\n", m.c_str());
+      return 1;
+    }
+    (kind == "label" ? options.label_renames : options.system_renames)[m.substr(eq + 1, colon - eq - 1)] = m.substr(colon + 1);
+  }
+
+  auto before = load_side(args.before, "before", args);
+  if (!before) return 2;
+  auto after = load_side(args.after, "after", args);
+  if (!after) return 2;
+
+  Comparison comparison = compare_summaries(before->summary, after->summary, options);
+  comparison.before_name = args.before;
+  comparison.after_name = args.after;
+  if (args.kernels > 0 && before->study && after->study) {
+    TraceLevelOptions t;
+    t.top = static_cast<std::size_t>(args.kernels);
+    t.threads = args.threads;
+    t.cache = !args.cache.off;
+    t.cache_dir = args.cache.dir;
+    add_trace_level(comparison, before->summary, *before->study, after->summary, *after->study, t);
+  }
+
+  // Files: the JUnit report where asked; the page, JSON and markdown into -o.
+  auto write = [](const std::filesystem::path& path, const std::string& text) {
+    auto ok = write_file_atomic(path, text);
+    if (!ok) std::fprintf(stderr, "scalelens compare: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+    return static_cast<bool>(ok);
+  };
+  CompareRenderOptions render;
+  render.fail_on_inconclusive = args.fail_on == "inconclusive";
+  if (!args.junit.empty() && !write(args.junit, render_compare_junit(comparison, render))) return 1;
+  if (!args.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.output_dir, ec);
+    const std::filesystem::path dir(args.output_dir);
+    if (ec) {
+      std::fprintf(stderr, "scalelens compare: %s: cannot create the output folder: %s\n", args.output_dir.c_str(), ec.message().c_str());
+      return 1;
+    }
+    if (!write(dir / "compare.json", render_compare_json(comparison)) || !write(dir / "compare.md", render_compare_markdown(comparison)) ||
+        !write(dir / "compare.html",
+               render_compare_html(comparison, before->summary_json, after->summary_json,
+                                   after->study ? render_series_json(*after->study, after->summary) : std::string("null"))))
+      return 1;
+  }
+
+  if (args.format == "json") {
+    std::cout << render_compare_json(comparison);
+  } else if (args.format == "markdown") {
+    std::cout << render_compare_markdown(comparison);
+  } else {
+    std::cout << render_compare_table(comparison, TableStyle{is_terminal(STDOUT_FILENO)});
+    if (!args.quiet && !args.output_dir.empty()) std::cout << fmt::format("Wrote {}\n", args.output_dir);
+  }
+  std::cout.flush();
+  for (const auto& d : comparison.warnings)
+    std::fprintf(stderr, "%s: %s [%s]\n", d.severity == Severity::note ? "note" : "warning", printable(d.message).c_str(), d.code.c_str());
+
+  if (comparison.configurations.empty()) {
+    std::fputs("scalelens compare: no configuration of one side matches one of the other (label, system and world size; "
+               "--match label=OLD:NEW pairs renamed ones)\n",
+               stderr);
+    return 2;
+  }
+  if (comparison.count(Verdict::regressed) > 0) return 4;
+  if (render.fail_on_inconclusive && comparison.count(Verdict::inconclusive) > 0) return 4;
+  return 0;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand("compare", "Did scaling get better or worse? Two studies compared, with verdicts for CI");
+  cmd->add_option("before", args->before, "The baseline: a folder of runs (as for report) or a summary.json it wrote")->required();
+  cmd->add_option("after", args->after, "The study to judge: a folder of runs or a summary.json")->required();
+  cmd->add_option("--threshold", args->threshold, "Changes within ±this are unchanged; beyond it, with the interval clear of 0, "
+                                                  "regressed or improved (5% or 0.05)")
+      ->capture_default_str();
+  cmd->add_option("--metric", args->metrics, "Metrics to compare, comma-separated: time, throughput, efficiency, "
+                                             "computation_score (score), gpu_util (util), energy_per_sample (energy); default all")
+      ->delimiter(',');
+  cmd->add_option("--format", args->format, "What goes to standard output")
+      ->check(CLI::IsMember({"table", "json", "markdown"}))
+      ->capture_default_str();
+  cmd->add_option("--junit", args->junit, "Write a JUnit XML report here: one test case per configuration and metric");
+  cmd->add_option("-o,--output", args->output_dir, "Write compare.json, compare.md and compare.html (both studies overlaid) here");
+  cmd->add_option("--match", args->matches, "Pair configurations renamed between the studies: label=OLD:NEW or system=OLD:NEW "
+                                            "(repeatable)");
+  cmd->add_option("--fail-on", args->fail_on, "Exit 4 on regressed only, or on inconclusive too (strict gates)")
+      ->check(CLI::IsMember({"regressed", "inconclusive"}))
+      ->capture_default_str();
+  cmd->add_option("--kernels", args->kernels, "Trace level: the kernels that changed most per configuration with traces on "
+                                              "both sides (0: none)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--pattern", args->pattern, "Only runs whose path, label or run name this regex matches (both sides)");
+  cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run (folders)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  add_study_default_options(cmd, args->defaults, args->analysis);
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
+  cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
+  add_max_inflated_option(cmd);
+  add_cache_flags(cmd, args->cache);
+  cmd->footer(
+      "Examples:\n"
+      "  scalelens compare before/ after/                    two study folders\n"
+      "  scalelens compare baseline-summary.json after/      a saved summary.json (what CI keeps)\n"
+      "  scalelens compare before/ after/ --threshold 5% --metric time,efficiency,energy --format markdown\n"
+      "  scalelens compare a/traces b/traces --kernels 20    which kernels changed\n"
+      "  scalelens compare old/ new/ --match label=ddp:ddp-new --junit compare.xml -o compare/\n"
+      "Verdicts per configuration and metric: regressed, improved, unchanged (the 95% interval lies within\n"
+      "±threshold) or inconclusive (too few repeats or too much noise; it says how many repeats would decide).\n"
+      "Repeats are runs: each configuration needs at least 2 runs on each side for an interval.\n"
+      "Exit codes: 0 nothing regressed, 4 something regressed (or inconclusive with --fail-on inconclusive),\n"
+      "2 nothing could be matched or read, 1 usage error.");
+  cmd->callback([args, &exit_code] {
+    apply_cache_flags(args->cache);
+    exit_code = run_compare(*args);
+  });
+}
+
+}  // namespace scalelens::cli
