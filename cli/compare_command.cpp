@@ -203,8 +203,17 @@ int run_compare(const CompareArgs& args) {
                stderr);
     return 2;
   }
+  std::size_t compared = 0;
+  for (const auto& c : comparison.configurations) compared += c.metrics.size();
+  if (compared == 0) {
+    std::fputs("scalelens compare: configurations matched, but no metric could be compared: neither side has the figures "
+               "asked for (--metric)\n",
+               stderr);
+    return 2;
+  }
   if (comparison.count(Verdict::regressed) > 0) return 4;
-  if (render.fail_on_inconclusive && comparison.count(Verdict::inconclusive) > 0) return 4;
+  // A strict gate also fails on what it cannot tell, and on a configuration gone from the after study.
+  if (render.fail_on_inconclusive && (comparison.count(Verdict::inconclusive) > 0 || !comparison.only_before.empty())) return 4;
   return 0;
 }
 

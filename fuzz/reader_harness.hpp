@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "compare/compare.hpp"
+#include "compare/summary_reader.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -24,7 +26,7 @@ namespace scalelens::fuzzing {
 // The readers, by the name their corpus folder has (fuzz/corpus/<name>/).
 inline const std::vector<std::string>& reader_names() {
   static const std::vector<std::string> names{"run_csv", "manifest", "rank_record", "mlperf",
-                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow"};
+                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow", "summary_json"};
   return names;
 }
 
@@ -81,9 +83,39 @@ inline std::string broken_invariant(const Study& study, const Summary& summary) 
   return {};
 }
 
+// A saved summary.json (what `scalelens compare` reads back): refused with a reason, or compared
+// with itself, where every figure must come out unchanged and every interval hold its estimate.
+inline std::string drive_summary_json(std::string_view input) {
+  auto saved = parse_summary_json(std::string(input), "summary.json");
+  if (!saved) return saved.error().message.empty() ? "refused without a reason" : "";
+  const Summary& s = saved.value().summary;
+  const Comparison c = compare_summaries(s, s, {});
+  for (const auto& cc : c.configurations)
+    for (const auto& m : cc.metrics) {
+      const auto& e = m.change;
+      if (e.rel_change && !std::isfinite(*e.rel_change)) return fmt::format("{} change not finite", m.metric->name);
+      if (e.ci_low && e.ci_high && e.rel_change && (*e.ci_low > *e.rel_change + 1e-9 || *e.ci_high < *e.rel_change - 1e-9))
+        return fmt::format("{} interval misses its estimate", m.metric->name);
+      if (m.verdict == Verdict::regressed || m.verdict == Verdict::improved)
+        return fmt::format("{} of {} {} against itself", m.metric->name, cc.label, verdict_name(m.verdict));
+    }
+  if (!c.only_before.empty() || !c.only_after.empty()) {
+    // Only configurations sharing an identity can stay unmatched against themselves.
+    for (std::size_t i = 0; i < s.configurations.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j) {
+        const auto& a = s.configurations[i];
+        const auto& b = s.configurations[j];
+        if (a.label == b.label && a.system == b.system && a.world_size == b.world_size) return "";
+      }
+    return "a configuration unmatched against itself";
+  }
+  return "";
+}
+
 // Reads `input` as the format `reader` names, in `scratch` (emptied first), and analyses the
 // result. Returns a broken invariant, or "" when all held.
 inline std::string drive(std::string_view reader, std::string_view input, const std::filesystem::path& scratch) {
+  if (reader == "summary_json") return drive_summary_json(input);
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::remove_all(scratch, ec);

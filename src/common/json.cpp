@@ -4,21 +4,9 @@
 
 #include <fmt/format.h>
 
-namespace scalelens {
+#include "common/text.hpp"
 
-namespace {
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not valid.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k)
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if (len == 2 && c < 0xC2) return 0;  // overlong
-  return len;
-}
-}  // namespace
+namespace scalelens {
 
 std::string json_quote(std::string_view s) {
   std::string out;
@@ -27,7 +15,7 @@ std::string json_quote(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      std::size_t len = utf8_sequence(s, i);
+      std::size_t len = utf8_sequence_length(s, i);
       if (len == 0) {
         out += "\\ufffd";
         ++i;

@@ -134,4 +134,42 @@ std::size_t display_width(std::string_view s) {
   return n;
 }
 
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  if (len == 2 && c < 0xC2) return 0;  // overlong
+  return len;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = utf8_sequence_length(s, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+std::string cut_text(std::string_view s, std::size_t max) {
+  if (display_width(s) <= max || max == 0) return std::string(s);
+  std::size_t i = 0, chars = 0;
+  while (i < s.size() && chars + 1 < max) {
+    const std::size_t len = utf8_sequence_length(s, i);
+    i += len == 0 ? 1 : len;
+    ++chars;
+  }
+  return std::string(s.substr(0, i)) + "\xE2\x80\xA6";  // …
+}
+
 }  // namespace scalelens

@@ -63,6 +63,14 @@ void split_csv(std::string_view line, std::vector<std::string_view>& out, char s
 // cursor or forge lines. Only for terminal output; JSON keeps the text intact.
 std::string printable(std::string_view s);
 
+// Length of the valid UTF-8 sequence that starts at s[i], or 0 if there is none.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+// `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD (for XML and other
+// outputs that must be valid UTF-8 whatever a label or path holds).
+std::string valid_utf8(std::string_view s);
+// At most `max` characters of `s`, cut at a character boundary, "…" at the end when cut.
+std::string cut_text(std::string_view s, std::size_t max);
+
 // Display width of UTF-8 text on a terminal, for aligning columns (± is two bytes, one column).
 std::size_t display_width(std::string_view s);
 

@@ -1,6 +1,7 @@
 #include "compare/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <tuple>
@@ -42,6 +43,7 @@ std::string world_size_text(int p, const std::string& unit) {
 }
 
 Verdict ConfigurationComparison::worst() const {
+  if (metrics.empty()) return Verdict::inconclusive;  // nothing compared: nothing shown unchanged
   Verdict w = Verdict::unchanged;
   for (const auto& m : metrics)
     if (severity_of(m.verdict) > severity_of(w)) w = m.verdict;
@@ -103,6 +105,20 @@ const ConfigurationSummary* baseline_of(const Summary& s, const ConfigurationSum
   return nullptr;
 }
 
+// Per run, its throughput; the instances of one run (MLPerf weak scaling) summed.
+std::vector<double> run_throughputs(const Summary& s, const ConfigurationSummary& c) {
+  std::map<std::string, double> by_run;
+  std::vector<double> v;
+  for (auto i : c.run_indices) {
+    const auto& r = s.runs[i];
+    if (!r.throughput_samples_per_s || !std::isfinite(*r.throughput_samples_per_s)) continue;
+    if (r.instance_of.empty()) v.push_back(*r.throughput_samples_per_s);
+    else by_run[r.instance_of] += *r.throughput_samples_per_s;
+  }
+  for (const auto& [run, x] : by_run) v.push_back(x);
+  return v;
+}
+
 std::string repeats_note(const ChangeEstimate& change, Verdict verdict, double threshold, double confidence) {
   if (verdict != Verdict::inconclusive) return "";
   if (!change.before || !change.after)
@@ -128,8 +144,14 @@ MetricComparison judged(const MetricInfo& metric, ChangeEstimate change, const C
 // Efficiency = baseline time / time × p0/p (strong), throughput / baseline throughput × p0/p (weak):
 // its relative change is that of a ratio of two independent changes, whose log differences
 // subtract. The interval is centred on the summaries' own efficiencies.
+struct Renames {
+  const std::map<std::string, std::string>& labels;
+  const std::map<std::string, std::string>& systems;
+};
+
 std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, const Summary& a, const ConfigurationSummary& ca,
-                                                   const Summary& b, const ConfigurationSummary& cb, const ChangeOptions& options) {
+                                                   const Summary& b, const ConfigurationSummary& cb, const ChangeOptions& options,
+                                                   const Renames& options_renames) {
   if (!ca.efficiency && !cb.efficiency) return std::nullopt;
   MetricComparison m;
   m.metric = &metric;
@@ -144,7 +166,9 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
   std::string why;
   if (!ca.efficiency || !cb.efficiency) {
     why = ca.efficiency ? "not measured after" : "not measured before";
-  } else if (!base_a || !base_b || base_a->world_size != base_b->world_size) {
+  } else if (!base_a || !base_b || base_a->world_size != base_b->world_size ||
+             renamed(options_renames.labels, base_a->label) != base_b->label ||
+             renamed(options_renames.systems, base_a->system) != base_b->system) {
     why = "the two sides measure efficiency against different baselines";
   } else if (ca.scaling != cb.scaling) {
     why = fmt::format("{} scaling before, {} after", ca.scaling, cb.scaling);
@@ -214,7 +238,7 @@ Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOp
     std::size_t after_index = 0;
     for (std::size_t j = 0; j < b.configurations.size(); ++j) {
       const auto& c = b.configurations[j];
-      if (c.label == label && c.system == system && c.world_size == ca.world_size) {
+      if (!matched_after[j] && c.label == label && c.system == system && c.world_size == ca.world_size) {
         cb = &c;
         after_index = j;
         matched_after[j] = true;
@@ -242,18 +266,39 @@ Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOp
       change_options.seed = options.change.seed ^ std::hash<std::string>{}(cc.name() + "/" + std::to_string(cc.world_size) + "/" + metric->name);
       const std::string name = metric->name;
       if (name == "efficiency") {
-        if (auto m = compare_efficiency(*metric, a, ca, b, *cb, change_options)) cc.metrics.push_back(std::move(*m));
+        if (auto m = compare_efficiency(*metric, a, ca, b, *cb, change_options, Renames{options.label_renames, options.system_renames}))
+          cc.metrics.push_back(std::move(*m));
         continue;
       }
       std::function<std::optional<double>(const RunSummary&)> of;
       std::string detail;
       if (name == "time") {
         const std::string basis = common_basis(a, ca, b, *cb);
-        if (basis.empty()) continue;
+        if (basis.empty()) {
+          // Say so where a side has a time: a gate must not pass because the times went missing.
+          auto bases = [](const Summary& s, const ConfigurationSummary& c) {
+            std::string out;
+            for (const char* k : {"epoch", "run", "step"})
+              if (!run_values(s, c, [&](const RunSummary& r) { return r.time_on(k); }).empty()) out += (out.empty() ? "" : ", ") + std::string(k);
+            return out.empty() ? std::string("none") : out;
+          };
+          const std::string ta = bases(a, ca), tb = bases(b, *cb);
+          if (ta == "none" && tb == "none") continue;
+          MetricComparison m;
+          m.metric = metric;
+          m.verdict = Verdict::inconclusive;
+          m.note = fmt::format("no time basis both sides have (before: {}; after: {})", ta, tb);
+          cc.metrics.push_back(std::move(m));
+          continue;
+        }
         of = [basis](const RunSummary& r) { return r.time_on(basis); };
         detail = basis == "run" ? "per run" : "per " + basis;
       } else if (name == "throughput") {
-        of = [](const RunSummary& r) { return r.throughput_samples_per_s; };
+        // Concurrent instances of one run count together, as the configuration's throughput does.
+        auto before = run_throughputs(a, ca), after = run_throughputs(b, *cb);
+        if (before.empty() && after.empty()) continue;
+        cc.metrics.push_back(judged(*metric, estimate_change(before, after, change_options), change_options));
+        continue;
       } else if (name == "computation_score") {
         of = [](const RunSummary& r) { return r.computation_score; };
       } else if (name == "gpu_util") {
@@ -335,29 +380,6 @@ Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOp
     out.curves.push_back(std::move(cc));
   }
   return out;
-}
-
-void add_trace_level(Comparison& comparison, const Summary& a, const Study& sa, const Summary& b, const Study& sb,
-                     const TraceLevelOptions& options) {
-  for (const auto& cc : comparison.configurations) {
-    const auto files_a = trace_files_of(sa, a, a.configurations[cc.before_index]);
-    const auto files_b = trace_files_of(sb, b, b.configurations[cc.after_index]);
-    if (files_a.empty() || files_b.empty()) continue;
-    auto analyse = [&](const std::vector<std::filesystem::path>& files) {
-      trace::TraceSetOptions o;
-      o.inputs = files;
-      o.threads = options.threads;
-      o.cache = options.cache;
-      o.cache_dir = options.cache_dir;
-      return trace::analyse_traces(o);
-    };
-    const auto before = analyse(files_a), after = analyse(files_b);
-    if (before.ranks.empty() || after.ranks.empty()) continue;
-    auto diff = diff_trace_sets(before, after, options.top);
-    diff.configuration = fmt::format("{} {}", cc.name(), world_size_text(cc.world_size, comparison.world_size_unit));
-    diff.world_size = cc.world_size;
-    comparison.traces.push_back(std::move(diff));
-  }
 }
 
 }  // namespace scalelens

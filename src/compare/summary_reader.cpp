@@ -129,7 +129,9 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
   if (auto runs = top.array("runs")) {
     std::size_t i = 0;
     for (auto e : *runs) {
-      Fields f(e, fmt::format("runs[{}]", i++), error);
+      const std::string where = fmt::format("runs[{}]", i++);
+      if (!e.is_object()) return fail(where + " should be an object");
+      Fields f(e, where, error);
       RunSummary r;
       r.run_id = f.text("run_id");
       r.label = f.text("label");
@@ -147,7 +149,9 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       r.energy_j_per_sample = f.number("energy_j_per_sample");
       r.computation_score = f.number("computation_score");
       if (!error.empty()) return fail(error);
-      run_index.emplace(r.run_id, s.runs.size());
+      // Configurations name their runs by id: one id for two runs would give one's figures to both.
+      if (!r.run_id.empty() && !run_index.emplace(r.run_id, s.runs.size()).second)
+        return fail(fmt::format("{}.run_id '{}' is another run's too", where, r.run_id));
       s.runs.push_back(std::move(r));
     }
   }
@@ -191,7 +195,30 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       }
     }
     if (!error.empty()) return fail(error);
-    // A summary without its runs (trimmed by hand) still compares, as one value per configuration.
+    for (const auto& other : s.configurations)
+      if (other.label == c.label && other.system == c.system && other.world_size == c.world_size)
+        return fail(fmt::format("{} has the identity (label '{}', system '{}', world size {}) of an earlier one", where, c.label,
+                                c.system, c.world_size));
+    // A summary without its runs (trimmed by hand) still compares, as one value per configuration:
+    // a run made of its means (one repeat, so never more than inconclusive).
+    if (c.run_indices.empty()) {
+      RunSummary r;
+      r.run_id = fmt::format("{}#{} (configuration means)", c.curve, c.world_size);
+      r.label = c.label;
+      r.curve = c.curve;
+      r.system = c.system;
+      r.world_size = c.world_size;
+      if (c.epoch_time_s) r.epoch_times_s = {c.epoch_time_s->mean};
+      if (c.run_time_s) r.run_time_s = c.run_time_s->mean;
+      if (c.step_time_s) r.step_times_s = {c.step_time_s->mean};
+      r.throughput_samples_per_s = c.throughput_samples_per_s;
+      r.gpu_util_pct = c.gpu_util_pct;
+      r.energy_j_per_sample = c.energy_j_per_sample;
+      r.computation_score = c.computation_score;
+      c.run_indices.push_back(s.runs.size());
+      s.runs.push_back(std::move(r));
+      if (c.runs == 0) c.runs = 1;
+    }
     s.configurations.push_back(std::move(c));
   }
 
@@ -199,6 +226,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
     std::size_t k = 0;
     for (auto e : *curves) {
       const std::string where = fmt::format("curves[{}]", k++);
+      if (!e.is_object()) return fail(where + " should be an object");
       Fields f(e, where, error);
       CurveModel m;
       m.curve = f.text("curve");
@@ -216,7 +244,9 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
         if (auto terms = mf.array("terms")) {
           std::size_t t = 0;
           for (auto te : *terms) {
-            Fields tf(te, fmt::format("{}.model.terms[{}]", where, t++), error);
+            const std::string at = fmt::format("{}.model.terms[{}]", where, t++);
+            if (!te.is_object()) return fail(at + " should be an object");
+            Fields tf(te, at, error);
             ScalingTerm term;
             term.coef = tf.number("coef").value_or(0);
             term.p_exp = tf.number("p_exp").value_or(0);

@@ -99,22 +99,32 @@ TraceDiff diff_trace_sets(const trace::TraceSet& before, const trace::TraceSet& 
   diff.collectives = deltas(a.collectives, a.rank_steps, b.collectives, b.rank_steps, {});
   for (auto& c : diff.collectives) c.communication = true;
 
-  std::map<int, RankDelta> ranks;
-  auto per_step = [](const trace::RankSummary& r, double trace::StepFigures::*field) -> std::optional<double> {
-    if (r.steps_analysed <= 0) return std::nullopt;
-    return r.total.*field / r.steps_analysed;
+  // Per rank, the mean over the traces of that rank (one per run of the configuration).
+  struct Sums {
+    double exposed = 0, idle = 0;
+    int n = 0;
   };
-  for (const auto& r : before.ranks) {
-    auto& d = ranks[r.rank];
-    d.rank = r.rank;
-    d.exposed_comm_before_us = per_step(r, &trace::StepFigures::exposed_comm_us);
-    d.idle_before_us = per_step(r, &trace::StepFigures::idle_us);
-  }
-  for (const auto& r : after.ranks) {
-    auto& d = ranks[r.rank];
-    d.rank = r.rank;
-    d.exposed_comm_after_us = per_step(r, &trace::StepFigures::exposed_comm_us);
-    d.idle_after_us = per_step(r, &trace::StepFigures::idle_us);
+  std::map<int, std::pair<Sums, Sums>> sums;  // rank → (before, after)
+  auto add = [](Sums& into, const trace::RankSummary& r) {
+    if (r.steps_analysed <= 0) return;
+    into.exposed += r.total.exposed_comm_us / r.steps_analysed;
+    into.idle += r.total.idle_us / r.steps_analysed;
+    ++into.n;
+  };
+  for (const auto& r : before.ranks) add(sums[r.rank].first, r);
+  for (const auto& r : after.ranks) add(sums[r.rank].second, r);
+  std::map<int, RankDelta> ranks;
+  for (const auto& [rank, pair] : sums) {
+    auto& d = ranks[rank];
+    d.rank = rank;
+    if (pair.first.n > 0) {
+      d.exposed_comm_before_us = pair.first.exposed / pair.first.n;
+      d.idle_before_us = pair.first.idle / pair.first.n;
+    }
+    if (pair.second.n > 0) {
+      d.exposed_comm_after_us = pair.second.exposed / pair.second.n;
+      d.idle_after_us = pair.second.idle / pair.second.n;
+    }
   }
   for (auto& [rank, d] : ranks) diff.ranks.push_back(d);
   return diff;

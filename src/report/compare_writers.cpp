@@ -109,10 +109,10 @@ std::string aligned(const std::vector<std::vector<std::string>>& rows, const std
   return out;
 }
 
-std::string short_name(const std::string& name, std::size_t max = 72) {
-  if (display_width(name) <= max) return name;
-  return name.substr(0, max - 1) + "…";
-}
+std::string short_name(const std::string& name, std::size_t max = 72) { return cut_text(name, max); }
+
+// "5%", "0.5%": the threshold as people wrote it.
+std::string threshold_text(double t) { return human_number(100 * t) + "%"; }
 
 std::string ms(double us) { return human_number(us / 1000); }
 
@@ -124,7 +124,7 @@ std::string render_compare_table(const Comparison& c, const TableStyle& style) {
   std::string out = fmt::format("Comparing {} (before) with {} (after): change = after / before − 1, {:.0f}% confidence "
                                 "interval over the repeats, threshold ±{}\n",
                                 printable(c.before_name), printable(c.after_name), 100 * c.confidence,
-                                signed_percent(c.threshold).substr(1));
+                                threshold_text(c.threshold));
   auto colour = [&](Verdict v, const std::string& s) {
     if (!style.color) return s;
     const char* code = v == Verdict::regressed ? "31" : v == Verdict::improved ? "32" : v == Verdict::inconclusive ? "33" : "0";
@@ -264,13 +264,24 @@ std::string render_compare_json(const Comparison& c) {
 
 namespace {
 
-// A markdown table cell: pipes escaped, newlines flattened.
-std::string cell(std::string s) {
+// Text in a markdown table cell or line, as text: markdown's and HTML's special characters escaped
+// (a label cannot open a comment, a tag or a code span in the pull request), newlines flattened.
+std::string cell(std::string_view s) {
   std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n' || ch == '\r') out += ' ';
-    else out += ch;
+  for (char ch : valid_utf8(s)) {
+    switch (ch) {
+      case '\\': out += "\\\\"; break;
+      case '|': out += "\\|"; break;
+      case '`': out += "&#96;"; break;
+      case '*': out += "\\*"; break;
+      case '_': out += "\\_"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      default: out += ch;
+    }
   }
   return out;
 }
@@ -285,9 +296,9 @@ const char* mark(Verdict v) {
   return "";
 }
 
-std::string xml(std::string_view s) {
+std::string xml(std::string_view text) {
   std::string out;
-  for (char ch : s) {
+  for (char ch : valid_utf8(text)) {
     switch (ch) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
@@ -308,9 +319,9 @@ std::string xml(std::string_view s) {
 std::string render_compare_markdown(const Comparison& c) {
   const std::size_t regressed = c.count(Verdict::regressed);
   std::string out = fmt::format("### scalelens compare: {}{}\n\n", regressed ? "❌ " : "", counts_text(c));
-  out += fmt::format("`{}` → `{}`; change = after / before − 1 with its {:.0f}% confidence interval over the repeats; "
+  out += fmt::format("{} → {}; change = after / before − 1 with its {:.0f}% confidence interval over the repeats; "
                      "threshold ±{}.\n\n",
-                     cell(c.before_name), cell(c.after_name), 100 * c.confidence, signed_percent(c.threshold).substr(1));
+                     cell(c.before_name), cell(c.after_name), 100 * c.confidence, threshold_text(c.threshold));
   const auto rows = rows_of(c);
   if (!rows.empty()) {
     out += "| configuration | metric | before | after | change | 95% CI | verdict | note |\n";
@@ -336,7 +347,7 @@ std::string render_compare_markdown(const Comparison& c) {
                        cell(t.configuration), ms(t.gpu_before_us), ms(t.gpu_after_us));
     out += "| kernel | before ms | after ms | change ms | |\n|---|--:|--:|--:|---|\n";
     for (const auto& k : t.kernels)
-      out += fmt::format("| `{}` | {} | {} | {}{} | {} |\n", cell(short_name(k.name)), ms(k.before_us), ms(k.after_us),
+      out += fmt::format("| {} | {} | {} | {}{} | {} |\n", cell(short_name(k.name)), ms(k.before_us), ms(k.after_us),
                          k.delta_us() >= 0 ? "+" : "", ms(k.delta_us()), kernel_status(k));
     out += "\n</details>\n\n";
   }
@@ -354,7 +365,7 @@ std::string render_compare_junit(const Comparison& c, const CompareRenderOptions
       const auto& e = m.change;
       const std::string what = fmt::format("{}: {} → {}, change {} (95% CI {}), threshold ±{}", verdict_name(m.verdict),
                                            value_text(*m.metric, e.before), value_text(*m.metric, e.after),
-                                           signed_percent(e.rel_change), interval_text(e), signed_percent(c.threshold).substr(1));
+                                           signed_percent(e.rel_change), interval_text(e), threshold_text(c.threshold));
       cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml(cls), xml(metric_title(m)));
       if (fails(m.verdict)) {
         ++failures;
@@ -370,12 +381,21 @@ std::string render_compare_junit(const Comparison& c, const CompareRenderOptions
     }
   }
   // Unmatched configurations: listed, never dropped; skipped (nothing to compare them with).
+  // A configuration gone from the after study fails a strict gate (its runs may all have crashed).
   for (const auto* list : {&c.only_before, &c.only_after})
     for (const auto& n : *list) {
       ++tests;
-      ++skipped;
-      cases += fmt::format("    <testcase classname=\"scalelens.{}\" name=\"matched\"><skipped message=\"only {}: no match\"/></testcase>\n",
-                           xml(n), list == &c.only_before ? "before" : "after");
+      const bool before_only = list == &c.only_before;
+      const std::string what = fmt::format("only {}: no match {}", before_only ? "before" : "after", before_only ? "after" : "before");
+      cases += fmt::format("    <testcase classname=\"scalelens.{}\" name=\"matched\">", xml(n));
+      if (before_only && options.fail_on_inconclusive) {
+        ++failures;
+        cases += fmt::format("<failure type=\"unmatched\" message=\"{}\">{}</failure>", xml(what), xml(what));
+      } else {
+        ++skipped;
+        cases += fmt::format("<skipped message=\"{}\"/>", xml(what));
+      }
+      cases += "</testcase>\n";
     }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"scalelens compare\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", tests, failures, skipped);

@@ -47,6 +47,10 @@ test("compare.html: both studies on the scaling charts, verdicts in the table, o
   assert.ok(time.find((x) => x.name === "ddp (before)").dashed, "the before curve is dashed");
   assert.ok(at4("ddp") > at4("ddp (before)") * 1.15, `after ${at4("ddp")} vs before ${at4("ddp (before)")}`);
 
+  // Per-configuration charts: each before bar just ahead of its after bar.
+  const util = await page.evaluate(() => window.__scalelens.charts.utilization.getOption().xAxis[0].data);
+  assert.deepEqual(util, ["ddp (before)/1", "ddp/1", "ddp (before)/2", "ddp/2", "ddp (before)/4", "ddp/4"]);
+
   const rows = await page.$$eval("#compare-table tbody tr", (trs) => trs.map((tr) => ({
     verdict: tr.getAttribute("data-verdict"),
     cells: [...tr.querySelectorAll("td")].map((td) => td.textContent),

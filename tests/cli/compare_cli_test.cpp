@@ -168,6 +168,16 @@ TEST(CompareCli, NothingMatchedExitsTwoAndNamesWhatIsOnEachSide) {
   EXPECT_NE(r.out.find("only before (no match after): deepcam @ dgxa100 512 GPUs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("only after (no match before): deepcam @ dgxa100 2048 GPUs"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("no configuration of one side matches"), std::string::npos) << r.err;
+
+  // One configuration gone from the after study: listed; a strict gate fails on it.
+  auto gone = run_scalelens("compare " + quoted(deepcam(data)) + " " + quoted(dir / "a") + " -q");
+  EXPECT_EQ(gone.exit_code, 0) << gone.out << gone.err;
+  EXPECT_NE(gone.out.find("only before (no match after): deepcam @ dgxa100 2048 GPUs"), std::string::npos) << gone.out;
+  EXPECT_EQ(run_scalelens("compare " + quoted(deepcam(data)) + " " + quoted(dir / "a") + " -q --fail-on inconclusive").exit_code, 4);
+  // Matched, but neither side has the metric asked for: nothing was compared.
+  auto energy = run_scalelens("compare " + quoted(deepcam(data)) + " " + quoted(dir / "a") + " -q --metric energy");
+  EXPECT_EQ(energy.exit_code, 2) << energy.out << energy.err;
+  EXPECT_NE(energy.err.find("no metric could be compared"), std::string::npos) << energy.err;
 }
 
 TEST(CompareCli, UsageErrorsExitOneAndUnreadableInputsTwo) {

@@ -347,6 +347,50 @@ TEST(SummaryReader, RefusesWhatScalelensDidNotWriteNamingTheFileAndField) {
   }
 }
 
+TEST(SummaryReader, ConfigurationsWithoutTheirRunsCompareAsOneRepeatAndTwinIdentitiesAreRefused) {
+  const std::string head = R"({"schema": "scalelens.summary/2", "configurations": [)";
+  auto saved = parse_summary_json(head + R"({"label": "ddp", "world_size": 8, "runs": 3, "time_from": "epoch",
+      "epoch_time_s": {"mean": 10}, "throughput_samples_per_s": 100, "run_ids": ["gone"]}]})",
+                                  "s.json");
+  ASSERT_TRUE(saved) << saved.error().message;
+  const auto c = compare_summaries(saved.value().summary, saved.value().summary, {});
+  ASSERT_EQ(c.configurations.size(), 1u);
+  ASSERT_EQ(c.configurations[0].metrics.size(), 2u);  // time and throughput from the means
+  EXPECT_EQ(c.configurations[0].metrics[0].change.n_before, 1u);
+
+  auto twins = parse_summary_json(head + R"({"label": "ddp", "world_size": 8}, {"label": "ddp", "world_size": 8}]})", "s.json");
+  ASSERT_FALSE(twins);
+  EXPECT_NE(twins.error().message.find("configurations[1] has the identity"), std::string::npos) << twins.error().message;
+  auto runs = parse_summary_json(head + R"(], "runs": [{"run_id": "r"}, {"run_id": "r"}]})", "s.json");
+  ASSERT_FALSE(runs);
+  EXPECT_NE(runs.error().message.find("runs[1].run_id 'r' is another run's too"), std::string::npos) << runs.error().message;
+}
+
+TEST(CompareSummaries, EfficiencyAgainstAnotherBaselineIsInconclusiveAndAMissingTimeIsSaid) {
+  std::mt19937_64 rng(5);
+  auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03);
+  auto b = a;
+  // The after study measures against another label's configuration at the same size.
+  b.configurations[1].baseline_label = "fsdp";
+  auto fsdp = b.configurations[0];
+  fsdp.label = fsdp.curve = "fsdp";
+  b.configurations.push_back(fsdp);
+  auto c = compare_summaries(a, b, {});
+  const auto* e = metric(c, 4, "efficiency");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->verdict, Verdict::inconclusive);
+  EXPECT_EQ(e->note, "the two sides measure efficiency against different baselines");
+
+  // The after runs lost their times: a row says so rather than none.
+  auto no_time = a;
+  for (auto& r : no_time.runs) r.run_time_s.reset();
+  c = compare_summaries(a, no_time, {});
+  const auto* t = metric(c, 4, "time");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->verdict, Verdict::inconclusive);
+  EXPECT_EQ(t->note, "no time basis both sides have (before: run; after: none)");
+}
+
 trace::RankSummary rank_with(int rank, int steps, std::vector<std::pair<std::string, double>> kernels) {
   trace::RankSummary r;
   r.rank = rank;
@@ -389,9 +433,14 @@ TEST(CompareWriters, JunitAndMarkdownCarryEveryVerdictAndEscapeNames) {
   EXPECT_EQ(junit.find("a<b>"), std::string::npos);
   EXPECT_NE(junit.find("<failure type=\"regressed\""), std::string::npos);
   const auto md = render_compare_markdown(c);
-  EXPECT_NE(md.find("a<b>&\"c\\|d"), std::string::npos);
+  EXPECT_NE(md.find("a&lt;b&gt;&amp;\"c\\|d"), std::string::npos) << md;
+  EXPECT_EQ(md.find("a<b>"), std::string::npos) << "a label cannot open an HTML tag in a pull-request comment";
   EXPECT_NE(md.find("**regressed**"), std::string::npos);
   EXPECT_EQ(signed_percent(0.1), "+10.0%");
+  // Bytes that are not UTF-8 (a folder name) leave the XML well-formed.
+  auto bad = study(rng, {{1, 40.0}}, 2, 0.03, "x\xff\xfey");
+  const auto junit_bad = render_compare_junit(compare_summaries(bad, bad, {}));
+  EXPECT_NE(junit_bad.find("x\xEF\xBF\xBD\xEF\xBF\xBDy"), std::string::npos);
   EXPECT_EQ(signed_percent(-0.0001), "0.0%");
 }
 

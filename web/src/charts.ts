@@ -27,6 +27,16 @@ export interface ChartContext {
   showLabels: boolean; // value labels on points and bars
   unit: CountUnit; // what world size counts
   models?: CurveModel[]; // summary.json curves[]: the scaling models
+  before?: Set<string>; // a comparison page's before curves ("ddp (before)"), drawn dashed in their after curve's colour
+}
+
+// The after curve a comparison's before curve belongs to; null for every other curve.
+function afterOf(label: string, ctx: ChartContext): string | null {
+  return ctx.before?.has(label) ? beforeCurve(label) : null;
+}
+// A curve's colour: a before curve takes its after curve's.
+function curveColor(label: string, ctx: ChartContext): string {
+  return colorFor(afterOf(label, ctx) ?? label, ctx.allLabels);
 }
 
 const GRID = { left: 64, right: 24, top: 48, bottom: 56, containLabel: false };
@@ -85,13 +95,13 @@ function worldSizeAxis(ctx: ChartContext): Option {
 
 function lineSeries(label: string, ctx: ChartContext, data: [number, number][], unit: string, pctScale = false): Option {
   // A compared study's before curve: its after curve's colour, dashed and lighter.
-  const after = beforeCurve(label);
+  const after = afterOf(label, ctx);
   return {
     type: "line",
     id: `line:${label}`,
     name: label,
     data,
-    color: colorFor(after ?? label, ctx.allLabels),
+    color: curveColor(label, ctx),
     lineStyle: after ? { width: 2, type: "dashed", opacity: 0.6 } : { width: 2, type: dashFor(label, ctx.allLabels) },
     ...(after ? { symbol: "emptyCircle", itemStyle: { opacity: 0.6 } } : {}),
     symbolSize: 7,
@@ -192,7 +202,7 @@ export function timeChart(configs: Configuration[], kind: TimeKind, ctx: ChartCo
     if (!data.length) continue;
     series.push(lineSeries(label, ctx, data, "s"));
     const ci = ciBars(cs, kind);
-    if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, colorFor(beforeCurve(label) ?? label, ctx.allLabels), ci));
+    if (ci.length) series.push(errorBars(`ci:${label}`, `${label} (95% CI)`, curveColor(label, ctx), ci));
     const model = ctx.models?.find((m) => m.curve === label && m.time_from === kind);
     if (model) {
       series.push(...modelSeries(label, model, Math.max(...data.map((d) => d[0])), ctx));
@@ -346,14 +356,15 @@ export function bandwidthChart(configs: Configuration[], ctx: ChartContext): Opt
       const points = (c.collective_bandwidth ?? []).filter((p) => p.collective === name && isNum(p.bytes) && isNum(p.busbw_gbps) && p.bytes > 0);
       if (!points.length) continue;
       points.sort((a, b) => a.bytes - b.bytes);
-      const id = `${c.label}/${c.world_size} ${name}`;
+      const id = `${curveOf(c)}/${c.world_size} ${name}`;
       series.push({
         type: "line",
         id: `bw:${id}`,
         name: id,
         data: points.map((p) => [p.bytes, p.busbw_gbps, p.calls]),
-        color: colorFor(c.label, ctx.allLabels),
-        lineStyle: { width: 2, type: dashes[collectives.indexOf(name) % dashes.length] },  // one dash per collective
+        color: curveColor(curveOf(c), ctx),
+        // One dash per collective; a comparison's before study lighter.
+        lineStyle: { width: 2, type: dashes[collectives.indexOf(name) % dashes.length], opacity: afterOf(curveOf(c), ctx) ? 0.5 : 1 },
         symbolSize: 7,
         label: { show: ctx.showLabels, position: "top", formatter: (p: { value: number[] }) => fmt(p.value[1]) },
         emphasis: { focus: "series" },
@@ -386,7 +397,7 @@ const LOST_PARTS: [string, string, string][] = [
 ];
 export function lostTimeChart(configs: Configuration[], ctx: ChartContext): Option {
   const rows = configs.filter((c) => c.lost_time_s && c.world_size !== c.baseline_world_size);
-  const categories = rows.map((c) => `${c.label}/${c.world_size}`);
+  const categories = rows.map((c) => `${curveOf(c)}/${c.world_size}`);
   const series = LOST_PARTS.map(([key, name, color]) => ({
     type: "bar",
     id: `lost:${key}`,
@@ -425,7 +436,7 @@ export function rooflineChart(configs: Configuration[], ctx: ChartContext): Opti
   const rows: { key: string; op: string; bound: string; ok: number; lost: number }[] = [];
   for (const c of configs)
     for (const o of (c.roofline_ops ?? []).slice(0, 3))
-      rows.push({ key: `${c.label}/${c.world_size}`, op: `${o.name} ${o.shapes}`, bound: o.bound, ok: Math.max(0, o.gpu_ms_per_step - o.lost_ms_per_step), lost: o.lost_ms_per_step });
+      rows.push({ key: `${curveOf(c)}/${c.world_size}`, op: `${o.name} ${o.shapes}`, bound: o.bound, ok: Math.max(0, o.gpu_ms_per_step - o.lost_ms_per_step), lost: o.lost_ms_per_step });
   const categories = rows.map((r) => `${r.key}: ${r.op}`);
   const bar = (id: string, name: string, color: string, values: number[]) => ({
     type: "bar",
@@ -467,7 +478,10 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
           id: "util:mean",
           name: "mean GPU utilization",
           barMaxWidth: 40,
-          data: rows.map((c) => ({ value: c.gpu_util_pct!.mean, itemStyle: { color: colorFor(curveOf(c), ctx.allLabels) } })),
+          data: rows.map((c) => ({
+            value: c.gpu_util_pct!.mean,
+            itemStyle: { color: curveColor(curveOf(c), ctx), opacity: afterOf(curveOf(c), ctx) ? 0.5 : 1 },
+          })),
           label: { show: ctx.showLabels, position: "insideTop", formatter: (p: { value: number }) => `${fmt(p.value)}%` },
         },
         errorBars("util:range", "min–max over GPUs", "#000", rows.map((c, i) => [i, c.gpu_util_pct!.min, c.gpu_util_pct!.max])),

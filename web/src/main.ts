@@ -42,6 +42,7 @@ import {
   sortRows,
   timeStat,
   toCsv,
+  withBefore,
   type Column,
   type TimeKind,
 } from "./shape";
@@ -228,10 +229,12 @@ function renderAll(): void {
   const all = labelsOf(summary);
   const kind = state.timeKind ?? defaultTimeKind(summary);
   const unit = countUnit(summary.world_size_unit);
-  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels, unit, models: summary.curves };
   const configs = visibleConfigs();
   // Scaling charts draw a comparison's before curves too, dashed.
-  const scaling = [...configs, ...visibleBefore()];
+  const before = visibleBefore();
+  const scaling = [...configs, ...before];
+  const paired = withBefore(configs, before);  // per-configuration charts: before beside after
+  const ctx: ChartContext = { allLabels: all, showLabels: state.showLabels, unit, models: summary.curves, before: new Set(before.map(curveOf)) };
 
   (document.getElementById("time-kind") as HTMLSelectElement).value = kind;
   renderToggles(all);
@@ -246,11 +249,11 @@ function renderAll(): void {
     ["throughput", () => throughputChart(scaling, false, ctx)],
     ["throughput_per_gpu", () => throughputChart(scaling, true, ctx)],
     ["breakdown", () => breakdownChart(configs, data.series?.runs, ctx)],
-    ["lost", () => lostTimeChart(configs, ctx)],
-    ["bandwidth", () => bandwidthChart(configs, ctx)],
-    ["roofline", () => rooflineChart(configs, ctx)],
-    ["utilization", () => utilizationChart(configs, ctx)],
-    ["energy", () => energyChart(configs, ctx)],
+    ["lost", () => lostTimeChart(paired, ctx)],
+    ["bandwidth", () => bandwidthChart(paired, ctx)],
+    ["roofline", () => rooflineChart(paired, ctx)],
+    ["utilization", () => utilizationChart(paired, ctx)],
+    ["energy", () => energyChart(paired, ctx)],
     ["pareto", () => paretoChart(configs, ctx)],
   ];
   renderTable(configs, kind);

@@ -351,6 +351,22 @@ export function beforeConfigs(before: Summary, comparison: Comparison): Configur
   });
 }
 
+// Per-configuration charts of a comparison: each before configuration just ahead of its after one
+// (same curve and world size), the rest of the before study after them.
+export function withBefore(after: Configuration[], before: Configuration[]): Configuration[] {
+  const out: Configuration[] = [];
+  const used = new Set<Configuration>();
+  for (const c of after) {
+    for (const b of before)
+      if (!used.has(b) && beforeCurve(curveOf(b)) === curveOf(c) && b.world_size === c.world_size) {
+        out.push(b);
+        used.add(b);
+      }
+    out.push(c);
+  }
+  return out.concat(before.filter((b) => !used.has(b)));
+}
+
 const SEVERITY: Record<Verdict, number> = { regressed: 3, inconclusive: 2, improved: 1, unchanged: 0 };
 export interface CompareRow {
   configuration: CompareConfiguration;

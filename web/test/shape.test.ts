@@ -5,6 +5,7 @@ import {
   beforeCurve,
   compareRows,
   foldRepeats,
+  withBefore,
   breakdownShares,
   byLabel,
   ciBars,
@@ -258,5 +259,12 @@ describe("comparison", () => {
     expect(beforeCurve(cs[0].curve!)).toBe("ddp-new");
     expect(beforeCurve("ddp")).toBeNull();
   });
+  it("sets each before configuration just ahead of its after one", () => {
+    const c = (curve: string, world_size: number) => ({ label: curve, curve, world_size, runs: 1 });
+    const after = [c("ddp", 1), c("ddp", 4)];
+    const before = [c(`ddp${BEFORE_SUFFIX}`, 4), c(`ddp${BEFORE_SUFFIX}`, 1), c(`ddp${BEFORE_SUFFIX}`, 8)];
+    expect(withBefore(after, before).map((x) => `${x.curve}/${x.world_size}`)).toEqual([
+      `ddp${BEFORE_SUFFIX}/1`, "ddp/1", `ddp${BEFORE_SUFFIX}/4`, "ddp/4", `ddp${BEFORE_SUFFIX}/8`,
+    ]);
+  });
 });
-
