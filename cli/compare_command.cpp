@@ -128,7 +128,7 @@ int run_compare(const CompareArgs& args) {
     if (!find_metric(m)) {
       std::string known;
       for (const auto& k : compare_metrics()) known += (known.empty() ? "" : ", ") + std::string(k.name);
-      std::fprintf(stderr, "scalelens compare: --metric '%s' is not one it knows (%s; also energy, score, util)\n", m.c_str(),
+      std::fprintf(stderr, "scalelens compare: --metric '%s' is not one it knows (%s; also energy, score, util, memory)\n", m.c_str(),
                    known.c_str());
       return 1;
     }
@@ -228,7 +228,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
                                                   "regressed or improved (5% or 0.05)")
       ->capture_default_str();
   cmd->add_option("--metric", args->metrics, "Metrics to compare, comma-separated: time, throughput, efficiency, "
-                                             "computation_score (score), gpu_util (util), energy_per_sample (energy); default all")
+                                             "computation_score (score), gpu_util (util), energy_per_sample (energy), peak_memory (memory); "
+                                             "default all")
       ->delimiter(',');
   cmd->add_option("--format", args->format, "What goes to standard output")
       ->check(CLI::IsMember({"table", "json", "markdown"}))

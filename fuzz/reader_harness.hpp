@@ -66,7 +66,8 @@ inline std::string broken_invariant(const Study& study, const Summary& summary) 
       }
     for (const auto& g : run.gpus)
       for (const auto& s : g.samples)
-        if (L::bad_power(s.power_w) || L::bad_percent(s.util_pct) || L::bad_percent(s.mem_util_pct) || s.energy_mj < 0)
+        if (L::bad_power(s.power_w) || L::bad_percent(s.util_pct) || L::bad_percent(s.mem_util_pct) || s.energy_mj < 0 ||
+            L::bad_gpu_memory(s.mem_used_bytes))
           return fmt::format("GPU sample at {} beyond limits", s.t_ns);
   }
   auto finite = [](const std::optional<double>& v) { return !v || std::isfinite(*v); };

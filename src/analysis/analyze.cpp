@@ -415,7 +415,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
 
   MissingFigures missing;
   for (auto& c : summary.configurations) {
-    std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample;
+    std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample, peak_memory;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
     std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops, op_times;  // op → sums, runs
     std::map<std::pair<std::string, int>, BandwidthPoint> bandwidth;  // (collective, size bin) → sums
@@ -456,6 +456,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
           if (!fresh) it->second = {std::min(it->second.first, *src.start_ns), std::max(it->second.second, *src.end_ns)};
         }
       }
+      if (r.peak_gpu_memory_bytes) peak_memory.push_back(*r.peak_gpu_memory_bytes);
       if (r.gpu_util_pct) {
         utils_mean.push_back(r.gpu_util_pct->mean);
         util_min = have_util ? std::min(util_min, r.gpu_util_pct->min) : r.gpu_util_pct->min;
@@ -537,6 +538,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     }
     if (c.throughput_samples_per_s) c.throughput_per_gpu = *c.throughput_samples_per_s / c.world_size;
     if (have_util) c.gpu_util_pct = RangeStat{*mean_of(utils_mean), util_min, util_max};
+    c.peak_gpu_memory_bytes = mean_of(peak_memory);
     c.energy_wh = mean_of(values(energy_wh_of));
     c.energy_j_per_sample = mean_of(j_per_sample);
     c.energy_wh_per_gpu = mean_of(wh_per_gpu);

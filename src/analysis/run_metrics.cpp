@@ -311,7 +311,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       util.push_back(s.util_pct);
       power.push_back(s.power_w);
       counter.push_back(s.energy_mj);
-      if (s.t_ns >= t0 && s.t_ns <= t1) ++inside;
+      if (s.t_ns >= t0 && s.t_ns <= t1) {
+        ++inside;
+        if (!std::isnan(s.mem_used_bytes))
+          r.peak_gpu_memory_bytes = std::max(r.peak_gpu_memory_bytes.value_or(0.0), static_cast<double>(s.mem_used_bytes));
+      }
     }
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, inside);

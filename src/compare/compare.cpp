@@ -18,6 +18,7 @@ const std::vector<MetricInfo>& compare_metrics() {
       {"computation_score", "computation score", "", Better::higher},
       {"gpu_util", "GPU utilization", "%", Better::higher},
       {"energy_per_sample", "energy per sample", "J", Better::lower},
+      {"peak_memory", "peak GPU memory", "GiB", Better::lower},
   };
   return metrics;
 }
@@ -28,6 +29,7 @@ const MetricInfo* find_metric(std::string_view name) {
       {"score", "computation_score"}, {"computation-score", "computation_score"},
       {"util", "gpu_util"},     {"utilization", "gpu_util"}, {"gpu-util", "gpu_util"},
       {"energy", "energy_per_sample"}, {"energy-per-sample", "energy_per_sample"},
+      {"memory", "peak_memory"},       {"peak-memory", "peak_memory"},
   };
   auto alias = aliases.find(name);
   const std::string_view canonical = alias != aliases.end() ? std::string_view(alias->second) : name;
@@ -305,6 +307,10 @@ Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOp
         of = [](const RunSummary& r) { return r.gpu_util_pct ? std::optional<double>(r.gpu_util_pct->mean) : std::nullopt; };
       } else if (name == "energy_per_sample") {
         of = [](const RunSummary& r) { return r.energy_j_per_sample; };
+      } else if (name == "peak_memory") {
+        of = [](const RunSummary& r) {
+          return r.peak_gpu_memory_bytes ? std::optional<double>(*r.peak_gpu_memory_bytes / (1ull << 30)) : std::nullopt;
+        };
       } else {
         continue;
       }

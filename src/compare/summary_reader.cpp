@@ -148,6 +148,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       if (auto u = f.mean_of("gpu_util_pct")) r.gpu_util_pct = RangeStat{*u, *u, *u};
       r.energy_j_per_sample = f.number("energy_j_per_sample");
       r.computation_score = f.number("computation_score");
+      if (auto gib = f.number("peak_gpu_memory_gib")) r.peak_gpu_memory_bytes = *gib * (1ull << 30);
       if (!error.empty()) return fail(error);
       // Configurations name their runs by id: one id for two runs would give one's figures to both.
       if (!r.run_id.empty() && !run_index.emplace(r.run_id, s.runs.size()).second)
@@ -186,6 +187,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
     c.baseline_label = f.text("baseline_label");
     c.computation_score = f.number("computation_score");
     c.energy_j_per_sample = f.number("energy_j_per_sample");
+    if (auto gib = f.number("peak_gpu_memory_gib")) c.peak_gpu_memory_bytes = *gib * (1ull << 30);
     if (auto u = f.mean_of("gpu_util_pct")) c.gpu_util_pct = RangeStat{*u, *u, *u};
     if (auto ids = f.array("run_ids")) {
       for (auto id : *ids) {
@@ -215,6 +217,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       r.gpu_util_pct = c.gpu_util_pct;
       r.energy_j_per_sample = c.energy_j_per_sample;
       r.computation_score = c.computation_score;
+      r.peak_gpu_memory_bytes = c.peak_gpu_memory_bytes;
       c.run_indices.push_back(s.runs.size());
       s.runs.push_back(std::move(r));
       if (c.runs == 0) c.runs = 1;

@@ -34,6 +34,8 @@ inline constexpr double kMaxSamples = 1e15;
 // GPU readings. No GPU draws 5 kW (the largest boards draw ~1.2 kW); utilization is a percentage.
 inline constexpr double kMaxGpuPowerW = 5000;
 inline constexpr double kMaxPercent = 100;
+// GPU memory in use: the largest boards hold ~300 GB; none holds 16 TiB.
+inline constexpr double kMaxGpuMemoryBytes = 16.0 * (1ull << 40);
 // An energy counter may rise between two samples at most by kMaxGpuPowerW over their interval plus
 // this much time (the counter and the timestamp are not read at the same instant).
 inline constexpr double kCounterJumpSlackS = 1.0;
@@ -49,6 +51,7 @@ inline bool valid_samples(double v) { return v > 0 && v <= kMaxSamples; }
 // Present readings outside their range; NaN (not available) is in range.
 inline bool bad_power(double w) { return w < 0 || w > kMaxGpuPowerW; }
 inline bool bad_percent(double p) { return p < 0 || p > kMaxPercent; }
+inline bool bad_gpu_memory(double bytes) { return bytes < 0 || bytes > kMaxGpuMemoryBytes; }
 // end − start in ns, without int64 overflow for junk times.
 inline double span_ns(std::int64_t start, std::int64_t end) { return static_cast<double>(end) - static_cast<double>(start); }
 // Most energy (mJ) a GPU counter can gain in `dt_ns`.

@@ -56,6 +56,10 @@ const char* severity_name(Severity s) {
   return "warning";
 }
 
+std::optional<double> gib(const std::optional<double>& bytes) {
+  return bytes ? std::optional<double>(*bytes / (1ull << 30)) : std::nullopt;
+}
+
 std::optional<double> wh(const std::optional<double>& joules) {
   return joules ? std::optional<double>(*joules / 3600) : std::nullopt;
 }
@@ -100,6 +104,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("efficiency").value(c.efficiency).key("karp_flatt").value(c.karp_flatt);
     w.key("gpu_util_pct");
     write_range(w, c.gpu_util_pct);
+    w.key("peak_gpu_memory_gib").value(gib(c.peak_gpu_memory_bytes));
     w.key("energy_wh").value(c.energy_wh).key("energy_j_per_sample").value(c.energy_j_per_sample);
     w.key("host_energy_wh").value(c.host_energy_wh);
     w.key("energy_wh_per_gpu").value(c.energy_wh_per_gpu).key("energy_extrapolated").value(c.energy_extrapolated);
@@ -167,6 +172,7 @@ std::string render_summary_json(const Summary& summary) {
     w.key("gpus").value(r.gpus);
     w.key("gpu_util_pct");
     write_range(w, r.gpu_util_pct);
+    w.key("peak_gpu_memory_gib").value(gib(r.peak_gpu_memory_bytes));
     w.key("energy_wh").value(wh(r.energy_j));
     if (!r.energy_from.empty()) w.key("energy_from").value(r.energy_from);
     w.key("energy_j_per_sample").value(r.energy_j_per_sample);

@@ -190,6 +190,9 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
          return v && c.energy_extrapolated ? std::optional<std::string>("~" + *v) : v;
        }},
       {"J/sample", true, [](auto& c) { return opt(c.energy_j_per_sample); }},
+      {"peak mem GiB", true, [](auto& c) {
+         return c.peak_gpu_memory_bytes ? opt(*c.peak_gpu_memory_bytes / (1ull << 30)) : std::nullopt;
+       }},
   };
   // Keep the columns that have data in some row; label and world size always.
   std::vector<const Column*> cols;

@@ -190,6 +190,7 @@ Summary study(std::mt19937_64& rng, const std::map<int, double>& mean_time, std:
       r.world_size = p;
       r.run_time_s = t;
       r.throughput_samples_per_s = 1000 * p / t;
+      r.peak_gpu_memory_bytes = 40.0 * (1ull << 30) * (1 + 0.01 * static_cast<double>(s.runs.size() % 3));
       c.run_indices.push_back(s.runs.size());
       s.runs.push_back(r);
       sum += t;
@@ -255,6 +256,19 @@ TEST(CompareSummaries, ASlowerConfigurationRegressesTimeThroughputAndEfficiency)
   // Efficiency (−9.1%) carries the noise of the baseline's repeats too: its interval is √2 wider.
   EXPECT_GE(efficiency, 75);
   EXPECT_LE(baseline_regressed, 5);
+}
+
+TEST(CompareSummaries, MorePeakMemoryIsARegression) {
+  std::mt19937_64 rng(6);
+  auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03);
+  auto b = a;
+  for (auto& r : b.runs) *r.peak_gpu_memory_bytes *= 1.25;
+  const auto c = compare_summaries(a, b, {});
+  const auto* m = metric(c, 4, "peak_memory");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->verdict, Verdict::regressed);
+  EXPECT_NEAR(*m->change.rel_change, 0.25, 1e-9);
+  EXPECT_EQ(find_metric("memory"), m->metric);
 }
 
 TEST(CompareSummaries, UnmatchedConfigurationsAreListedAndRenamesPairThem) {

@@ -273,6 +273,25 @@ TEST(Limits, GpuPowerAndUtilizationBeyondLimitsAreLeftOutAndOtherEnergiesUnchang
   EXPECT_NEAR(*after.configurations[0].energy_wh, 2000.0 / 3600.0, 1e-12);
 }
 
+TEST(Limits, GpuMemoryBeyondSixteenTebibytesIsLeftOutAndThePeakIsTheLargestReal) {
+  ScratchDir dir;
+  write_good_study(dir);
+  // 2 GiB, then an absurd 1e15 bytes (line 3), then 3 GiB: the peak is 3 GiB.
+  dir.write("ddp-1/nodes/n01/gpu.csv", std::string(kGpuHeader) +
+                                           "1000000000,0,GPU-0,50,10,2147483648,100,,1400,60\n"
+                                           "11000000000,0,GPU-0,50,10,1e15,100,,1400,60\n"
+                                           "21000000000,0,GPU-0,50,10,3221225472,100,,1400,60\n");
+  auto study = read(dir);
+  auto bad = with_code(study.diagnostics, "implausible-value");
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0]->line, 3);
+  EXPECT_NE(bad[0]->message.find("mem_used_bytes 1e+15 is outside 0…16 TiB"), std::string::npos) << bad[0]->message;
+  const auto s = analyze(study, {});
+  ASSERT_TRUE(s.configurations[0].peak_gpu_memory_bytes);
+  EXPECT_DOUBLE_EQ(*s.configurations[0].peak_gpu_memory_bytes, 3221225472.0);
+  EXPECT_DOUBLE_EQ(*s.configurations[1].peak_gpu_memory_bytes, 1e9);  // the other study's 1e9 bytes everywhere
+}
+
 TEST(Limits, EnergyCounterJumpBeyondThePowerLimitIsNotUsedAndOtherEnergiesUnchanged) {
   ScratchDir dir;
   write_good_study(dir);

@@ -398,6 +398,7 @@ const COLUMNS: Column[] = [
   { key: "wh", title: "energy (Wh)", value: num((c) => c.energy_wh), text: (c) => (c.energy_extrapolated && isNum(c.energy_wh) ? `~${fmt(c.energy_wh)}` : fmt(c.energy_wh)) },
   { key: "whg", title: "energy per measured {one} (Wh)", value: num((c) => c.energy_wh_per_gpu), text: (c) => fmt(c.energy_wh_per_gpu) },
   { key: "jps", title: "energy (J/sample)", value: num((c) => c.energy_j_per_sample), text: (c) => fmt(c.energy_j_per_sample) },
+  { key: "mem", title: "peak GPU memory (GiB)", value: num((c) => c.peak_gpu_memory_gib), text: (c) => fmt(c.peak_gpu_memory_gib) },
 ];
 // The table's columns with the study's unit in their titles (GPUs, or ranks for CPU-only jobs).
 // A system column only when the study spans several systems; instance columns only where
@@ -416,6 +417,7 @@ function columnsFor(summary: Summary | undefined): Column[] {
     // Step time where it is some configuration's time (traces alone); else the other times say it.
     step: some((c) => c.time_from === "step"),
     cw: some((c) => isNum(c.comm_wait_share)),
+    mem: some((c) => isNum(c.peak_gpu_memory_gib)),
   };
   return COLUMNS.filter((c) => shown[c.key] ?? true).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
 }

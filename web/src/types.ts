@@ -37,6 +37,7 @@ export interface Configuration {
   step_time_s?: Stat | null;
   // Share of the matched collectives' kernel time spent waiting for the last rank (the rest: transfer).
   comm_wait_share?: Num;
+  peak_gpu_memory_gib?: Num;
   exposed_comm_wait_share?: Num;
   // Ops losing most GPU time against the roofline (per step and rank) and the collectives' bus
   // bandwidth by message size, from profiler traces.

@@ -486,10 +486,11 @@ class NvSmiReader final : public Reader {
         const auto fv = static_cast<float>(*v);
         // Beyond physical limits (model/limits.hpp): that value is left out, the rest of the line kept.
         if (((f == Field::util_gpu || f == Field::util_mem) && limits::bad_percent(*v)) ||
-            (f == Field::power && limits::bad_power(*v))) {
+            (f == Field::power && limits::bad_power(*v)) || (f == Field::mem_used && limits::bad_gpu_memory(*v))) {
           implausible.add(line_no, fmt::format("'{}' in column '{}' is outside {}", value, trim(header[i]),
-                                               f == Field::power ? fmt::format("0…{:g} W per GPU", limits::kMaxGpuPowerW)
-                                                                 : std::string("0…100 %")));
+                                               f == Field::power      ? fmt::format("0…{:g} W per GPU", limits::kMaxGpuPowerW)
+                                               : f == Field::mem_used ? std::string("0…16 TiB")
+                                                                      : std::string("0…100 %")));
           continue;
         }
         switch (f) {

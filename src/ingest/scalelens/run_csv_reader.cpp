@@ -185,11 +185,15 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
       implausible.add(line, fmt::format("energy_mj {:g} is negative", s.energy_mj));
       s.energy_mj = kMissing;
     }
+    if (limits::bad_gpu_memory(s.mem_used_bytes)) {
+      implausible.add(line, fmt::format("mem_used_bytes {:g} is outside 0…16 TiB", s.mem_used_bytes));
+      s.mem_used_bytes = kMissing;
+    }
   };
   // A row whose fields parsed: range checks, then filed under its GPU.
   auto add = [&](GpuSample s, std::int64_t gpu, std::string_view uuid, std::int64_t line) {
     if (limits::bad_power(s.power_w) || limits::bad_percent(s.util_pct) || limits::bad_percent(s.mem_util_pct) ||
-        s.energy_mj < 0) [[unlikely]]
+        s.energy_mj < 0 || limits::bad_gpu_memory(s.mem_used_bytes)) [[unlikely]]
       check(s, line);
     // Rows cycle through the GPUs: look the GPU up by index first, then confirm its uuid.
     std::uint32_t k = static_cast<std::size_t>(gpu) < by_index.size() ? by_index[gpu] : kNone;
