@@ -43,6 +43,7 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                   "GPU counts to predict with each curve's scaling model, comma-separated (default: 2x and 4x the "
                   "largest measured; at most 8x it)")
       ->delimiter(',')
+      ->allow_extra_args(false)  // never the inputs after it
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--objective", analysis.choice.objective,
                   "What the recommended GPU count per curve minimises: time, energy or edp (energy x time)")
@@ -69,6 +70,7 @@ void add_trace_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);    // cli/run_command.cpp
 void add_serve_command(CLI::App& app, int& exit_code);  // cli/serve_command.cpp
 void add_compare_command(CLI::App& app, int& exit_code);  // cli/compare_command.cpp
+void add_sweep_command(CLI::App& app, int& exit_code);    // cli/sweep_command.cpp
 
 // --cache-dir and --no-cache of report, trace and serve (the trace summary cache, trace_cache.hpp).
 struct CacheArgs {

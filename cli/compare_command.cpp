@@ -230,14 +230,16 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--metric", args->metrics, "Metrics to compare, comma-separated: time, throughput, efficiency, "
                                              "computation_score (score), gpu_util (util), energy_per_sample (energy), peak_memory (memory); "
                                              "default all")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // never the positionals after it
   cmd->add_option("--format", args->format, "What goes to standard output")
       ->check(CLI::IsMember({"table", "json", "markdown"}))
       ->capture_default_str();
   cmd->add_option("--junit", args->junit, "Write a JUnit XML report here: one test case per configuration and metric");
   cmd->add_option("-o,--output", args->output_dir, "Write compare.json, compare.md and compare.html (both studies overlaid) here");
   cmd->add_option("--match", args->matches, "Pair configurations renamed between the studies: label=OLD:NEW or system=OLD:NEW "
-                                            "(repeatable)");
+                                            "(repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--fail-on", args->fail_on, "Exit 4 on regressed only, or on inconclusive too (strict gates)")
       ->check(CLI::IsMember({"regressed", "inconclusive"}))
       ->capture_default_str();

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
       "                                              measure a job into a run folder (no code changes)\n"
       "  scalelens serve runs/                       live dashboard at http://127.0.0.1:6006/\n"
       "  scalelens compare before/ after/            did anything regress? (exit 4 if so)\n"
+      "  scalelens sweep --study runs --label ddp --tasks 1,2,4 --repeats 3 -- ./train\n"
+      "                                              run the whole study (SLURM or local), resumable\n"
       "Run 'scalelens COMMAND --help' for a command's options.\n"
       "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict, 4 compare: regressed.");
   int exit_code = 0;
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   scalelens::cli::add_run_command(app, exit_code);
   scalelens::cli::add_serve_command(app, exit_code);
   scalelens::cli::add_compare_command(app, exit_code);
+  scalelens::cli::add_sweep_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

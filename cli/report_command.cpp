@@ -154,7 +154,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--experiment", args->experiment,
                   "MLflow stores: only runs of this experiment (its name), like itwinai's generate-scalability-report");
   cmd->add_option("--run-names", args->run_names, "MLflow stores: only the train runs with these names (A,B)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // never the inputs after it
   cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -18,6 +18,7 @@
 #include "analysis/analyze.hpp"
 #include "compare/compare.hpp"
 #include "compare/summary_reader.hpp"
+#include "collect/sweep.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -26,7 +27,7 @@ namespace scalelens::fuzzing {
 // The readers, by the name their corpus folder has (fuzz/corpus/<name>/).
 inline const std::vector<std::string>& reader_names() {
   static const std::vector<std::string> names{"run_csv", "manifest", "rank_record", "mlperf",
-                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow", "summary_json"};
+                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow", "summary_json", "sweep_json"};
   return names;
 }
 
@@ -117,6 +118,20 @@ inline std::string drive_summary_json(std::string_view input) {
 // result. Returns a broken invariant, or "" when all held.
 inline std::string drive(std::string_view reader, std::string_view input, const std::filesystem::path& scratch) {
   if (reader == "summary_json") return drive_summary_json(input);
+  if (reader == "sweep_json") {
+    // A sweep plan (hand-edited, half-written): refused with a reason, or read with run ids that
+    // are single safe path components (they name folders under the study).
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+    std::filesystem::create_directories(scratch);
+    write_file(scratch / "sweep.json", input);
+    auto plan = sweep::read_plan(scratch / "sweep.json");
+    if (!plan) return plan.error().message.empty() ? "refused without a reason" : "";
+    for (const auto& e : plan.value().entries)
+      if (e.run_id.empty() || e.run_id.find('/') != std::string::npos || e.run_id == "." || e.run_id == "..")
+        return fmt::format("run id '{}' is not one folder name", e.run_id);
+    return "";
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::remove_all(scratch, ec);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: builds scalelens and the MPI training example, measures the example at 1, 2 and
-# 4 ranks (3 repeats each) under `scalelens run --mpi-comm`, and writes the report.
+# 4 ranks (3 repeats each) with `scalelens sweep` (each run under `scalelens run --mpi-comm`), and
+# writes the report.
 #   scripts/demo.sh [OUTPUT_DIR]     (default build/demo; the report lands in OUTPUT_DIR/report)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,16 +20,10 @@ fi
 mpi_tmp=$(mktemp -d)
 trap 'rm -rf "$mpi_tmp"' EXIT
 export TMPDIR="$mpi_tmp" OMPI_MCA_orte_tmpdir_base="$mpi_tmp"
-cores=$(nproc)
-for ranks in 1 2 4; do
-  note=""
-  [ "$ranks" -gt "$cores" ] && note=" (oversubscribed: $cores cores)"
-  for repeat in 1 2 3; do
-    echo "== mpi_train on $ranks rank(s), repeat $repeat$note"
-    mpirun --oversubscribe -n "$ranks" "$bin" run --study "$study" --label mpi-sgd-strong --mpi-comm -q \
-      --global-batch-size 256 -- "$train" --mode strong --epochs 4 --samples 32768 --hidden 192
-  done
-done
+# The study itself: 1, 2 and 4 ranks, 3 repeats each, one after the other on this machine, each
+# under `scalelens run --mpi-comm` (resumable: `scalelens sweep --study "$study" --resume`).
+"$bin" sweep --study "$study" --label mpi-sgd-strong --tasks 1,2,4 --repeats 3 --launcher local --mpi-comm \
+  --run-args "--global-batch-size 256" -- "$train" --mode strong --epochs 4 --samples 32768 --hidden 192
 "$bin" report "$study" -o "$out/report"
 echo
 echo "Open $out/report/report.html in a browser (it works offline)."

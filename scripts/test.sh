@@ -7,6 +7,14 @@ if [ -z "${SCALELENS_REALDATA:-}" ] && [ -d ../shared/data ]; then
   export SCALELENS_REALDATA="$(cd ../shared/data && pwd)"
 fi
 echo "== real data: ${SCALELENS_REALDATA:-not set, real-data tests will skip}"
+# A private single-node SLURM for the sweep and srun tests (as root, where slurm-wlm is installed);
+# stopped when the tests end. Without it those tests skip, unless SCALELENS_REQUIRE_SLURM=1.
+if [ "$(id -u)" -eq 0 ] && command -v slurmctld > /dev/null && [ -z "${SLURM_CONF:-}" ]; then
+  slurm_dir=$(mktemp -d)
+  trap 'scripts/slurm-cluster.sh stop "$slurm_dir"; rm -rf "$slurm_dir"' EXIT
+  eval "$(scripts/slurm-cluster.sh start "$slurm_dir")"
+  echo "== SLURM: private cluster, SLURM_CONF=$SLURM_CONF"
+fi
 for preset in default asan; do
   echo "== build: $preset"
   scripts/build.sh "$preset"

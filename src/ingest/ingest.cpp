@@ -26,8 +26,9 @@ constexpr std::size_t kSniffBytes = 64 * 1024;
 // Folders that never hold study data: our own output, VCS and package folders.
 bool skipped_folder(const fs::path& p) {
   auto name = p.filename().string();
+  // .sweep: `scalelens sweep`'s job scripts, job logs and the failed attempts it reran.
   return name == "scalelens-report" || name == ".git" || name == "node_modules" || name == "__pycache__" ||
-         name == ".scalelens-cache";
+         name == ".scalelens-cache" || name == ".sweep";
 }
 
 struct Candidate {

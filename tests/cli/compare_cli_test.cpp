@@ -134,6 +134,8 @@ TEST(CompareCli, TenPercentSlowerAtOneConfigurationRegressesItAndExitsFour) {
   EXPECT_EQ(vs.of.count("512/throughput"), 0u) << "only the metrics asked for";
   // The report's output folder stands for its summary.json.
   EXPECT_EQ(run_scalelens("compare " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q").exit_code, 4);
+  // A list option before the positionals takes only its own value.
+  EXPECT_EQ(run_scalelens("compare --metric time --match label=x:y " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q").exit_code, 4);
   // A threshold above the change: within it is not "regressed".
   EXPECT_EQ(run_scalelens("compare " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q --threshold 20%").exit_code, 0);
 }

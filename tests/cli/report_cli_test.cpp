@@ -169,6 +169,15 @@ TEST(ReportCli, HelpShowsExamples) {
   EXPECT_NE(r.out.find("--baseline"), std::string::npos);
 }
 
+TEST(ReportCli, AListOptionBeforeTheInputsTakesOnlyItsValue) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  // --predict 64 then the folder: the folder is an input, not a second GPU count.
+  auto r = run_scalelens("report --predict 64 " + quoted(data / "mlperf-hpc-v1.0-deepcam") + " -q -o " + quoted(dir / "out"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("deepcam"), std::string::npos) << r.out;
+}
+
 TEST(ReportCli, BadFileIsNamedAndTheRestIsReported) {
   ScratchDir dir;
   write_run(dir, "a", "ddp", 1, 10);

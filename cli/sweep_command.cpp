@@ -1,0 +1,451 @@
+// `scalelens sweep`: plan, launch, follow and resume a scaling study (src/collect/sweep.hpp).
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "collect/launcher.hpp"
+#include "collect/sweep.hpp"
+#include "commands.hpp"
+#include "common/file_io.hpp"
+#include "common/subprocess.hpp"
+#include "common/text.hpp"
+#include "ingest/ingest.hpp"
+#include "report/output_folder.hpp"
+
+namespace scalelens::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using sweep::Entry;
+using sweep::Plan;
+using sweep::State;
+
+struct SweepArgs {
+  std::string study = "runs";
+  std::string label;
+  std::vector<int> nodes, tasks;
+  int tasks_per_node = 1, gpus_per_task = 1, repeats = 1;
+  std::string launcher = "auto";
+  std::string sbatch, srun;
+  std::string template_file;
+  std::string run_args_line;
+  bool mpi_comm = false, no_mpirun = false;
+  bool status = false, resume = false, dry_run = false, wait = false, next = false;
+  int target_gpus = 0;
+  double poll_s = 10;
+  std::string report_dir;
+  bool report_job = false;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("scalelens") : p.string();
+}
+
+// A command's output without its line ends and blanks around.
+std::string stripped(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  return std::string(s);
+}
+
+bool on_path(const std::string& tool) { return run_capture({"sh", "-c", "command -v " + shell_quote(tool)}).status == 0; }
+
+void say(const SweepArgs& a, const std::string& text) {
+  if (!a.quiet) std::fputs(text.c_str(), stdout), std::fflush(stdout);
+}
+
+// The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
+// finished run). A job that ended without a complete run folder failed.
+void refresh(Plan& plan, const fs::path& study) {
+  if (plan.launcher == "slurm") {
+    std::string ids;
+    for (const auto& e : plan.entries)
+      if (sweep::in_flight(e.state) && !e.job_id.empty()) ids += (ids.empty() ? "" : ",") + e.job_id;
+    std::map<std::string, std::string> word;
+    if (!ids.empty()) {
+      for (auto& [id, w] : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T", "-j", ids}).out)) word[id] = w;
+      for (auto& e : plan.entries)
+        if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
+          for (auto& [id, w] : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[id] = w;
+    }
+    for (auto& e : plan.entries) {
+      if (!sweep::in_flight(e.state)) continue;
+      auto it = word.find(e.job_id);
+      if (it == word.end()) continue;  // forgotten by the controller: the run folder says
+      e.state = sweep::state_from_slurm(it->second);
+      if (e.state != State::submitted && e.state != State::running) e.note = "SLURM: " + it->second;
+    }
+  }
+  for (auto& e : plan.entries) {
+    std::optional<int> code;
+    auto folder = sweep::state_from_run_folder(study, e, code);
+    if (folder == State::done || folder == State::failed) {
+      e.state = *folder;
+      e.exit_status = code;
+      if (*folder == State::done) e.note.clear();
+      else if (e.note.empty()) e.note = fmt::format("the command exited with {}", code.value_or(-1));
+    } else if (e.state == State::done) {
+      e.state = State::failed;  // the scheduler says it ended well, but its run folder is not complete
+      e.note = folder ? "the job ended; its run folder is incomplete" : "the job ended without a run folder";
+    }
+  }
+}
+
+std::string status_table(const Plan& plan) {
+  std::string out = fmt::format("{:<28} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", "run", "nodes", "tasks", "gpus", "repeat", "state", "job", "note");
+  std::map<State, int> counts;
+  for (const auto& e : plan.entries) {
+    ++counts[e.state];
+    out += fmt::format("{:<28} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", printable(e.run_id), e.nodes, e.tasks, e.gpus, e.repeat,
+                       sweep::state_name(e.state), e.job_id.empty() ? "-" : e.job_id, printable(e.note));
+  }
+  std::string summary;
+  for (const auto& [s, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, sweep::state_name(s));
+  return out + summary + "\n";
+}
+
+// An earlier attempt's run folder moves aside (into .sweep/attempts/, which reports skip), so the
+// rerun writes <run id> again and the study holds each run once.
+void set_aside(const fs::path& study, const Entry& e) {
+  std::error_code ec;
+  const fs::path dir = study / e.run_id;
+  if (!fs::exists(dir, ec)) return;
+  const fs::path attempts = study / ".sweep" / "attempts";
+  fs::create_directories(attempts, ec);
+  for (int k = 1; k < 10000; ++k) {
+    const fs::path to = attempts / fmt::format("{}.{}", e.run_id, k);
+    if (fs::exists(to, ec)) continue;
+    fs::rename(dir, to, ec);
+    return;
+  }
+}
+
+int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string& tmpl, bool dry_run) {
+  auto script = sweep::job_script(plan, e, study, self_path(), tmpl);
+  if (!script) {
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", script.error().path.c_str(), script.error().message.c_str());
+    return 1;
+  }
+  if (dry_run) {
+    std::printf("# ---- %s\n%s\n", e.run_id.c_str(), script.value().c_str());
+    return 0;
+  }
+  const fs::path file = study / ".sweep" / (e.run_id + ".sh");
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (auto ok = write_file_atomic(file, script.value()); !ok) {
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+    return 1;
+  }
+  set_aside(study, e);
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), plan.sbatch_args.begin(), plan.sbatch_args.end());
+  argv.push_back(file.string());
+  auto r = run_capture(argv);
+  if (r.status != 0) {
+    e.state = State::failed;
+    e.note = "sbatch: " + stripped(r.err.empty() ? r.out : r.err);
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", e.run_id.c_str(), e.note.c_str());
+    return 1;
+  }
+  std::string id = stripped(r.out);
+  if (auto semi = id.find(';'); semi != std::string::npos) id.resize(semi);  // "<id>;<cluster>"
+  e.job_id = id;
+  e.state = State::submitted;
+  e.note.clear();
+  e.exit_status.reset();
+  return 0;
+}
+
+int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, bool dry_run) {
+  std::vector<std::string> argv;
+  if (plan.mpirun) argv = {"mpirun", "--oversubscribe", "-n", std::to_string(e.tasks)};
+  auto run = sweep::run_argv(plan, e, study, self_path());
+  argv.insert(argv.end(), run.begin(), run.end());
+  std::string line;
+  for (const auto& w : argv) line += (line.empty() ? "" : " ") + shell_quote(w);
+  if (dry_run) {
+    std::printf("%s\n", line.c_str());
+    return 0;
+  }
+  say(a, fmt::format("== {} ({} task{}, repeat {})\n", e.run_id, e.tasks, e.tasks == 1 ? "" : "s", e.repeat));
+  set_aside(study, e);
+  std::vector<std::pair<std::string, std::string>> env;
+  if (::geteuid() == 0) env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};  // Open MPI refuses root otherwise
+  e.state = State::running;
+  auto outcome = collect::run_child(argv, env);
+  e.exit_status = outcome.status;
+  std::optional<int> code;
+  auto folder = sweep::state_from_run_folder(study, e, code);
+  e.state = outcome.status == 0 && folder == State::done ? State::done : State::failed;
+  e.note = e.state == State::done ? "" : !outcome.ran ? outcome.error : fmt::format("exit status {}", outcome.status);
+  return 0;
+}
+
+int write_report(const SweepArgs& a, const fs::path& study) {
+  IngestOptions in;
+  in.inputs = {study.string()};
+  Study s = ingest(in);
+  Summary summary = analyze(s, {});
+  if (summary.configurations.empty()) {
+    std::fprintf(stderr, "scalelens sweep: no usable run in %s for a report\n", study.c_str());
+    return 2;
+  }
+  auto written = write_report_files(summary, s, a.report_dir);
+  if (!written) {
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", written.error().path.c_str(), written.error().message.c_str());
+    return 1;
+  }
+  say(a, fmt::format("Wrote the report to {}\n", a.report_dir));
+  return 0;
+}
+
+// --next: the GPU count the label's scaling model would measure next for --target-gpus.
+std::optional<int> next_size(const SweepArgs& a, const fs::path& study) {
+  IngestOptions in;
+  in.inputs = {study.string()};
+  AnalysisOptions options;
+  options.predict = {a.target_gpus};
+  Summary summary = analyze(ingest(in), options);
+  for (const auto& m : summary.curves) {
+    if (m.label != a.label) continue;
+    if (m.model.suggest_next_p) return m.model.suggest_next_p;
+    std::fprintf(stderr, "scalelens sweep: --next: the scaling model of '%s' suggests no size for %d GPUs: %s\n", a.label.c_str(),
+                 a.target_gpus,
+                 (!m.model.suggest_why.empty() ? m.model.suggest_why : !m.model.refused.empty() ? m.model.refused : std::string("no reason given")).c_str());
+    return std::nullopt;
+  }
+  std::fprintf(stderr, "scalelens sweep: --next: no measured curve labelled '%s' in %s (a model needs 3 sizes)\n", a.label.c_str(), study.c_str());
+  return std::nullopt;
+}
+
+int run_sweep(SweepArgs a) {
+  const fs::path study = fs::absolute(a.study);
+  const fs::path plan_file = study / "sweep.json";
+  std::error_code ec;
+  Plan plan;
+  const bool have_plan = fs::exists(plan_file, ec);
+  if (have_plan) {
+    auto read = sweep::read_plan(plan_file);
+    if (!read) {
+      std::fprintf(stderr, "scalelens sweep: %s: %s\n", read.error().path.c_str(), read.error().message.c_str());
+      return 2;
+    }
+    plan = std::move(read.value());
+  }
+  if (a.status || a.resume) {
+    if (!have_plan) {
+      std::fprintf(stderr, "scalelens sweep: %s holds no sweep.json: nothing was planned there\n", study.c_str());
+      return 2;
+    }
+  } else {
+    // A new sweep, or more sizes for this study's plan.
+    if (a.label.empty() || a.command.empty()) {
+      std::fprintf(stderr, "scalelens sweep: give --label and the command after --, or --status / --resume\n");
+      return 1;
+    }
+    std::string launcher = a.launcher == "auto" ? (on_path("sbatch") ? "slurm" : "local") : a.launcher;
+    if (have_plan && plan.launcher != launcher && !plan.entries.empty()) {
+      std::fprintf(stderr, "scalelens sweep: the study's sweep runs with --launcher %s, not %s\n", plan.launcher.c_str(), launcher.c_str());
+      return 1;
+    }
+    plan.launcher = launcher;
+    auto words = shell_split(a.sbatch);
+    if (!words.ok) {
+      std::fprintf(stderr, "scalelens sweep: --sbatch '%s' has an unterminated quote\n", a.sbatch.c_str());
+      return 1;
+    }
+    plan.sbatch_args = words.words;
+    auto srun_words = shell_split(a.srun);
+    if (!srun_words.ok) {
+      std::fprintf(stderr, "scalelens sweep: --srun '%s' has an unterminated quote\n", a.srun.c_str());
+      return 1;
+    }
+    plan.srun_args = srun_words.words;
+    plan.template_file = a.template_file.empty() ? "" : fs::absolute(a.template_file).string();
+    auto run_words = shell_split(a.run_args_line);
+    if (!run_words.ok) {
+      std::fprintf(stderr, "scalelens sweep: --run-args '%s' has an unterminated quote\n", a.run_args_line.c_str());
+      return 1;
+    }
+    plan.run_args = run_words.words;
+    if (a.mpi_comm) plan.run_args.insert(plan.run_args.begin(), "--mpi-comm");
+    plan.mpirun = !a.no_mpirun;
+    sweep::Sizes sizes;
+    sizes.nodes = a.nodes;
+    sizes.tasks = a.tasks;
+    sizes.tasks_per_node = a.tasks_per_node;
+    sizes.gpus_per_task = a.gpus_per_task;
+    sizes.repeats = a.repeats;
+    if (a.next) {
+      auto p = next_size(a, study);
+      if (!p) return 2;
+      const int per_node = a.tasks_per_node * a.gpus_per_task;
+      if (!a.nodes.empty() && *p % per_node != 0) {
+        std::fprintf(stderr, "scalelens sweep: --next: %d GPUs is not a whole number of nodes of %d\n", *p, per_node);
+        return 2;
+      }
+      sizes.nodes.clear();
+      sizes.tasks.clear();
+      if (!a.nodes.empty()) sizes.nodes = {*p / per_node};
+      else sizes.tasks = {*p / a.gpus_per_task};
+      say(a, fmt::format("The scaling model suggests measuring {} GPUs next (for the prediction at {}).\n", *p, a.target_gpus));
+    }
+    if (sizes.nodes.empty() && sizes.tasks.empty()) {
+      std::fprintf(stderr, "scalelens sweep: give the sizes: --nodes 1,2,4 (with --tasks-per-node) or --tasks 1,2,4\n");
+      return 1;
+    }
+    for (auto& e : sweep::plan_entries(a.label, sizes, a.command)) {
+      bool known = false;
+      for (const auto& have : plan.entries) known |= have.run_id == e.run_id;
+      if (!known) plan.entries.push_back(std::move(e));
+    }
+  }
+  std::string tmpl;
+  if (!plan.template_file.empty()) {
+    auto text = read_file(plan.template_file);
+    if (!text) {
+      std::fprintf(stderr, "scalelens sweep: %s: %s\n", plan.template_file.c_str(), text.error().message.c_str());
+      return 1;
+    }
+    tmpl = std::move(text.value());
+  }
+  if (plan.launcher == "slurm" && !a.dry_run && !on_path("sbatch")) {
+    std::fprintf(stderr, "scalelens sweep: sbatch is not on PATH (--launcher local runs on this machine; --dry-run prints the scripts)\n");
+    return 1;
+  }
+
+  if (!a.dry_run) {
+    fs::create_directories(study, ec);
+    refresh(plan, study);
+  }
+  auto save = [&]() {
+    if (a.dry_run) return true;
+    auto ok = sweep::write_plan(plan_file, plan);
+    if (!ok) std::fprintf(stderr, "scalelens sweep: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
+    return static_cast<bool>(ok);
+  };
+  if (a.status) {
+    std::fputs(status_table(plan).c_str(), stdout);
+    return save() ? 0 : 1;
+  }
+  if (!save()) return 1;
+
+  // What to launch: planned entries; with --resume also the failed, cancelled and timed-out ones.
+  // Never a finished one, never one still in the scheduler's hands.
+  int rc = 0;
+  for (auto& e : plan.entries) {
+    const bool again = a.resume && (e.state == State::failed || e.state == State::cancelled || e.state == State::timeout);
+    if (e.state != State::planned && !again) continue;
+    rc |= plan.launcher == "slurm" ? submit_slurm(plan, e, study, tmpl, a.dry_run) : run_local(a, plan, e, study, a.dry_run);
+    if (!save()) return 1;
+  }
+  if (a.dry_run) return rc;
+  if (plan.launcher == "slurm") {
+    std::string ids;
+    for (const auto& e : plan.entries)
+      if (sweep::in_flight(e.state)) ids += (ids.empty() ? "" : ":") + e.job_id;
+    say(a, fmt::format("Submitted; 'scalelens sweep --study {} --status' follows the jobs.\n", a.study));
+    if (a.report_job && !a.report_dir.empty() && !ids.empty()) {
+      const std::string wrap = fmt::format("{} report {} -o {} -q", shell_quote(self_path()), shell_quote(study.string()),
+                                           shell_quote(fs::absolute(a.report_dir).string()));
+      auto r = run_capture({"sbatch", "--parsable", "--dependency=afterany:" + ids, "--job-name=sl-report",
+                            "--output=" + (study / ".sweep" / "report.%j.out").string(), "--wrap", wrap});
+      if (r.status != 0) std::fprintf(stderr, "scalelens sweep: the report job was not submitted: %s\n", r.err.c_str());
+      else say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
+    }
+    if (a.wait) {
+      for (;;) {
+        bool busy = false;
+        for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
+        if (!busy) break;
+        std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
+        refresh(plan, study);
+        if (!save()) return 1;
+      }
+    }
+  }
+  refresh(plan, study);
+  if (!save()) return 1;
+  bool busy = false, failed = false;
+  for (const auto& e : plan.entries) {
+    busy |= sweep::in_flight(e.state);
+    failed |= e.state == State::failed || e.state == State::cancelled || e.state == State::timeout;
+  }
+  if (!busy || plan.launcher == "local") say(a, status_table(plan));
+  if (!busy && !a.report_dir.empty() && !a.report_job) rc |= write_report(a, study);
+  return rc != 0 ? 1 : failed ? 5 : 0;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand("sweep", "Run the scaling study itself: every size and repeat, on SLURM or locally; follow and resume it");
+  cmd->add_option("--study", a->study, "The study folder: run folders and sweep.json (default runs)");
+  cmd->add_option("--label", a->label, "The strategy or variant measured (e.g. ddp)");
+  cmd->add_option("--nodes", a->nodes, "Node counts, comma-separated (with --tasks-per-node)")->delimiter(',')->allow_extra_args(false)->check(CLI::Range(1, 1000000));
+  cmd->add_option("--tasks-per-node", a->tasks_per_node, "Tasks (ranks, or wrappers of torchrun) per node")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--tasks", a->tasks, "Task counts on one node, comma-separated (instead of --nodes)")->delimiter(',')->allow_extra_args(false)->check(CLI::Range(1, 1000000));
+  cmd->add_option("--gpus-per-task", a->gpus_per_task, "GPUs each task drives (world size = tasks x this)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--repeats", a->repeats, "Runs of each size")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--launcher", a->launcher, "slurm (sbatch), local (one after the other here), auto: slurm when sbatch is on PATH")
+      ->check(CLI::IsMember({"auto", "slurm", "local"}))->capture_default_str();
+  cmd->add_option("--sbatch", a->sbatch, "More sbatch options for every job, as one string (\"--partition=booster --time=00:30:00\")");
+  cmd->add_option("--srun", a->srun, "Options of the job script's srun, as one string (\"--mpi=pmix\" for MPI programs)");
+  cmd->add_option("--template", a->template_file, "Your own batch script with {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} "
+                                                  "{run_id} {study} and {scalelens_run} (the measured command line)");
+  cmd->add_option("--run-args", a->run_args_line, "More options for 'scalelens run', as one string (\"--global-batch-size 256\")");
+  cmd->add_flag("--mpi-comm", a->mpi_comm, "Time MPI communication per step (scalelens run --mpi-comm)");
+  cmd->add_flag("--no-mpirun", a->no_mpirun, "Local: run the command as given instead of under 'mpirun -n {tasks}'");
+  cmd->add_flag("--status", a->status, "What is planned, queued, running, done and failed");
+  cmd->add_flag("--resume", a->resume, "Launch again what is missing, failed, cancelled or timed out; never a finished run");
+  cmd->add_flag("--dry-run", a->dry_run, "Print the job scripts (or local command lines); submit and write nothing");
+  cmd->add_flag("--wait", a->wait, "SLURM: block until every job has ended (then --report-dir)");
+  cmd->add_option("--poll", a->poll_s, "Seconds between looks at the queue with --wait")->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  cmd->add_option("--report-dir", a->report_dir, "Write the study's report here when the sweep has ended");
+  cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir");
+  cmd->add_flag("--next", a->next, "Measure the size the scaling model suggests for --target-gpus");
+  cmd->add_option("--target-gpus", a->target_gpus, "The GPU count to predict (with --next)")->check(CLI::Range(1, 1 << 24));
+  cmd->add_flag("-q,--quiet", a->quiet, "Print only errors");
+  cmd->add_option("command", a->command, "The training command (after --); {nodes} {tasks} {gpus} {repeat} are filled in")->expected(-1);
+  cmd->footer(
+      "Examples:\n"
+      "  scalelens sweep --study runs/ --label ddp --nodes 1,2,4,8 --tasks-per-node 1 --gpus-per-task 4 --repeats 3 \\\n"
+      "      --sbatch \"--partition=booster --account=proj --time=00:30:00\" -- torchrun --nproc-per-node 4 train.py\n"
+      "  scalelens sweep --study runs/ --label mpi --tasks 1,2,4 --repeats 3 --launcher local --mpi-comm -- ./solver\n"
+      "  scalelens sweep --study runs/ --status          what is queued, running, done, failed\n"
+      "  scalelens sweep --study runs/ --resume          launch again only what is missing or failed\n"
+      "  scalelens sweep --study runs/ --label ddp --tasks 1,2 --dry-run -- ./train   print the job scripts\n"
+      "  scalelens sweep --study runs/ --label ddp --next --target-gpus 512 --nodes 1 --tasks-per-node 4 -- ...\n"
+      "Each (label, size, repeat) is one job wrapped in 'scalelens run --run-id <label>-<N>n<T>t-r<R>'; the plan and\n"
+      "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. See docs/sweep.md.\n"
+      "Exit codes: 0 launched (or all done), 1 usage or a launch that failed, 2 no plan or nothing to use, 5 some run failed.");
+  cmd->callback([a, &exit_code] {
+    if (a->nodes.empty() == false && a->tasks.empty() == false) {
+      std::fprintf(stderr, "scalelens sweep: give --nodes or --tasks, not both\n");
+      exit_code = 1;
+      return;
+    }
+    if (a->next && a->target_gpus == 0) {
+      std::fprintf(stderr, "scalelens sweep: --next needs --target-gpus N\n");
+      exit_code = 1;
+      return;
+    }
+    exit_code = run_sweep(*a);
+  });
+}
+
+}  // namespace scalelens::cli

@@ -1,0 +1,252 @@
+#include "collect/sweep.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "collect/run_folder.hpp"
+#include "common/file_io.hpp"
+#include "common/json.hpp"
+#include "common/subprocess.hpp"
+#include "common/text.hpp"
+
+namespace scalelens::sweep {
+
+std::string_view state_name(State s) {
+  switch (s) {
+    case State::planned: return "planned";
+    case State::submitted: return "submitted";
+    case State::running: return "running";
+    case State::done: return "done";
+    case State::failed: return "failed";
+    case State::cancelled: return "cancelled";
+    case State::timeout: return "timeout";
+  }
+  return "planned";
+}
+
+std::optional<State> state_from_name(std::string_view s) {
+  for (State st : {State::planned, State::submitted, State::running, State::done, State::failed, State::cancelled, State::timeout})
+    if (state_name(st) == s) return st;
+  return std::nullopt;
+}
+
+std::string substitute(std::string text, const Entry& e) {
+  const std::pair<const char*, std::string> values[] = {
+      {"{nodes}", std::to_string(e.nodes)}, {"{tasks}", std::to_string(e.tasks)},
+      {"{tasks_per_node}", std::to_string(e.tasks_per_node)}, {"{gpus}", std::to_string(e.gpus)},
+      {"{repeat}", std::to_string(e.repeat)}, {"{label}", e.label}, {"{run_id}", e.run_id}};
+  for (const auto& [key, value] : values)
+    for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+      text.replace(at, std::string_view(key).size(), value);
+  return text;
+}
+
+std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command) {
+  std::vector<std::pair<int, int>> shapes;  // (nodes, tasks per node)
+  for (int n : sizes.nodes) shapes.emplace_back(n, sizes.tasks_per_node);
+  for (int t : sizes.tasks) shapes.emplace_back(1, t);
+  std::vector<Entry> out;
+  for (const auto& [nodes, per_node] : shapes)
+    for (int r = 1; r <= sizes.repeats; ++r) {
+      Entry e;
+      e.label = label;
+      e.nodes = nodes;
+      e.tasks_per_node = per_node;
+      e.tasks = nodes * per_node;
+      e.gpus = e.tasks * sizes.gpus_per_task;
+      e.repeat = r;
+      e.run_id = collect::safe_component(fmt::format("{}-{}n{}t-r{}", label, nodes, e.tasks, r));
+      for (const auto& word : command) e.command.push_back(substitute(word, e));
+      out.push_back(std::move(e));
+    }
+  return out;
+}
+
+std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens) {
+  std::vector<std::string> argv = {scalelens, "run", "--study", study.string(), "--label", e.label, "--run-id", e.run_id, "-q"};
+  for (const auto& a : plan.run_args) argv.push_back(substitute(a, e));
+  argv.push_back("--");
+  argv.insert(argv.end(), e.command.begin(), e.command.end());
+  return argv;
+}
+
+namespace {
+std::string shell_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
+  return out;
+}
+}  // namespace
+
+Result<std::string> job_script(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens,
+                               const std::string& template_text) {
+  const std::string run = shell_line(run_argv(plan, e, study, scalelens));
+  if (!template_text.empty()) {
+    if (template_text.find("{scalelens_run}") == std::string::npos && template_text.find("{command}") == std::string::npos)
+      return Error{"the template has neither {scalelens_run} nor {command}: nothing would run the measured command", plan.template_file};
+    std::string text = substitute(template_text, e);
+    for (const char* key : {"{scalelens_run}", "{command}"})
+      for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + run.size()))
+        text.replace(at, std::string_view(key).size(), run);
+    const std::string study_text = study.string();
+    for (std::size_t at = text.find("{study}"); at != std::string::npos; at = text.find("{study}", at + study_text.size()))
+      text.replace(at, 7, study_text);
+    return text;
+  }
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format("# scalelens sweep: {} of label {} on {} node(s) x {} task(s), repeat {}\n", e.run_id, e.label, e.nodes,
+                   e.tasks_per_node, e.repeat);
+  s += fmt::format("#SBATCH --job-name={}\n", shell_quote("sl-" + e.run_id));
+  s += fmt::format("#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n", e.nodes, e.tasks_per_node);
+  s += fmt::format("#SBATCH --output={}\n", shell_quote((study / ".sweep" / (e.run_id + ".%j.out")).string()));
+  s += "set -euo pipefail\n";
+  // One `scalelens run` per task: each wraps its rank, all write the one run folder.
+  s += fmt::format("srun --nodes={} --ntasks-per-node={}{}{} {}\n", e.nodes, e.tasks_per_node, plan.srun_args.empty() ? "" : " ",
+                   shell_line(plan.srun_args), run);
+  return s;
+}
+
+namespace dom = simdjson::dom;
+
+Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
+  JsonWriter w;
+  w.begin_object().key("schema").value(kSweepSchema).key("launcher").value(plan.launcher);
+  w.key("sbatch_args").begin_array();
+  for (const auto& a : plan.sbatch_args) w.value(a);
+  w.end_array().key("srun_args").begin_array();
+  for (const auto& a : plan.srun_args) w.value(a);
+  w.end_array().key("template").value(plan.template_file).key("run_args").begin_array();
+  for (const auto& a : plan.run_args) w.value(a);
+  w.end_array().key("mpirun").value(plan.mpirun).key("entries").begin_array();
+  for (const auto& e : plan.entries) {
+    w.begin_object().key("run_id").value(e.run_id).key("label").value(e.label).key("nodes").value(e.nodes);
+    w.key("tasks").value(e.tasks).key("tasks_per_node").value(e.tasks_per_node).key("gpus").value(e.gpus).key("repeat").value(e.repeat);
+    w.key("command").begin_array();
+    for (const auto& c : e.command) w.value(c);
+    w.end_array().key("state").value(state_name(e.state)).key("job_id").value(e.job_id);
+    w.key("exit_status").value(e.exit_status).key("note").value(e.note).end_object();
+  }
+  w.end_array().end_object();
+  std::string text = w.take();
+  text += '\n';
+  return write_file_atomic(file, text);
+}
+
+Result<Plan> read_plan(const std::filesystem::path& file) {
+  auto text = read_file(file);
+  if (!text) return Error{text.error().message, file.string()};
+  auto bad = [&](const std::string& why) { return Error{"not a sweep plan scalelens can use: " + why, file.string()}; };
+  dom::parser parser;
+  dom::element root;
+  simdjson::padded_string padded(text.value());
+  if (auto e = parser.parse(padded).get(root)) return bad(fmt::format("not JSON ({})", simdjson::error_message(e)));
+  std::string_view schema;
+  if (root["schema"].get(schema) || schema != kSweepSchema) return bad("no \"schema\": \"scalelens.sweep/1\"");
+  Plan plan;
+  // Missing lists are empty; a list of anything but strings is refused. (A simdjson_result, never
+  // converted to an element: that conversion throws on a missing field.)
+  auto strings = [&](simdjson::simdjson_result<dom::element> e, std::vector<std::string>& into) {
+    if (e.error() == simdjson::NO_SUCH_FIELD) return true;
+    dom::array a;
+    if (e.get(a)) return false;
+    for (auto x : a) {
+      std::string_view s;
+      if (x.get(s)) return false;
+      into.emplace_back(s);
+    }
+    return true;
+  };
+  std::string_view sv;
+  if (root["launcher"].get(sv)) return bad("no launcher");
+  plan.launcher = std::string(sv);
+  if (!root["template"].get(sv)) plan.template_file = std::string(sv);
+  bool b;
+  if (!root["mpirun"].get(b)) plan.mpirun = b;
+  if (!strings(root["sbatch_args"], plan.sbatch_args) || !strings(root["run_args"], plan.run_args) ||
+      !strings(root["srun_args"], plan.srun_args))
+    return bad("sbatch_args, srun_args, run_args");
+  dom::array entries;
+  if (root["entries"].get(entries)) return bad("no entries");
+  std::size_t i = 0;
+  for (auto x : entries) {
+    const std::string where = fmt::format("entries[{}]", i++);
+    Entry e;
+    std::int64_t n;
+    std::string_view s;
+    if (x["run_id"].get(s) || s.empty() || collect::safe_component(s) != s) return bad(where + ".run_id");
+    e.run_id = std::string(s);
+    if (x["label"].get(s)) return bad(where + ".label");
+    e.label = std::string(s);
+    for (auto [key, into] : {std::pair{"nodes", &e.nodes}, std::pair{"tasks", &e.tasks}, std::pair{"tasks_per_node", &e.tasks_per_node},
+                             std::pair{"gpus", &e.gpus}, std::pair{"repeat", &e.repeat}}) {
+      if (x[key].get(n) || n < 1 || n > 10'000'000) return bad(fmt::format("{}.{}", where, key));
+      *into = static_cast<int>(n);
+    }
+    if (!strings(x["command"], e.command)) return bad(where + ".command");
+    if (x["state"].get(s) || !state_from_name(s)) return bad(where + ".state");
+    e.state = *state_from_name(s);
+    if (!x["job_id"].get(s)) e.job_id = std::string(s);
+    if (!x["exit_status"].get(n)) e.exit_status = static_cast<int>(n);
+    if (!x["note"].get(s)) e.note = std::string(s);
+    plan.entries.push_back(std::move(e));
+  }
+  return plan;
+}
+
+std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status) {
+  auto text = read_file(study / e.run_id / "scalelens.json");
+  if (!text) return std::nullopt;
+  dom::parser parser;
+  dom::element root;
+  simdjson::padded_string padded(text.value());
+  if (parser.parse(padded).get(root)) return State::running;  // being written
+  std::string_view status;
+  if (root["status"].get(status) || status != "complete") return State::running;
+  std::int64_t code = 0;
+  if (!root["exit_status"].get(code)) exit_status = static_cast<int>(code);
+  return exit_status.value_or(0) == 0 ? State::done : State::failed;
+}
+
+State state_from_slurm(std::string_view word) {
+  const std::string w = to_lower(trim(word));
+  if (w == "pending" || w == "configuring" || w == "requeued" || w == "resizing" || w == "suspended") return State::submitted;
+  if (w == "running" || w == "completing" || w == "stage_out" || w == "signaling") return State::running;
+  if (w == "completed") return State::done;
+  if (w.rfind("cancelled", 0) == 0) return State::cancelled;
+  if (w == "timeout" || w == "deadline") return State::timeout;
+  return State::failed;  // FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, PREEMPTED
+}
+
+std::vector<std::pair<std::string, std::string>> parse_squeue(std::string_view out) {
+  std::vector<std::pair<std::string, std::string>> jobs;
+  LineCursor lines(out);
+  std::string_view line;
+  while (lines.next(line)) {
+    auto t = trim(line);
+    const auto space = t.find(' ');
+    if (t.empty() || space == std::string_view::npos) continue;
+    jobs.emplace_back(std::string(t.substr(0, space)), std::string(trim(t.substr(space + 1))));
+  }
+  return jobs;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view out) {
+  std::vector<std::pair<std::string, std::string>> jobs;
+  LineCursor lines(out);
+  std::string_view line;
+  while (lines.next(line)) {
+    auto field = [&](std::string_view key) -> std::string {
+      const auto at = line.find(key);
+      if (at == std::string_view::npos || (at > 0 && line[at - 1] != ' ')) return "";
+      const auto start = at + key.size();
+      return std::string(line.substr(start, line.find(' ', start) - start));
+    };
+    const auto id = field("JobId="), state = field("JobState=");
+    if (!id.empty() && !state.empty()) jobs.emplace_back(id, state);
+  }
+  return jobs;
+}
+
+}  // namespace scalelens::sweep

@@ -1,0 +1,80 @@
+#pragma once
+// `scalelens sweep` (docs/sweep.md): a scaling study planned, launched, followed and resumed. Each
+// (label, size, repeat) is one entry: one SLURM job, or one local run, whose command is wrapped in
+// `scalelens run` with the entry's run id, so the study folder fills with run folders exactly as
+// `scalelens run` writes them. The plan and each entry's state live in <study>/sweep.json.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace scalelens::sweep {
+
+inline constexpr const char* kSweepSchema = "scalelens.sweep/1";
+
+enum class State { planned, submitted, running, done, failed, cancelled, timeout };
+std::string_view state_name(State s);
+std::optional<State> state_from_name(std::string_view s);
+// Waiting for the scheduler: submitted or running.
+inline bool in_flight(State s) { return s == State::submitted || s == State::running; }
+
+struct Entry {
+  std::string run_id, label;
+  int nodes = 1, tasks = 1, tasks_per_node = 1, gpus = 1, repeat = 1;
+  std::vector<std::string> command;  // the user's command with this entry's placeholders filled
+  State state = State::planned;
+  std::string job_id;                // the scheduler's, "" when not submitted (local: none)
+  std::optional<int> exit_status;
+  std::string note;                  // why it failed, what the scheduler said
+};
+
+struct Plan {
+  std::string launcher = "local";          // "slurm" | "local"
+  std::vector<std::string> sbatch_args;    // --sbatch, split as a shell does
+  std::vector<std::string> srun_args;      // --srun: options of our script's srun (e.g. --mpi=pmix for MPI programs)
+  std::string template_file;               // --template: the user's batch script ("" = ours)
+  std::vector<std::string> run_args;       // more options for `scalelens run` (--mpi-comm, --global-batch-size N, ...)
+  bool mpirun = true;                      // local: start the wrapped command under `mpirun -n {tasks}`
+  std::vector<Entry> entries;
+};
+
+// What a sweep asks for: one of nodes (× tasks per node) or tasks (one node).
+struct Sizes {
+  std::vector<int> nodes;  // --nodes
+  int tasks_per_node = 1;  // --tasks-per-node
+  std::vector<int> tasks;  // --tasks (one node each)
+  int gpus_per_task = 1;   // world size counts tasks × this
+  int repeats = 1;
+};
+
+// The entries of a label's sweep, in order of size then repeat, with run ids
+// "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name) and the command's placeholders filled:
+// {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}.
+std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command);
+std::string substitute(std::string text, const Entry& e);
+
+// The argv that measures an entry: `scalelens run --study S --label L --run-id R [run args] -- cmd`.
+std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens);
+
+// The batch script of an entry: the user's template with its placeholders filled ({scalelens_run}:
+// the run argv as a shell line; {command}: the same, the two are one), else ours: #SBATCH lines for
+// the size, `srun` around the run argv. Refused: a template without {scalelens_run} or {command}.
+Result<std::string> job_script(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens,
+                               const std::string& template_text);
+
+Result<Plan> read_plan(const std::filesystem::path& file);
+Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan);
+
+// What the run folder says of an entry: done (complete, exit 0), failed (complete, another exit),
+// running (a manifest still being written), nullopt (no run folder).
+std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status);
+
+// SLURM's job state word (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...).
+State state_from_slurm(std::string_view word);
+// `squeue -h -o "%i %T"` or `scontrol show job -o` lines: job id → state word.
+std::vector<std::pair<std::string, std::string>> parse_squeue(std::string_view out);
+std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view out);
+
+}  // namespace scalelens::sweep

@@ -1,0 +1,306 @@
+// `scalelens sweep` end to end: locally with the MPI example (as the demo uses it), the job scripts
+// of --dry-run, and on a real SLURM (the private single-node cluster scripts/test.sh starts with
+// scripts/slurm-cluster.sh): a sweep to its report, scancel then --resume, and `srun` around
+// `scalelens run` as the collection sees it. CI sets SCALELENS_REQUIRE_SLURM, so there the SLURM
+// tests cannot skip.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "collect/sweep.hpp"
+#include "support/run_binary.hpp"
+#include "support/study_figures.hpp"
+
+using namespace scalelens::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::set<std::string> run_folders(const fs::path& study) {
+  std::set<std::string> out;
+  for (auto& e : fs::directory_iterator(study))
+    if (e.is_directory() && fs::exists(e.path() / "scalelens.json")) out.insert(e.path().filename().string());
+  return out;
+}
+
+scalelens::sweep::Plan plan_of(const fs::path& study) {
+  auto plan = scalelens::sweep::read_plan(study / "sweep.json");
+  EXPECT_TRUE(plan) << plan.error().message;
+  return plan ? plan.value() : scalelens::sweep::Plan{};
+}
+
+#define SCALELENS_REQUIRE_SLURM()                                                                   \
+  if (!std::getenv("SLURM_CONF") || run_command("sinfo -h").exit_code != 0) {                      \
+    if (std::getenv("SCALELENS_REQUIRE_SLURM")) FAIL() << "SCALELENS_REQUIRE_SLURM is set but no SLURM answers"; \
+    GTEST_SKIP() << "no SLURM here (scripts/test.sh starts a private one as root)";                 \
+  }
+
+TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 1,2 --tasks-per-node 4 --gpus-per-task 1 "
+                         "--repeats 2 --launcher slurm --dry-run --sbatch '--partition=booster --time=00:30:00' "
+                         "-- torchrun --nnodes {nodes} --nproc-per-node 4 train.py --tag 'it'\"'\"'s {gpus}'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "runs/sweep.json")) << "a dry run writes nothing";
+  EXPECT_FALSE(fs::exists(dir / "runs"));
+  // Four scripts, each valid bash, each for its size.
+  std::vector<std::string> scripts;
+  for (std::size_t at = r.out.find("# ---- "); at != std::string::npos;) {
+    const auto next = r.out.find("# ---- ", at + 1);
+    scripts.push_back(r.out.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  ASSERT_EQ(scripts.size(), 4u) << r.out;
+  for (const auto& s : scripts) {
+    auto file = dir.write("script.sh", s);
+    EXPECT_EQ(run_command("bash -n " + quoted(file)).exit_code, 0) << s;
+  }
+  EXPECT_NE(scripts[2].find("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4"), std::string::npos) << scripts[2];
+  EXPECT_NE(scripts[2].find("--run-id ddp-2n8t-r1"), std::string::npos) << scripts[2];
+  EXPECT_NE(scripts[2].find("--nnodes 2 --nproc-per-node 4 train.py --tag 'it'\\''s 8'"), std::string::npos) << scripts[2];
+
+  // A template of the site's: its lines kept, the placeholders filled; one that runs nothing refused.
+  auto tmpl = dir.write("site.sbatch", "#!/bin/bash\n#SBATCH -N {nodes}\nmodule load nccl\n{scalelens_run}\n");
+  auto t = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 4 --launcher slurm --dry-run --template " +
+                         quoted(tmpl) + " -- ./train");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("#SBATCH -N 4\nmodule load nccl\n"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find(" run --study "), std::string::npos) << t.out;
+  auto none = dir.write("none.sbatch", "#!/bin/bash\necho hi\n");
+  auto n = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 4 --launcher slurm --dry-run --template " +
+                         quoted(none) + " -- ./train");
+  EXPECT_EQ(n.exit_code, 1);
+  EXPECT_NE(n.err.find("neither {scalelens_run} nor {command}"), std::string::npos) << n.err;
+}
+
+TEST(SweepCli, UsageErrorsAreNamed) {
+  ScratchDir dir;
+  auto both = run_scalelens("sweep --study " + quoted(dir / "r") + " --label x --nodes 1 --tasks 2 -- ./a");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.err.find("--nodes or --tasks, not both"), std::string::npos);
+  auto status = run_scalelens("sweep --study " + quoted(dir / "r") + " --status");
+  EXPECT_EQ(status.exit_code, 2);
+  EXPECT_NE(status.err.find("holds no sweep.json"), std::string::npos) << status.err;
+  auto bad = dir.write("r/sweep.json", R"({"schema": "scalelens.sweep/1", "launcher": "local", "entries": [{"run_id": "../x"}]})");
+  auto r = run_scalelens("sweep --study " + quoted(dir / "r") + " --status");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("entries[0].run_id"), std::string::npos) << r.err;
+}
+
+TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
+  ScratchDir dir;
+  // The command fails while the marker exists: the first attempt of r2 fails, the resume succeeds.
+  const auto marker = dir / "fail-r2";
+  std::ofstream(marker) << "x";
+  const std::string cmd = fmt::format("sh -c 'if [ {{repeat}} = 2 ] && [ -e {} ]; then exit 3; fi; exit 0'", marker.string());
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label sh --tasks 1 --repeats 2 --launcher local --no-mpirun -- " + cmd);
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;  // a run failed
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::done);
+  EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::failed);
+  EXPECT_EQ(plan.entries[1].exit_status, 3);
+  const auto first_manifest = read(dir / "runs/sh-1n1t-r1/scalelens.json");
+
+  fs::remove(marker);
+  auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  plan = plan_of(dir / "runs");
+  for (const auto& e : plan.entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id;
+  EXPECT_EQ(read(dir / "runs/sh-1n1t-r1/scalelens.json"), first_manifest) << "a finished run is never run again";
+  EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"sh-1n1t-r1", "sh-1n1t-r2"}));
+  EXPECT_TRUE(fs::exists(dir / "runs/.sweep/attempts/sh-1n1t-r2.1/scalelens.json")) << "the failed attempt is kept aside";
+  // Nothing left to do: a third call launches nothing.
+  auto third = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");
+  EXPECT_EQ(third.exit_code, 0);
+  EXPECT_EQ(read(dir / "runs/sh-1n1t-r1/scalelens.json"), first_manifest);
+}
+
+TEST(SweepCli, NextMeasuresTheSizeTheScalingModelSuggestsOrSaysWhyNot) {
+  ScratchDir dir;
+  // An Amdahl curve, 10 s + 90 s / p per epoch, at 1..8 GPUs, 3 repeats with 2% noise.
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> noise(0, 0.02);
+  for (int p : {1, 2, 4, 8})
+    for (int r = 0; r < 3; ++r) {
+      const double t = (10 + 90.0 / p) * (1 + noise(rng));
+      const auto ns = [](double s) { return static_cast<std::int64_t>(1e9 + s * 1e9); };
+      const std::string run = fmt::format("runs/ddp-{}-{}", p, r);
+      dir.write(run + "/scalelens.json",
+                fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-{}-{}", "label": "ddp", "world_size": {}, "nodes": 1, )"
+                            R"("gpus_per_node": {}, "start_ns": 1000000000, "end_ns": {}, "status": "complete"}})",
+                            p, r, p, p, ns(4 * t)));
+      std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
+      for (int e = 0; e < 4; ++e) csv += fmt::format("0,{},{},{},1000\n", e, ns(e * t), ns((e + 1) * t));
+      dir.write(run + "/epochs.csv", csv);
+    }
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --next --target-gpus 64 --launcher local --dry-run "
+                         "--no-mpirun -- ./train --gpus {gpus}");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The size it names is measured: its command line, with the size filled in.
+  const auto said = r.out.find("suggests measuring ");
+  ASSERT_NE(said, std::string::npos) << r.out;
+  const int p = std::stoi(r.out.substr(said + 19));
+  EXPECT_GT(p, 8);
+  EXPECT_LT(p, 64);
+  EXPECT_NE(r.out.find(fmt::format("--run-id ddp-1n{}t-r1 -q -- ./train --gpus {}", p, p)), std::string::npos) << r.out;
+  // A label the study does not hold: refused with the reason.
+  auto none = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label fsdp --next --target-gpus 64 --launcher local "
+                            "--dry-run -- ./train");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no measured curve labelled 'fsdp'"), std::string::npos) << none.err;
+}
+
+#ifdef SCALELENS_MPI_TRAIN
+const std::string kTrain = std::string(SCALELENS_MPI_TRAIN) + " --mode strong --epochs 2 --samples 4096";
+
+TEST(SweepCli, LocalSweepOfTheMpiExampleFillsTheStudyAndResumesOnlyWhatIsMissing) {
+  ScratchDir dir;
+  ScratchDir mpi_tmp;
+  const std::string env = private_mpi_env(mpi_tmp) + MPIRUN_ENV;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label mpi --tasks 1,2 --repeats 2 --launcher local --mpi-comm "
+                         "--run-args '--global-batch-size 256' --report-dir " + quoted(dir / "report") + " -q -- " + kTrain, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"mpi-1n1t-r1", "mpi-1n1t-r2", "mpi-1n2t-r1", "mpi-1n2t-r2"}));
+  auto s = report_of((dir / "runs").string());
+  ASSERT_EQ(s.configurations.size(), 2u);
+  for (const auto& c : s.configurations) EXPECT_EQ(c.runs, 2u) << c.key();
+  EXPECT_TRUE(s.configurations[1].computation_score) << "--mpi-comm reached scalelens run";
+  EXPECT_TRUE(fs::exists(dir / "report/summary.json"));
+
+  const auto kept = read(dir / "runs/mpi-1n1t-r1/scalelens.json");
+  fs::remove_all(dir / "runs/mpi-1n2t-r2");
+  auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q", env);
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(run_folders(dir / "runs").size(), 4u);
+  EXPECT_EQ(read(dir / "runs/mpi-1n1t-r1/scalelens.json"), kept);
+}
+#endif
+
+// `sweep --status` until nothing is queued or running (at most `seconds`).
+void wait_idle(const fs::path& study, int seconds = 120) {
+  for (int i = 0; i < seconds * 5; ++i) {
+    auto plan = plan_of(study);
+    bool busy = false;
+    for (const auto& e : plan.entries) busy |= scalelens::sweep::in_flight(e.state);
+    if (!busy) return;
+    run_scalelens("sweep --study " + quoted(study) + " --status");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  FAIL() << "the sweep did not end in " << seconds << " s";
+}
+
+#ifdef SCALELENS_MPI_TRAIN
+TEST(SweepSlurm, ASweepWaitsForItsJobsAndReportsTwoConfigurationsOfTwoRuns) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label mpi --tasks 1,2 --repeats 2 --launcher slurm "
+                         "--srun=--mpi=pmix --mpi-comm --wait --poll 0.5 --run-args '--global-batch-size 256' --report-dir " +
+                         quoted(dir / "report") + " -q -- " + kTrain,
+                         MPIRUN_ENV);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << read(dir / "runs/.sweep/mpi-1n1t-r1.sh");
+  EXPECT_EQ(run_folders(dir / "runs").size(), 4u);
+  std::set<std::string> jobs;
+  for (const auto& e : plan_of(dir / "runs").entries) {
+    SCOPED_TRACE(e.run_id);
+    EXPECT_EQ(e.state, scalelens::sweep::State::done);
+    simdjson::dom::parser parser;
+    simdjson::dom::element m = parser.load((dir / "runs" / e.run_id / "scalelens.json").string());
+    EXPECT_EQ(std::string_view(m["scheduler"]["kind"]), "slurm");
+    EXPECT_EQ(std::string(std::string_view(m["scheduler"]["job_id"])), e.job_id);
+    EXPECT_FALSE(m["scheduler"]["step_id"].error());
+    EXPECT_EQ(std::string_view(m["system"]), "scalelens-test");  // the cluster's name
+    EXPECT_EQ(int64_t(m["world_size"]), e.tasks);
+    jobs.insert(e.job_id);
+  }
+  EXPECT_EQ(jobs.size(), 4u) << "one job per run";
+  auto s = report_of((dir / "runs").string());
+  ASSERT_EQ(s.configurations.size(), 2u);
+  for (const auto& c : s.configurations) EXPECT_EQ(c.runs, 2u) << c.key();
+  EXPECT_TRUE(fs::exists(dir / "report/report.html"));
+}
+#endif
+
+TEST(SweepSlurm, ACancelledJobIsResubmittedAndNothingRunsTwice) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const auto hold = dir / "hold";
+  std::ofstream(hold) << "x";
+  // Each job waits while the hold file exists.
+  const std::string cmd = fmt::format("sh -c 'while [ -e {} ]; do sleep 0.2; done'", hold.string());
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label wait --tasks 1 --repeats 2 --launcher slurm -q -- " + cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  const std::string cancelled = plan.entries[0].job_id, kept = plan.entries[1].job_id;
+  ASSERT_FALSE(cancelled.empty());
+  ASSERT_EQ(run_command("scancel " + cancelled).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  fs::remove(hold);
+  wait_idle(dir / "runs");
+  plan = plan_of(dir / "runs");
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::cancelled) << plan.entries[0].note;
+  EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::done) << plan.entries[1].note;
+
+  auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume --wait --poll 0.5 -q");
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  plan = plan_of(dir / "runs");
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::done);
+  EXPECT_NE(plan.entries[0].job_id, cancelled) << "resubmitted";
+  EXPECT_EQ(plan.entries[1].job_id, kept) << "a finished run is never submitted again";
+  EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"wait-1n1t-r1", "wait-1n1t-r2"}));
+}
+
+TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  // Two tasks under a real srun: one run folder, ranks 0 and 1 with SLURM's ids.
+  auto r = run_command("srun -n 2 " SCALELENS_BIN " run --study " + quoted(dir / "runs") + " --label srun -q -- true");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto folders = run_folders(dir / "runs");
+  ASSERT_EQ(folders.size(), 1u);
+  const auto run = dir / "runs" / *folders.begin();
+  simdjson::dom::parser parser;
+  simdjson::dom::element m = parser.load((run / "scalelens.json").string());
+  EXPECT_EQ(int64_t(m["world_size"]), 2);
+  EXPECT_EQ(std::string_view(m["detected_from"]["rank"]), "SLURM_PROCID");
+  EXPECT_EQ(std::string_view(m["detected_from"]["world_size"]), "SLURM_STEP_NUM_TASKS");
+  for (int rank : {0, 1}) {
+    simdjson::dom::parser p;
+    simdjson::dom::element rr = p.load((run / "ranks" / (std::to_string(rank) + ".json")).string());
+    EXPECT_EQ(int64_t(rr["rank"]), rank);
+    EXPECT_FALSE(rr["local_rank"].error());
+  }
+
+  // scancel of a batch job: the wrapper forwards the signal and still completes its manifest.
+  auto job = run_command("sbatch --parsable -n 1 --output=" + quoted(dir / "job.out") + " --wrap " +
+                         quoted(fs::path(std::string("srun ") + SCALELENS_BIN + " run --study " + (dir / "cancel").string() + " --label c -q -- sleep 60")));
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const std::string id(job.out.substr(0, job.out.find_first_of(";\n")));
+  for (int i = 0; i < 100 && !fs::exists(dir / "cancel"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(run_command("scancel " + id).exit_code, 0);
+  bool complete = false;
+  for (int i = 0; i < 150 && !complete; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (const auto& f : fs::exists(dir / "cancel") ? run_folders(dir / "cancel") : std::set<std::string>{})
+      complete |= read(dir / "cancel" / f / "scalelens.json").find("\"status\":\"complete\"") != std::string::npos;
+  }
+  EXPECT_TRUE(complete) << read(dir / "job.out");
+}
+
+}  // namespace
