@@ -39,68 +39,24 @@ struct CompareArgs {
   CacheArgs cache;
 };
 
-// One side: a study read from folders, or a summary.json saved earlier.
-struct Side {
-  Summary summary;
-  std::string summary_json;
-  std::optional<Study> study;
-};
-
-bool looks_like_summary(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  auto head = read_head(path, 4096);
-  return head && head.value().find("\"scalelens.summary/") != std::string::npos;
-}
-
-// Exit code 2 and a message when the side has nothing to compare.
-std::optional<Side> load_side(const std::string& input, const char* which, const CompareArgs& args) {
-  const std::filesystem::path path(input);
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    std::fprintf(stderr, "scalelens compare: %s: no such file or folder (%s)\n", input.c_str(), which);
-    return std::nullopt;
-  }
-  auto from_saved = [&](const std::filesystem::path& file) -> std::optional<Side> {
-    auto saved = read_summary_json(file);
-    if (!saved) {
-      std::fprintf(stderr, "scalelens compare: %s: %s\n", saved.error().path.c_str(), saved.error().message.c_str());
-      return std::nullopt;
-    }
-    Side side;
-    side.summary = std::move(saved.value().summary);
-    side.summary_json = std::move(saved.value().json);
-    return side;
-  };
-  if (looks_like_summary(path)) return from_saved(path);
-
+// One side, with a progress bar while a folder is read; nullopt (exit 2) when it has nothing to use.
+std::optional<ComparisonSide> load_side(const std::string& input, const char* which, const CompareArgs& args) {
   IngestOptions in;
-  in.inputs = {input};
   if (!args.pattern.empty()) in.pattern = args.pattern;
   in.threads = args.threads;
   in.defaults = args.defaults;
   ProgressBar bar(fmt::format("reading {}", which), !args.quiet && is_terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
-  Study study = ingest(in);
-  bar.finish();
   AnalysisOptions options = args.analysis;
   options.warmup_epochs = args.warmup_epochs;
   options.threads = args.threads;
-  Summary summary = analyze(study, options);
-  if (summary.configurations.empty()) {
-    // A report's output folder: its summary.json.
-    if (looks_like_summary(path / "summary.json")) return from_saved(path / "summary.json");
-    std::fputs(render_diagnostics(summary, TableStyle{false}).c_str(), stderr);
-    std::fprintf(stderr, "scalelens compare: %s (%s): no usable data: no run with a known label and GPU count "
-                         "(%zu files seen, %zu recognized)\n",
-                 input.c_str(), which, study.files_seen, study.files_read);
+  auto side = load_comparison_side(input, in, options);
+  bar.finish();
+  if (!side) {
+    std::fprintf(stderr, "scalelens compare: %s: %s (the %s side)\n", side.error().path.c_str(), side.error().message.c_str(), which);
     return std::nullopt;
   }
-  Side side;
-  side.summary_json = render_summary_json(summary);
-  side.summary = std::move(summary);
-  side.study = std::move(study);
-  return side;
+  return std::move(side.value());
 }
 
 // "5%" → 0.05, "0.05" → 0.05.

@@ -12,6 +12,8 @@ packages=(
   libcpp-httplib-dev gnuplot-nox chromium util-linux
   clang libclang-rt-dev llvm  # scripts/fuzz.sh: clang 14, its libFuzzer runtime, llvm-symbolizer
   python3-torch  # tests/cli/torch_cli_test.cpp: real torchrun and torch.profiler, on the CPU
+  pybind11-dev python3-dev python3-pandas python3-pytest  # python/: the scalelens module and its tests
+  python3-nbclient python3-nbformat python3-ipykernel    # examples/notebook, executed by the Python tests
   slurm-wlm munge  # tests/cli/sweep_cli_test.cpp: a private single-node SLURM (scripts/slurm-cluster.sh)
 )
 # Node.js: machines that carry NodeSource's nodejs (which bundles npm) keep it; Debian's own

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analyze.hpp"
 #include "analysis/summary.hpp"
+#include "common/result.hpp"
+#include "ingest/ingest.hpp"
 #include "common/diagnostics.hpp"
 #include "compare/change.hpp"
 #include "compare/trace_diff.hpp"
@@ -94,6 +97,17 @@ struct TraceLevelOptions {
 };
 void add_trace_level(Comparison& comparison, const Summary& before, const Study& before_study, const Summary& after,
                      const Study& after_study, const TraceLevelOptions& options);
+
+// One side of a comparison: a study read from folders (anything `report` reads), or a summary.json
+// saved earlier (also a report's output folder, by its summary.json). Errors name the input and
+// why nothing could be used.
+struct ComparisonSide {
+  Summary summary;
+  std::string summary_json;
+  std::optional<Study> study;  // when read from folders (the trace level needs it)
+};
+Result<ComparisonSide> load_comparison_side(const std::string& input, IngestOptions ingest_options,
+                                            const AnalysisOptions& analysis_options);
 
 // "8 GPUs" or "4 ranks" with the study's unit.
 std::string world_size_text(int p, const std::string& unit);

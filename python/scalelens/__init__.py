@@ -1,0 +1,245 @@
+"""scalelens in Python: the same figures as the `scalelens` command, as DataFrames.
+
+    import scalelens
+    study = scalelens.load("runs/", "mllogs/mlflow", pattern="ddp|deepspeed", warmup_epochs=1)
+    study.configurations()   # one row per configuration: summary.json's keys, nested ones joined by "_"
+    study.runs()             # one row per run
+    study.gpu_samples()      # every GPU sample, long format (run_id, node, gpu, t, util_pct, power_w, ...)
+    study.warnings()         # what was left out and why
+    study.model()            # per curve: the scaling model and its predictions
+    study.report("out/")     # what `scalelens report -o out/` writes
+    tr = scalelens.trace("traces/", hta=True)
+    tr.ranks(); tr.steps(); tr.kernels(top=20); tr.collectives()
+    scalelens.compare("baseline/summary.json", "runs/")   # verdicts per configuration and metric
+
+Every figure is computed by libscalelens, the library the command line uses (no second
+implementation here); this package only reshapes its JSON. With pandas installed the functions
+return DataFrames (times as datetime64[ns], missing figures as NaN); without it, lists of dicts.
+Errors are scalelens.InputError (nothing usable in the inputs) and scalelens.UsageError (a bad
+argument), with the command line's messages. `scalelens.log` (logging epochs and steps from a
+training script) needs neither pandas nor the compiled part.
+"""
+import json as _json
+import warnings as _warnings
+
+try:
+    from . import _scalelens
+    from ._scalelens import InputError, UsageError
+    __version__ = _scalelens.__version__
+except ImportError as _error:  # the logging helper works without the compiled part
+    _scalelens = None
+    _import_error = _error
+    __version__ = "unknown"
+
+    class InputError(Exception):
+        """Nothing usable in the inputs."""
+
+    class UsageError(ValueError):
+        """A bad argument."""
+
+try:
+    import pandas as _pd
+except ImportError:  # pragma: no cover - exercised by the tests with pandas hidden
+    _pd = None
+
+__all__ = ["load", "trace", "compare", "Study", "Trace", "InputError", "UsageError", "flatten"]
+
+
+class ScalelensWarning(UserWarning):
+    """A warning of the study (the command line's warnings), also in Study.warnings()."""
+
+
+def _ext():
+    if _scalelens is None:
+        raise ImportError(f"scalelens: the compiled module is missing ({_import_error}); build it with CMake "
+                          "(see README.md) and put <build>/python on PYTHONPATH")
+    return _scalelens
+
+
+def flatten(record, prefix=""):
+    """One level of keys: nested objects joined with "_" (epoch_time_s.mean -> epoch_time_s_mean).
+    Lists stay as they are (one cell)."""
+    out = {}
+    for key, value in record.items():
+        name = f"{prefix}_{key}" if prefix else key
+        if isinstance(value, dict):
+            out.update(flatten(value, name))
+        else:
+            out[name] = value
+    return out
+
+
+def _frame(rows, time_columns=()):
+    """A DataFrame with NaN for missing figures, or the rows themselves without pandas."""
+    if _pd is None:
+        return rows
+    frame = _pd.DataFrame.from_records(rows)
+    for column in frame.columns:
+        if column in time_columns:
+            frame[column] = _pd.to_datetime(frame[column], unit="ns")
+        elif frame[column].dtype == object and all(v is None or isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                   for v in frame[column]):
+            frame[column] = frame[column].astype("float64")  # None -> NaN, never 0
+    return frame
+
+
+class Study:
+    """A study read and analysed once, as `scalelens report` reads it (see scalelens.load)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._summary = _json.loads(handle.summary_json())
+        for w in self._summary.get("warnings", []):
+            if w.get("severity") != "note":
+                _warnings.warn(f"{w.get('configuration') or w.get('path') or ''}: {w['message']} [{w['code']}]",
+                               ScalelensWarning, stacklevel=3)
+
+    @property
+    def summary(self):
+        """summary.json (schema scalelens.summary/2) as a dict."""
+        return self._summary
+
+    def configurations(self):
+        """One row per configuration: summary.json's keys, nested ones joined by "_"
+        (epoch_time_s_mean, gpu_util_pct_max, pop_load_balance)."""
+        return _frame([flatten(c) for c in self._summary["configurations"]])
+
+    def runs(self):
+        """One row per run, with each run's own figures."""
+        return _frame([flatten(r) for r in self._summary["runs"]])
+
+    def warnings(self):
+        """The warnings and notes: severity, code, message, configuration, path, line."""
+        return _frame([dict(w) for w in self._summary["warnings"]])
+
+    def model(self):
+        """One row per curve: its scaling model (law, formula, parameters, fit quality) and the
+        predictions (a list per row); rows without a model have NaN there."""
+        rows = []
+        for curve in self._summary.get("curves", []):
+            row = {k: v for k, v in curve.items() if k not in ("model", "band")}
+            row.update(flatten(curve.get("model") or {}, "model"))
+            rows.append(row)
+        return _frame(rows)
+
+    def gpu_samples(self, run_id=None):
+        """Every GPU sample (of one run with run_id), long format: run_id, node, gpu, uuid, t
+        (datetime64[ns]; t_ns without pandas), util_pct, mem_util_pct, mem_used_bytes, power_w,
+        energy_mj, sm_clock_mhz, temp_c; NaN where the source gave no reading."""
+        columns = self._handle.gpu_samples(run_id)
+        if _pd is None:
+            names = list(columns)
+            return [dict(zip(names, values)) for values in zip(*columns.values())]
+        frame = _pd.DataFrame(columns)
+        frame.insert(4, "t", _pd.to_datetime(frame.pop("t_ns"), unit="ns"))
+        return frame
+
+    def report(self, output_dir):
+        """Writes what `scalelens report -o output_dir` writes; returns the paths written."""
+        return self._handle.write_report(str(output_dir))
+
+    def _repr_html_(self):
+        configs = self.configurations()
+        keep = ["label", "system", "world_size", "nodes", "runs", "epoch_time_s_mean", "run_time_s_mean",
+                "step_time_s_mean", "throughput_samples_per_s", "speedup", "efficiency", "computation_score",
+                "gpu_util_pct_mean", "energy_j_per_sample"]
+        head = (f"<p><b>scalelens</b>: {len(self._summary['configurations'])} configurations, "
+                f"{len(self._summary['runs'])} runs, {self._summary['scaling']} scaling</p>")
+        if _pd is None:
+            return head
+        shown = configs[[c for c in keep if c in configs.columns and not configs[c].isna().all()]]
+        return head + shown.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4g}")
+
+    def __repr__(self):
+        return (f"<scalelens.Study: {len(self._summary['configurations'])} configurations, "
+                f"{len(self._summary['runs'])} runs>")
+
+
+def load(*inputs, pattern=None, experiment=None, run_names=(), warmup_epochs=1, warmup_steps=1,
+         baseline="per-label", scaling="auto", label=None, global_batch_size=None, batch_per_gpu=None, threads=0):
+    """Reads and analyses folders of runs (what `scalelens report` reads) into a Study.
+
+    Example:
+        >>> study = scalelens.load("runs/", pattern="ddp", warmup_epochs=2)
+        >>> study.configurations()[["label", "world_size", "speedup", "efficiency"]]
+
+    Raises InputError when nothing usable was found, UsageError for a bad argument. The study's
+    warnings go to Study.warnings() and to Python's warnings module."""
+    handle = _ext().load([str(i) for i in inputs], pattern=pattern, experiment=experiment, run_names=list(run_names),
+                         warmup_epochs=warmup_epochs, warmup_steps=warmup_steps, baseline=baseline, scaling=scaling,
+                         label=label, global_batch_size=global_batch_size, batch_per_gpu=batch_per_gpu, threads=threads)
+    return Study(handle)
+
+
+class Trace:
+    """PyTorch profiler traces analysed per rank (see scalelens.trace)."""
+
+    def __init__(self, data):
+        self._data = data
+
+    @property
+    def data(self):
+        """`scalelens trace --format json` as a dict."""
+        return self._data
+
+    def ranks(self):
+        """One row per rank: step time, computation, communication, overlap, idle (µs summed over
+        the analysed steps), computation score; HTA's figures as hta_* with hta=True."""
+        return _frame([flatten({k: v for k, v in r.items() if not isinstance(v, list)}) for r in self._data["ranks"]])
+
+    def steps(self):
+        """One row per rank and profiler step."""
+        rows = []
+        for r in self._data["ranks"]:
+            for s in r.get("per_step", []):
+                rows.append({"rank": r["rank"], "file": r["file"], **flatten(s)})
+        return _frame(rows)
+
+    def kernels(self, top=None):
+        """One row per rank and kernel name: class, calls, time_us; the `top` longest per rank."""
+        rows = []
+        for r in self._data["ranks"]:
+            kernels = sorted(r.get("kernels", []), key=lambda k: -k.get("time_us", 0))
+            for k in kernels[:top] if top else kernels:
+                rows.append({"rank": r["rank"], **flatten(k)})
+        return _frame(rows)
+
+    def collectives(self):
+        """One row per rank and collective (AllReduce, ...): calls, time, bytes, bandwidth."""
+        rows = []
+        for r in self._data["ranks"]:
+            for c in r.get("collectives", []):
+                rows.append({"rank": r["rank"], **flatten(c)})
+        return _frame(rows)
+
+
+def trace(*paths, hta=False, comm_kernel_regex=None, threads=0, cache=True):
+    """Analyses PyTorch profiler traces (files or folders) as `scalelens trace` does.
+
+    Example:
+        >>> tr = scalelens.trace("traces/", hta=True)
+        >>> tr.ranks()[["rank", "computation_score", "hta_idle_pct"]]
+    """
+    text = _ext().trace_json([str(p) for p in paths], hta=hta, comm_kernel_regex=comm_kernel_regex, threads=threads, cache=cache)
+    return Trace(_json.loads(text))
+
+
+def compare(before, after, threshold=0.05, metrics=(), kernels=10, warmup_epochs=1, threads=0):
+    """`scalelens compare`: one row per configuration and metric with before, after, rel_change,
+    ci_low, ci_high and verdict (regressed, improved, unchanged, inconclusive).
+
+    Example:
+        >>> rows = scalelens.compare("baseline/summary.json", "runs/", threshold=0.05)
+        >>> rows[rows.verdict == "regressed"]
+    The whole scalelens.compare/1 document is in the frame's attrs["comparison"] (pandas) ."""
+    data = _json.loads(_ext().compare_json(str(before), str(after), threshold=threshold, metrics=list(metrics),
+                                           kernels=kernels, warmup_epochs=warmup_epochs, threads=threads))
+    rows = []
+    for c in data["configurations"]:
+        for m in c["metrics"]:
+            rows.append({"label": c["label"], "label_after": c["label_after"], "system": c["system"],
+                         "world_size": c["world_size"], **m})
+    frame = _frame(rows)
+    if _pd is not None:
+        frame.attrs["comparison"] = data
+    return frame

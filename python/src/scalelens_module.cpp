@@ -1,0 +1,239 @@
+// _scalelens: the compiled half of the `scalelens` Python package (python/scalelens/). A thin layer
+// over libscalelens: every figure comes from the library, as the CLI's; this file only moves
+// arguments in and JSON or columns out. The pure-Python half shapes them into DataFrames.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "analysis/analyze.hpp"
+#include "common/user_regex.hpp"
+#include "compare/compare.hpp"
+#include "ingest/ingest.hpp"
+#include "report/compare_writers.hpp"
+#include "report/output_folder.hpp"
+#include "report/report_html.hpp"
+#include "report/summary_writers.hpp"
+#include "trace/trace_output.hpp"
+#include "trace/trace_set.hpp"
+
+namespace py = pybind11;
+using namespace scalelens;
+
+namespace {
+
+// Raised as scalelens.InputError / scalelens.UsageError (registered below).
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A study read and analysed once; the Python Study object holds it.
+struct LoadedStudy {
+  Study study;
+  Summary summary;
+  std::string summary_json;
+};
+
+AnalysisOptions analysis_options(int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
+                                 unsigned threads) {
+  if (baseline != "per-label" && baseline != "common") throw UsageError("baseline must be 'per-label' or 'common', not '" + baseline + "'");
+  if (scaling != "auto" && scaling != "strong" && scaling != "weak") throw UsageError("scaling must be 'auto', 'strong' or 'weak'");
+  if (warmup_epochs < 0 || warmup_steps < 0) throw UsageError("warmup_epochs and warmup_steps must be 0 or more");
+  AnalysisOptions a;
+  a.warmup_epochs = warmup_epochs;
+  a.warmup_steps = warmup_steps;
+  a.baseline = baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
+  if (scaling != "auto") a.scaling = scaling;
+  a.threads = threads;
+  return a;
+}
+
+IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::optional<std::string>& pattern,
+                             const std::optional<std::string>& experiment, const std::vector<std::string>& run_names,
+                             const std::optional<std::string>& label, std::optional<double> global_batch_size,
+                             std::optional<double> batch_per_gpu, unsigned threads) {
+  if (pattern) {
+    auto check = UserRegex::compile(*pattern);
+    if (!check) throw UsageError("pattern '" + *pattern + "' is not a valid regular expression: " + check.error().message);
+  }
+  if (global_batch_size && batch_per_gpu) throw UsageError("give global_batch_size or batch_per_gpu, not both");
+  IngestOptions in;
+  in.inputs = inputs;
+  if (pattern) in.pattern = *pattern;
+  if (experiment) in.experiment = *experiment;
+  in.run_names = run_names;
+  in.threads = threads;
+  if (label) in.defaults.label = *label;
+  if (global_batch_size) in.defaults.global_batch_size = *global_batch_size;
+  if (batch_per_gpu) in.defaults.batch_per_gpu = *batch_per_gpu;
+  return in;
+}
+
+std::unique_ptr<LoadedStudy> load(const std::vector<std::string>& inputs, const std::optional<std::string>& pattern,
+                                  const std::optional<std::string>& experiment, const std::vector<std::string>& run_names,
+                                  int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
+                                  const std::optional<std::string>& label, std::optional<double> global_batch_size,
+                                  std::optional<double> batch_per_gpu, unsigned threads) {
+  if (inputs.empty()) throw UsageError("load() needs at least one folder or file");
+  auto in = ingest_options(inputs, pattern, experiment, run_names, label, global_batch_size, batch_per_gpu, threads);
+  auto options = analysis_options(warmup_epochs, warmup_steps, baseline, scaling, threads);
+  auto out = std::make_unique<LoadedStudy>();
+  {
+    py::gil_scoped_release unlocked;  // reading and analysing run on the library's threads
+    out->study = ingest(in);
+    out->summary = analyze(out->study, options);
+    out->summary_json = render_summary_json(out->summary);
+  }
+  for (const auto& d : out->summary.warnings)
+    if (d.code == "bad-pattern") throw UsageError(d.message);
+  if (out->summary.configurations.empty())
+    throw InputError("no usable data: " + std::to_string(out->study.files_seen) + " files seen, " +
+                     std::to_string(out->study.files_read) +
+                     " recognized, no run with a known label and GPU count (scalelens reads run folders, itwinai MLflow stores "
+                     "and CSVs, MLPerf logs, nvidia-smi logs and PyTorch profiler traces)");
+  return out;
+}
+
+// Every GPU sample of the study (or of one run), long format: column name → values. NaN where a
+// source did not give a reading.
+py::dict gpu_samples(const LoadedStudy& s, const std::optional<std::string>& run_id) {
+  std::vector<std::string> runs, nodes, uuids, names;
+  std::vector<int> gpus;
+  std::vector<std::int64_t> t_ns;
+  std::vector<double> util, mem_util, mem_used, power, energy, clock, temp;
+  bool found = !run_id;
+  for (const auto& run : s.study.runs) {
+    if (run_id && run.run_id != *run_id) continue;
+    found = true;
+    for (const auto& g : run.gpus)
+      for (const auto& x : g.samples) {
+        runs.push_back(run.run_id);
+        nodes.push_back(g.node);
+        uuids.push_back(g.uuid);
+        gpus.push_back(g.index);
+        t_ns.push_back(x.t_ns);
+        util.push_back(x.util_pct);
+        mem_util.push_back(x.mem_util_pct);
+        mem_used.push_back(x.mem_used_bytes);
+        power.push_back(x.power_w);
+        energy.push_back(x.energy_mj);
+        clock.push_back(x.sm_clock_mhz);
+        temp.push_back(x.temp_c);
+      }
+  }
+  if (!found) throw UsageError("no run '" + *run_id + "' in this study");
+  py::dict d;
+  d["run_id"] = runs;
+  d["node"] = nodes;
+  d["gpu"] = gpus;
+  d["uuid"] = uuids;
+  d["t_ns"] = t_ns;
+  d["util_pct"] = util;
+  d["mem_util_pct"] = mem_util;
+  d["mem_used_bytes"] = mem_used;
+  d["power_w"] = power;
+  d["energy_mj"] = energy;
+  d["sm_clock_mhz"] = clock;
+  d["temp_c"] = temp;
+  return d;
+}
+
+std::string trace_json(const std::vector<std::string>& paths, bool hta, const std::optional<std::string>& comm_kernel_regex,
+                       int kernels, unsigned threads, bool cache) {
+  if (paths.empty()) throw UsageError("trace() needs at least one folder or file");
+  if (comm_kernel_regex) {
+    auto check = UserRegex::compile(*comm_kernel_regex);
+    if (!check) throw UsageError("comm_kernel_regex is not a valid regular expression: " + check.error().message);
+  }
+  trace::TraceSetOptions o;
+  for (const auto& p : paths) o.inputs.emplace_back(p);
+  if (comm_kernel_regex) o.comm_kernel_regex = *comm_kernel_regex;
+  o.threads = threads;
+  o.cache = cache;
+  std::string json;
+  std::size_t ranks = 0;
+  {
+    py::gil_scoped_release unlocked;
+    auto set = trace::analyse_traces(o);
+    ranks = set.ranks.size();
+    trace::OutputOptions out;
+    out.per_step = true;
+    out.top_kernels = kernels;
+    out.hta = hta;
+    json = trace::format_json(set, out);
+  }
+  if (ranks == 0) throw InputError("no trace could be analysed in the given paths");
+  return json;
+}
+
+std::string compare_json(const std::string& before, const std::string& after, double threshold, const std::vector<std::string>& metrics,
+                         int kernels, int warmup_epochs, unsigned threads) {
+  if (!(threshold > 0 && threshold < 1)) throw UsageError("threshold must be between 0 and 1 (0.05 for 5%)");
+  CompareOptions options;
+  options.change.threshold = threshold;
+  for (const auto& m : metrics) {
+    if (!find_metric(m)) throw UsageError("unknown metric '" + m + "'");
+    options.metrics.push_back(m);
+  }
+  IngestOptions in;
+  in.threads = threads;
+  AnalysisOptions a;
+  a.warmup_epochs = warmup_epochs;
+  a.threads = threads;
+  std::string json;
+  {
+    py::gil_scoped_release unlocked;
+    auto b = load_comparison_side(before, in, a);
+    if (!b) throw InputError(b.error().path + ": " + b.error().message + " (the before side)");
+    auto c = load_comparison_side(after, in, a);
+    if (!c) throw InputError(c.error().path + ": " + c.error().message + " (the after side)");
+    Comparison cmp = compare_summaries(b.value().summary, c.value().summary, options);
+    cmp.before_name = before;
+    cmp.after_name = after;
+    if (kernels > 0 && b.value().study && c.value().study) {
+      TraceLevelOptions t;
+      t.top = static_cast<std::size_t>(kernels);
+      t.threads = threads;
+      add_trace_level(cmp, b.value().summary, *b.value().study, c.value().summary, *c.value().study, t);
+    }
+    json = render_compare_json(cmp);
+  }
+  return json;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_scalelens, m) {
+  m.doc() = "The compiled half of scalelens: use the `scalelens` package (import scalelens).";
+  m.attr("__version__") = SCALELENS_VERSION;
+  // C++ exceptions of these types arrive in Python as these classes (UsageError is a ValueError).
+  py::register_exception<InputError>(m, "InputError");
+  py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError);
+  py::class_<LoadedStudy>(m, "LoadedStudy")
+      .def("summary_json", [](const LoadedStudy& s) { return s.summary_json; })
+      .def("series_json", [](const LoadedStudy& s) { return render_series_json(s.study, s.summary); })
+      .def("gpu_samples", &gpu_samples, py::arg("run_id") = py::none())
+      .def("write_report", [](const LoadedStudy& s, const std::string& dir) {
+        Result<std::vector<std::filesystem::path>> written = Error{"", ""};
+        {
+          py::gil_scoped_release unlocked;
+          written = write_report_files(s.summary, s.study, dir);
+        }
+        if (!written) throw InputError(written.error().path + ": " + written.error().message);
+        std::vector<std::string> out;
+        for (const auto& p : written.value()) out.push_back(p.string());
+        return out;
+      });
+  m.def("load", &load, py::arg("inputs"), py::arg("pattern") = py::none(), py::arg("experiment") = py::none(),
+        py::arg("run_names") = std::vector<std::string>{}, py::arg("warmup_epochs") = 1, py::arg("warmup_steps") = 1,
+        py::arg("baseline") = "per-label", py::arg("scaling") = "auto", py::arg("label") = py::none(),
+        py::arg("global_batch_size") = py::none(), py::arg("batch_per_gpu") = py::none(), py::arg("threads") = 0u);
+  m.def("trace_json", &trace_json, py::arg("paths"), py::arg("hta") = false, py::arg("comm_kernel_regex") = py::none(),
+        py::arg("kernels") = 1000000, py::arg("threads") = 0u, py::arg("cache") = true);
+  m.def("compare_json", &compare_json, py::arg("before"), py::arg("after"), py::arg("threshold") = 0.05,
+        py::arg("metrics") = std::vector<std::string>{}, py::arg("kernels") = 10, py::arg("warmup_epochs") = 1, py::arg("threads") = 0u);
+}

@@ -1,0 +1,198 @@
+"""The Python package against the command line: the same figures, to the last digit, on real data
+(SCALELENS_REALDATA; CI sets it) and on a generated study; errors, optional pandas, the logging
+helper without the compiled part."""
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import scalelens
+
+BIN = os.environ.get("SCALELENS_BIN", "scalelens")
+SOURCE = os.environ.get("SCALELENS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+REALDATA = os.environ.get("SCALELENS_REALDATA")
+needs_realdata = pytest.mark.skipif(not REALDATA, reason="SCALELENS_REALDATA is not set (CI sets it)")
+
+
+def cli_json(*args):
+    out = subprocess.run([BIN, *args], check=True, capture_output=True, text=True, cwd=os.environ.get("TMPDIR", "/tmp"))
+    return json.loads(out.stdout)
+
+
+def same(a, b):
+    """Equal figures: None and NaN both mean 'not measured'."""
+    missing = lambda v: v is None or (isinstance(v, float) and math.isnan(v))
+    if missing(a) or missing(b):
+        return missing(a) and missing(b)
+    if isinstance(a, float) or isinstance(b, float):
+        return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=0)
+    return a == b
+
+
+def assert_rows_equal(frame_rows, cli_rows):
+    assert len(frame_rows) == len(cli_rows)
+    compared = 0
+    for mine, theirs in zip(frame_rows, cli_rows):
+        flat = scalelens.flatten(theirs)
+        for key, value in flat.items():
+            assert key in mine, key
+            if isinstance(value, list):
+                assert mine[key] == value, key
+            else:
+                assert same(mine[key], value), (key, mine[key], value)
+            compared += 1
+    assert compared > 0
+
+
+def records(frame):
+    return frame if isinstance(frame, list) else frame.to_dict("records")
+
+
+def write_study(root, repeats=2):
+    """Run folders as `scalelens run` writes them: ddp at 1, 2, 4 GPUs, with GPU samples."""
+    for p in (1, 2, 4):
+        for r in range(repeats):
+            run = os.path.join(root, f"ddp-{p}-{r}")
+            os.makedirs(os.path.join(run, "nodes", "n01"))
+            epoch = (40 / p) * (1 + 0.05 * math.log2(p)) * (1 + 0.01 * r)
+            t0 = 1_700_000_000 * 10**9
+            end = t0 + int(4 * epoch * 1e9)
+            with open(os.path.join(run, "scalelens.json"), "w") as f:
+                json.dump({"schema": "scalelens.run/1", "run_id": f"ddp-{p}-{r}", "label": "ddp", "world_size": p, "nodes": 1,
+                           "gpus_per_node": p, "samples_per_epoch": 1000, "start_ns": t0, "end_ns": end, "status": "complete"}, f)
+            with open(os.path.join(run, "epochs.csv"), "w") as f:
+                f.write("rank,epoch,start_ns,end_ns,samples\n")
+                for e in range(4):
+                    f.write(f"0,{e},{t0 + int(e * epoch * 1e9)},{t0 + int((e + 1) * epoch * 1e9)},{1000 // p}\n")
+            with open(os.path.join(run, "nodes", "n01", "gpu.csv"), "w") as f:
+                f.write("t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n")
+                for s in range(9):
+                    for g in range(p):
+                        t = t0 + int(s * (end - t0) / 8)
+                        power = "" if s == 4 and g == 0 else f"{200 + 10 * g}"
+                        f.write(f"{t},{g},GPU-{p}-{r}-{g},{60 + s},,{2**30 * (1 + s)},{power},,,\n")
+    return root
+
+
+@pytest.fixture
+def study_dir(tmp_path):
+    return write_study(str(tmp_path / "runs"))
+
+
+def test_generated_study_configurations_and_runs_equal_the_cli(study_dir):
+    study = scalelens.load(study_dir)
+    cli = cli_json("report", study_dir, "--format", "json", "-q", "-o", os.path.join(study_dir, "..", "out"))
+    assert_rows_equal(records(study.configurations()), cli["configurations"])
+    assert_rows_equal(records(study.runs()), cli["runs"])
+    frame = study.configurations()
+    assert list(frame["world_size"]) == [1, 2, 4]
+    assert "epoch_time_s_mean" in frame.columns and "gpu_util_pct_max" in frame.columns
+    assert frame["karp_flatt"].isna().iloc[0]  # missing is NaN, never 0
+    assert frame["peak_gpu_memory_gib"].iloc[0] == pytest.approx(9.0)
+
+
+@needs_realdata
+def test_mlperf_configurations_equal_the_cli():
+    data = os.path.join(REALDATA, "mlperf-hpc-v1.0-deepcam")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study = scalelens.load(data)
+    cli = cli_json("report", data, "--format", "json", "-q", "-o", os.path.join(os.environ.get("TMPDIR", "/tmp"), "sl-py-mlperf"))
+    assert_rows_equal(records(study.configurations()), cli["configurations"])
+    assert len(study.configurations()) == 2
+    # The study's warnings reach Python's warnings module and warnings().
+    assert any("batch-changed" in str(w.message) for w in caught)
+    assert "batch-changed" in set(study.warnings()["code"])
+
+
+@needs_realdata
+def test_trace_ranks_equal_scalelens_trace():
+    traces = os.path.join(REALDATA, "kineto", "dlrm-8rank-v100")
+    tr = scalelens.trace(traces, hta=True)
+    cli = cli_json("trace", traces, "--format", "json", "--hta")
+    ranks = records(tr.ranks())
+    assert len(ranks) == 8
+    for mine, theirs in zip(ranks, cli["ranks"]):
+        for key in ("rank", "steps", "step_time_us", "comp_us", "comm_us", "overlap_us", "exposed_comm_us", "idle_us",
+                    "computation_score", "overlap_ratio"):
+            assert same(mine[key], theirs[key]), key
+        for key, value in theirs["hta"].items():
+            assert same(mine[f"hta_{key}"], value), key
+    assert len(tr.steps()) >= 8
+    kernels = tr.kernels(top=3)
+    assert len(kernels) == 24 and set(kernels.columns) >= {"rank", "name", "type", "count", "time_us"}
+    assert len(tr.collectives()) > 0
+
+
+def test_gpu_samples_long_format_with_nan_where_nothing_was_read(study_dir):
+    study = scalelens.load(study_dir)
+    samples = study.gpu_samples()
+    assert len(samples) == 2 * 9 * (1 + 2 + 4)
+    assert str(samples["t"].dtype) == "datetime64[ns]"
+    one = study.gpu_samples(run_id="ddp-1-0")
+    assert len(one) == 9 and one["power_w"].isna().sum() == 1
+    with pytest.raises(scalelens.UsageError, match="no run 'nope'"):
+        study.gpu_samples(run_id="nope")
+
+
+def test_report_writes_what_the_cli_writes(study_dir, tmp_path):
+    written = scalelens.load(study_dir).report(tmp_path / "py")
+    assert any(p.endswith("report.html") for p in written)
+    subprocess.run([BIN, "report", study_dir, "-q", "-o", str(tmp_path / "cli")], check=True, capture_output=True)
+    mine = json.load(open(tmp_path / "py" / "summary.json"))
+    theirs = json.load(open(tmp_path / "cli" / "summary.json"))
+    assert mine["configurations"] == theirs["configurations"]
+
+
+def test_model_and_repr(study_dir):
+    study = scalelens.load(study_dir)
+    model = study.model()
+    assert list(model["curve"]) == ["ddp"] and "model_formula" in model.columns
+    html = study._repr_html_()
+    assert "<table" in html and "3 configurations" in html
+    assert "3 configurations" in repr(study)
+
+
+def test_compare_same_study_twice_is_unchanged(study_dir):
+    rows = scalelens.compare(study_dir, study_dir)
+    assert len(rows) > 0 and set(rows["verdict"]) == {"unchanged"}
+    assert rows.attrs["comparison"]["schema"] == "scalelens.compare/1"
+
+
+def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(scalelens.InputError, match="no usable data"):
+        scalelens.load(tmp_path / "empty")
+    with pytest.raises(scalelens.UsageError, match="not a valid regular expression"):
+        scalelens.load(tmp_path / "empty", pattern="(")
+    with pytest.raises(scalelens.UsageError, match="baseline"):
+        scalelens.load(tmp_path / "empty", baseline="fastest")
+    with pytest.raises(scalelens.InputError, match="no trace could be analysed"):
+        scalelens.trace(tmp_path / "empty")
+    with pytest.raises(ValueError):  # UsageError is a ValueError
+        scalelens.compare(tmp_path, tmp_path, threshold=5)
+
+
+def test_without_pandas_lists_of_dicts(study_dir, monkeypatch):
+    monkeypatch.setattr(scalelens, "_pd", None)
+    study = scalelens.load(study_dir)
+    rows = study.configurations()
+    assert isinstance(rows, list) and isinstance(rows[0], dict)
+    assert rows[0]["karp_flatt"] is None
+    assert isinstance(study.gpu_samples(run_id="ddp-1-0"), list)
+
+
+def test_the_logging_helper_needs_neither_pandas_nor_the_compiled_part(tmp_path):
+    code = ("import sys; sys.modules['pandas'] = None\n"
+            "import scalelens, scalelens.log, scalelens_log\n"
+            "assert scalelens._scalelens is None\n"
+            "assert scalelens.log.EPOCHS_HEADER == scalelens_log.EPOCHS_HEADER\n"
+            "try:\n    scalelens.load('x')\nexcept ImportError as e:\n    print('missing:', e)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "the compiled module is missing" in out.stdout
