@@ -118,6 +118,8 @@ class Study:
         rows = []
         for curve in self._summary.get("curves", []):
             row = {k: v for k, v in curve.items() if k not in ("model", "band")}
+            # The same columns whether or not a curve has a model (fewer than 3 sizes: none).
+            row.update({f"model_{k}": None for k in ("formula", "law", "terms", "adj_r2", "loo_rel_error", "n_points")})
             row.update(flatten(curve.get("model") or {}, "model"))
             rows.append(row)
         return _frame(rows)
