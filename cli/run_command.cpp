@@ -14,7 +14,11 @@ std::string find_mpi_interposer() {
   if (const char* env = std::getenv("SCALELENS_MPI_LIB"); env && *env) return std::filesystem::exists(env) ? env : "";
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const auto& candidate : {exe / "../mpi/libscalelens-mpi.so", exe / "../lib/libscalelens-mpi.so", exe / "libscalelens-mpi.so"})
+  // The build tree, then where `cmake --install` and the .deb put it (lib/<multiarch>/scalelens).
+  std::vector<std::filesystem::path> candidates = {exe / "../mpi/libscalelens-mpi.so", exe / "../lib/scalelens/libscalelens-mpi.so",
+                                                   exe / ("../" SCALELENS_INSTALL_LIBDIR "/scalelens/libscalelens-mpi.so"),
+                                                   exe / "../lib/libscalelens-mpi.so", exe / "libscalelens-mpi.so"};
+  for (const auto& candidate : candidates)
     if (std::filesystem::exists(candidate, ec)) return std::filesystem::canonical(candidate, ec).string();
   return {};
 }
