@@ -128,6 +128,22 @@ def test_trace_ranks_equal_scalelens_trace():
     assert len(tr.collectives()) > 0
 
 
+@pytest.mark.skipif(not os.environ.get("SCALELENS_MPI_TRAIN"), reason="the MPI example is not built")
+def test_demo_study_configurations_equal_the_cli(tmp_path):
+    """The demo study in small: the MPI example at 1 and 2 ranks, 2 repeats, measured by sweep."""
+    study = tmp_path / "runs"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TMPDIR=str(tmp_path))
+    subprocess.run([BIN, "sweep", "--study", str(study), "--label", "mpi-sgd-strong", "--tasks", "1,2", "--repeats", "2",
+                    "--launcher", "local", "--mpi-comm", "--run-args", "--global-batch-size 256", "-q", "--",
+                    os.environ["SCALELENS_MPI_TRAIN"], "--mode", "strong", "--epochs", "3", "--samples", "4096"],
+                   check=True, env=env, capture_output=True)
+    mine = scalelens.load(study)
+    cli = cli_json("report", str(study), "--format", "json", "-q", "-o", str(tmp_path / "out"))
+    assert_rows_equal(records(mine.configurations()), cli["configurations"])
+    frame = mine.configurations()
+    assert list(frame["runs"]) == [2, 2] and frame["pop_load_balance"].notna().all()
+
+
 def test_gpu_samples_long_format_with_nan_where_nothing_was_read(study_dir):
     study = scalelens.load(study_dir)
     samples = study.gpu_samples()
@@ -146,6 +162,12 @@ def test_report_writes_what_the_cli_writes(study_dir, tmp_path):
     mine = json.load(open(tmp_path / "py" / "summary.json"))
     theirs = json.load(open(tmp_path / "cli" / "summary.json"))
     assert mine["configurations"] == theirs["configurations"]
+
+
+def test_help_shows_an_example_and_stubs_ship():
+    assert "Example:" in scalelens.load.__doc__ and "scalelens.load(" in scalelens.load.__doc__
+    here = os.path.dirname(scalelens.__file__)
+    assert os.path.exists(os.path.join(here, "__init__.pyi")) and os.path.exists(os.path.join(here, "py.typed"))
 
 
 def test_model_and_repr(study_dir):
