@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 
@@ -82,11 +83,28 @@ std::unique_ptr<LoadedStudy> load(const std::vector<std::string>& inputs, const 
   auto in = ingest_options(inputs, pattern, experiment, run_names, label, global_batch_size, batch_per_gpu, threads);
   auto options = analysis_options(warmup_epochs, warmup_steps, baseline, scaling, threads);
   auto out = std::make_unique<LoadedStudy>();
+  // Ctrl-C (in a notebook: interrupt the kernel) stops reading between files: the progress
+  // callback, on this thread, takes the GIL to look for a pending signal.
+  std::atomic<bool> cancel{false};
+  in.cancel = &cancel;
+  in.progress = [&cancel](std::size_t, std::size_t) {
+    py::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      cancel = true;
+    }
+  };
   {
     py::gil_scoped_release unlocked;  // reading and analysing run on the library's threads
     out->study = ingest(in);
-    out->summary = analyze(out->study, options);
-    out->summary_json = render_summary_json(out->summary);
+    if (!out->study.cancelled) {
+      out->summary = analyze(out->study, options);
+      out->summary_json = render_summary_json(out->summary);
+    }
+  }
+  if (out->study.cancelled) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
   }
   for (const auto& d : out->summary.warnings)
     if (d.code == "bad-pattern") throw UsageError(d.message);

@@ -18,12 +18,14 @@ inline unsigned default_threads(unsigned requested) {
 
 // Runs `work(i)` for i in [0, n) on up to `threads` threads (the caller's among them); `progress`,
 // when given, is called from the caller's thread with (done, n) between items and once at the end.
+// When `stop` is given and becomes true, no new item is started (those running finish).
 template <class Work>
 void parallel_for(std::size_t n, unsigned threads, Work&& work,
-                  const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+                  const std::function<void(std::size_t, std::size_t)>& progress = {}, const std::atomic<bool>* stop = nullptr) {
   std::atomic<std::size_t> next{0}, done{0};
+  auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
       work(i);
       done.fetch_add(1);
     }
@@ -32,7 +34,7 @@ void parallel_for(std::size_t n, unsigned threads, Work&& work,
   const unsigned extra = threads > 1 ? static_cast<unsigned>(std::min<std::size_t>(threads - 1, n)) : 0;
   for (unsigned t = 0; t < extra; ++t) pool.emplace_back(worker);
   if (progress) {
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
       work(i);
       progress(done.fetch_add(1) + 1, n);
     }

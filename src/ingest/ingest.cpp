@@ -250,7 +250,11 @@ Study ingest(const IngestOptions& options) {
     owner[k] = enclosing_folder(f.path);
     const Run* header = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
     readers[f.reader]->read(ReadContext{f.path, header}, outputs[k]);
-  }, options.progress);
+  }, options.progress, options.cancel);
+  if (options.cancel && options.cancel->load()) {
+    study.cancelled = true;
+    return study;
+  }
 
   // 5. Which runs are kept: --pattern by name (for files whose path it did not match), then
   // --experiment and --run-names, which select MLflow runs as itwinai's own report does.

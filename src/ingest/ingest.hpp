@@ -1,4 +1,5 @@
 #pragma once
+#include <atomic>
 // Walks the study's folders, asks the readers about each file, reads in parallel and merges the
 // results into one Study.
 #include <functional>
@@ -27,6 +28,9 @@ struct IngestOptions {
   unsigned threads = 0;                // 0 = all cores
   // Called as files finish: (done, total). From the calling thread only.
   std::function<void(std::size_t, std::size_t)> progress;
+  // Set (by the caller's progress callback, say on Ctrl-C in Python) to stop reading: files not
+  // yet started are left, and the study comes back with `cancelled` set.
+  std::atomic<bool>* cancel = nullptr;
   std::optional<std::string> experiment;  // MLflow runs of this experiment (by name) only
   std::vector<std::string> run_names;     // MLflow train runs with these names only
   StudyDefaults defaults;

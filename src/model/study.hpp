@@ -210,6 +210,7 @@ struct Study {
   std::size_t files_seen = 0;
   std::size_t files_read = 0;
   std::uintmax_t bytes_read = 0;  // size on disk of the files read
+  bool cancelled = false;         // reading stopped early (IngestOptions::cancel): the study is partial
 };
 
 }  // namespace scalelens

@@ -199,6 +199,36 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path):
         scalelens.compare(tmp_path, tmp_path, threshold=5)
 
 
+@needs_realdata
+def test_ctrl_c_stops_a_long_load_between_files(tmp_path, monkeypatch):
+    """SIGINT while reading (what interrupting a notebook kernel sends) raises KeyboardInterrupt
+    soon, instead of after the whole study."""
+    import signal
+    import threading
+    import time
+    traces = os.path.join(REALDATA, "kineto", "dlrm-8rank-v100")
+    for k in range(6):  # 48 traces of 1 MB, read one at a time without the cache: seconds
+        os.makedirs(tmp_path / f"dlrm-{k}")
+        for name in os.listdir(traces):
+            if name.endswith(".json"):
+                os.symlink(os.path.join(traces, name), tmp_path / f"dlrm-{k}" / name)
+    monkeypatch.setenv("SCALELENS_NO_CACHE", "1")
+    full_start = time.monotonic()
+    scalelens.load(tmp_path, threads=1)
+    full = time.monotonic() - full_start
+    # The signal a quarter of the way in: the load must stop well before its end.
+    timer = threading.Timer(full / 4, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            scalelens.load(tmp_path, threads=1)
+    finally:
+        timer.cancel()
+    stopped = time.monotonic() - start
+    assert stopped < 0.75 * full, (stopped, full)
+
+
 def test_without_pandas_lists_of_dicts(study_dir, monkeypatch):
     monkeypatch.setattr(scalelens, "_pd", None)
     study = scalelens.load(study_dir)
