@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 
@@ -340,4 +341,28 @@ TEST(RunFolder, MpiCommCsvBecomesACpuSideBreakdown) {
   EXPECT_NEAR(*s.runs[0].computation_score, 0.8, 1e-12);  // 160 / (160 + 40)
   EXPECT_FALSE(s.runs[0].idle_share) << "the interposer cannot see GPU idle time";
   EXPECT_TRUE(study.diagnostics.empty());
+}
+
+TEST(RunFolder, CancellingStopsReadingBetweenFilesAndSaysSo) {
+  ScratchDir dir;
+  for (int k = 0; k < 6; ++k) write_run(dir, "r" + std::to_string(k), 1, "0,0,1000000000,2000000000,10\n");
+  // Cancelled after the second file that finishes: the rest are never started.
+  std::atomic<bool> cancel{false};
+  std::size_t seen = 0, total = 0;
+  IngestOptions options{{dir.path().string()}, {}, 1, {}};
+  options.cancel = &cancel;
+  options.progress = [&](std::size_t done, std::size_t n) {
+    seen = done;
+    total = n;
+    if (done == 2) cancel = true;
+  };
+  Study s = ingest(options);
+  EXPECT_TRUE(s.cancelled);
+  EXPECT_TRUE(s.runs.empty()) << "a partial study is not passed off as the study";
+  EXPECT_EQ(total, 6u);  // the six epochs.csv (manifests are read first, apart)
+  EXPECT_EQ(seen, 6u);   // the closing call
+  // Not cancelled: the same folder reads whole.
+  Study whole = read(dir);
+  EXPECT_FALSE(whole.cancelled);
+  EXPECT_EQ(analyze(whole, {}).configurations.size(), 1u);
 }
