@@ -140,6 +140,11 @@ class Study:
         """Writes what `scalelens report -o output_dir` writes; returns the paths written."""
         return self._handle.write_report(str(output_dir))
 
+    def dashboard_html(self):
+        """The interactive dashboard (what report.html shows, charts and table) for this study, as
+        one self-contained HTML page."""
+        return self._handle.dashboard_html()
+
     def _repr_html_(self):
         configs = self.configurations()
         keep = ["label", "system", "world_size", "nodes", "runs", "epoch_time_s_mean", "run_time_s_mean",
@@ -150,7 +155,12 @@ class Study:
         if _pd is None:
             return head
         shown = configs[[c for c in keep if c in configs.columns and not configs[c].isna().all()]]
-        return head + shown.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4g}")
+        table = shown.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4g}")
+        # The charts inline: the dashboard in a sandboxed frame (scripts run, nothing else reachable).
+        import html as _html
+        frame = (f'<iframe sandbox="allow-scripts" style="width:100%;height:720px;border:1px solid #ddd" '
+                 f'srcdoc="{_html.escape(self.dashboard_html(), quote=True)}"></iframe>')
+        return head + table + frame
 
     def __repr__(self):
         return (f"<scalelens.Study: {len(self._summary['configurations'])} configurations, "

@@ -234,6 +234,9 @@ PYBIND11_MODULE(_scalelens, m) {
   py::class_<LoadedStudy>(m, "LoadedStudy")
       .def("summary_json", [](const LoadedStudy& s) { return s.summary_json; })
       .def("series_json", [](const LoadedStudy& s) { return render_series_json(s.study, s.summary); })
+      // The dashboard (report.html) with this study inlined, without the per-run series (a notebook
+      // cell stays small): what a notebook shows inline.
+      .def("dashboard_html", [](const LoadedStudy& s) { return render_report_html(render_report_data(s.summary_json, "null", "static")); })
       .def("gpu_samples", &gpu_samples, py::arg("run_id") = py::none())
       .def("write_report", [](const LoadedStudy& s, const std::string& dir) {
         Result<std::vector<std::filesystem::path>> written = Error{"", ""};

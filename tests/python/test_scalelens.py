@@ -176,6 +176,10 @@ def test_model_and_repr(study_dir):
     assert list(model["curve"]) == ["ddp"] and "model_formula" in model.columns
     html = study._repr_html_()
     assert "<table" in html and "3 configurations" in html
+    # The charts inline: the dashboard, its data inlined, escaped into the frame's srcdoc.
+    assert '<iframe sandbox="allow-scripts"' in html and "scalelens-data" in html
+    assert "<script" not in html.split("<iframe", 1)[1].split('srcdoc="', 1)[1][:200]  # escaped, not live
+    assert '"world_size":4' in study.dashboard_html().replace(" ", "").replace("\n", "")
     assert "3 configurations" in repr(study)
 
 
