@@ -7,6 +7,7 @@
 
 #include "analysis/analyze.hpp"
 #include "commands.hpp"
+#include "process_group_launch.hpp"
 #include "ingest/ingest.hpp"
 #include "report/output_folder.hpp"
 #include "report/summary_writers.hpp"
@@ -58,11 +59,24 @@ int run_report(const ReportArgs& args) {
   in.run_names = args.run_names;
   in.threads = args.threads;
   in.defaults = args.defaults;
-  ProgressBar bar("reading", !args.quiet && is_terminal(STDERR_FILENO));
+  auto joined = join_launched_processes("report");
+  if (!joined) return 1;
+  std::unique_ptr<ProcessGroup> group = std::move(*joined);
+  if (group) {
+    in.group = group.get();
+    in.threads = threads_per_process(args.threads, *group);
+  }
+  const bool first = !group || group->rank() == 0;
+  // Launched processes write through the launcher, whose pseudo-terminal says nothing of where the
+  // output goes: plain text, no progress bar.
+  auto terminal = [launched = group != nullptr](int fd) { return !launched && is_terminal(fd); };
+  ProgressBar bar("reading", first && !args.quiet && terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
   PhaseTimer timer;
   Study study = ingest(in);
   bar.finish();
+  group.reset();  // MPI finalised: the others leave now, while the first one analyses and writes
+  if (!first) return 0;
   const double read_s = timer.lap();
 
   AnalysisOptions options = args.analysis;
@@ -74,8 +88,8 @@ int run_report(const ReportArgs& args) {
   Summary summary = analyze(study, options);
   const double analyze_s = timer.lap();
 
-  const bool color = is_terminal(STDOUT_FILENO);
-  const std::string diagnostics = render_diagnostics(summary, TableStyle{is_terminal(STDERR_FILENO)});
+  const bool color = terminal(STDOUT_FILENO);
+  const std::string diagnostics = render_diagnostics(summary, TableStyle{terminal(STDERR_FILENO)});
   for (const auto& d : summary.warnings) {
     if (d.code == "bad-pattern") {
       std::fputs(diagnostics.c_str(), stderr);
@@ -183,9 +197,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  scalelens report runs/ --baseline common --format json > summary.json\n"
       "  scalelens report runs/ -o paper/scaling --strict\n"
       "  scalelens report runs/ --predict 512,1024   (the scaling model's time, speedup, efficiency there)\n"
+      "  srun --mpi=pmix -n 16 scalelens report runs/   (the files shared by 16 processes: docs/parallel.md)\n"
       "Files written to the output folder: summary.json (schema scalelens.summary/2), summary.csv,\n"
       "report.html (interactive, opens offline) and figures/ (gnuplot scripts, data, SVG/PNG/PDF).\n"
-      "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings.");
+      "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings,\n"
+      "5 a process of a parallel analysis failed (the file it failed on is named).");
   cmd->callback([args, &exit_code] {
     apply_cache_flags(args->cache);
     exit_code = run_report(*args);

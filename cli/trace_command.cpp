@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "process_group_launch.hpp"
 #include "common/diagnostics.hpp"
 #include "common/user_regex.hpp"
 #include "trace/trace_output.hpp"
@@ -56,7 +57,19 @@ int run_trace(const TraceArgs& args) {
     return 1;
   }
   options.links.network = args.network;
+  auto joined = join_launched_processes("trace");
+  if (!joined) return 1;
+  std::unique_ptr<ProcessGroup> group = std::move(*joined);
+  if (group) {
+    options.group = group.get();
+    options.threads = threads_per_process(args.threads, *group);
+  }
   auto set = trace::analyse_traces(options);
+  if (group) {
+    const bool first = group->rank() == 0;
+    group.reset();  // MPI finalised: the others leave now, while the first one writes
+    if (!first) return 0;
+  }
 
   trace::OutputOptions out{args.steps, args.kernels, args.hta, args.instances, args.ops};
   if (args.format == "json") {
@@ -131,9 +144,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
       "  scalelens trace traces/ --ops 20             the 20 ops with most GPU time against the roofline\n"
       "  scalelens trace traces/ --gpus-per-node 4 --network ndr\n"
       "                                               bus bandwidth within and across nodes against their peaks\n"
+      "  mpirun -n 4 scalelens trace traces/          the files shared by 4 processes (docs/parallel.md)\n"
       "Summaries are cached under $XDG_CACHE_HOME/scalelens (else ~/.cache/scalelens; --cache-dir DIR),\n"
       "never beside the traces; --no-cache parses again.\n"
-      "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace.");
+      "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace,\n"
+      "5 a process of a parallel analysis failed (the file it failed on is named).");
   cmd->callback([args, &exit_code] { exit_code = run_trace(*args); });
 }
 

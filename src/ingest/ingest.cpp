@@ -12,6 +12,9 @@
 #include "common/parallel.hpp"
 #include "common/user_regex.hpp"
 #include "common/walk.hpp"
+#include "common/byte_codec.hpp"
+#include "distribute/process_group.hpp"
+#include "ingest/read_output_codec.hpp"
 #include "trace/trace_set.hpp"
 #include "ingest/reader.hpp"
 #include "ingest/trace_runs.hpp"
@@ -121,34 +124,19 @@ std::string itwinai_trace_run_name(const fs::path& file) {
   return named.filename().string();
 }
 
-}  // namespace
-
-Study ingest(const IngestOptions& options) {
-  Study study;
-  study.inputs = options.inputs;
-  auto readers = all_readers();
-  std::optional<UserRegex> pattern;
-  if (options.pattern) {
-    auto compiled = UserRegex::compile(*options.pattern);
-    if (!compiled) {
-      study.diagnostics.push_back({Severity::error, "bad-pattern",
-                                   fmt::format("--pattern '{}' is not a valid regular expression: {}", *options.pattern,
-                                               compiled.error().message),
-                                   {}, 0, {}});
-      return study;
-    }
-    pattern = std::move(compiled.value());
-  }
+// Every file under the inputs, with the reader that recognizes it (by its first bytes), in path
+// order; outside --pattern's paths only the files that define named runs.
+std::vector<Candidate> find_candidates(const IngestOptions& options, const std::optional<UserRegex>& pattern,
+                                       const std::vector<std::unique_ptr<Reader>>& readers, unsigned threads,
+                                       std::vector<Diagnostic>& diagnostics) {
   auto matches = [&](const std::string& text) { return pattern->search(text); };
-
-  // 1. Walk.
   std::vector<Candidate> files;
   for (const auto& input : options.inputs) {
     fs::path root(input);
     std::error_code ec;
     auto st = fs::status(root, ec);
     if (ec || !fs::exists(st)) {
-      study.diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input, 0, {}});
+      diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input, 0, {}});
       continue;
     }
     auto consider = [&](const fs::path& p, std::uintmax_t size) {
@@ -170,16 +158,16 @@ Study ingest(const IngestOptions& options) {
       if (e.is_directory(e2)) return !skipped_folder(e.path());
       if (!e.is_regular_file(e2)) {
         if (e.is_symlink(e2) && !fs::exists(e.path(), e2))
-          study.diagnostics.push_back({Severity::warning, "unreadable-file", "broken symbolic link; left out", e.path().string(), 0, {}});
+          diagnostics.push_back({Severity::warning, "unreadable-file", "broken symbolic link; left out", e.path().string(), 0, {}});
         return false;
       }
       consider(e.path(), e.file_size(e2));
       return false;
     }, unreadable);
     for (const auto& u : unreadable)
-      study.diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});
+      diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});
     if (!unreadable.empty())
-      study.diagnostics.push_back({Severity::warning, "unreadable-folders",
+      diagnostics.push_back({Severity::warning, "unreadable-folders",
                                    fmt::format("{} folder{} under this input could not be read (listed above); the runs and files in "
                                                "{} are not in this report",
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
@@ -188,10 +176,9 @@ Study ingest(const IngestOptions& options) {
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
   files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());
 
-  const unsigned threads = default_threads(options.threads);
   std::vector<std::vector<Diagnostic>> sniff_diags(files.size());
 
-  // 2. Recognize each file by its first bytes.
+  // Recognize each file by its first bytes.
   parallel_for(files.size(), threads, [&](std::size_t i) {
     auto head = read_head_inflated(files[i].path, kSniffBytes);
     if (!head) {
@@ -207,13 +194,67 @@ Study ingest(const IngestOptions& options) {
     }
   }, nullptr);
   for (std::size_t i = 0; i < files.size(); ++i)
-    if (files[i].path_matched) append(study.diagnostics, sniff_diags[i]);
+    if (files[i].path_matched) append(diagnostics, sniff_diags[i]);
   // Outside --pattern's paths, only files that define named runs stay (their runs are matched by name).
   files.erase(std::remove_if(files.begin(), files.end(),
                              [&](const Candidate& f) {
                                return !f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()));
                              }),
               files.end());
+  return files;
+}
+
+// The first process's list of files to every other process of a group, so that all share the same
+// items (and only one walks the tree and reads the files' first bytes).
+void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
+  std::string bytes;
+  if (group.rank() == 0) {
+    ByteWriter out(bytes);
+    out(static_cast<std::uint64_t>(files.size()));
+    for (const auto& f : files) out(f.path.string(), f.size, f.reader, f.path_matched);
+  }
+  group.broadcast(bytes);
+  if (group.rank() == 0) return;
+  ByteReader in(bytes);
+  std::uint64_t n = 0;
+  in(n);
+  files.clear();
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
+    std::string path;
+    Candidate f;
+    in(path, f.size, f.reader, f.path_matched);
+    f.path = path;
+    files.push_back(std::move(f));
+  }
+  if (!in.ok() || !in.at_end()) group.abort("the list of files from process 0 arrived garbled");
+}
+
+}  // namespace
+
+Study ingest(const IngestOptions& options) {
+  Study study;
+  study.inputs = options.inputs;
+  auto readers = all_readers();
+  std::optional<UserRegex> pattern;
+  if (options.pattern) {
+    auto compiled = UserRegex::compile(*options.pattern);
+    if (!compiled) {
+      study.diagnostics.push_back({Severity::error, "bad-pattern",
+                                   fmt::format("--pattern '{}' is not a valid regular expression: {}", *options.pattern,
+                                               compiled.error().message),
+                                   {}, 0, {}});
+      return study;
+    }
+    pattern = std::move(compiled.value());
+  }
+  auto matches = [&](const std::string& text) { return pattern->search(text); };
+
+  // 1. Walk and recognize (the first process of a group only: the others get its list).
+  ProcessGroup& group = options.group ? *options.group : single_process();
+  const unsigned threads = default_threads(options.threads);
+  std::vector<Candidate> files;
+  if (group.rank() == 0) files = find_candidates(options, pattern, readers, threads, study.diagnostics);
+  if (group.size() > 1) share_candidates(group, files);
   study.files_seen = files.size();
 
   std::vector<std::size_t> manifests, others;
@@ -241,20 +282,34 @@ Study ingest(const IngestOptions& options) {
     }
   };
 
-  // 4. Everything else, in parallel, largest first so one big file does not come last.
+  // 4. Everything else, in parallel (across the group's processes too), largest first so one big
+  // file does not come last.
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
-  std::vector<ReadOutput> outputs(others.size());
   std::vector<const fs::path*> owner(others.size());
-  parallel_for(others.size(), threads, [&](std::size_t k) {
-    const auto& f = files[others[k]];
-    owner[k] = enclosing_folder(f.path);
+  for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_folder(files[others[k]].path);
+  SharedWork<ReadOutput> work;
+  for (std::size_t i : others) work.sizes.push_back(files[i].size);
+  work.threads = threads;
+  work.work = [&](std::size_t k) {
+    ReadOutput out;
     const Run* header = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
-    readers[f.reader]->read(ReadContext{f.path, header}, outputs[k]);
-  }, options.progress, options.cancel);
+    readers[files[others[k]].reader]->read(ReadContext{files[others[k]].path, header}, out);
+    return out;
+  };
+  work.name = [&](std::size_t k) { return files[others[k]].path.string(); };
+  work.encode = encode_read_output;
+  work.decode = decode_read_output;
+  work.progress = options.progress;
+  work.cancel = options.cancel;
+  auto read = shared_for(group, work);
+  if (group.rank() != 0) return Study{};  // rank 0 has every file's output and makes the study
   if (options.cancel && options.cancel->load()) {
     study.cancelled = true;
     return study;
   }
+  std::vector<ReadOutput> outputs(others.size());
+  for (std::size_t k = 0; k < others.size(); ++k) outputs[k] = std::move(*read[k]);
+  read.clear();
 
   // 5. Which runs are kept: --pattern by name (for files whose path it did not match), then
   // --experiment and --run-names, which select MLflow runs as itwinai's own report does.

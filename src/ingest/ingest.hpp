@@ -9,7 +9,10 @@
 
 #include "model/study.hpp"
 
+
 namespace scalelens {
+
+class ProcessGroup;
 
 // What the inputs may not say. label: the label of runs formed from traces without a
 // scalelens.json (default: their folder's name without counts). global_batch_size (strong
@@ -34,6 +37,9 @@ struct IngestOptions {
   std::optional<std::string> experiment;  // MLflow runs of this experiment (by name) only
   std::vector<std::string> run_names;     // MLflow train runs with these names only
   StudyDefaults defaults;
+  // `mpirun -n K scalelens report`: the processes share the files (distribute/process_group.hpp);
+  // the study comes back whole at rank 0 and empty at the others. Null: this process alone.
+  ProcessGroup* group = nullptr;
 };
 
 Study ingest(const IngestOptions& options);

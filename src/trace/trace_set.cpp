@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "common/byte_codec.hpp"
 #include "common/parallel.hpp"
+#include "distribute/process_group.hpp"
 #include "common/user_regex.hpp"
 #include "common/walk.hpp"
 #include "trace/gpu_peaks.hpp"
@@ -48,6 +50,49 @@ Across across(const std::vector<RankSummary>& ranks, double (*get)(const RankSum
   if (n) a.mean /= n;
   a.ranks = n;
   return a;
+}
+
+// The first process's list of traces (and their sizes) to the others of a group.
+void share_files(ProcessGroup& group, std::vector<fs::path>& files, std::vector<std::uintmax_t>& sizes) {
+  std::vector<std::string> paths;
+  for (const auto& f : files) paths.push_back(f.string());
+  std::string bytes;
+  ByteWriter writer(bytes);
+  writer(paths, sizes);
+  group.broadcast(bytes);
+  ByteReader in(bytes);
+  in(paths, sizes);
+  if (!in.ok() || !in.at_end() || paths.size() != sizes.size()) group.abort("the list of traces from process 0 arrived garbled");
+  files.assign(paths.begin(), paths.end());
+}
+
+// A file's summary (the cache's JSON, which leaves out where it was read from) or why it could not be analysed, between processes.
+std::string encode_result(const Result<RankSummary>& r) {
+  std::string bytes;
+  ByteWriter out(bytes);
+  if (r) out(std::uint8_t{1}, r->cached, r->file, summary_to_json(r.value()));
+  else out(std::uint8_t{0}, r.error().message, r.error().path, r.error().line);
+  return bytes;
+}
+
+std::optional<Result<RankSummary>> decode_result(std::string_view bytes) {
+  ByteReader in(bytes);
+  std::uint8_t ok = 0;
+  in(ok);
+  if (ok) {
+    bool cached = false;
+    std::string file, json;
+    in(cached, file, json);
+    auto summary = in.ok() && in.at_end() ? summary_from_json(json) : std::nullopt;
+    if (!summary) return std::nullopt;
+    summary->cached = cached;
+    summary->file = std::move(file);
+    return Result<RankSummary>(std::move(*summary));
+  }
+  Error e;
+  in(e.message, e.path, e.line);
+  if (!in.ok() || !in.at_end()) return std::nullopt;
+  return Result<RankSummary>(std::move(e));
 }
 
 }  // namespace
@@ -104,22 +149,44 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     }
     matcher = CommMatcher(std::move(regex.value()));
   }
-  auto files = find_traces(options.inputs, set.diagnostics);
+  // The first process of a group finds the traces; the others get its list.
+  ProcessGroup& group = options.group ? *options.group : single_process();
+  std::vector<fs::path> files;
+  std::vector<std::uintmax_t> sizes;
+  if (group.rank() == 0) {
+    files = find_traces(options.inputs, set.diagnostics);
+    for (const auto& f : files) {
+      std::error_code ec;
+      auto size = fs::file_size(f, ec);
+      sizes.push_back(ec ? 0 : size);
+    }
+  }
+  if (group.size() > 1) share_files(group, files, sizes);
   set.files_considered = files.size();
 
-  std::vector<std::optional<RankSummary>> results(files.size());
-  std::vector<std::optional<Error>> errors(files.size());
   const unsigned cores = default_threads(options.threads);
   const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(cores, std::max<std::size_t>(1, files.size())));
   // Fewer files than cores: the rest parse slices of each file.
   ParseOptions parse;
   parse.threads = std::max(1u, cores / threads);
   const CacheOptions cache{options.cache, options.cache_dir};
-  parallel_for(files.size(), threads, [&](std::size_t i) {
-    auto summary = analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse);
-    if (!summary) errors[i] = summary.error();
-    else results[i] = std::move(summary.value());
-  });
+  SharedWork<Result<RankSummary>> work;
+  work.sizes = sizes;
+  work.threads = threads;
+  work.work = [&](std::size_t i) { return analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse); };
+  work.name = [&](std::size_t i) { return files[i].string(); };
+  work.encode = encode_result;
+  work.decode = decode_result;
+  auto analysed = shared_for(group, work);
+  if (group.rank() != 0) return set;  // rank 0 has every file's summary and says what a single process would
+
+  std::vector<std::optional<RankSummary>> results(files.size());
+  std::vector<std::optional<Error>> errors(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!*analysed[i]) errors[i] = analysed[i]->error();
+    else results[i] = std::move(analysed[i]->value());
+  }
+  analysed.clear();
 
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (errors[i]) {

@@ -12,6 +12,10 @@
 #include "trace/collectives.hpp"
 #include "trace/link_peaks.hpp"
 
+namespace scalelens {
+class ProcessGroup;
+}
+
 namespace scalelens::trace {
 
 struct TraceSetOptions {
@@ -23,6 +27,9 @@ struct TraceSetOptions {
   std::optional<double> peak_tflops;          // --peak-tflops: the GPUs' peak, overriding the table
   std::optional<double> peak_tbps;            // --peak-tbps: the GPUs' memory bandwidth, overriding the table
   LinkOptions links;                          // --gpus-per-node, --link-gbps, --network
+  // `mpirun -n K scalelens trace`: the processes share the files (distribute/process_group.hpp);
+  // the set comes back whole at rank 0 and empty at the others. Null: this process alone.
+  ProcessGroup* group = nullptr;
 };
 
 struct StepStraggler {

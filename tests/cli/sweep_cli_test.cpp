@@ -43,12 +43,6 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
   return plan ? plan.value() : scalelens::sweep::Plan{};
 }
 
-#define SCALELENS_REQUIRE_SLURM()                                                                   \
-  if (!std::getenv("SLURM_CONF") || run_command("sinfo -h").exit_code != 0) {                      \
-    if (std::getenv("SCALELENS_REQUIRE_SLURM")) FAIL() << "SCALELENS_REQUIRE_SLURM is set but no SLURM answers"; \
-    GTEST_SKIP() << "no SLURM here (scripts/test.sh starts a private one as root)";                 \
-  }
-
 TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   ScratchDir dir;
   auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 1,2 --tasks-per-node 4 --gpus-per-task 1 "

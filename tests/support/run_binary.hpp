@@ -56,4 +56,12 @@ inline std::string private_mpi_env(const ScratchDir& scratch) {
   return "TMPDIR=" + quoted(dir) + " OMPI_MCA_orte_tmpdir_base=" + quoted(dir) + " ";
 }
 
+// A SLURM to submit to: scripts/test.sh starts a private one (as root) and sets SLURM_CONF; CI sets
+// SCALELENS_REQUIRE_SLURM, so there the tests that need it cannot skip.
+#define SCALELENS_REQUIRE_SLURM()                                                                   \
+  if (!std::getenv("SLURM_CONF") || run_command("sinfo -h").exit_code != 0) {                      \
+    if (std::getenv("SCALELENS_REQUIRE_SLURM")) FAIL() << "SCALELENS_REQUIRE_SLURM is set but no SLURM answers"; \
+    GTEST_SKIP() << "no SLURM here (scripts/test.sh starts a private one as root)";                 \
+  }
+
 }  // namespace scalelens::testing

@@ -1,0 +1,47 @@
+#include "process_group_launch.hpp"
+
+#include <cstdio>
+
+#include "common/parallel.hpp"
+#include "distribute/launch_environment.hpp"
+#ifdef SCALELENS_HAVE_MPI
+#include "process_group.hpp"
+#endif
+
+namespace scalelens::cli {
+
+std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char* command) {
+  const auto env = launch_environment();
+  if (!env.many()) return std::unique_ptr<ProcessGroup>{};
+  // Said once, by the first process, where all K would say the same.
+  auto refuse = [&](const char* why) {
+    if (env.rank == 0) std::fprintf(stderr, "scalelens %s: %s\n", command, why);
+    return std::nullopt;
+  };
+#ifdef SCALELENS_HAVE_MPI
+  if (!env.mpi_can_join)
+    return refuse(
+        "started by srun as one of several tasks, but without MPI's process interface, so the tasks cannot share "
+        "the work; start it with 'srun --mpi=pmix ...' (or mpirun), or as one task: it uses every core of its node");
+  auto group = join_mpi_job();
+  if (env.size > 1 && group->size() != env.size) {
+    if (group->rank() == 0)
+      std::fprintf(stderr, "scalelens %s: %s started %d processes but MPI joined %d; start it with mpirun or 'srun --mpi=pmix'\n",
+                   command, env.launcher.c_str(), env.size, group->size());
+    return std::nullopt;
+  }
+  return group;
+#else
+  return refuse(
+      "started as one of several processes, but this scalelens was built without MPI, so they cannot share the work "
+      "(each would write the whole report); run it as one process (it uses every core), or build it where Open MPI "
+      "is installed");
+#endif
+}
+
+unsigned threads_per_process(unsigned requested, const ProcessGroup& group) {
+  if (requested) return requested;
+  return std::max(1u, default_threads(0) / static_cast<unsigned>(std::max(1, group.local_size())));
+}
+
+}  // namespace scalelens::cli

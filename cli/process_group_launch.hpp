@@ -1,0 +1,20 @@
+#pragma once
+// `mpirun -n K scalelens trace|report`: the processes a launcher started share the files
+// (docs/parallel.md). Only these two commands join an MPI job: `scalelens run` is itself started
+// by mpirun around training code that is the job's real MPI program.
+#include <memory>
+#include <optional>
+
+#include "distribute/process_group.hpp"
+
+namespace scalelens::cli {
+
+// The MPI job this process belongs to; a null pointer when no launcher started several (one
+// process, as always); nullopt after saying why on standard error (by the first process) when
+// several were started but cannot work together: exit 1.
+std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char* command);
+
+// --threads, else this node's cores shared among the group's processes on it.
+unsigned threads_per_process(unsigned requested, const ProcessGroup& group);
+
+}  // namespace scalelens::cli

@@ -1,0 +1,106 @@
+#include "distribute/process_group.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <numeric>
+#include <queue>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/byte_codec.hpp"
+#include "common/parallel.hpp"
+
+namespace scalelens {
+
+void ProcessGroup::abort(const std::string& why) { throw std::runtime_error(why); }
+
+ProcessGroup& single_process() {
+  static ProcessGroup one;
+  return one;
+}
+
+std::vector<int> share_by_size(const std::vector<std::uintmax_t>& sizes, int processes) {
+  std::vector<int> owner(sizes.size(), 0);
+  if (processes <= 1) return owner;
+  std::vector<std::size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+  // (bytes so far, rank): the least loaded, then the lowest rank, on top.
+  using Load = std::pair<std::uintmax_t, int>;
+  std::priority_queue<Load, std::vector<Load>, std::greater<>> least;
+  for (int r = 0; r < processes; ++r) least.push({0, r});
+  for (std::size_t i : order) {
+    auto [bytes, rank] = least.top();
+    least.pop();
+    owner[i] = rank;
+    // An empty file still costs an open and a look: count it as one byte.
+    least.push({bytes + std::max<std::uintmax_t>(sizes[i], 1), rank});
+  }
+  return owner;
+}
+
+Share share_of(const ProcessGroup& group, const std::vector<std::uintmax_t>& sizes) {
+  Share share{share_by_size(sizes, group.size()), {}};
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (share.owner[i] == group.rank()) share.mine.push_back(i);
+  return share;
+}
+
+void run_share(ProcessGroup& group, std::size_t mine, unsigned threads, const std::function<void(std::size_t)>& run,
+               const std::function<std::string(std::size_t)>& name_of_mine,
+               const std::function<void(std::size_t, std::size_t)>& progress, const std::atomic<bool>* cancel) {
+  std::mutex failure_mutex;
+  std::optional<std::string> failure;
+  std::atomic<bool> stop{false};
+  if (group.size() > 1) cancel = nullptr;  // a job's processes end together or not at all
+  parallel_for(mine, threads, [&](std::size_t j) {
+    if (stop.load(std::memory_order_relaxed)) return;
+    if (cancel && cancel->load()) {
+      stop = true;
+      return;
+    }
+    try {
+      run(j);
+    } catch (const std::exception& e) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = fmt::format("{}: {}", name_of_mine(j), e.what());
+      stop = true;
+    }
+  }, progress, &stop);
+  if (failure) group.abort(*failure);
+}
+
+std::vector<std::string> gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,
+                                      const std::function<std::string(std::size_t)>& name) {
+  // Each process packs (item, bytes) of its share; rank 0 unpacks them into item order.
+  std::string packed;
+  ByteWriter out(packed);
+  for (std::size_t j = 0; j < share.mine.size(); ++j) {
+    out(static_cast<std::uint64_t>(share.mine[j]), encoded[j]);
+    encoded[j] = {};
+  }
+  auto gathered = group.gather(std::move(packed));
+  if (group.rank() != 0) return {};
+  const std::size_t n = share.owner.size();
+  std::vector<std::string> all(n);
+  std::vector<bool> arrived(n, false);
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    ByteReader in(gathered[r]);
+    while (in.ok() && !in.at_end()) {
+      std::uint64_t item = 0;
+      std::string bytes;
+      in(item, bytes);
+      if (!in.ok() || item >= n || share.owner[item] != static_cast<int>(r))
+        group.abort(fmt::format("the results process {} sent arrived garbled", r));
+      all[item] = std::move(bytes);
+      arrived[item] = true;
+    }
+    gathered[r] = {};
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (!arrived[i]) group.abort(fmt::format("process {} sent no result for {}", share.owner[i], name(i)));
+  return all;
+}
+
+}  // namespace scalelens

@@ -1,0 +1,76 @@
+#include "ingest/read_output_codec.hpp"
+
+#include "common/byte_codec.hpp"
+
+namespace scalelens {
+
+// Every member of every type, once, for both directions. A member added to one of these types and
+// not here would silently be lost between processes: the sizes below fail the build first (on
+// the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+static_assert(sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 168 &&
+                  sizeof(HostSeries) == 88 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
+                  sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
+              "a member was added to a study type: add it to the fields() lists in read_output_codec.cpp");
+#endif
+static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copyable_v<HostSample> &&
+              std::is_trivially_copyable_v<Interval> && std::is_trivially_copyable_v<ProfilerAverages>);
+
+template <class C>
+void fields(C& c, GpuSeries& v) {
+  c(v.node, v.index, v.uuid, v.name, v.source, v.nominal_timestamps, v.samples);
+}
+template <class C>
+void fields(C& c, HostSeries& v) {
+  c(v.node, v.source, v.samples);
+}
+template <class C>
+void fields(C& c, RankRecord& v) {
+  c(v.rank, v.host, v.local_rank, v.devices, v.start_ns, v.end_ns, v.exit_status, v.source);
+}
+template <class C>
+void fields(C& c, CollectiveCall& v) {
+  c(v.group, v.name, v.start_ns, v.dur_ns, v.bytes, v.group_size, v.exposed_ns);
+}
+template <class C>
+void fields(C& c, OpLoss& v) {
+  c(v.name, v.shapes, v.bound, v.gpu_us, v.lost_us);
+}
+template <class C>
+void fields(C& c, RankBreakdown& v) {
+  c(v.rank, v.source, v.steps, v.step_time_us, v.comp_us, v.comm_us, v.overlap_us, v.exposed_comm_us, v.mem_us,
+    v.busy_us, v.idle_us, v.span_us, v.step_times_us, v.step_ids, v.step_numbers, v.from_mpi, v.flops, v.peak_flops,
+    v.world_size, v.backend, v.start_ns, v.calls, v.op_losses, v.dataloader_gpu_idle_us);
+}
+template <class C>
+void fields(C& c, Run& v) {
+  c(v.run_id, v.label, v.path, v.format, v.system, v.benchmark, v.instance_of, v.instance_id, v.experiment,
+    v.run_name, v.world_size, v.nodes, v.gpus_per_node, v.cpus_per_node, v.global_batch_size, v.samples_per_epoch,
+    v.scaling, v.start_ns, v.end_ns, v.exit_status, v.sampling_interval_s, v.gpu_model, v.hosts, v.launcher,
+    v.detected_from, v.missing, v.epochs, v.steps, v.gpus, v.host_series, v.ranks, v.breakdown, v.profiler_averages);
+}
+template <class C>
+void fields(C& c, Diagnostic& v) {
+  c(v.severity, v.code, v.message, v.path, v.line, v.configuration);
+}
+template <class C>
+void fields(C& c, ReadOutput& v) {
+  c(v.runs, v.attach, v.diagnostics);
+}
+
+std::string encode_read_output(const ReadOutput& out) {
+  std::string bytes;
+  ByteWriter writer(bytes);
+  writer(out);
+  return bytes;
+}
+
+std::optional<ReadOutput> decode_read_output(std::string_view bytes) {
+  std::optional<ReadOutput> out(std::in_place);
+  ByteReader in(bytes);
+  in(*out);
+  if (!in.ok() || !in.at_end()) return std::nullopt;
+  return out;
+}
+
+}  // namespace scalelens

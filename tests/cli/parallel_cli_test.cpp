@@ -1,0 +1,142 @@
+// `mpirun -n K scalelens trace|report` (docs/parallel.md): the processes share the files and the
+// first writes exactly what one process writes, byte for byte, on the shared real data.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+namespace fs = std::filesystem;
+
+#ifdef SCALELENS_SHARED_FOR_PROBE
+
+namespace {
+
+std::string mpirun(const ScratchDir& scratch, int n) {
+  return private_mpi_env(scratch) + MPIRUN "-n " + std::to_string(n) + " ";
+}
+
+// A file's bytes; PDF's creation date (gnuplot's cairo writes the wall clock) aside.
+std::string contents_without_timestamps(const fs::path& p) {
+  std::string bytes = slurp(p);
+  if (p.extension() == ".pdf") bytes = std::regex_replace(bytes, std::regex(R"(/CreationDate \(D:[0-9Z+'-]*\))"), "");
+  return bytes;
+}
+
+// Every file under `a` and `b` (same names, same bytes); what differs, one line each.
+std::vector<std::string> tree_differences(const fs::path& a, const fs::path& b) {
+  std::vector<std::string> diffs;
+  std::set<std::string> names;
+  for (const auto& root : {a, b})
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file()) names.insert(fs::relative(e.path(), root).string());
+  for (const auto& name : names) {
+    if (!fs::exists(a / name) || !fs::exists(b / name)) diffs.push_back(name + ": only in one");
+    else if (contents_without_timestamps(a / name) != contents_without_timestamps(b / name)) diffs.push_back(name + ": differs");
+  }
+  return diffs;
+}
+
+
+}  // namespace
+
+TEST(ParallelTrace, TwoProcessesPrintWhatOnePrintsOnTheSharedTraces) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir mpi;
+  // Every shared trace (and the reference JSONs beside them, which are refused by name): the
+  // files, their errors and warnings, the cross-rank figures.
+  const std::string in = quoted(data / "kineto") + " --no-cache";
+  for (const std::string format : {"json", "table"}) {
+    auto one = run_scalelens("trace " + in + " --format " + format);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_GT(one.out.size(), 1000u);
+    for (int k : {1, 2, 3}) {
+      auto many = run_command(mpirun(mpi, k) + SCALELENS_BIN " trace " + in + " --format " + format);
+      EXPECT_EQ(many.exit_code, 0) << many.err;
+      EXPECT_EQ(many.out, one.out) << format << " from " << k << " processes";
+      EXPECT_EQ(many.err, one.err) << format << " from " << k << " processes";
+    }
+  }
+}
+
+TEST(ParallelReport, TwoProcessesWriteWhatOneWritesOnTheSharedData) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir, mpi;
+  // Traces alone (runs formed from them), MLPerf logs, and the bundled toy study (scalelens run
+  // folders with GPU samples, steps, epochs): every reader and the merge of their outputs.
+  const std::string in = quoted(data / "kineto") + " " + quoted(data / "mlperf-hpc-v1.0-deepcam") + " " +
+                         quoted(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study") + " --no-cache";
+  auto report = [&](const std::string& where, const std::string& launch, const std::string& more) {
+    fs::create_directories(dir / where);
+    return run_command("cd " + quoted(dir / where) + " && " + launch + SCALELENS_BIN " report " + in + " -o out " + more);
+  };
+  auto one = report("one", "", "");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_TRUE(fs::exists(dir / "one/out/summary.json"));
+  auto one_json = report("one-json", "", "--format json");
+  ASSERT_EQ(one_json.exit_code, 0) << one_json.err;
+  for (int k : {2, 3}) {
+    const std::string name = "many-" + std::to_string(k);
+    auto many = report(name, mpirun(mpi, k), "");
+    ASSERT_EQ(many.exit_code, 0) << many.err;
+    EXPECT_EQ(many.out, one.out) << k << " processes";
+    EXPECT_EQ(many.err, one.err) << k << " processes";
+    auto diffs = tree_differences(dir / "one/out", dir / name / "out");
+    EXPECT_TRUE(diffs.empty()) << k << " processes: " << ::testing::PrintToString(diffs);
+    auto many_json = report(name + "-json", mpirun(mpi, k), "--format json");
+    EXPECT_EQ(many_json.out, one_json.out) << k << " processes";
+    EXPECT_EQ(many_json.err, one_json.err) << k << " processes";
+  }
+}
+
+// Not enough to run as one process: with nothing to read, K processes say so once, as one would.
+TEST(ParallelReport, NoUsableDataIsSaidOnceWithTheSameExitCode) {
+  ScratchDir dir, mpi;
+  dir.write("empty/notes.txt", "nothing here\n");
+  auto one = run_scalelens("report " + quoted(dir / "empty") + " -o " + quoted(dir / "out1"));
+  auto two = run_command(mpirun(mpi, 2) + SCALELENS_BIN " report " + quoted(dir / "empty") + " -o " + quoted(dir / "out2"));
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_EQ(two.exit_code, 2) << two.err;
+  // Ours once, as one process says it; mpirun adds its own note of the exit code after it.
+  EXPECT_EQ(two.err.substr(0, one.err.size()), one.err);
+  EXPECT_EQ(two.err.find("no usable data"), two.err.rfind("no usable data"));
+}
+
+TEST(ParallelLoop, ResultsCrossProcessesInPartsAndArriveWhole) {
+  ScratchDir mpi;
+  for (int k : {2, 3}) {
+    auto r = run_command(mpirun(mpi, k) + SCALELENS_SHARED_FOR_PROBE " gather");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "gathered 40 items from " + std::to_string(k) + " processes\n");
+  }
+}
+
+TEST(ParallelLoop, AFailingProcessEndsTheJobNamingTheFile) {
+  ScratchDir mpi;
+  auto r = run_command("timeout 60 env " + mpirun(mpi, 2) + SCALELENS_SHARED_FOR_PROBE " fail");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 124) << "the other process was left waiting";
+  EXPECT_NE(r.err.find("failed: trace-2.json: not a Kineto trace after all"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("gathered"), std::string::npos);
+}
+
+TEST(ParallelSrun, TasksWithoutMpisInterfaceAreToldHowAndTasksWithPmixShareTheWork) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const std::string in = quoted(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study");
+  auto plain = run_command("timeout 120 srun -n 2 " SCALELENS_BIN " report " + in + " -o " + quoted(dir / "out"));
+  EXPECT_EQ(plain.exit_code, 1) << plain.err;
+  EXPECT_NE(plain.err.find("srun --mpi=pmix"), std::string::npos) << plain.err;
+  EXPECT_EQ(plain.err.find("srun --mpi=pmix"), plain.err.rfind("srun --mpi=pmix")) << "said once, not by every task";
+  EXPECT_FALSE(fs::exists(dir / "out"));
+
+  auto one = run_scalelens("report " + in + " --format json");
+  auto pmix = run_command("timeout 120 env " MPIRUN_ENV "srun --mpi=pmix -n 2 " SCALELENS_BIN " report " + in + " --format json");
+  EXPECT_EQ(pmix.exit_code, 0) << pmix.err;
+  EXPECT_EQ(pmix.out, one.out);
+}
+
+#endif  // SCALELENS_SHARED_FOR_PROBE
