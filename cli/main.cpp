@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
       "  scalelens sweep --study runs --label ddp --tasks 1,2,4 --repeats 3 -- ./train\n"
       "                                              run the whole study (SLURM or local), resumable\n"
       "Run 'scalelens COMMAND --help' for a command's options.\n"
-      "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict, 4 compare: regressed,\n"
-      "5 a process of mpirun -n K scalelens trace|report failed.");
+      "Exit codes: 0 done, 1 usage error, 2 no usable data, 3 warnings under --strict, 4 compare: regressed, 5 sweep: a run failed,\n"
+      "6 a process of mpirun -n K scalelens trace|report failed.");
   int exit_code = 0;
   scalelens::cli::add_report_command(app, exit_code);
   scalelens::cli::add_trace_command(app, exit_code);

@@ -201,7 +201,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "Files written to the output folder: summary.json (schema scalelens.summary/2), summary.csv,\n"
       "report.html (interactive, opens offline) and figures/ (gnuplot scripts, data, SVG/PNG/PDF).\n"
       "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings,\n"
-      "5 a process of a parallel analysis failed (the file it failed on is named).");
+      "6 a process of a parallel analysis failed (the file it failed on is named).");
   cmd->callback([args, &exit_code] {
     apply_cache_flags(args->cache);
     exit_code = run_report(*args);

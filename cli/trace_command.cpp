@@ -148,7 +148,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
       "Summaries are cached under $XDG_CACHE_HOME/scalelens (else ~/.cache/scalelens; --cache-dir DIR),\n"
       "never beside the traces; --no-cache parses again.\n"
       "Definitions: docs/DESIGN.md, \"Trace breakdown\". Exit codes: 0 analysed, 1 usage error, 2 no usable trace,\n"
-      "5 a process of a parallel analysis failed (the file it failed on is named).");
+      "6 a process of a parallel analysis failed (the file it failed on is named).");
   cmd->callback([args, &exit_code] { exit_code = run_trace(*args); });
 }
 

@@ -41,40 +41,48 @@ class MpiProcessGroup final : public ProcessGroup {
       MPI_Bcast(bytes.data() + at, static_cast<int>(std::min(max_message_, n - at)), MPI_CHAR, 0, comm_);
   }
 
-  std::vector<std::string> gather(std::string bytes) override {
+  Gathered gather(std::string_view bytes) override {
     const std::uint64_t mine = bytes.size();
-    std::vector<std::uint64_t> sizes(rank_ == 0 ? size_ : 0);
-    MPI_Gather(&mine, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, comm_);
-    std::uint64_t largest = 0;
-    MPI_Allreduce(&mine, &largest, 1, MPI_UINT64_T, MPI_MAX, comm_);
-    std::vector<std::string> all(rank_ == 0 ? size_ : 0);
-    for (int r = 0; r < static_cast<int>(all.size()); ++r) all[r].resize(sizes[r]);
-    // In rounds of at most max_message_ / size bytes per process, so that rank 0's total fits an int.
-    const std::uint64_t chunk = std::max<std::uint64_t>(1, max_message_ / static_cast<std::uint64_t>(size_));
-    std::vector<char> round(rank_ == 0 ? std::min(largest, chunk) * size_ : 0);
-    std::vector<int> counts(size_), displs(size_);
-    for (std::uint64_t at = 0; at < largest; at += chunk) {
-      auto part = [&](std::uint64_t total) { return static_cast<int>(at < total ? std::min(chunk, total - at) : 0); };
-      int offset = 0;
-      if (rank_ == 0)
-        for (int r = 0; r < size_; ++r) {
-          counts[r] = part(sizes[r]);
-          displs[r] = offset;
-          offset += counts[r];
-        }
-      MPI_Gatherv(bytes.data() + std::min<std::uint64_t>(at, mine), part(mine), MPI_CHAR, round.data(), counts.data(),
-                  displs.data(), MPI_CHAR, 0, comm_);
-      if (rank_ == 0)
-        for (int r = 0; r < size_; ++r) std::copy_n(round.data() + displs[r], counts[r], all[r].data() + at);
+    std::vector<std::uint64_t> sizes(size_);
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_);
+    Gathered g;
+    std::uint64_t total = 0;
+    for (auto n : sizes) total += n;
+    if (rank_ == 0) {
+      g.offsets.push_back(0);
+      for (auto n : sizes) g.offsets.push_back(g.offsets.back() + n);
+      g.bytes = std::make_unique_for_overwrite<char[]>(total);
     }
-    return all;
+    if (total <= max_message_) {
+      // The usual case: one Gatherv straight into place.
+      std::vector<int> counts(size_), displs(size_);
+      for (int r = 0; r < size_; ++r) {
+        counts[r] = static_cast<int>(sizes[r]);
+        displs[r] = r ? displs[r - 1] + counts[r - 1] : 0;
+      }
+      MPI_Gatherv(bytes.data(), static_cast<int>(mine), MPI_CHAR, g.bytes.get(), counts.data(), displs.data(), MPI_CHAR, 0,
+                  comm_);
+      return g;
+    }
+    // More than one message's worth in all: each process's bytes to rank 0 in parts, in place.
+    if (rank_ == 0) {
+      std::copy(bytes.begin(), bytes.end(), g.bytes.get());
+      for (int r = 1; r < size_; ++r)
+        for (std::uint64_t at = 0; at < sizes[r]; at += max_message_)
+          MPI_Recv(g.bytes.get() + g.offsets[r] + at, static_cast<int>(std::min(max_message_, sizes[r] - at)), MPI_CHAR, r, 0,
+                   comm_, MPI_STATUS_IGNORE);
+    } else {
+      for (std::uint64_t at = 0; at < mine; at += max_message_)
+        MPI_Send(bytes.data() + at, static_cast<int>(std::min(max_message_, mine - at)), MPI_CHAR, 0, 0, comm_);
+    }
+    return g;
   }
 
   [[noreturn]] void abort(const std::string& why) override {
     std::fprintf(stderr, "scalelens: process %d of %d failed: %s\n", rank_, size_, why.c_str());
     std::fflush(stderr);
-    MPI_Abort(comm_, 5);
-    std::_Exit(5);  // MPI_Abort does not return; should it, the process still ends
+    MPI_Abort(comm_, 6);
+    std::_Exit(6);  // MPI_Abort does not return; should it, the process still ends
   }
 
  private:

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -68,6 +69,12 @@ class ByteReader {
   }
   bool ok() const { return ok_; }
   bool at_end() const { return at_ == in_.size(); }
+  // A string written by ByteWriter, as a view into the input (no copy).
+  void view(std::string_view& s) {
+    const std::size_t n = count(1);
+    s = ok_ ? in_.substr(at_, n) : std::string_view();
+    at_ += ok_ ? n : 0;
+  }
 
  private:
   bool raw(void* p, std::size_t n) {

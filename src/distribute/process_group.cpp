@@ -15,6 +15,12 @@ namespace scalelens {
 
 void ProcessGroup::abort(const std::string& why) { throw std::runtime_error(why); }
 
+Gathered ProcessGroup::gather(std::string_view bytes) {
+  Gathered g{std::make_unique_for_overwrite<char[]>(bytes.size()), {0, bytes.size()}};
+  std::copy(bytes.begin(), bytes.end(), g.bytes.get());
+  return g;
+}
+
 ProcessGroup& single_process() {
   static ProcessGroup one;
   return one;
@@ -71,35 +77,40 @@ void run_share(ProcessGroup& group, std::size_t mine, unsigned threads, const st
   if (failure) group.abort(*failure);
 }
 
-std::vector<std::string> gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,
-                                      const std::function<std::string(std::size_t)>& name) {
-  // Each process packs (item, bytes) of its share; rank 0 unpacks them into item order.
+GatheredItems gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,
+                           const std::function<std::string(std::size_t)>& name) {
+  // Each process packs (item, bytes) of its share into one buffer of the exact size; rank 0 reads
+  // them back in place, as views into what it gathered.
+  std::size_t total = 0;
+  for (const auto& e : encoded) total += 2 * sizeof(std::uint64_t) + e.size();
   std::string packed;
+  packed.reserve(total);
   ByteWriter out(packed);
-  for (std::size_t j = 0; j < share.mine.size(); ++j) {
+  for (std::size_t j = 0; j < encoded.size(); ++j) {  // rank 0 keeps its own: none
     out(static_cast<std::uint64_t>(share.mine[j]), encoded[j]);
-    encoded[j] = {};
+    std::string().swap(encoded[j]);
   }
-  auto gathered = group.gather(std::move(packed));
+  GatheredItems all{group.gather(packed), {}};
+  std::string().swap(packed);
   if (group.rank() != 0) return {};
   const std::size_t n = share.owner.size();
-  std::vector<std::string> all(n);
+  all.items.resize(n);
   std::vector<bool> arrived(n, false);
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    ByteReader in(gathered[r]);
+  for (std::size_t r = 0; r + 1 < all.gathered.offsets.size(); ++r) {
+    ByteReader in(all.gathered.of(r));
     while (in.ok() && !in.at_end()) {
       std::uint64_t item = 0;
-      std::string bytes;
-      in(item, bytes);
+      std::string_view bytes;
+      in(item);
+      in.view(bytes);
       if (!in.ok() || item >= n || share.owner[item] != static_cast<int>(r))
         group.abort(fmt::format("the results process {} sent arrived garbled", r));
-      all[item] = std::move(bytes);
+      all.items[item] = bytes;
       arrived[item] = true;
     }
-    gathered[r] = {};
   }
   for (std::size_t i = 0; i < n; ++i)
-    if (!arrived[i]) group.abort(fmt::format("process {} sent no result for {}", share.owner[i], name(i)));
+    if (!arrived[i] && share.owner[i] != 0) group.abort(fmt::format("process {} sent no result for {}", share.owner[i], name(i)));
   return all;
 }
 

@@ -13,7 +13,17 @@
 #include <string_view>
 #include <vector>
 
+#include "common/parallel.hpp"
+
 namespace scalelens {
+
+// What a gather brings to rank 0: every process's bytes, one after another, in one buffer that is
+// not zeroed first (the gather writes all of it).
+struct Gathered {
+  std::unique_ptr<char[]> bytes;
+  std::vector<std::uint64_t> offsets;  // size() + 1: process r's bytes are [offsets[r], offsets[r + 1])
+  std::string_view of(std::size_t r) const { return {bytes.get() + offsets[r], offsets[r + 1] - offsets[r]}; }
+};
 
 class ProcessGroup {
  public:
@@ -24,8 +34,8 @@ class ProcessGroup {
   virtual int local_size() const { return 1; }
   // Rank 0's `bytes` replace every other process's.
   virtual void broadcast(std::string& bytes) { (void)bytes; }
-  // Every process's `bytes` at rank 0, in rank order; elsewhere an empty vector.
-  virtual std::vector<std::string> gather(std::string bytes) { return {std::move(bytes)}; }
+  // Every process's `bytes` at rank 0; elsewhere an empty Gathered.
+  virtual Gathered gather(std::string_view bytes);
   // Ends every process of the job with a non-zero exit code, after saying why on standard error.
   // One process alone: throws std::runtime_error(why), as a failure did before there were groups.
   [[noreturn]] virtual void abort(const std::string& why);
@@ -53,10 +63,15 @@ void run_share(ProcessGroup& group, std::size_t mine, unsigned threads, const st
                const std::function<std::string(std::size_t)>& name_of_mine,
                const std::function<void(std::size_t, std::size_t)>& progress, const std::atomic<bool>* cancel);
 
-// Every process's encoded results of its share at rank 0, one per item in item order; elsewhere
-// an empty vector. A missing or garbled result ends the job.
-std::vector<std::string> gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,
-                                      const std::function<std::string(std::size_t)>& name);
+// Every other process's encoded results of its share at rank 0, one view per item in item order
+// into `gathered` (empty for rank 0's own items); elsewhere nothing. A missing or garbled result
+// ends the job.
+struct GatheredItems {
+  Gathered gathered;
+  std::vector<std::string_view> items;
+};
+GatheredItems gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,
+                           const std::function<std::string(std::size_t)>& name);
 
 template <class T>
 struct SharedWork {
@@ -78,22 +93,32 @@ struct SharedWork {
 template <class T>
 std::vector<std::optional<T>> shared_for(ProcessGroup& group, const SharedWork<T>& w) {
   const Share share = share_of(group, w.sizes);
-  std::vector<std::optional<T>> mine(share.mine.size());
-  run_share(group, share.mine.size(), w.threads, [&](std::size_t j) { mine[j] = w.work(share.mine[j]); },
-            [&](std::size_t j) { return w.name(share.mine[j]); }, w.progress, w.cancel);
-  if (group.size() == 1) return mine;  // one process: its share is every item
-  std::vector<std::string> encoded(mine.size());
-  for (std::size_t j = 0; j < mine.size(); ++j) {
-    encoded[j] = w.encode(*mine[j]);
-    mine[j].reset();
+  auto name_of_mine = [&](std::size_t j) { return w.name(share.mine[j]); };
+  if (group.size() == 1) {  // one process: its share is every item, and nothing is encoded
+    std::vector<std::optional<T>> results(share.mine.size());
+    run_share(group, share.mine.size(), w.threads, [&](std::size_t j) { results[j] = w.work(j); }, name_of_mine,
+              w.progress, w.cancel);
+    return results;
   }
+  // Rank 0 keeps its own results as they are; the others encode theirs as soon as they are made,
+  // on the thread that made them, so that a result's memory goes at once.
+  const bool first = group.rank() == 0;
+  std::vector<std::optional<T>> own(first ? share.mine.size() : 0);
+  std::vector<std::string> encoded(first ? 0 : share.mine.size());
+  run_share(group, share.mine.size(), w.threads, [&](std::size_t j) {
+    if (first) own[j] = w.work(share.mine[j]);
+    else encoded[j] = w.encode(w.work(share.mine[j]));
+  }, name_of_mine, w.progress, nullptr);
   auto all = gather_share(group, share, std::move(encoded), w.name);
-  std::vector<std::optional<T>> results(all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    results[i] = w.decode(all[i]);
+  if (!first) return {};
+  // Decoded on rank 0's threads: thousands of summaries are seconds of parsing on one.
+  std::vector<std::optional<T>> results(all.items.size());
+  for (std::size_t j = 0; j < share.mine.size(); ++j) results[share.mine[j]] = std::move(own[j]);
+  parallel_for(all.items.size(), w.threads, [&](std::size_t i) {
+    if (share.owner[i] != 0) results[i] = w.decode(all.items[i]);
+  });
+  for (std::size_t i = 0; i < results.size(); ++i)
     if (!results[i]) group.abort("the result for " + w.name(i) + " arrived garbled");
-    all[i] = {};
-  }
   return results;
 }
 
