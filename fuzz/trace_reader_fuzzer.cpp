@@ -1,11 +1,14 @@
 // libFuzzer target over the Kineto trace reader: any bytes must give a trace or an error, never a
-// crash; the chunked parse must agree with one parse of the whole text; a parsed trace must go
+// crash; the chunked parse, and the streamed parse of the same text gzipped, must agree with one
+// parse of the whole text; a parsed trace must go
 // through the analysis and the summary cache's JSON round trip. Built with
 // -DSCALELENS_BUILD_FUZZERS=ON under clang; run by scripts/fuzz.sh.
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <string>
+
+#include <zlib.h>
 
 #include "trace/breakdown.hpp"
 #include "trace/kineto.hpp"
@@ -36,6 +39,21 @@ bool same(const ParsedTrace& x, const ParsedTrace& y) {
   return true;
 }
 
+// `text` as one gzip member, as PyTorch writes .json.gz traces.
+std::string gzipped(const std::string& text) {
+  z_stream zs{};
+  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) fail("deflateInit2");
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  if (deflate(&zs, Z_FINISH) != Z_STREAM_END) fail("deflate");
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -57,6 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // may only be more lenient about nesting depth (its slices start deeper in the document).
   if (c.ok() && w.ok() && !same(w.value(), c.value())) fail("chunked and whole-file parses differ");
   if (!c.ok() && w.ok()) fail("the chunked parse failed where the whole-file parse succeeded");
+  // The gzipped text parsed as it inflates (or, on any doubt, whole) gives the same again.
+  auto g = parse_kineto_gzip(gzipped(input), "fuzz.json", sliced);
+  if (g.ok() != w.ok()) fail("the streamed gzip parse and the whole-file parse disagree on success");
+  if (g.ok() && !same(w.value(), g.value())) fail("streamed gzip and whole-file parses differ");
+  if (!g.ok() && g.error().message != w.error().message) fail("streamed gzip and whole-file errors differ");
   if (!c.ok()) {
     if (c.error().message != w.error().message) fail("chunked and whole-file errors differ");
     return 0;

@@ -183,6 +183,76 @@ Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::s
   return true;
 }
 
+struct GzipStream::State {
+  std::string_view compressed;
+  std::string path;
+  z_stream zs{};
+  bool started = false, ended = false;
+  std::size_t in_pos = 0;  // compressed bytes consumed, members before this one included
+  std::uint64_t inflated = 0;
+  ~State() {
+    if (started) inflateEnd(&zs);
+  }
+};
+
+GzipStream::GzipStream(std::string_view compressed, std::string path) : state_(std::make_unique<State>()) {
+  state_->compressed = compressed;
+  state_->path = std::move(path);
+}
+
+GzipStream::~GzipStream() = default;
+
+Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
+  State& s = *state_;
+  const std::size_t base = out.size();
+  if (s.ended || max == 0) return std::size_t{0};
+  if (!s.started) {
+    if (!is_gzip(s.compressed)) return Error{"not gzip data", s.path};
+    if (inflateInit2(&s.zs, 16 + MAX_WBITS) != Z_OK) return Error{"out of memory while inflating", s.path};
+    s.started = true;
+  }
+  out.resize(base + max);
+  std::size_t have = 0;
+  while (have < max) {
+    const std::size_t left_in = s.compressed.size() - s.in_pos;
+    const auto in_chunk = static_cast<uInt>(std::min<std::size_t>(left_in, 1u << 30));
+    const auto out_chunk = static_cast<uInt>(std::min<std::size_t>(max - have, 1u << 30));
+    s.zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.compressed.data() + s.in_pos));
+    s.zs.avail_in = in_chunk;
+    s.zs.next_out = reinterpret_cast<Bytef*>(out.data() + base + have);
+    s.zs.avail_out = out_chunk;
+    const int rc = inflate(&s.zs, Z_NO_FLUSH);
+    s.in_pos += in_chunk - s.zs.avail_in;
+    have += out_chunk - s.zs.avail_out;
+    s.inflated += out_chunk - s.zs.avail_out;
+    if (s.inflated > max_inflated_bytes()) {
+      out.resize(base);
+      return too_large(s.path);
+    }
+    if (rc == Z_STREAM_END) {
+      // Concatenated members (`cat a.gz b.gz`) follow one another.
+      const std::string_view rest = s.compressed.substr(s.in_pos);
+      if (rest.empty()) {
+        s.ended = true;
+        break;
+      }
+      if (!is_gzip(rest)) {
+        out.resize(base);
+        return Error{fmt::format("trailing garbage after gzip data at byte {}", s.in_pos), s.path};
+      }
+      inflateReset(&s.zs);
+      continue;
+    }
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR && s.zs.avail_out == 0) continue;  // the output is full: the loop ends
+    out.resize(base);
+    if (rc == Z_BUF_ERROR) return Error{"truncated gzip data", s.path};
+    return Error{fmt::format("corrupt gzip data ({})", s.zs.msg ? s.zs.msg : "bad data"), s.path};
+  }
+  out.resize(base + have);
+  return have;
+}
+
 Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors) {
   std::string out;
   auto done = gunzip_append(compressed, out, 0, path_for_errors);

@@ -2,6 +2,7 @@
 // Reading whole files (plain or gzip) and writing files atomically.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -72,6 +73,23 @@ Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::s
 
 // Inflates a gzip buffer; the error names `path_for_errors`.
 Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors);
+
+// A gzip buffer's content as it inflates (zlib), piece by piece, for a parser that never holds
+// the whole text. Concatenated members follow one another; --max-inflated holds as in
+// gunzip_append. `compressed` must outlive the stream; errors name `path`.
+class GzipStream {
+ public:
+  GzipStream(std::string_view compressed, std::string path);
+  GzipStream(const GzipStream&) = delete;
+  GzipStream& operator=(const GzipStream&) = delete;
+  ~GzipStream();
+  // Appends up to `max` inflated bytes to `out`: how many were appended (0: the data has ended).
+  Result<std::size_t> read_into(std::string& out, std::size_t max);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Writes through a temporary file in the same folder and renames it over `path`, so a reader
 // never sees half a file.

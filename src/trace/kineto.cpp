@@ -12,6 +12,10 @@
 #include <cstring>
 #include <memory>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -317,6 +321,73 @@ struct Patch {
   char replacement, original = 0;
 };
 
+// The parts of a sliced parse in file order: names are interned again (a few thousand per slice),
+// indices remapped; HTA's rank from the text before the events, else the first slice that has
+// one, else the text after them.
+ParsedTrace merge_parts(const std::string& path, std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
+                        const std::vector<ParsedTrace*>& parts, const std::vector<std::optional<int>>& part_rank,
+                        std::optional<int> rank_text, std::optional<int> trailer_rank) {
+  ParsedTrace out;
+  out.path = path;
+  out.bytes = size;
+  for (auto& part : {&head_part, &tail_part}) {
+    if (part->rank) out.rank = part->rank;
+    if (part->world_size) out.world_size = part->world_size;
+    if (!part->backend.empty()) out.backend = part->backend;
+    if (part->base_time_ns) out.base_time_ns = part->base_time_ns;
+    out.device_names.insert(out.device_names.end(), part->device_names.begin(), part->device_names.end());
+  }
+  if (!rank_text)
+    for (const auto& r : part_rank)
+      if (r) {
+        rank_text = r;
+        break;
+      }
+  if (!rank_text) rank_text = trailer_rank;
+  if (rank_text) {
+    out.hta_rank = *rank_text;
+    out.hta_rank_found = true;
+  }
+  std::size_t events = 0;
+  for (const auto* part : parts) events += part->events.size();
+  out.events.reserve(events);
+  detail::Interner intern(out.names);
+  detail::IssueCounter issues{out.issues};
+  std::vector<std::uint32_t> remap;
+  for (auto* part_ptr : parts) {
+    ParsedTrace& part = *part_ptr;
+    remap.resize(part.names.size());
+    for (std::size_t i = 0; i < part.names.size(); ++i) remap[i] = intern(part.names[i]);
+    const auto extra_base = static_cast<std::uint32_t>(out.collectives.size());
+    for (auto c : part.collectives) {
+      c.collective_name = remap[c.collective_name];
+      c.dtype = remap[c.dtype];
+      c.input_type = remap[c.input_type];
+      c.process_group = remap[c.process_group];
+      c.process_group_ranks = remap[c.process_group_ranks];
+      c.input_dims_json = remap[c.input_dims_json];
+      c.input_types_json = remap[c.input_types_json];
+      out.collectives.push_back(c);
+    }
+    for (auto e : part.events) {
+      e.name = remap[e.name];
+      if (e.extra != kNoExtra) e.extra += extra_base;
+      out.events.push_back(e);
+    }
+    out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
+    out.any_float_ts = out.any_float_ts || part.any_float_ts;
+    out.total_events += part.total_events;
+    for (auto& issue : part.issues) {
+      auto it = std::find_if(out.issues.begin(), out.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
+      if (it == out.issues.end()) out.issues.push_back(std::move(issue));
+      else it->count += issue.count;
+    }
+    part = ParsedTrace{};  // free as we go
+  }
+  (void)issues;
+  return out;
+}
+
 // Chunked parse. The file is cut into the text before "traceEvents" (fields, read as `{…}` by
 // turning the comma before the key into `}`), slices of whole events (the comma after a slice's
 // last event becomes `]`, the whitespace before its first event `[`), and the text after the array
@@ -436,7 +507,7 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
 
   auto slice_fn = cpu_has_haswell_kernel() ? &detail::parse_slice_avx2 : &detail::parse_slice_fallback;
   auto parse_slice = [&](const Slice& s, bool events, ParsedTrace& part) {
-    return slice_fn(std::string_view(data + s.begin, s.end + 1 - s.begin), capacity - s.begin, events, text, part);
+    return slice_fn(std::string_view(data + s.begin, s.end + 1 - s.begin), capacity - s.begin, events, text, 0, part);
   };
   ParsedTrace head_part, tail_part;
   if (header && !parse_slice(*header, false, head_part)) return std::nullopt;
@@ -474,65 +545,235 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
   }
   if (failed) return std::nullopt;
 
-  // Merge in file order: names are interned again (a few thousand per slice), indices remapped.
-  ParsedTrace out;
-  out.path = path;
-  out.bytes = size;
-  for (auto& part : {&head_part, &tail_part}) {
-    if (part->rank) out.rank = part->rank;
-    if (part->world_size) out.world_size = part->world_size;
-    if (!part->backend.empty()) out.backend = part->backend;
-    if (part->base_time_ns) out.base_time_ns = part->base_time_ns;
-    out.device_names.insert(out.device_names.end(), part->device_names.begin(), part->device_names.end());
+  std::vector<ParsedTrace*> part_list;
+  for (auto& part : parts) part_list.push_back(&part);
+  return merge_parts(path, size, head_part, tail_part, part_list, part_rank, rank_text, trailer_rank);
+}
+
+// Streamed parse of a gzipped trace: the same cuts as parse_chunked, made on the text as it
+// inflates, each slice copied into its own small padded buffer and parsed by a worker while the
+// next is inflated. The inflated file is never held whole: memory is a few slices plus what the
+// parse keeps. nullopt on any doubt (or a gzip error): the caller inflates the whole file and
+// parses it as before, which gives the same result or the same error.
+std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::string& path, const ParseOptions& options) {
+  constexpr auto npos = std::string_view::npos;
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  // The text from file offset `base` on, not yet handed out; `ended` once the stream has no more.
+  std::string text;
+  std::size_t base = 0;
+  bool ended = false, bad_stream = false;
+  auto more = [&]() -> bool {
+    if (ended) return false;
+    auto n = stream.read_into(text, kPiece);
+    if (!n) {
+      bad_stream = ended = true;
+      return false;
+    }
+    if (n.value() == 0) ended = true;
+    return n.value() > 0;
+  };
+  // Position of the first non-space at or after `p`, reading on as needed; npos at the end.
+  auto skip_ws = [&](std::size_t p) -> std::size_t {
+    for (;;) {
+      while (p < text.size() && is_ws(text[p])) ++p;
+      if (p < text.size()) return p;
+      if (!more()) return npos;
+    }
+  };
+  auto back_ws = [&](std::size_t p) -> std::size_t {  // last non-space at or before p; npos if none
+    for (;; --p) {
+      if (!is_ws(text[p])) return p;
+      if (p == 0) return npos;
+    }
+  };
+  while (text.size() < 3 && more()) {
   }
-  if (!rank_text)
-    for (const auto& r : part_rank)
-      if (r) {
-        rank_text = r;
+  if (bad_stream) return std::nullopt;
+  if (std::string_view(text).substr(0, 3) == kUtf8Bom) text.erase(0, kUtf8Bom.size());
+  const std::size_t first = skip_ws(0);
+  if (first == npos || text[first] != '{') return std::nullopt;
+
+  // The top-level "traceEvents" key followed by `: [` (the same rule as parse_chunked), within
+  // the first 64 MiB; a trace whose events come later is parsed whole.
+  std::size_t key = npos, open = npos, from = 0;
+  while (open == npos) {
+    key = text.find("\"traceEvents\"", from);
+    if (key == npos) {
+      from = text.size() > 13 ? text.size() - 13 : 0;
+      if (text.size() > (std::size_t{64} << 20) || !more()) return std::nullopt;
+      continue;
+    }
+    std::size_t p = skip_ws(key + 13);
+    if (p != npos && text[p] == ':') p = skip_ws(p + 1);
+    if (p != npos && text[p] == '[') open = p;
+    else if (p == npos) return std::nullopt;
+    else from = key + 1;
+  }
+  auto padded = [](std::string_view a, std::string_view b, std::string_view c) {
+    std::string doc;
+    doc.reserve(a.size() + b.size() + c.size() + sj::SIMDJSON_PADDING);
+    doc.append(a).append(b).append(c);
+    return doc;
+  };
+  auto slice_fn = cpu_has_haswell_kernel() ? &detail::parse_slice_avx2 : &detail::parse_slice_fallback;
+  // A document of `doc`, whose byte 0 stands for file offset `at`.
+  auto parse_doc = [&](const std::string& doc, std::size_t at, bool events, ParsedTrace& part) {
+    return slice_fn(doc, doc.capacity(), events, doc, at, part);
+  };
+
+  ParsedTrace head_part, tail_part;
+  const std::size_t before_key = back_ws(key - 1);
+  if (before_key == npos) return std::nullopt;
+  if (text[before_key] == ',') {
+    if (!parse_doc(padded(std::string_view(text).substr(first, before_key - first), "}", ""), first, false, head_part))
+      return std::nullopt;
+  } else if (before_key != first) {
+    return std::nullopt;
+  }
+
+  // Slices go to workers through a short queue; the inflating thread cuts the next meanwhile.
+  struct Job {
+    std::string doc;
+    std::size_t at;
+    ParsedTrace* part;
+    std::optional<int>* rank;
+    std::size_t search_from, search_to;  // where HTA's `"rank": N` is looked for, in `doc`
+  };
+  std::vector<std::unique_ptr<ParsedTrace>> parts;
+  std::vector<std::unique_ptr<std::optional<int>>> part_rank;
+  std::deque<Job> queue;
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool closing = false;
+  std::atomic<bool> failed{false};
+  std::optional<int> rank_text;
+  bool rank_searched = false;
+  auto run = [&](Job& job) {
+    if (!rank_searched) *job.rank = detail::first_rank_text(std::string_view(job.doc).substr(job.search_from, job.search_to - job.search_from));
+    if (!parse_doc(job.doc, job.at, true, *job.part)) failed = true;
+  };
+  const unsigned workers = options.threads > 1 ? options.threads - 1 : 0;
+  auto worker = [&] {
+    for (;;) {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return closing || !queue.empty(); });
+      if (queue.empty()) return;
+      Job job = std::move(queue.front());
+      queue.pop_front();
+      changed.notify_all();
+      lock.unlock();
+      if (!failed.load(std::memory_order_relaxed)) run(job);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < workers; ++t) pool.emplace_back(worker);
+  auto submit = [&](Job job) {
+    if (workers == 0) return run(job);
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return queue.size() < 2 * workers; });
+    queue.push_back(std::move(job));
+    changed.notify_all();
+  };
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mutex);
+      closing = true;
+    }
+    changed.notify_all();
+    for (auto& t : pool) t.join();
+    pool.clear();
+  };
+  struct Finish {
+    std::function<void()> f;
+    ~Finish() { f(); }
+  } finish_on_return{finish};
+
+  // The events: cut at `}` ws* `,` ws+ `{` after about chunk_bytes, as parse_chunked does.
+  std::size_t p = skip_ws(open + 1);
+  if (p == npos) return std::nullopt;
+  std::size_t array_end = npos;  // in `text`
+  if (text[p] == ']') {
+    array_end = p;
+    rank_text = detail::first_rank_text(std::string_view(text).substr(0, array_end));
+    rank_searched = true;
+  } else {
+    if (text[p] != '{') return std::nullopt;
+    rank_text = detail::first_rank_text(std::string_view(text).substr(0, p));
+    rank_searched = rank_text.has_value();
+    const std::size_t chunk = std::max<std::size_t>(options.chunk_bytes, 1);
+    std::size_t start = p;
+    for (;;) {
+      if (failed) return std::nullopt;
+      std::size_t cut_comma = npos, next = npos;
+      for (std::size_t q = start + chunk;;) {
+        while (q >= text.size() && more()) {
+        }
+        if (q >= text.size()) break;
+        const void* hit = std::memchr(text.data() + q, '{', text.size() - q);
+        if (!hit) {
+          q = text.size();
+          continue;
+        }
+        q = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
+        std::size_t c = back_ws(q - 1);
+        if (c != npos && c + 1 < q && text[c] == ',') {
+          std::size_t b = back_ws(c - 1);
+          if (b != npos && text[b] == '}') {
+            cut_comma = c;
+            next = q;
+            break;
+          }
+        }
+        ++q;
+      }
+      if (bad_stream) return std::nullopt;
+      parts.push_back(std::make_unique<ParsedTrace>());
+      part_rank.push_back(std::make_unique<std::optional<int>>());
+      if (cut_comma == npos) {  // the last slice: the array ends in what is left
+        array_end = find_array_end(text, start);
+        if (array_end == npos) return std::nullopt;
+        submit(Job{padded("[", std::string_view(text).substr(start, array_end - start), "]"), base + start - 1,
+                   parts.back().get(), part_rank.back().get(), 1, 1 + array_end - start});
         break;
       }
-  if (!rank_text) rank_text = trailer_rank;
-  if (rank_text) {
-    out.hta_rank = *rank_text;
-    out.hta_rank_found = true;
+      submit(Job{padded("[", std::string_view(text).substr(start, cut_comma - start), "]"), base + start - 1,
+                 parts.back().get(), part_rank.back().get(), 1, 1 + next - start});
+      // What is handed out leaves the buffer (in one move when it is most of it).
+      text.erase(0, next);
+      base += next;
+      start = 0;
+    }
   }
-  std::size_t events = 0;
-  for (const auto& part : parts) events += part.events.size();
-  out.events.reserve(events);
-  detail::Interner intern(out.names);
-  detail::IssueCounter issues{out.issues};
-  std::vector<std::uint32_t> remap;
-  for (auto& part : parts) {
-    remap.resize(part.names.size());
-    for (std::size_t i = 0; i < part.names.size(); ++i) remap[i] = intern(part.names[i]);
-    const auto extra_base = static_cast<std::uint32_t>(out.collectives.size());
-    for (auto c : part.collectives) {
-      c.collective_name = remap[c.collective_name];
-      c.dtype = remap[c.dtype];
-      c.input_type = remap[c.input_type];
-      c.process_group = remap[c.process_group];
-      c.process_group_ranks = remap[c.process_group_ranks];
-      c.input_dims_json = remap[c.input_dims_json];
-      c.input_types_json = remap[c.input_types_json];
-      out.collectives.push_back(c);
+  // After the array: `}` and the end, or `,` and more top-level fields (the trailer).
+  const std::size_t after = skip_ws(array_end + 1);
+  if (after == npos) return std::nullopt;
+  std::optional<int> trailer_rank;
+  if (text[after] == ',') {
+    while (more()) {
     }
-    for (auto e : part.events) {
-      e.name = remap[e.name];
-      if (e.extra != kNoExtra) e.extra += extra_base;
-      out.events.push_back(e);
+    if (bad_stream) return std::nullopt;
+    const std::size_t end = back_ws(text.size() - 1);
+    if (!parse_doc(padded("{", std::string_view(text).substr(after + 1, end + 1 - after - 1), ""), base + after, false, tail_part))
+      return std::nullopt;
+    trailer_rank = detail::first_rank_text(std::string_view(text).substr(array_end));
+  } else {
+    if (text[after] != '}') return std::nullopt;
+    while (more()) {
     }
-    out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
-    out.any_float_ts = out.any_float_ts || part.any_float_ts;
-    out.total_events += part.total_events;
-    for (auto& issue : part.issues) {
-      auto it = std::find_if(out.issues.begin(), out.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
-      if (it == out.issues.end()) out.issues.push_back(std::move(issue));
-      else it->count += issue.count;
-    }
-    part = ParsedTrace{};  // free as we go
+    if (bad_stream || skip_ws(after + 1) != npos) return std::nullopt;  // text after the top-level object
   }
-  (void)issues;
-  return out;
+  const std::size_t size = base + text.size();
+  text.clear();
+  text.shrink_to_fit();
+  finish();
+  if (failed) return std::nullopt;
+  std::vector<ParsedTrace*> part_list;
+  std::vector<std::optional<int>> ranks;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    part_list.push_back(parts[i].get());
+    ranks.push_back(*part_rank[i]);
+  }
+  return merge_parts(path, size, head_part, tail_part, part_list, ranks, rank_text, trailer_rank);
 }
 
 }  // namespace
@@ -606,12 +847,23 @@ Result<ParsedTrace> parse_kineto_unchecked(char* data, std::size_t size, std::si
 
 }  // namespace
 
+namespace {
+// Every parse, whole, sliced or streamed, ends here.
+ParsedTrace finish_parse(ParsedTrace parsed) {
+  g_parse_count.fetch_add(1);
+  drop_impossible_events(parsed);
+  return parsed;
+}
+}  // namespace
+
 Result<ParsedTrace> parse_kineto_padded(char* data, std::size_t size, std::size_t capacity, const std::string& path,
                                         const ParseOptions& options, bool drop_pages) {
-  g_parse_count.fetch_add(1);
   auto parsed = parse_kineto_unchecked(data, size, capacity, path, options, drop_pages);
-  if (parsed) drop_impossible_events(parsed.value());
-  return parsed;
+  if (!parsed) {
+    g_parse_count.fetch_add(1);
+    return parsed;
+  }
+  return finish_parse(std::move(parsed.value()));
 }
 
 namespace {
@@ -647,14 +899,30 @@ class MappedFile {
 
 }  // namespace
 
+Result<ParsedTrace> parse_kineto_gzip(std::string_view compressed, const std::string& path, const ParseOptions& options) {
+  // Inflated and parsed slice by slice, never whole in memory.
+  if (options.chunked) {
+    GzipStream stream(compressed, path);
+    if (auto streamed = parse_gzip_streamed(stream, path, options)) return finish_parse(std::move(*streamed));
+  }
+  // Any doubt: the whole text inflated and parsed as one, which gives the same result or the error.
+  std::string text;
+  auto inflated = gunzip_append(compressed, text, sj::SIMDJSON_PADDING, path);
+  if (!inflated) return inflated.error();
+  return parse_kineto(text, path, options);
+}
+
 Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOptions& options) {
   {
     Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat st {};
     if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2) {
       MappedFile mapped;
-      if (mapped.map(f.fd, static_cast<std::size_t>(st.st_size)) && !is_gzip(mapped.text()))
-        return parse_kineto_padded(mapped.data(), mapped.text().size(), mapped.capacity(), path.string(), options, true);
+      if (mapped.map(f.fd, static_cast<std::size_t>(st.st_size))) {
+        if (!is_gzip(mapped.text()))
+          return parse_kineto_padded(mapped.data(), mapped.text().size(), mapped.capacity(), path.string(), options, true);
+        return parse_kineto_gzip(mapped.text(), path.string(), options);
+      }
     }
   }
   // gzip, or a file that cannot be mapped (a pipe, /proc): read it.

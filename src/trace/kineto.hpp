@@ -115,6 +115,13 @@ Result<ParsedTrace> parse_kineto(std::string& buffer, const std::string& path_fo
 Result<ParsedTrace> parse_kineto_padded(char* text, std::size_t size, std::size_t capacity, const std::string& path_for_errors,
                                         const ParseOptions& options = {}, bool drop_pages = false);
 
+// A gzipped trace (`compressed`, one or more gzip members) inflated and parsed slice by slice as
+// it inflates, on a worker pool of options.threads beside the inflating thread, so the inflated
+// text is never held whole; any doubt falls back to inflating it whole and parse_kineto, which
+// gives the same result or the same error. load_kineto does this for a .gz file.
+Result<ParsedTrace> parse_kineto_gzip(std::string_view compressed, const std::string& path_for_errors,
+                                      const ParseOptions& options = {});
+
 // How many traces have been parsed by this process (the summary cache's tests count them).
 std::uint64_t parse_count();
 

@@ -49,11 +49,12 @@ Result<ParsedTrace> parse_events_fallback(std::string_view buffer, std::size_t c
                                           ParsedTrace out);
 Result<ParsedTrace> parse_events_avx2(std::string_view buffer, std::size_t capacity, const std::string& path,
                                       ParsedTrace out);
-// One slice of a chunked parse (kineto.cpp); `text` is the whole file, for byte offsets.
+// One slice of a chunked parse (kineto.cpp); `text` is the file's text in memory, whose byte 0 is
+// the file's byte `text_at`, for the byte offsets of messages.
 bool parse_slice_fallback(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text,
-                          ParsedTrace& out);
+                          std::size_t text_at, ParsedTrace& out);
 bool parse_slice_avx2(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text,
-                      ParsedTrace& out);
+                      std::size_t text_at, ParsedTrace& out);
 
 // Event names repeat (a few thousand distinct among 10^5..10^6 events): store each once.
 class Interner {

@@ -29,8 +29,9 @@ namespace od = simdjson::ondemand;
 Result<ParsedTrace> parse_events_avx2(std::string_view buffer, std::size_t capacity, const std::string& path, ParsedTrace out) {
   return parse_events_fallback(buffer, capacity, path, std::move(out));
 }
-bool parse_slice_avx2(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text, ParsedTrace& out) {
-  return parse_slice_fallback(slice, capacity, events_array, text, out);
+bool parse_slice_avx2(std::string_view slice, std::size_t capacity, bool events_array, std::string_view text,
+                      std::size_t text_at, ParsedTrace& out) {
+  return parse_slice_fallback(slice, capacity, events_array, text, text_at, out);
 }
 #endif
 

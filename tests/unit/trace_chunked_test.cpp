@@ -1,6 +1,8 @@
 // The chunked parse (events cut into slices, each its own small document, on several threads)
 // must give exactly what one parse of the whole file gives, on every layout, and fall back to the
 // whole-file parse whenever a cut lands somewhere odd.
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "support/test_support.hpp"
@@ -10,18 +12,9 @@ namespace scalelens::trace {
 namespace {
 using scalelens::testing::ScratchDir;
 
-// Parses `text` both ways; compares everything the analysis reads.
-void expect_same(const std::string& text, std::size_t chunk_bytes, unsigned threads) {
-  std::string a = text, b = text;
-  ParseOptions whole;
-  whole.chunked = false;
-  ParseOptions sliced;
-  sliced.chunk_bytes = chunk_bytes;
-  sliced.threads = threads;
-  auto w = parse_kineto(a, "t.json", whole);
-  auto c = parse_kineto(b, "t.json", sliced);
-  EXPECT_EQ(b, text) << "the buffer is restored";
-  ASSERT_EQ(w.ok(), c.ok());
+// Compares everything the analysis reads of two parses of one text (or the same error).
+void expect_equal(const Result<ParsedTrace>& w, const Result<ParsedTrace>& c) {
+  ASSERT_EQ(w.ok(), c.ok()) << (w.ok() ? c.error().message : w.error().message);
   if (!w.ok()) {
     EXPECT_EQ(w.error().message, c.error().message);
     return;
@@ -67,11 +60,50 @@ void expect_same(const std::string& text, std::size_t chunk_bytes, unsigned thre
   }
 }
 
+ParseOptions whole_file() {
+  ParseOptions whole;
+  whole.chunked = false;
+  return whole;
+}
+
+// Parses `text` both ways.
+void expect_same(const std::string& text, std::size_t chunk_bytes, unsigned threads) {
+  std::string a = text, b = text;
+  ParseOptions sliced;
+  sliced.chunk_bytes = chunk_bytes;
+  sliced.threads = threads;
+  auto w = parse_kineto(a, "t.json", whole_file());
+  auto c = parse_kineto(b, "t.json", sliced);
+  EXPECT_EQ(b, text) << "the buffer is restored";
+  expect_equal(w, c);
+}
+
+// `text` gzipped (in `members` gzip members, cut at arbitrary bytes, as `cat a.gz b.gz` makes) and
+// read from the file slice by slice as it inflates, against one parse of the whole text.
+void expect_same_streamed(const std::string& text, std::size_t chunk_bytes, unsigned threads, int members = 1) {
+  ScratchDir dir;
+  std::string command = "cd '" + dir.path().string() + "' && : > t.json.gz";
+  for (int m = 0; m < members; ++m) {
+    const std::size_t from = text.size() * m / members, to = text.size() * (m + 1) / members;
+    dir.write("part" + std::to_string(m), text.substr(from, to - from));
+    command += " && gzip -c part" + std::to_string(m) + " >> t.json.gz";
+  }
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::string a = text;
+  ParseOptions streamed;
+  streamed.chunk_bytes = chunk_bytes;
+  streamed.threads = threads;
+  auto w = parse_kineto(a, (dir / "t.json.gz").string(), whole_file());
+  auto c = load_kineto(dir / "t.json.gz", streamed);
+  expect_equal(w, c);
+}
+
 void expect_same_all_ways(const std::string& text) {
   for (std::size_t chunk : {std::size_t{1}, std::size_t{50}, std::size_t{1} << 20})
     for (unsigned threads : {1u, 3u}) {
       SCOPED_TRACE("chunk " + std::to_string(chunk) + " threads " + std::to_string(threads));
       expect_same(text, chunk, threads);
+      expect_same_streamed(text, chunk, threads, threads == 3 ? 2 : 1);
     }
 }
 
@@ -142,6 +174,20 @@ TEST(TraceChunked, MappedFileGivesTheSameEvents) {
   EXPECT_EQ(scalelens::testing::slurp(path), text) << "the file is never written";
 }
 
+TEST(TraceChunked, GzipStreamedSameAsWholeAcrossInflatePieces) {
+  // ~3 MB of events: the stream inflates 1 MiB at a time, so cuts are searched across pieces.
+  std::string text = R"({"schemaVersion": 1, "distributedInfo": {"rank": 3, "world_size": 4}, "traceEvents": [)";
+  for (int i = 0; i < 25000; ++i)
+    text += R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 17) + R"(", "ts": )" + std::to_string(i * 10) +
+            R"(, "dur": 5, "args": {"stream": 7, "correlation": )" + std::to_string(i) + "}},\n  ";
+  text += R"({"ph": "X", "cat": "Trace", "name": "end", "ts": 0, "dur": 300000}], "baseTimeNanoseconds": 17})";
+  for (std::size_t chunk : {std::size_t{4096}, std::size_t{1} << 20, std::size_t{3} << 20})
+    for (unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " threads " + std::to_string(threads));
+      expect_same_streamed(text, chunk, threads, 3);
+    }
+}
+
 TEST(TraceChunked, RealTracesSameAsWhole) {
   SCALELENS_REQUIRE_REALDATA(data);
   for (const char* rel : {"kineto/hta/resnet-ddp-rank0of2-a100.json.gz", "kineto/hta/ns-timestamps-v100.pt.trace.json.gz",
@@ -152,6 +198,19 @@ TEST(TraceChunked, RealTracesSameAsWhole) {
     auto bytes = load_trace_bytes(data / rel);
     ASSERT_TRUE(bytes.ok());
     expect_same(bytes.value(), 64 * 1024, 2);
+  }
+}
+
+TEST(TraceChunked, RealGzippedTracesStreamedSameAsWhole) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(data / "kineto")) {
+    if (entry.path().extension() != ".gz") continue;
+    SCOPED_TRACE(entry.path().string());
+    auto bytes = load_trace_bytes(entry.path());
+    ASSERT_TRUE(bytes.ok());
+    ParseOptions streamed;
+    streamed.threads = 2;
+    expect_equal(parse_kineto(bytes.value(), entry.path().string(), whole_file()), load_kineto(entry.path(), streamed));
   }
 }
 
