@@ -1,5 +1,8 @@
 #include "process_group_launch.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdio>
 
 #include "common/parallel.hpp"
@@ -41,7 +44,16 @@ std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char*
 
 unsigned threads_per_process(unsigned requested, const ProcessGroup& group) {
   if (requested) return requested;
-  return std::max(1u, default_threads(0) / static_cast<unsigned>(std::max(1, group.local_size())));
+  const unsigned node = default_threads(0);
+  // Bound by the launcher (mpirun binds each process to a core or socket by default): the cores
+  // it may run on. Unbound: the node's cores shared among the group's processes on it.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    const auto bound = static_cast<unsigned>(CPU_COUNT(&allowed));
+    if (bound > 0 && bound < node) return bound;
+  }
+  return std::max(1u, node / static_cast<unsigned>(std::max(1, group.local_size())));
 }
 
 }  // namespace scalelens::cli

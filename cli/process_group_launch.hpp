@@ -2,6 +2,9 @@
 // `mpirun -n K scalelens trace|report`: the processes a launcher started share the files
 // (docs/parallel.md). Only these two commands join an MPI job: `scalelens run` is itself started
 // by mpirun around training code that is the job's real MPI program.
+#include <cstdlib>
+#include <exception>
+#include <string>
 #include <memory>
 #include <optional>
 
@@ -14,7 +17,25 @@ namespace scalelens::cli {
 // several were started but cannot work together: exit 1.
 std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char* command);
 
-// --threads, else this node's cores shared among the group's processes on it.
+// --threads, else the cores this process is bound to, else this node's cores shared among the
+// group's processes on it.
 unsigned threads_per_process(unsigned requested, const ProcessGroup& group);
+
+// `work()` (the reading, which the processes do together); a failure in it ends the whole job
+// through the group, rather than leaving the other processes waiting for this one.
+template <class Work>
+auto analyse_in_group(ProcessGroup* group, Work&& work) -> decltype(work()) {
+  if (!group) return work();
+  std::string why;
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "an unknown failure";
+  }
+  group->abort(why);
+  std::abort();  // not reached: abort ends the job
+}
 
 }  // namespace scalelens::cli

@@ -8,6 +8,7 @@
 #include "analysis/analyze.hpp"
 #include "commands.hpp"
 #include "process_group_launch.hpp"
+#include "trace/trace_cache.hpp"
 #include "ingest/ingest.hpp"
 #include "report/output_folder.hpp"
 #include "report/summary_writers.hpp"
@@ -62,6 +63,7 @@ int run_report(const ReportArgs& args) {
   auto joined = join_launched_processes("report");
   if (!joined) return 1;
   std::unique_ptr<ProcessGroup> group = std::move(*joined);
+  if (group && group->rank() != 0) trace::set_cache_warnings(false);  // the job says it once, by rank 0
   if (group) {
     in.group = group.get();
     in.threads = threads_per_process(args.threads, *group);
@@ -73,7 +75,7 @@ int run_report(const ReportArgs& args) {
   ProgressBar bar("reading", first && !args.quiet && terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
   PhaseTimer timer;
-  Study study = ingest(in);
+  Study study = analyse_in_group(group.get(), [&] { return ingest(in); });
   bar.finish();
   group.reset();  // MPI finalised: the others leave now, while the first one analyses and writes
   if (!first) return 0;

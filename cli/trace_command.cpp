@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "process_group_launch.hpp"
+#include "trace/trace_cache.hpp"
 #include "common/diagnostics.hpp"
 #include "common/user_regex.hpp"
 #include "trace/trace_output.hpp"
@@ -60,11 +61,12 @@ int run_trace(const TraceArgs& args) {
   auto joined = join_launched_processes("trace");
   if (!joined) return 1;
   std::unique_ptr<ProcessGroup> group = std::move(*joined);
+  if (group && group->rank() != 0) trace::set_cache_warnings(false);  // the job says it once, by rank 0
   if (group) {
     options.group = group.get();
     options.threads = threads_per_process(args.threads, *group);
   }
-  auto set = trace::analyse_traces(options);
+  auto set = analyse_in_group(group.get(), [&] { return trace::analyse_traces(options); });
   if (group) {
     const bool first = group->rank() == 0;
     group.reset();  // MPI finalised: the others leave now, while the first one writes

@@ -22,6 +22,9 @@ std::optional<int> env_int(const char* name) {
 
 LaunchEnvironment launch_environment() {
   LaunchEnvironment env;
+  // A process that an MPI rank started (a training script running `scalelens report`) inherits
+  // its launcher's variables without being one of the launched processes.
+  if (const char* off = std::getenv("SCALELENS_NO_MPI"); off && *off && std::string_view(off) != "0") return env;
   if (auto size = env_int("OMPI_COMM_WORLD_SIZE")) {
     env.size = *size;
     env.rank = env_int("OMPI_COMM_WORLD_RANK").value_or(0);

@@ -18,7 +18,8 @@ struct LaunchEnvironment {
 };
 
 // From Open MPI's OMPI_COMM_WORLD_*, PMIx's PMIX_RANK, PMI's PMI_SIZE/PMI_RANK (MPICH, srun
-// --mpi=pmi2) and SLURM's SLURM_STEP_NUM_TASKS/SLURM_PROCID (srun).
+// --mpi=pmi2) and SLURM's SLURM_STEP_NUM_TASKS/SLURM_PROCID (srun). SCALELENS_NO_MPI=1 says one
+// process whatever they say (for a scalelens that an MPI rank starts as a child process).
 LaunchEnvironment launch_environment();
 
 }  // namespace scalelens

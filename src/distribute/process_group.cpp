@@ -72,6 +72,10 @@ void run_share(ProcessGroup& group, std::size_t mine, unsigned threads, const st
       std::lock_guard lock(failure_mutex);
       if (!failure) failure = fmt::format("{}: {}", name_of_mine(j), e.what());
       stop = true;
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = fmt::format("{}: an unknown failure", name_of_mine(j));
+      stop = true;
     }
   }, progress, &stop);
   if (failure) group.abort(*failure);

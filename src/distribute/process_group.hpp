@@ -115,10 +115,14 @@ std::vector<std::optional<T>> shared_for(ProcessGroup& group, const SharedWork<T
   std::vector<std::optional<T>> results(all.items.size());
   for (std::size_t j = 0; j < share.mine.size(); ++j) results[share.mine[j]] = std::move(own[j]);
   parallel_for(all.items.size(), w.threads, [&](std::size_t i) {
-    if (share.owner[i] != 0) results[i] = w.decode(all.items[i]);
+    if (share.owner[i] == 0) return;
+    try {
+      results[i] = w.decode(all.items[i]);
+    } catch (...) {  // out of memory, say: reported below as the item it happened on
+    }
   });
   for (std::size_t i = 0; i < results.size(); ++i)
-    if (!results[i]) group.abort("the result for " + w.name(i) + " arrived garbled");
+    if (!results[i]) group.abort("the result for " + w.name(i) + " arrived garbled or could not be decoded");
   return results;
 }
 

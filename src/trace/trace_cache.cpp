@@ -1,5 +1,7 @@
 #include "trace/trace_cache.hpp"
 
+#include <atomic>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,8 +70,11 @@ std::optional<Key> key_of(const fs::path& path) {
   return k;
 }
 
+std::atomic<bool> g_cache_warnings{true};
+
 // Said once per process (stderr): why summaries are not being cached.
 void warn_once(const std::string& message) {
+  if (!g_cache_warnings.load()) return;
   static std::once_flag once;
   std::call_once(once, [&] {
     std::fprintf(stderr, "scalelens: warning [cache-not-written]: %s; traces are parsed every time (--cache-dir DIR chooses another "
@@ -391,6 +396,8 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   }
   return r;
 }
+
+void set_cache_warnings(bool on) { g_cache_warnings.store(on); }
 
 fs::path default_cache_dir() {
   auto env = [](const char* name) -> std::string {

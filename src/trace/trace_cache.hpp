@@ -27,6 +27,10 @@ struct CacheOptions {
 // ~/.cache/scalelens; empty (no cache) when none of them is set.
 std::filesystem::path default_cache_dir();
 
+// Whether this process says (once, on standard error) that summaries cannot be cached. Off in the
+// other processes of `mpirun -n K scalelens`, so that the job says it once, as one process would.
+void set_cache_warnings(bool on);
+
 // Analyses one trace file, from the cache when it holds a summary for this exact file and
 // regex (RankSummary::cached is then true), else by parsing it and storing the summary.
 Result<RankSummary> analyse_file(const std::filesystem::path& path, const CommMatcher& comm, const std::string& comm_regex,

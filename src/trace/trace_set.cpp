@@ -164,8 +164,11 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   if (group.size() > 1) share_files(group, files, sizes);
   set.files_considered = files.size();
 
+  // Threads for this process's share: one file per thread when it has as many files as cores, and
+  // the spare cores parse slices of its files when it has fewer.
   const unsigned cores = default_threads(options.threads);
-  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(cores, std::max<std::size_t>(1, files.size())));
+  const std::size_t my_files = group.size() > 1 ? share_of(group, sizes).mine.size() : files.size();
+  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(cores, std::max<std::size_t>(1, my_files)));
   // Fewer files than cores: the rest parse slices of each file.
   ParseOptions parse;
   parse.threads = std::max(1u, cores / threads);

@@ -62,6 +62,21 @@ TEST(ParallelTrace, TwoProcessesPrintWhatOnePrintsOnTheSharedTraces) {
   }
 }
 
+// A cache folder that cannot be made: every process finds it so, and the job says it once.
+TEST(ParallelTrace, ACacheThatCannotBeWrittenIsSaidOnce) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir, mpi;
+  dir.write("not-a-folder", "a file where the cache folder would go\n");
+  const std::string in = quoted(data / "kineto/dlrm-8rank-v100") + " --cache-dir " + quoted(dir / "not-a-folder/cache");
+  auto one = run_scalelens("trace " + in);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_NE(one.err.find("cache-not-written"), std::string::npos) << one.err;
+  auto two = run_command(mpirun(mpi, 2) + SCALELENS_BIN " trace " + in);
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, one.out);
+  EXPECT_EQ(two.err, one.err);
+}
+
 TEST(ParallelReport, TwoProcessesWriteWhatOneWritesOnTheSharedData) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir, mpi;

@@ -207,7 +207,8 @@ class LauncherVariables {
 
  private:
   static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK",
-                                           "SLURM_STEP_NUM_TASKS", "SLURM_PROCID",         "PMIX_RANK"};
+                                           "SLURM_STEP_NUM_TASKS", "SLURM_PROCID",         "PMIX_RANK",
+                                           "SCALELENS_NO_MPI"};
 };
 }  // namespace
 
@@ -239,6 +240,14 @@ TEST(LaunchEnvironment, TellsOneProcessFromManyAndWhetherMpiCanJoinThem) {
     EXPECT_FALSE(e.mpi_can_join);
     env.set("PMIX_RANK", "5");  // srun --mpi=pmix
     EXPECT_TRUE(launch_environment().mpi_can_join);
+  }
+  {
+    LauncherVariables env;  // a child process of an MPI rank, told so
+    env.set("OMPI_COMM_WORLD_SIZE", "4");
+    env.set("SCALELENS_NO_MPI", "1");
+    EXPECT_FALSE(launch_environment().many());
+    env.set("SCALELENS_NO_MPI", "0");
+    EXPECT_TRUE(launch_environment().many());
   }
   {
     LauncherVariables env;
