@@ -77,6 +77,36 @@ TEST(NvSmiReader, NvSmi_UnitsInValues_AreConvertedToModelUnits) {
   EXPECT_EQ(diagnostic(study, "bad-lines"), nullptr);
 }
 
+// memory.used beyond any GPU (model/limits.hpp: 16 TiB) is left out with the file and line named;
+// exactly 16 TiB is still a reading, and the run's peak memory comes from the plausible values.
+TEST(NvSmiReader, NvSmi_MemoryUsedBeyond16TiB_IsLeftOutAndNamed) {
+  ScratchDir dir;
+  Study study;
+  const auto& run = read_run_with(dir, "nodes/gpu017/nvsmi.csv",
+                                  "timestamp, index, uuid, utilization.gpu [%], memory.used [MiB], power.draw [W]\n"
+                                  "2024/01/02 03:04:05.678, 0, GPU-aaaa, 84 %, 41391 MiB, 300 W\n"
+                                  "2024/01/02 03:04:06.678, 0, GPU-aaaa, 85 %, 20971520 MiB, 301 W\n"
+                                  "2024/01/02 03:04:07.678, 0, GPU-aaaa, 86 %, 16777216 MiB, 302 W\n",
+                                  study);
+  ASSERT_EQ(run.gpus.size(), 1u);
+  const auto& samples = run.gpus[0].samples;
+  ASSERT_EQ(samples.size(), 3u);  // the line stays: only its memory value is left out
+  EXPECT_FLOAT_EQ(samples[0].mem_used_bytes, static_cast<float>(41391 * kMiB));
+  EXPECT_TRUE(std::isnan(samples[1].mem_used_bytes));
+  EXPECT_FLOAT_EQ(samples[1].power_w, 301.0f);
+  EXPECT_FLOAT_EQ(samples[2].mem_used_bytes, static_cast<float>(16.0 * (1ull << 40)));
+  const Diagnostic* bad = diagnostic(study, "implausible-value");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_NE(bad->path.find("nodes/gpu017/nvsmi.csv"), std::string::npos) << bad->path;
+  EXPECT_EQ(bad->line, 3);
+  EXPECT_NE(bad->message.find("'20971520 MiB' in column 'memory.used [MiB]' is outside 0…16 TiB"), std::string::npos)
+      << bad->message;
+  auto summary = analyze(study, {});
+  ASSERT_EQ(summary.runs.size(), 1u);
+  ASSERT_TRUE(summary.runs[0].peak_gpu_memory_bytes);
+  EXPECT_DOUBLE_EQ(*summary.runs[0].peak_gpu_memory_bytes, static_cast<double>(static_cast<float>(16.0 * (1ull << 40))));
+}
+
 TEST(NvSmiReader, NvSmi_NoUnitsInValues_UseTheHeaderUnits) {
   ScratchDir dir;
   Study study;
