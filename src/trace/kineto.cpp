@@ -709,6 +709,9 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
         while (q >= text.size() && more()) {
         }
         if (q >= text.size()) break;
+        // No cut in 64 MiB (minified JSON has no space between events): holding it all and a copy
+        // would cost more than one parse of the whole text, which the caller then does.
+        if (q - start > chunk + (std::size_t{64} << 20)) return std::nullopt;
         const void* hit = std::memchr(text.data() + q, '{', text.size() - q);
         if (!hit) {
           q = text.size();
