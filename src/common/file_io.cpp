@@ -358,6 +358,19 @@ Result<std::string> read_head(const std::filesystem::path& path, std::size_t max
   return read_up_to(path, max_bytes);
 }
 
+std::uintmax_t content_size_estimate(const std::filesystem::path& path, std::uintmax_t size_on_disk) {
+  if (size_on_disk < 18) return size_on_disk;
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  unsigned char magic[2] = {0, 0};
+  std::uint32_t isize = 0;
+  if (f.fd < 0 || ::pread(f.fd, magic, 2, 0) != 2 || magic[0] != 0x1f || magic[1] != 0x8b) return size_on_disk;
+  if (::pread(f.fd, &isize, 4, static_cast<off_t>(size_on_disk - 4)) != 4) return size_on_disk;
+  // The trailer holds the size modulo 4 GiB (of the last member only): below the compressed size
+  // or beyond deflate's 1032:1 it says nothing.
+  if (isize >= size_on_disk && isize <= size_on_disk * 1032) return isize;
+  return size_on_disk * 8;
+}
+
 Result<std::string> read_head_inflated(const std::filesystem::path& path, std::size_t max_bytes) {
   auto head = read_head(path, max_bytes);
   if (!head || !is_gzip(head.value())) return drop_bom(std::move(head));

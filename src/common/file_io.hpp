@@ -59,6 +59,11 @@ Result<std::string> read_head_inflated(const std::filesystem::path& path, std::s
 
 bool is_gzip(std::string_view bytes);
 
+// About how many bytes of content a file holds, for sharing files out by work: its size, or for
+// gzip the size its trailer states (when plausible; else 8 times the compressed size, a typical
+// trace's ratio). Never an error: an unreadable file is its size on disk.
+std::uintmax_t content_size_estimate(const std::filesystem::path& path, std::uintmax_t size_on_disk);
+
 // The most one compressed file may inflate to (`--max-inflated` of report, trace and serve): past
 // it the file is refused by name. Process-wide, set once by the command line; default 4 GiB.
 constexpr std::uint64_t kDefaultMaxInflated = 4ull << 30;

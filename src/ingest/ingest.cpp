@@ -37,6 +37,7 @@ bool skipped_folder(const fs::path& p) {
 struct Candidate {
   fs::path path;
   std::uintmax_t size = 0;
+  std::uintmax_t weight = 0;  // about the content's size, for sharing files among processes
   int reader = -1;  // index into readers, -1 = not recognized
   // False when --pattern did not match the path: the file is then read only when it defines named
   // runs (below), and only its runs whose names match are kept.
@@ -146,7 +147,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
-      files.push_back({p, size, -1, matched});
+      files.push_back({p, size, size, -1, matched});
     };
     if (fs::is_regular_file(st)) {
       consider(root, fs::file_size(root, ec));
@@ -211,7 +212,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   if (group.rank() == 0) {
     ByteWriter out(bytes);
     out(static_cast<std::uint64_t>(files.size()));
-    for (const auto& f : files) out(f.path.string(), f.size, f.reader, f.path_matched);
+    for (const auto& f : files) out(f.path.string(), f.size, f.weight, f.reader, f.path_matched);
   }
   group.broadcast(bytes);
   if (group.rank() == 0) return;
@@ -222,7 +223,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
     std::string path;
     Candidate f;
-    in(path, f.size, f.reader, f.path_matched);
+    in(path, f.size, f.weight, f.reader, f.path_matched);
     f.path = path;
     files.push_back(std::move(f));
   }
@@ -254,7 +255,13 @@ Study ingest(const IngestOptions& options) {
   const unsigned threads = default_threads(options.threads);
   std::vector<Candidate> files;
   if (group.rank() == 0) files = find_candidates(options, pattern, readers, threads, study.diagnostics);
-  if (group.size() > 1) share_candidates(group, files);
+  if (group.size() > 1) {
+    if (group.rank() == 0)
+      parallel_for(files.size(), threads, [&](std::size_t i) {
+        files[i].weight = files[i].reader < 0 ? 0 : content_size_estimate(files[i].path, files[i].size);
+      });
+    share_candidates(group, files);
+  }
   study.files_seen = files.size();
 
   std::vector<std::size_t> manifests, others;
@@ -288,7 +295,9 @@ Study ingest(const IngestOptions& options) {
   std::vector<const fs::path*> owner(others.size());
   for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_folder(files[others[k]].path);
   SharedWork<ReadOutput> work;
-  for (std::size_t i : others) work.sizes.push_back(files[i].size);
+  // Shared out by content, not by size on disk (a gzipped file holds several times its size); only
+  // rank 0 knows the files, so it weighs them and the list it sends carries the weights.
+  for (std::size_t i : others) work.sizes.push_back(files[i].weight);
   work.threads = threads;
   work.work = [&](std::size_t k) {
     ReadOutput out;

@@ -155,10 +155,11 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   std::vector<std::uintmax_t> sizes;
   if (group.rank() == 0) {
     files = find_traces(options.inputs, set.diagnostics);
+    // Shared out by content, not by size on disk: a gzipped trace is ~8-20 times its file.
     for (const auto& f : files) {
       std::error_code ec;
       auto size = fs::file_size(f, ec);
-      sizes.push_back(ec ? 0 : size);
+      sizes.push_back(ec ? 0 : content_size_estimate(f, size));
     }
   }
   if (group.size() > 1) share_files(group, files, sizes);

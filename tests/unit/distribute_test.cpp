@@ -8,9 +8,11 @@
 #include <numeric>
 #include <random>
 
+#include "common/file_io.hpp"
 #include "distribute/launch_environment.hpp"
 #include "distribute/process_group.hpp"
 #include "ingest/read_output_codec.hpp"
+#include "support/test_support.hpp"
 
 using namespace scalelens;
 
@@ -35,6 +37,25 @@ TEST(ShareBySize, EveryProcessGetsAboutTheSameBytesAndTheAnswerIsTheSameEachTime
     const double mean = static_cast<double>(total) / processes;
     for (auto l : load) EXPECT_LE(static_cast<double>(l), mean + static_cast<double>(largest)) << "trial " << trial;
   }
+}
+
+// Files are weighed by what they hold: a gzipped trace by the size its trailer states.
+TEST(ShareBySize, GzippedFilesWeighWhatTheyInflateTo) {
+  scalelens::testing::ScratchDir dir;
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "{\"ph\": \"X\", \"name\": \"kernel\", \"ts\": " + std::to_string(i) + "},\n";
+  dir.write("t.json", text);
+  ASSERT_EQ(std::system(("cd '" + dir.path().string() + "' && gzip -k t.json && cp t.json.gz twice.json.gz && gzip -c t.json >> twice.json.gz").c_str()), 0);
+  const auto disk = [&](const char* name) { return std::filesystem::file_size(dir / name); };
+  EXPECT_EQ(content_size_estimate(dir / "t.json", disk("t.json")), text.size());
+  EXPECT_EQ(content_size_estimate(dir / "t.json.gz", disk("t.json.gz")), text.size());
+  EXPECT_LT(disk("t.json.gz") * 10, text.size()) << "the test's text compresses well";
+  // Two members: the trailer is the last member's, still the right order of magnitude.
+  EXPECT_EQ(content_size_estimate(dir / "twice.json.gz", disk("twice.json.gz")), text.size());
+  // A trailer that cannot be true (below the compressed size): 8 times the file.
+  auto bad = dir.write("bad.gz", std::string("\x1f\x8b") + std::string(100, 'x') + std::string(4, '\0'));
+  EXPECT_EQ(content_size_estimate(bad, 106), 106u * 8);
+  EXPECT_EQ(content_size_estimate(dir / "missing.gz", 500), 500u);
 }
 
 TEST(ShareBySize, TheLargestFilesGoToDifferentProcesses) {
