@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "analysis/gpu_series_figures.hpp"
 #include "model/limits.hpp"
 #include "trace/collectives.hpp"
 
@@ -39,31 +40,6 @@ EpochTable tabulate_epochs(const std::vector<Interval>& epochs) {
     else t.missing_samples.insert(e.index);
   }
   return t;
-}
-
-// Seconds one sample of a series without measured times stands for: the run's sampling
-// interval (itwinai's probing_interval), else the spacing of its nominal times.
-double nominal_interval_s(const GpuSeries& g, const Run& run) {
-  if (run.sampling_interval_s && *run.sampling_interval_s > 0) return *run.sampling_interval_s;
-  for (std::size_t k = 1; k < g.samples.size(); ++k)
-    if (g.samples[k].t_ns > g.samples[k - 1].t_ns) return static_cast<double>(g.samples[k].t_ns - g.samples[k - 1].t_ns) * 1e-9;
-  return 0;
-}
-
-// The first reading of an energy counter (mJ) that rose by more than a GPU can draw since the
-// reading before it (model/limits.hpp): a reset restarts from 0, so after one the reading itself is
-// the gain. npos when every step is possible.
-std::size_t first_impossible_counter_step(const std::vector<std::int64_t>& t_ns, const std::vector<double>& mj) {
-  std::size_t prev = std::string::npos;
-  for (std::size_t i = 0; i < mj.size(); ++i) {
-    if (std::isnan(mj[i])) continue;
-    if (prev != std::string::npos) {
-      const double gain = mj[i] >= mj[prev] ? mj[i] - mj[prev] : mj[i];
-      if (gain > limits::max_counter_gain_mj(t_ns[i] - t_ns[prev])) return i;
-    }
-    prev = i;
-  }
-  return std::string::npos;
 }
 
 }  // namespace
@@ -297,96 +273,44 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
   std::size_t gap_gpus = 0;
   const GpuSeries* longest_gap_gpu = nullptr;
-  std::vector<std::int64_t> ts;
-  std::vector<double> util, power, counter;
   for (const auto& [key, g] : chosen) {
-    ts.clear(); util.clear(); power.clear(); counter.clear();
-    // Nominal times (sample index × interval) start at 0, not at a wall-clock time: the run's
-    // window cannot be applied to them.
-    const std::int64_t t0 = g->nominal_timestamps ? std::numeric_limits<std::int64_t>::min() : run_t0;
-    const std::int64_t t1 = g->nominal_timestamps ? std::numeric_limits<std::int64_t>::max() : run_t1;
-    std::size_t inside = 0;
-    for (const auto& s : g->samples) {
-      ts.push_back(s.t_ns);
-      util.push_back(s.util_pct);
-      power.push_back(s.power_w);
-      counter.push_back(s.energy_mj);
-      if (s.t_ns >= t0 && s.t_ns <= t1) {
-        ++inside;
-        if (!std::isnan(s.mem_used_bytes))
-          r.peak_gpu_memory_bytes = std::max(r.peak_gpu_memory_bytes.value_or(0.0), static_cast<double>(s.mem_used_bytes));
-      }
-    }
+    const GpuSeriesFigures f = gpu_series_figures(*g, run_t0, run_t1);
+    if (f.peak_mem_bytes) r.peak_gpu_memory_bytes = std::max(r.peak_gpu_memory_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
-    min_samples = std::min(min_samples, inside);
+    min_samples = std::min(min_samples, f.samples_inside);
+    if (f.util_pct) utils.push_back(*f.util_pct);
     if (g->nominal_timestamps) {
-      // No measured times (itwinai's CSV layouts): each sample stands for one probing interval,
-      // as itwinai itself counts it (power x interval per sample; utilization a plain mean).
-      const double dt = nominal_interval_s(*g, run);
-      double power_sum = 0, util_sum = 0;
-      std::size_t n_power = 0, n_util = 0;
-      for (std::size_t k = 0; k < ts.size(); ++k) {
-        if (!std::isnan(power[k])) { power_sum += power[k]; ++n_power; }
-        if (!std::isnan(util[k])) { util_sum += util[k]; ++n_util; }
-      }
-      if (n_util) utils.push_back(util_sum / static_cast<double>(n_util));
-      if (n_power && dt > 0) {
-        energy += power_sum * dt;
+      // Each sample stands for one probing interval: the run's, else the series' own spacing.
+      const double dt = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
+      if (f.power_samples && dt > 0) {
+        energy += f.power_sum_w * dt;
         any_energy = used_power = true;
         ++energy_gpus;
       }
       continue;
     }
-    auto u = integrate_samples(ts, util, t0, t1);
-    if (u.covered_s > 0) utils.push_back(u.value / u.covered_s);
-    else {
-      // One sample (or all at one instant): its plain mean is all there is.
-      double sum = 0; std::size_t n = 0;
-      for (std::size_t k = 0; k < ts.size(); ++k)
-        if (!std::isnan(util[k]) && ts[k] >= t0 && ts[k] <= t1) { sum += util[k]; ++n; }
-      if (n) utils.push_back(sum / static_cast<double>(n));
-    }
-    // Energy: the counter when it has two readings in the run, else the power integral. A counter
-    // that jumps by more than the GPU can draw is not an energy counter: its power is used instead.
-    if (auto bad = first_impossible_counter_step(ts, counter); bad != std::string::npos) {
+    if (f.impossible_counter_mj) {
       Diagnostic d = run_warning(
           run, "implausible-value",
           fmt::format("energy_mj of GPU {} jumps to {:.6g} mJ at t_ns {}, more than {:g} W per GPU allows since the "
                       "reading before; its energy counter is left out and its energy taken from power_w where it has it",
-                      g->uuid.empty() ? std::to_string(g->index) : g->uuid, counter[bad], ts[bad], limits::kMaxGpuPowerW));
+                      g->uuid.empty() ? std::to_string(g->index) : g->uuid, *f.impossible_counter_mj,
+                      f.impossible_counter_t_ns, limits::kMaxGpuPowerW));
       d.path = g->source;
       warnings.push_back(std::move(d));
-      std::fill(counter.begin(), counter.end(), kNaN);
     }
-    auto unwrapped = unwrap_counter(counter);
-    std::size_t counter_readings = 0;
-    for (std::size_t k = 0; k < ts.size(); ++k)
-      if (!std::isnan(unwrapped[k]) && ts[k] >= t0 && ts[k] <= t1) ++counter_readings;
-    if (counter_readings >= 2) {
-      // Counter difference between the first and last readings inside the run.
-      double first = kNaN, last = kNaN;
-      for (std::size_t k = 0; k < ts.size(); ++k) {
-        if (std::isnan(unwrapped[k]) || ts[k] < t0 || ts[k] > t1) continue;
-        if (std::isnan(first)) first = unwrapped[k];
-        last = unwrapped[k];
-      }
-      energy += (last - first) * 1e-3;  // mJ → J
-      any_energy = used_counter = true;
+    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
+      energy += f.energy_j;
+      any_energy = true;
+      (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
       ++energy_gpus;
-    } else {
-      auto p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
-      if (p.covered_s > 0) {
-        energy += p.value;
-        any_energy = used_power = true;
-        ++energy_gpus;
-      }
-      if (p.skipped_s > 0) {
-        gap_s += p.skipped_s;
-        ++gap_gpus;
-        if (p.longest_skipped_s > longest_gap_s) {
-          longest_gap_s = p.longest_skipped_s;
-          longest_gap_gpu = g;
-        }
+    }
+    if (f.skipped_s > 0) {
+      gap_s += f.skipped_s;
+      ++gap_gpus;
+      if (f.longest_skipped_s > longest_gap_s) {
+        longest_gap_s = f.longest_skipped_s;
+        longest_gap_gpu = g;
       }
     }
   }

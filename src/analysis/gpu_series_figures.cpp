@@ -1,0 +1,122 @@
+#include "analysis/gpu_series_figures.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.hpp"
+#include "model/limits.hpp"
+
+namespace scalelens {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The first reading of an energy counter (mJ) that rose by more than a GPU can draw since the
+// reading before it (model/limits.hpp): a reset restarts from 0, so after one the reading itself is
+// the gain. npos when every step is possible.
+std::size_t first_impossible_counter_step(const std::vector<std::int64_t>& t_ns, const std::vector<double>& mj) {
+  std::size_t prev = std::string::npos;
+  for (std::size_t i = 0; i < mj.size(); ++i) {
+    if (std::isnan(mj[i])) continue;
+    if (prev != std::string::npos) {
+      const double gain = mj[i] >= mj[prev] ? mj[i] - mj[prev] : mj[i];
+      if (gain > limits::max_counter_gain_mj(t_ns[i] - t_ns[prev])) return i;
+    }
+    prev = i;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std::int64_t run_t1) {
+  GpuSeriesFigures f;
+  const std::int64_t t0 = g.nominal_timestamps ? std::numeric_limits<std::int64_t>::min() : run_t0;
+  const std::int64_t t1 = g.nominal_timestamps ? std::numeric_limits<std::int64_t>::max() : run_t1;
+  std::vector<std::int64_t> ts;
+  std::vector<double> util, power, counter;
+  ts.reserve(g.samples.size());
+  util.reserve(g.samples.size());
+  power.reserve(g.samples.size());
+  counter.reserve(g.samples.size());
+  for (const auto& s : g.samples) {
+    ts.push_back(s.t_ns);
+    util.push_back(s.util_pct);
+    power.push_back(s.power_w);
+    counter.push_back(s.energy_mj);
+    if (s.t_ns >= t0 && s.t_ns <= t1) {
+      ++f.samples_inside;
+      if (!std::isnan(s.mem_used_bytes))
+        f.peak_mem_bytes = std::max(f.peak_mem_bytes.value_or(0.0), static_cast<double>(s.mem_used_bytes));
+    }
+  }
+  for (std::size_t k = 1; k < ts.size() && f.spacing_s == 0; ++k)
+    if (ts[k] > ts[k - 1]) f.spacing_s = static_cast<double>(ts[k] - ts[k - 1]) * 1e-9;
+
+  if (g.nominal_timestamps) {
+    // No measured times (itwinai's CSV layouts): each sample stands for one probing interval, as
+    // itwinai itself counts it (power x interval per sample; utilization a plain mean).
+    double util_sum = 0;
+    std::size_t n_util = 0;
+    for (std::size_t k = 0; k < ts.size(); ++k) {
+      if (!std::isnan(power[k])) {
+        f.power_sum_w += power[k];
+        ++f.power_samples;
+      }
+      if (!std::isnan(util[k])) {
+        util_sum += util[k];
+        ++n_util;
+      }
+    }
+    if (n_util) f.util_pct = util_sum / static_cast<double>(n_util);
+    return f;
+  }
+  auto u = integrate_samples(ts, util, t0, t1);
+  if (u.covered_s > 0) {
+    f.util_pct = u.value / u.covered_s;
+  } else {
+    // One sample (or all at one instant): its plain mean is all there is.
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < ts.size(); ++k)
+      if (!std::isnan(util[k]) && ts[k] >= t0 && ts[k] <= t1) {
+        sum += util[k];
+        ++n;
+      }
+    if (n) f.util_pct = sum / static_cast<double>(n);
+  }
+  // Energy: the counter when it has two readings in the window, else the power integral. A
+  // counter that jumps by more than the GPU can draw is not an energy counter: power is used.
+  if (auto bad = first_impossible_counter_step(ts, counter); bad != std::string::npos) {
+    f.impossible_counter_mj = counter[bad];
+    f.impossible_counter_t_ns = ts[bad];
+    std::fill(counter.begin(), counter.end(), kNaN);
+  }
+  auto unwrapped = unwrap_counter(counter);
+  double first = kNaN, last = kNaN;
+  std::size_t counter_readings = 0;
+  for (std::size_t k = 0; k < ts.size(); ++k) {
+    if (std::isnan(unwrapped[k]) || ts[k] < t0 || ts[k] > t1) continue;
+    ++counter_readings;
+    if (std::isnan(first)) first = unwrapped[k];
+    last = unwrapped[k];
+  }
+  if (counter_readings >= 2) {
+    f.energy_j = (last - first) * 1e-3;  // mJ → J, between the first and last readings inside
+    f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
+    return f;
+  }
+  auto p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
+  if (p.covered_s > 0) {
+    f.energy_j = p.value;
+    f.energy_from = GpuSeriesFigures::EnergyFrom::power;
+  }
+  f.skipped_s = p.skipped_s;
+  f.longest_skipped_s = p.longest_skipped_s;
+  return f;
+}
+
+}  // namespace scalelens
