@@ -15,7 +15,7 @@ if [ ! -f "$study/.complete" ]; then
   "$bin/bench/generate_study" "$study" "$runs" "$gpus" "$samples"
   touch "$study/.complete"
 fi
-bytes=$(find "$study" -name '*.csv' -printf '%s\n' | awk '{s+=$1} END {printf "%d", s}')
+bytes=$(find "$study" -name '*.csv' -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s}')
 cat $(find "$study" -name gpu.csv) >/dev/null  # warm the page cache
 now() { date +%s.%N; }
 t0=$(now); find "$study" -name '*.csv' -print0 | xargs -0 cat | wc -l >/dev/null; t1=$(now)
