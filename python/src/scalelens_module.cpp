@@ -68,6 +68,7 @@ IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::
   if (experiment) in.experiment = *experiment;
   in.run_names = run_names;
   in.threads = threads;
+  in.keep_samples = true;  // gpu_samples() hands them to Python
   if (label) in.defaults.label = *label;
   if (global_batch_size) in.defaults.global_batch_size = *global_batch_size;
   if (batch_per_gpu) in.defaults.batch_per_gpu = *batch_per_gpu;

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
-#include "analysis/gpu_series_figures.hpp"
+#include "analysis/series_figures.hpp"
 #include "model/limits.hpp"
 #include "trace/collectives.hpp"
 
@@ -274,7 +274,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   std::size_t gap_gpus = 0;
   const GpuSeries* longest_gap_gpu = nullptr;
   for (const auto& [key, g] : chosen) {
-    const GpuSeriesFigures f = gpu_series_figures(*g, run_t0, run_t1);
+    const GpuSeriesFigures f = figures_of(*g, run_t0, run_t1);
     if (f.peak_mem_bytes) r.peak_gpu_memory_bytes = std::max(r.peak_gpu_memory_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, f.samples_inside);
@@ -371,23 +371,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Host CPU energy, per node from its package-energy counter.
   double host_energy = 0;
   bool any_host = false;
-  for (const auto& h : run.host_series) {
-    std::vector<double> c;
-    std::vector<std::int64_t> t;
-    for (const auto& s : h.samples) {
-      if (s.t_ns < run_t0 || s.t_ns > run_t1) continue;
-      c.push_back(s.cpu_energy_uj);
-      t.push_back(s.t_ns);
-    }
-    auto u = unwrap_counter(c);
-    double first = kNaN, last = kNaN;
-    for (double x : u)
-      if (!std::isnan(x)) { if (std::isnan(first)) first = x; last = x; }
-    if (!std::isnan(first) && last > first) {
-      host_energy += (last - first) * 1e-6;
+  for (const auto& h : run.host_series)
+    if (auto e = host_series_energy_j(h, run_t0, run_t1)) {
+      host_energy += *e;
       any_host = true;
     }
-  }
   if (any_host) r.host_energy_j = host_energy;
 
   // More ranks than CPUs on a node: ranks share cores, so time and speedup are not what the

@@ -1,11 +1,13 @@
-#include "analysis/gpu_series_figures.hpp"
+#include "analysis/series_figures.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "analysis/analyze.hpp"
+#include "common/decimate.hpp"
 #include "model/limits.hpp"
 
 namespace scalelens {
@@ -117,6 +119,79 @@ GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std
   f.skipped_s = p.skipped_s;
   f.longest_skipped_s = p.longest_skipped_s;
   return f;
+}
+
+GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1) {
+  // Reduced series are only those whose run stated its window before they were read, and
+  // nothing changes a stated window afterwards (ingest fills only what a run lacks).
+  if (g.reduced) return g.reduced->figures;
+  return gpu_series_figures(g, t0, t1);
+}
+
+namespace {
+
+template <class Points>
+std::vector<GpuChartPoint> decimated_chart(const Points& points, std::size_t max_points) {
+  const std::size_t n = points.size();
+  std::vector<double> util(n), power(n);
+  for (std::size_t i = 0; i < n; ++i) util[i] = points[i].util_pct, power[i] = points[i].power_w;
+  std::vector<const std::vector<double>*> values;
+  auto any_value = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+  };
+  if (any_value(util)) values.push_back(&util);
+  if (any_value(power)) values.push_back(&power);
+  std::vector<GpuChartPoint> chart;
+  for (std::size_t i : decimate_indices(n, max_points, values))
+    chart.push_back({points[i].t_ns, static_cast<float>(util[i]), static_cast<float>(power[i])});
+  return chart;
+}
+
+}  // namespace
+
+std::vector<GpuChartPoint> gpu_chart_points(const GpuSeries& g, std::size_t max_points) {
+  return g.reduced ? decimated_chart(g.reduced->chart, max_points) : decimated_chart(g.samples, max_points);
+}
+
+namespace {
+
+std::optional<double> energy_from_samples(const HostSeries& h, std::int64_t t0, std::int64_t t1) {
+  std::vector<double> c;
+  for (const auto& s : h.samples)
+    if (s.t_ns >= t0 && s.t_ns <= t1) c.push_back(s.cpu_energy_uj);
+  double first = kNaN, last = kNaN;
+  for (double x : unwrap_counter(c))
+    if (!std::isnan(x)) {
+      if (std::isnan(first)) first = x;
+      last = x;
+    }
+  if (std::isnan(first) || !(last > first)) return std::nullopt;
+  return (last - first) * 1e-6;  // µJ → J
+}
+
+}  // namespace
+
+std::optional<double> host_series_energy_j(const HostSeries& h, std::int64_t t0, std::int64_t t1) {
+  return h.reduced ? h.reduced->cpu_energy_j : energy_from_samples(h, t0, t1);
+}
+
+void reduce_host_series(HostSeries& h, std::int64_t t0, std::int64_t t1) {
+  if (h.reduced) return;
+  h.reduced = ReducedHostSeries{t0, t1, energy_from_samples(h, t0, t1), h.samples.size()};
+  std::vector<HostSample>().swap(h.samples);
+}
+
+void reduce_gpu_series(GpuSeries& g, std::int64_t t0, std::int64_t t1, std::size_t max_points) {
+  if (g.reduced) return;
+  ReducedGpuSeries r;
+  r.t0 = t0, r.t1 = t1;
+  r.figures = gpu_series_figures(g, t0, t1);
+  r.samples = g.samples.size();
+  r.first_t_ns = g.samples.empty() ? 0 : g.samples.front().t_ns;
+  r.chart = gpu_chart_points(g, max_points);
+  r.chart.shrink_to_fit();
+  std::vector<GpuSample>().swap(g.samples);
+  g.reduced = std::move(r);
 }
 
 }  // namespace scalelens

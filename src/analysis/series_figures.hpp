@@ -1,37 +1,39 @@
 #pragma once
-// What one GPU's samples say over a run's window: the per-GPU half of the run's GPU figures
-// (run_metrics.cpp adds them up over the run's GPUs). One pure function over one series, so that
+// What one GPU's (and one host's) samples say over a run's window: the per-GPU half of the run's
+// GPU figures (run_metrics.cpp adds them up over the run's GPUs). One pure function over one series, so that
 // it can run where the series is read, once the window is known, and the samples need not be kept
 // (issue 17, part 2): the figures are the same wherever it runs.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "model/study.hpp"
 
 namespace scalelens {
 
-struct GpuSeriesFigures {
-  std::size_t samples_inside = 0;         // samples within the window
-  std::optional<double> peak_mem_bytes;   // the most memory in use within the window
-  std::optional<double> util_pct;         // time-weighted mean utilization (plain mean when time-less)
-  enum class EnergyFrom { none, counter, power } energy_from = EnergyFrom::none;
-  double energy_j = 0;                    // from the counter, or the power integral (measured times)
-  // Nominal times (rebuilt from sample index × interval): power summed over the samples, for the
-  // caller to multiply by the interval the run states (else `spacing_s`).
-  double power_sum_w = 0;
-  std::size_t power_samples = 0;
-  double spacing_s = 0;                   // the first step between two distinct sample times
-  // Power-series time left out of the energy: pauses longer than the series' usual step.
-  double skipped_s = 0, longest_skipped_s = 0;
-  // An energy counter that rose by more than a GPU can draw: its reading and time (it is then not
-  // used; the energy comes from power).
-  std::optional<double> impossible_counter_mj;
-  std::int64_t impossible_counter_t_ns = 0;
-};
 
 // Over [t0, t1] for measured times; over every sample for nominal times (they start at 0, not at a
 // wall-clock time).
 GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t t0, std::int64_t t1);
+
+// The series' figures over [t0, t1]: those taken when it was reduced (its run's window, which is
+// final by then), else computed from its samples.
+GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1);
+
+// At most `max_points` points of the series for a chart: every point when it has no more, else the
+// first, the last and each bucket's lowest and highest utilization and power (decimate_indices).
+// From the samples, or from the chart kept when it was reduced.
+std::vector<GpuChartPoint> gpu_chart_points(const GpuSeries& g, std::size_t max_points);
+
+// A host's CPU package energy over [t0, t1] from its counter (first to last reading inside,
+// wraps unwrapped); none without two readings that rise. Taken when reduced, else from the samples.
+std::optional<double> host_series_energy_j(const HostSeries& h, std::int64_t t0, std::int64_t t1);
+// The energy in place of the samples, for a series whose run's window is final when it is read.
+void reduce_host_series(HostSeries& h, std::int64_t t0, std::int64_t t1);
+
+// Figures over [t0, t1] and a chart of at most `max_points` points in place of the samples, whose
+// memory is given back: for a series whose run's window is final when it is read.
+void reduce_gpu_series(GpuSeries& g, std::int64_t t0, std::int64_t t1, std::size_t max_points);
 
 }  // namespace scalelens

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/series_figures.hpp"
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
 #include "common/user_regex.hpp"
@@ -42,6 +43,7 @@ struct Candidate {
   // False when --pattern did not match the path: the file is then read only when it defines named
   // runs (below), and only its runs whose names match are kept.
   bool path_matched = true;
+  bool gpu_samples = false;  // the reader says it holds GPU samples
 };
 
 template <class T>
@@ -147,7 +149,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
-      files.push_back({p, size, size, -1, matched});
+      files.push_back({p, size, size, -1, matched, false});
     };
     if (fs::is_regular_file(st)) {
       consider(root, fs::file_size(root, ec));
@@ -190,6 +192,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
     for (std::size_t r = 0; r < readers.size(); ++r) {
       if (readers[r]->recognizes(files[i].path, text)) {
         files[i].reader = static_cast<int>(r);
+        files[i].gpu_samples = readers[r]->holds_gpu_samples(text);
         break;
       }
     }
@@ -212,7 +215,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   if (group.rank() == 0) {
     ByteWriter out(bytes);
     out(static_cast<std::uint64_t>(files.size()));
-    for (const auto& f : files) out(f.path.string(), f.size, f.weight, f.reader, f.path_matched);
+    for (const auto& f : files) out(f.path.string(), f.size, f.weight, f.reader, f.path_matched, f.gpu_samples);
   }
   group.broadcast(bytes);
   if (group.rank() == 0) return;
@@ -223,7 +226,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
     std::string path;
     Candidate f;
-    in(path, f.size, f.weight, f.reader, f.path_matched);
+    in(path, f.size, f.weight, f.reader, f.path_matched, f.gpu_samples);
     f.path = path;
     files.push_back(std::move(f));
   }
@@ -294,6 +297,28 @@ Study ingest(const IngestOptions& options) {
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
   std::vector<const fs::path*> owner(others.size());
   for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_folder(files[others[k]].path);
+  // Samples reduced as they are read where the run's window is final (stated by its
+  // scalelens.json; what is merged in later only fills what it lacks). GPU charts share one point
+  // budget among the GPU files, so that they take about the same memory whatever the study's size.
+  auto window_of = [&](std::size_t k) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
+    const Run* run = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
+    if (options.keep_samples || !run || !run->start_ns || !run->end_ns) return std::nullopt;
+    return std::pair{*run->start_ns, *run->end_ns};
+  };
+  std::size_t reduced_gpu_files = 0;
+  for (std::size_t k = 0; k < others.size(); ++k) reduced_gpu_files += files[others[k]].gpu_samples && window_of(k);
+  auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
+    const auto window = window_of(k);
+    if (!window) return;
+    for (auto& h : out.attach.host_series) reduce_host_series(h, window->first, window->second);
+    if (out.attach.gpus.empty()) return;
+    const std::size_t series = std::max<std::size_t>(reduced_gpu_files, 1) * out.attach.gpus.size();
+    const std::size_t points =
+        options.gpu_chart_point_budget == 0
+            ? kChartPointsPerSeries
+            : std::clamp<std::size_t>(options.gpu_chart_point_budget / series, 8, kChartPointsPerSeries);
+    for (auto& g : out.attach.gpus) reduce_gpu_series(g, window->first, window->second, points);
+  };
   SharedWork<ReadOutput> work;
   // Shared out by content, not by size on disk (a gzipped file holds several times its size); only
   // rank 0 knows the files, so it weighs them and the list it sends carries the weights.
@@ -303,6 +328,7 @@ Study ingest(const IngestOptions& options) {
     ReadOutput out;
     const Run* header = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
     readers[files[others[k]].reader]->read(ReadContext{files[others[k]].path, header}, out);
+    reduce_samples(k, out);
     return out;
   };
   work.name = [&](std::size_t k) { return files[others[k]].path.string(); };

@@ -40,6 +40,13 @@ struct IngestOptions {
   // `mpirun -n K scalelens report`: the processes share the files (distribute/process_group.hpp);
   // the study comes back whole at rank 0 and empty at the others. Null: this process alone.
   ProcessGroup* group = nullptr;
+  // GPU and host samples are reduced as each file is read where its run states its window
+  // (start_ns and end_ns in scalelens.json): the run's figures over that window and, for GPUs, a
+  // decimated chart stand for them (ReducedGpuSeries), so memory does not grow with the samples. Charts are kept to about
+  // `gpu_chart_point_budget` points over all GPU files (0: no budget, kChartPointsPerSeries each,
+  // as `serve` shows one run at a time). True: every sample is kept (the Python API).
+  bool keep_samples = false;
+  std::size_t gpu_chart_point_budget = kGpuChartPointBudget;
 };
 
 Study ingest(const IngestOptions& options);

@@ -8,21 +8,28 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 168 &&
-                  sizeof(HostSeries) == 88 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
+static_assert(sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 352 &&
+                  sizeof(ReducedGpuSeries) == 176 && sizeof(GpuSeriesFigures) == 120 &&
+                  sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
               "a member was added to a study type: add it to the fields() lists in read_output_codec.cpp");
 #endif
-static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copyable_v<HostSample> &&
+static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copyable_v<GpuChartPoint> &&
+              std::is_trivially_copyable_v<GpuSeriesFigures> && std::is_trivially_copyable_v<HostSample> &&
+              std::is_trivially_copyable_v<ReducedHostSeries> &&
               std::is_trivially_copyable_v<Interval> && std::is_trivially_copyable_v<ProfilerAverages>);
 
 template <class C>
+void fields(C& c, ReducedGpuSeries& v) {
+  c(v.t0, v.t1, v.figures, v.samples, v.first_t_ns, v.chart);
+}
+template <class C>
 void fields(C& c, GpuSeries& v) {
-  c(v.node, v.index, v.uuid, v.name, v.source, v.nominal_timestamps, v.samples);
+  c(v.node, v.index, v.uuid, v.name, v.source, v.nominal_timestamps, v.samples, v.reduced);
 }
 template <class C>
 void fields(C& c, HostSeries& v) {
-  c(v.node, v.source, v.samples);
+  c(v.node, v.source, v.samples, v.reduced);
 }
 template <class C>
 void fields(C& c, RankRecord& v) {

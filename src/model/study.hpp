@@ -2,6 +2,7 @@
 // The one study model every reader fills and every analysis reads (see docs/DESIGN.md). Readers
 // never compute figures; analyses never look at file formats.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -37,6 +38,47 @@ struct GpuSample {
         sm_clock_mhz = kMissing, temp_c = kMissing;
 };
 
+// What one GPU's samples say over a run's window: the per-GPU half of the run's GPU figures
+// (analysis/series_figures.hpp computes it; run_metrics.cpp adds them up over the run's GPUs).
+struct GpuSeriesFigures {
+  std::size_t samples_inside = 0;         // samples within the window
+  std::optional<double> peak_mem_bytes;   // the most memory in use within the window
+  std::optional<double> util_pct;         // time-weighted mean utilization (plain mean when time-less)
+  enum class EnergyFrom { none, counter, power } energy_from = EnergyFrom::none;
+  double energy_j = 0;                    // from the counter, or the power integral (measured times)
+  // Nominal times (rebuilt from sample index × interval): power summed over the samples, for the
+  // caller to multiply by the interval the run states (else `spacing_s`).
+  double power_sum_w = 0;
+  std::size_t power_samples = 0;
+  double spacing_s = 0;                   // the first step between two distinct sample times
+  // Power-series time left out of the energy: pauses longer than the series' usual step.
+  double skipped_s = 0, longest_skipped_s = 0;
+  // An energy counter that rose by more than a GPU can draw: its reading and time (it is then not
+  // used; the energy comes from power).
+  std::optional<double> impossible_counter_mj;
+  std::int64_t impossible_counter_t_ns = 0;
+};
+
+// One point of a GPU's chart (the report's drill-down): time, utilization and power. A chart has
+// at most kChartPointsPerSeries points, and a report's GPU charts together about kGpuChartPointBudget.
+inline constexpr std::size_t kChartPointsPerSeries = 2000;
+inline constexpr std::size_t kGpuChartPointBudget = 300000;
+struct GpuChartPoint {
+  std::int64_t t_ns = 0;
+  float util_pct = kMissing, power_w = kMissing;
+};
+
+// A GPU series reduced as it was read, once its run's window was known (ingest): the figures over
+// that window and a decimated chart stand for the samples, which are not kept, so that a report's
+// memory does not grow with the samples.
+struct ReducedGpuSeries {
+  std::int64_t t0 = 0, t1 = 0;  // the window the figures are over
+  GpuSeriesFigures figures;
+  std::size_t samples = 0;      // how many samples were read
+  std::int64_t first_t_ns = 0;  // the first sample's time
+  std::vector<GpuChartPoint> chart;
+};
+
 // Samples of one GPU from one source file. Identity is (node, uuid) where a uuid is known, else
 // (node, index): the same GPU seen in two sources would be counted twice, which analysis flags.
 struct GpuSeries {
@@ -46,7 +88,11 @@ struct GpuSeries {
   std::string name;    // GPU model, e.g. "NVIDIA A100-SXM4-80GB", when known
   std::string source;  // file it came from
   bool nominal_timestamps = false;  // times rebuilt from sample index × interval, not measured
-  std::vector<GpuSample> samples;   // sorted by t_ns
+  std::vector<GpuSample> samples;   // sorted by t_ns; empty once reduced
+  std::optional<ReducedGpuSeries> reduced;  // set when the samples were reduced as they were read
+  std::size_t sample_count() const { return reduced ? reduced->samples : samples.size(); }
+  // The first sample's time; only when sample_count() > 0.
+  std::int64_t first_t_ns() const { return reduced ? reduced->first_t_ns : samples.front().t_ns; }
 };
 
 struct HostSample {
@@ -54,10 +100,18 @@ struct HostSample {
   double cpu_util_pct = kMissing, mem_used_bytes = kMissing, cpu_energy_uj = kMissing;
 };
 
+// A host series reduced as it was read (as ReducedGpuSeries): its CPU energy over the run's window.
+struct ReducedHostSeries {
+  std::int64_t t0 = 0, t1 = 0;
+  std::optional<double> cpu_energy_j;
+  std::size_t samples = 0;
+};
+
 struct HostSeries {
   std::string node;
   std::string source;
-  std::vector<HostSample> samples;
+  std::vector<HostSample> samples;  // empty once reduced
+  std::optional<ReducedHostSeries> reduced;
 };
 
 // ranks/<rank>.json

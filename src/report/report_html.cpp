@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "analysis/series_figures.hpp"
+#include "common/decimate.hpp"
 #include "common/json.hpp"
 #include "common/parallel.hpp"
 #include "report/web_bundle.hpp"
@@ -24,47 +26,6 @@ std::string compact_number(double v, int decimals) {
   }
   if (s == "-0") s = "0";
   return s;
-}
-
-std::vector<std::size_t> decimate_indices(std::size_t n, std::size_t max_points,
-                                          const std::vector<const std::vector<double>*>& values) {
-  std::vector<std::size_t> keep;
-  if (n == 0) return keep;
-  max_points = std::max<std::size_t>(max_points, 2);
-  if (n <= max_points) {
-    keep.resize(n);
-    for (std::size_t i = 0; i < n; ++i) keep[i] = i;
-    return keep;
-  }
-  // Each bucket keeps up to 2 points per value series (its min and max).
-  const std::size_t per_bucket = 2 * std::max<std::size_t>(values.size(), 1);
-  const std::size_t buckets = std::max<std::size_t>((max_points - 2) / per_bucket, 1);
-  keep.push_back(0);
-  for (std::size_t b = 0; b < buckets; ++b) {
-    const std::size_t lo = 1 + (n - 2) * b / buckets, hi = 1 + (n - 2) * (b + 1) / buckets;
-    if (lo >= hi) continue;
-    if (values.empty()) {
-      keep.push_back(lo);
-      continue;
-    }
-    for (const auto* vs : values) {
-      // NaN compares false both ways, so missing values are never picked; a bucket of only NaN
-      // keeps its first point.
-      const double* v = vs->data();
-      std::size_t imin = lo, imax = lo;
-      double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;
-      for (std::size_t i = lo; i < hi; ++i) {
-        if (v[i] < vmin) vmin = v[i], imin = i;
-        if (v[i] > vmax) vmax = v[i], imax = i;
-      }
-      keep.push_back(imin);
-      keep.push_back(imax);
-    }
-  }
-  keep.push_back(n - 1);
-  std::sort(keep.begin(), keep.end());
-  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
-  return keep;
 }
 
 namespace {
@@ -123,7 +84,7 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
   if (!run.start_ns) {
     bool any = false;
     for (const auto& g : run.gpus)
-      if (!g.samples.empty() && (!any || g.samples.front().t_ns < t0)) t0 = g.samples.front().t_ns, any = true;
+      if (g.sample_count() && (!any || g.first_t_ns() < t0)) t0 = g.first_t_ns(), any = true;
   }
   out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(run.run_id),
                      json_quote(run.label), run.world_size ? std::to_string(*run.world_size) : "null", t0);
@@ -135,24 +96,22 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
   });
   bool first = true;
   for (const auto* g : gpus) {
-    const std::size_t n = g->samples.size();
+    const std::vector<GpuChartPoint> chart = gpu_chart_points(*g, gpu_cap);
+    const std::size_t n = chart.size();
     t.resize(n), util.resize(n), power.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& s = g->samples[i];
-      t[i] = static_cast<double>(s.t_ns - t0) * 1e-9;
-      util[i] = s.util_pct;
-      power[i] = s.power_w;
+      t[i] = static_cast<double>(chart[i].t_ns - t0) * 1e-9;
+      util[i] = chart[i].util_pct;
+      power[i] = chart[i].power_w;
     }
     const bool has_util = std::any_of(util.begin(), util.end(), [](double v) { return !std::isnan(v); });
     const bool has_power = std::any_of(power.begin(), power.end(), [](double v) { return !std::isnan(v); });
-    std::vector<const std::vector<double>*> vals;
-    if (has_util) vals.push_back(&util);
-    if (has_power) vals.push_back(&power);
-    auto idx = decimate_indices(n, gpu_cap, vals);
+    std::vector<std::size_t> idx(n);
+    for (std::size_t i = 0; i < n; ++i) idx[i] = i;
     if (!first) out += ',';
     first = false;
     out += fmt::format("{{\"node\":{},\"index\":{},\"uuid\":{},\"name\":{},\"samples\":{},\"t\":", json_quote(g->node),
-                       g->index, json_quote(g->uuid), json_quote(g->name), n);
+                       g->index, json_quote(g->uuid), json_quote(g->name), g->sample_count());
     append_array(out, t, idx, 3);
     out += ",\"util\":";
     if (has_util) append_array(out, util, idx, 1); else out += "null";
@@ -211,7 +170,7 @@ std::string render_series_json(const Study& study, const Summary& summary, const
   std::vector<std::vector<RankSteps>> rank_steps(runs.size());
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& g : runs[i]->gpus) gpu_series += 1, gpu_points += g.samples.size();
+    for (const auto& g : runs[i]->gpus) gpu_series += 1, gpu_points += g.sample_count();
     rank_steps[i] = rank_step_times(*runs[i]);
     for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.ms.size();
   }

@@ -15,8 +15,8 @@ namespace scalelens {
 inline constexpr const char* kReportDataSchema = "scalelens.report-data/1";
 
 struct SeriesLimits {
-  std::size_t max_points_per_series = 2000;  // per GPU series and per rank's step times
-  std::size_t gpu_point_budget = 300000;     // all GPU series of all runs together
+  std::size_t max_points_per_series = kChartPointsPerSeries;  // per GPU series and per rank's step times
+  std::size_t gpu_point_budget = kGpuChartPointBudget;       // all GPU series of all runs together
   std::size_t step_budget = 200000;          // all per-rank step times of all runs together
 };
 
@@ -27,11 +27,6 @@ struct SeriesLimits {
 // decimated (min and max of each bucket kept) to the limits.
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits = {},
                                std::string_view run_id = {});
-
-// Keeps at most `max_points` indices of `n` samples: the first, the last, and per bucket the
-// indices of the minimum and maximum of each of `values` (NaN skipped). Sorted, unique.
-std::vector<std::size_t> decimate_indices(std::size_t n, std::size_t max_points,
-                                          const std::vector<const std::vector<double>*>& values);
 
 // {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
 //  "series": <series json or null>, "figures": <figures json or null>[, "compare": {"before":

@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "support/gpu_study_writer.hpp"
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -80,10 +81,17 @@ TEST(ParallelTrace, ACacheThatCannotBeWrittenIsSaidOnce) {
 TEST(ParallelReport, TwoProcessesWriteWhatOneWritesOnTheSharedData) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir, mpi;
-  // Traces alone (runs formed from them), MLPerf logs, and the bundled toy study (scalelens run
-  // folders with GPU samples, steps, epochs): every reader and the merge of their outputs.
+  // Traces alone (runs formed from them), MLPerf logs, the bundled toy study (scalelens run
+  // folders with host samples, steps, epochs) and generated GPU logs (reduced where they are read,
+  // on whichever process reads them): every reader and the merge of their outputs.
+  std::mt19937_64 rng(3);
+  GpuStudyShape shape;
+  shape.runs = 6, shape.gpus = 4, shape.nvsmi_too = true;
+  const ScratchDir gpu_study;
+  write_gpu_study(gpu_study, rng, shape);
   const std::string in = quoted(data / "kineto") + " " + quoted(data / "mlperf-hpc-v1.0-deepcam") + " " +
-                         quoted(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study") + " --no-cache";
+                         quoted(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study") + " " + quoted(gpu_study.path()) +
+                         " --no-cache";
   auto report = [&](const std::string& where, const std::string& launch, const std::string& more) {
     fs::create_directories(dir / where);
     return run_command("cd " + quoted(dir / where) + " && " + launch + SCALELENS_BIN " report " + in + " -o out " + more);

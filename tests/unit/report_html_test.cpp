@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "analysis/analyze.hpp"
+#include "common/decimate.hpp"
 #include "ingest/ingest.hpp"
 #include "report/figures.hpp"
 #include "report/output_folder.hpp"

@@ -15,7 +15,12 @@ using scalelens::testing::ScratchDir;
 
 namespace {
 
-Study read(const ScratchDir& dir) { return ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}); }
+// Every sample kept: these tests are about what the readers make of the files.
+Study read(const ScratchDir& dir) {
+  IngestOptions options{{dir.path().string()}, {}, 1, {}};
+  options.keep_samples = true;
+  return ingest(options);
+}
 
 const Diagnostic* find(const std::vector<Diagnostic>& ds, const std::string& code) {
   auto it = std::find_if(ds.begin(), ds.end(), [&](auto& d) { return d.code == code; });

@@ -201,7 +201,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
       k = 0;
       while (k < series.size() && (series[k].index != gpu || series[k].uuid != uuid)) ++k;
       if (k == series.size()) {
-        series.push_back(GpuSeries{node, static_cast<int>(gpu), std::string(uuid), {}, path.string(), false, {}});
+        series.push_back(GpuSeries{node, static_cast<int>(gpu), std::string(uuid), {}, path.string(), false, {}, {}});
         // GPUs beyond those of the first lines (a malformed file can name a new one per line)
         // grow as needed: reserving for each would take memory quadratic in the file.
         if (series.size() <= estimate.gpus) {
@@ -357,6 +357,7 @@ class RunCsvReader final : public Reader {
   bool recognizes(const std::filesystem::path&, std::string_view head) const override {
     return kind_of_header(first_line(head)) != Kind::none;
   }
+  bool holds_gpu_samples(std::string_view head) const override { return kind_of_header(first_line(head)) == Kind::gpu; }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
     // One buffer per ingest thread: run folders are thousands of small files. The calling
     // thread (in 'serve', a long-lived one) reads too, so a buffer grown by one very large file

@@ -1,0 +1,132 @@
+// GPU and host samples reduced as they are read (issue 17, part 2): a report made from the reduced series
+// (figures over the run's window and a decimated chart) must say exactly what one made from every
+// sample says. Checked over many generated run folders whose GPU logs have the shapes real ones
+// have: windows that cut the samples anywhere, logger pauses, counters that reset or jump,
+// missing columns, the same GPU in two sources (gpu.csv and an nvidia-smi log).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
+#include "report/report_html.hpp"
+#include "report/summary_writers.hpp"
+#include "support/gpu_study_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace scalelens {
+namespace {
+
+using testing::ScratchDir;
+using testing::GpuStudyShape;
+using testing::write_gpu_study;
+
+Study read(const ScratchDir& dir, bool keep) {
+  IngestOptions options{{dir.path().string()}, {}, 1, {}};
+  options.keep_samples = keep;
+  return ingest(options);
+}
+
+std::string diagnostics_text(const std::vector<Diagnostic>& ds) {
+  std::string s;
+  for (const auto& d : ds) s += d.code + ": " + d.message + " @ " + d.path + "\n";
+  return s;
+}
+
+TEST(GpuReduction, ReducedSeriesGiveTheSameReportAsEverySampleOverManyGeneratedStudies) {
+  std::size_t reduced_series = 0, host_energies = 0;
+  std::set<std::string> codes;  // the warnings the generated studies met
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    std::mt19937_64 rng(seed);
+    ScratchDir dir;
+    GpuStudyShape shape;
+    shape.runs = 1 + static_cast<int>(rng() % 4);
+    shape.gpus = 1 + static_cast<int>(rng() % 4);
+    shape.nvsmi_too = rng() % 3 == 0;
+    write_gpu_study(dir, rng, shape);
+
+    const Study kept = read(dir, true), reduced = read(dir, false);
+    ASSERT_EQ(kept.runs.size(), static_cast<std::size_t>(shape.runs));
+    ASSERT_EQ(reduced.runs.size(), kept.runs.size());
+    for (const auto& run : reduced.runs) {
+      for (const auto& h : run.host_series) {
+        ASSERT_TRUE(h.reduced) << h.source;
+        EXPECT_TRUE(h.samples.empty());
+        host_energies += h.reduced->cpu_energy_j.has_value();
+      }
+      for (const auto& g : run.gpus) {
+        ASSERT_TRUE(g.reduced) << g.source;
+        EXPECT_TRUE(g.samples.empty());
+        EXPECT_LE(g.reduced->chart.size(), kChartPointsPerSeries);
+        ++reduced_series;
+      }
+    }
+    EXPECT_EQ(diagnostics_text(reduced.diagnostics), diagnostics_text(kept.diagnostics));
+
+    const Summary from_kept = analyze(kept, {}), from_reduced = analyze(reduced, {});
+    EXPECT_EQ(render_summary_json(from_reduced), render_summary_json(from_kept));
+    EXPECT_EQ(render_series_json(reduced, from_reduced), render_series_json(kept, from_kept));
+    for (const auto& d : from_kept.warnings) codes.insert(d.code);
+  }
+  EXPECT_GT(reduced_series, 100u);
+  EXPECT_GT(host_energies, 20u);
+  // The shapes that take the figures' other paths were met.
+  for (const char* code : {"energy-gaps", "implausible-value", "energy-double-counted", "coarse-sampling"})
+    EXPECT_TRUE(codes.count(code)) << code;
+}
+
+// Charts share one point budget among all GPU files: a study of many long series keeps about the
+// budget in all, not every sample, and the report draws the same charts from them.
+TEST(GpuReduction, ChartsShareOnePointBudgetAcrossFiles) {
+  std::mt19937_64 rng(7);
+  ScratchDir dir;
+  GpuStudyShape shape;
+  shape.runs = 60;
+  shape.gpus = 4;
+  shape.may_be_empty = false;
+  std::size_t samples = 0;
+  while (samples <= kGpuChartPointBudget) samples = write_gpu_study(dir, rng, shape);  // the same folders, redrawn
+  const Study reduced = read(dir, false), kept = read(dir, true);
+  std::size_t points = 0, series = 0;
+  for (const auto& run : reduced.runs)
+    for (const auto& g : run.gpus) points += g.reduced->chart.size(), ++series;
+  EXPECT_EQ(series, 240u);
+  EXPECT_LE(points, kGpuChartPointBudget);
+  for (const auto& run : reduced.runs)
+    for (const auto& g : run.gpus) EXPECT_LE(g.reduced->chart.size(), kGpuChartPointBudget / series);
+  const Summary from_kept = analyze(kept, {}), from_reduced = analyze(reduced, {});
+  EXPECT_EQ(render_summary_json(from_reduced), render_summary_json(from_kept));
+  EXPECT_EQ(render_series_json(reduced, from_reduced), render_series_json(kept, from_kept));
+}
+
+// Without a window stated before the samples are read (no start_ns/end_ns in scalelens.json), the
+// samples are kept and reduced at analysis as before; and a caller may keep every sample.
+TEST(GpuReduction, SamplesAreKeptWithoutAStatedWindowOrWhenAsked) {
+  ScratchDir dir;
+  dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 1})");
+  dir.write("run/nodes/n/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "1000000000,0,GPU-a,50,,,100,,,\n2000000000,0,GPU-a,70,,,120,,,\n");
+  const Study s = read(dir, false);
+  ASSERT_EQ(s.runs.size(), 1u);
+  ASSERT_EQ(s.runs[0].gpus.size(), 1u);
+  EXPECT_FALSE(s.runs[0].gpus[0].reduced);
+  EXPECT_EQ(s.runs[0].gpus[0].samples.size(), 2u);
+
+  dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 0, "end_ns": 3000000000})");
+  const Study kept = read(dir, true);
+  EXPECT_FALSE(kept.runs[0].gpus[0].reduced);
+  EXPECT_EQ(kept.runs[0].gpus[0].samples.size(), 2u);
+  const Study reduced = read(dir, false);
+  ASSERT_TRUE(reduced.runs[0].gpus[0].reduced);
+  EXPECT_EQ(reduced.runs[0].gpus[0].sample_count(), 2u);
+  EXPECT_DOUBLE_EQ(*reduced.runs[0].gpus[0].reduced->figures.util_pct, 60);
+}
+
+}  // namespace
+}  // namespace scalelens
