@@ -388,21 +388,27 @@ Result<std::string> read_head_inflated(const std::filesystem::path& path, std::s
 }
 
 Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
+  return write_file_atomic(path, std::vector<std::string_view>{contents});
+}
+
+Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces) {
   auto tmp = path;
   tmp += fmt::format(".tmp.{}", ::getpid());
   {
     Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
     if (f.fd < 0) return Error{fmt::format("cannot write: {}", errno_text(errno)), path.string()};
-    std::size_t done = 0;
-    while (done < contents.size()) {
-      ssize_t n = ::write(f.fd, contents.data() + done, contents.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int err = errno;
-        ::unlink(tmp.c_str());
-        return Error{fmt::format("cannot write: {}", errno_text(err)), path.string()};
+    for (std::string_view contents : pieces) {
+      std::size_t done = 0;
+      while (done < contents.size()) {
+        ssize_t n = ::write(f.fd, contents.data() + done, contents.size() - done);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          int err = errno;
+          ::unlink(tmp.c_str());
+          return Error{fmt::format("cannot write: {}", errno_text(err)), path.string()};
+        }
+        done += static_cast<std::size_t>(n);
       }
-      done += static_cast<std::size_t>(n);
     }
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.hpp"
 
@@ -99,6 +100,8 @@ class GzipStream {
 // Writes through a temporary file in the same folder and renames it over `path`, so a reader
 // never sees half a file.
 Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+// The same for contents made of `pieces`, written in order (a large file is never joined in memory).
+Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces);
 
 // strerror(errno) in a form that reads well after "cannot read FILE: ".
 std::string errno_text(int err);

@@ -342,15 +342,13 @@ Study ingest(const IngestOptions& options) {
     study.cancelled = true;
     return study;
   }
-  std::vector<ReadOutput> outputs(others.size());
-  for (std::size_t k = 0; k < others.size(); ++k) outputs[k] = std::move(*read[k]);
-  read.clear();
+  auto& outputs = read;  // each is set (nothing was cancelled)
 
   // 5. Which runs are kept: --pattern by name (for files whose path it did not match), then
   // --experiment and --run-names, which select MLflow runs as itwinai's own report does.
   std::set<std::string> experiments_seen, run_names_seen;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
-    auto& runs = outputs[k].runs;
+    auto& runs = outputs[k]->runs;
     const bool by_name = !files[others[k]].path_matched;
     runs.erase(std::remove_if(runs.begin(), runs.end(),
                               [&](const Run& run) {
@@ -387,7 +385,7 @@ Study ingest(const IngestOptions& options) {
   // that run.
   std::map<const fs::path*, std::size_t> runs_below;
   for (std::size_t k = 0; k < outputs.size(); ++k)
-    if (owner[k]) runs_below[owner[k]] += outputs[k].runs.size();
+    if (owner[k]) runs_below[owner[k]] += outputs[k]->runs.size();
 
   // 6. Merge in path order, so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
@@ -399,7 +397,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
-    auto& out = outputs[k];
+    auto& out = *outputs[k];
     const auto& path = files[others[k]].path;
     const std::string_view reader = readers[files[others[k]].reader]->name();
     append(study.diagnostics, out.diagnostics);
@@ -444,11 +442,11 @@ Study ingest(const IngestOptions& options) {
     for (auto& run : standalone)
       if (run.format == "itwinai-mlflow" && run.run_name == name) named.push_back(&run);
     if (named.size() == 1) {
-      merge_run_into(*named[0], std::move(outputs[k].attach));
+      merge_run_into(*named[0], std::move(outputs[k]->attach));
       continue;
     }
     if (owner[k] && named.empty()) {
-      merge_run_into(folder_runs.at(*owner[k]), std::move(outputs[k].attach));
+      merge_run_into(folder_runs.at(*owner[k]), std::move(outputs[k]->attach));
       continue;
     }
     study.diagnostics.push_back(
@@ -461,6 +459,8 @@ Study ingest(const IngestOptions& options) {
                                      name, named.size()),
          path.string(), 0, {}});
   }
+  decltype(read)().swap(read);  // all of it is merged by now: the emptied outputs go
+
   // A manifest whose folder held only other runs' data defined no run of its own.
   for (const fs::path* dir : defaults_only)
     if (auto it = folder_runs.find(*dir); !has_data(it->second)) folder_runs.erase(it);

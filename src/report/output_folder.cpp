@@ -20,8 +20,9 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   if (ec) return Error{fmt::format("cannot create the output folder: {}", ec.message()), dir.string()};
   std::vector<std::filesystem::path> written;
   const std::string summary_json = render_summary_json(summary);
-  for (auto [name, contents] : {std::pair{"summary.json", summary_json},
-                                std::pair{"summary.csv", render_summary_csv(summary)}}) {
+  const std::string summary_csv = render_summary_csv(summary);
+  for (auto [name, contents] : {std::pair<const char*, std::string_view>{"summary.json", summary_json},
+                                std::pair<const char*, std::string_view>{"summary.csv", summary_csv}}) {
     auto path = dir / name;
     auto ok = write_file_atomic(path, contents);
     if (!ok) return ok.error();
@@ -30,11 +31,12 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   // The figures (gnuplot, in other processes) are made while this thread renders the series.
   FiguresResult figures;
   std::thread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
-  const std::string series = study ? render_series_json(*study, summary) : std::string("null");
+  const std::vector<std::string> series = study ? render_series_json_parts(*study, summary) : std::vector<std::string>{"null"};
   figures_thread.join();
-  auto html = render_report_html(render_report_data(summary_json, series, "static", figures.json()));
+  // Written in pieces: a large study's page is not joined in memory (issue 17, part 2).
+  const std::string figures_json = figures.json();
   auto path = dir / "report.html";
-  auto ok = write_file_atomic(path, html);
+  auto ok = write_file_atomic(path, report_html_pieces(report_data_pieces(summary_json, std::vector<std::string_view>(series.begin(), series.end()), "static", figures_json)));
   if (!ok) return ok.error();
   written.push_back(path);
   written.insert(written.end(), figures.written.begin(), figures.written.end());

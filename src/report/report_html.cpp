@@ -155,8 +155,8 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
 
 }  // namespace
 
-std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits,
-                               std::string_view run_id) {
+std::vector<std::string> render_series_json_parts(const Study& study, const Summary& summary, const SeriesLimits& limits,
+                                                std::string_view run_id) {
   // Runs that made it onto a curve, by id (ingest already left out duplicate ids).
   std::unordered_map<std::string, const Run*> by_id;
   for (const auto& run : study.runs) by_id.emplace(run.run_id, &run);
@@ -184,64 +184,93 @@ std::string render_series_json(const Study& study, const Summary& summary, const
       rank_points <= limits.step_budget ? limits.max_points_per_series : cap(rank_series, limits.step_budget);
 
   // Runs rendered in parallel (each decimates thousands of samples per GPU), joined in order.
-  std::vector<std::string> parts(runs.size());
-  parallel_for(runs.size(), default_threads(0),
-               [&](std::size_t i) { parts[i] = render_run_series(*runs[i], rank_steps[i], gpu_cap, step_cap); });
-  std::string out = "{\"runs\":[";
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += ',';
-    out += parts[i];
-  }
-  out += "]}";
+  std::vector<std::string> parts(runs.size() + 2);
+  parts.front() = "{\"runs\":[";
+  parallel_for(runs.size(), default_threads(0), [&](std::size_t i) {
+    parts[i + 1] = (i ? "," : "") + render_run_series(*runs[i], rank_steps[i], gpu_cap, step_cap);
+  });
+  parts.back() = "]}";
+  return parts;
+}
+
+std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits,
+                               std::string_view run_id) {
+  std::string out;
+  for (const auto& part : render_series_json_parts(study, summary, limits, run_id)) out += part;
   return out;
 }
 
-std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
-                               std::string_view figures_json, std::string_view compare_json) {
+std::vector<std::string_view> report_data_pieces(std::string_view summary_json, std::string_view series_json,
+                                                 std::string_view mode, std::string_view figures_json,
+                                                 std::string_view compare_json) {
+  return report_data_pieces(summary_json, std::vector<std::string_view>{series_json}, mode, figures_json, compare_json);
+}
+
+std::vector<std::string_view> report_data_pieces(std::string_view summary_json,
+                                                 const std::vector<std::string_view>& series_pieces,
+                                                 std::string_view mode, std::string_view figures_json,
+                                                 std::string_view compare_json) {
   auto trim = [](std::string_view s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
     return s.empty() ? std::string_view("null") : s;
   };
-  std::string out = fmt::format("{{\"schema\":{},\"mode\":{},\"ui_built\":{},\"summary\":", json_quote(kReportDataSchema),
-                                json_quote(mode), web_bundle_built() ? "true" : "false");
-  out += trim(summary_json);
-  out += ",\"series\":";
-  out += trim(series_json);
-  out += ",\"figures\":";
-  out += trim(figures_json);
-  if (!compare_json.empty()) {
-    out += ",\"compare\":";
-    out += trim(compare_json);
-  }
-  out += "}";
+  std::vector<std::string_view> series(series_pieces);
+  if (series.empty()) series.push_back("null");
+  series.back() = trim(series.back());
+  // `mode` is one of our own words ("static", "live"): quoted as it is.
+  std::vector<std::string_view> pieces{"{\"schema\":\"", kReportDataSchema, "\",\"mode\":\"", mode,
+                                       web_bundle_built() ? "\",\"ui_built\":true,\"summary\":" : "\",\"ui_built\":false,\"summary\":",
+                                       trim(summary_json), ",\"series\":"};
+  pieces.insert(pieces.end(), series.begin(), series.end());
+  pieces.insert(pieces.end(), {",\"figures\":", trim(figures_json)});
+  if (!compare_json.empty()) pieces.insert(pieces.end(), {",\"compare\":", trim(compare_json)});
+  pieces.push_back("}");
+  return pieces;
+}
+
+std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
+                               std::string_view figures_json, std::string_view compare_json) {
+  std::string out;
+  for (std::string_view piece : report_data_pieces(summary_json, series_json, mode, figures_json, compare_json)) out += piece;
   return out;
 }
 
-std::string render_report_html(std::string_view data_json) {
+std::vector<std::string_view> report_html_pieces(const std::vector<std::string_view>& data_pieces) {
   const std::string_view page = web_bundle_html();
   static constexpr std::string_view kOpen = R"(<script type="application/json" id="scalelens-data">)";
-  std::string data;
-  data.reserve(data_json.size() + 64);
-  for (char c : data_json) {
-    if (c == '<') data += "\\u003c";  // only ever inside JSON strings, where this is the same character
-    else data += c;
-  }
-  std::string out;
-  out.reserve(page.size() + data.size());
+  std::vector<std::string_view> out;
+  auto add_data = [&] {
+    out.push_back(kOpen);
+    for (std::string_view piece : data_pieces)
+      for (std::size_t at = 0; at < piece.size();) {
+        const std::size_t lt = std::min(piece.find('<', at), piece.size());
+        if (lt > at) out.push_back(piece.substr(at, lt - at));
+        if (lt == piece.size()) break;
+        out.push_back("\\u003c");  // only ever inside JSON strings, where this is the same character
+        at = lt + 1;
+      }
+  };
   auto open = page.find(kOpen);
   auto close = open == std::string_view::npos ? open : page.find("</script>", open + kOpen.size());
   if (open == std::string_view::npos || close == std::string_view::npos) {
     // A page without the data slot (should not happen): add one before </body>.
     auto body = page.rfind("</body>");
     if (body == std::string_view::npos) body = page.size();
-    out.append(page.substr(0, body));
-    out.append(kOpen).append(data).append("</script>");
-    out.append(page.substr(body));
+    out.push_back(page.substr(0, body));
+    add_data();
+    out.push_back("</script>");
+    out.push_back(page.substr(body));
     return out;
   }
-  out.append(page.substr(0, open + kOpen.size()));
-  out.append(data);
-  out.append(page.substr(close));
+  out.push_back(page.substr(0, open));
+  add_data();
+  out.push_back(page.substr(close));
+  return out;
+}
+
+std::string render_report_html(std::string_view data_json) {
+  std::string out;
+  for (std::string_view piece : report_html_pieces({data_json})) out += piece;
   return out;
 }
 

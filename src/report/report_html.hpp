@@ -27,6 +27,9 @@ struct SeriesLimits {
 // decimated (min and max of each bucket kept) to the limits.
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits = {},
                                std::string_view run_id = {});
+// The same in parts (one per run, rendered in parallel) that are never joined when written.
+std::vector<std::string> render_series_json_parts(const Study& study, const Summary& summary,
+                                                  const SeriesLimits& limits = {}, std::string_view run_id = {});
 
 // {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
 //  "series": <series json or null>, "figures": <figures json or null>[, "compare": {"before":
@@ -34,8 +37,21 @@ std::string render_series_json(const Study& study, const Summary& summary, const
 std::string render_report_data(std::string_view summary_json, std::string_view series_json, std::string_view mode,
                                std::string_view figures_json = {}, std::string_view compare_json = {});
 
-// The bundle with `data_json` inlined into its scalelens-data script; every '<' of the data is
-// written as \u003c so the data can never close the script element.
+// The report data of render_report_data as the pieces it is made of, in order: views into the
+// arguments and into constant text, so that a large report is not copied to be joined.
+std::vector<std::string_view> report_data_pieces(std::string_view summary_json, std::string_view series_json,
+                                                 std::string_view mode, std::string_view figures_json = {},
+                                                 std::string_view compare_json = {});
+// With the series given in pieces (render_series_json_parts).
+std::vector<std::string_view> report_data_pieces(std::string_view summary_json,
+                                                 const std::vector<std::string_view>& series_pieces,
+                                                 std::string_view mode, std::string_view figures_json = {},
+                                                 std::string_view compare_json = {});
+
+// The bundle with the data inlined into its scalelens-data script; every '<' of the data is
+// written as \u003c so the data can never close the script element. As pieces (views into the
+// bundle, the data pieces and constant text) for write_file_atomic, or joined.
+std::vector<std::string_view> report_html_pieces(const std::vector<std::string_view>& data_pieces);
 std::string render_report_html(std::string_view data_json);
 
 // Compact number for the series: at most `decimals` decimals, trailing zeros dropped, NaN -> null.

@@ -211,6 +211,30 @@ TEST(ReportHtml, OutputFolderHasReportAndFigures) {
   EXPECT_NE(gp.find("set output 'utilization.pdf'"), std::string::npos);
 }
 
+// report.html is written in pieces (never joined in memory): the file is the page that the joined
+// data gives, with the study's '<' escaped in every piece (label, path, series).
+TEST(ReportHtml, PageWrittenInPiecesIsThePageOfTheJoinedData) {
+  ScratchDir out;
+  ::setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  Study study = study_with_gpus(300, 3);
+  Summary summary = analyze(study, {});
+  auto written = write_report_files(summary, study, out.path());
+  ::unsetenv("SCALELENS_NO_GNUPLOT");
+  ASSERT_TRUE(written) << written.error().message;
+  const std::string series = render_series_json(study, summary);
+  std::string joined_parts;
+  for (const auto& part : render_series_json_parts(study, summary)) joined_parts += part;
+  EXPECT_EQ(joined_parts, series);
+  const auto html = slurp(out / "report.html");
+  const auto slot = data_slot(html);
+  const auto at = slot.find(",\"figures\":");
+  ASSERT_NE(at, std::string::npos);
+  const std::string figures_json = slot.substr(at + 11, slot.size() - at - 12);
+  EXPECT_EQ(html, render_report_html(render_report_data(render_summary_json(summary), series, "static", figures_json)));
+  EXPECT_EQ(slot.find('<'), std::string::npos);
+  EXPECT_NE(slot.find("/runs/\\u003c/script>"), std::string::npos);
+}
+
 TEST(ReportHtml, GnuplotQuoting) {
   EXPECT_EQ(gnuplot_quote("ddp"), "'ddp'");
   EXPECT_EQ(gnuplot_quote("it's\nme"), "'it''s me'");
