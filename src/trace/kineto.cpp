@@ -286,6 +286,26 @@ std::atomic<std::uint64_t> g_parse_count{0};
 
 bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// The last non-space at or before `p`; npos if none.
+std::size_t last_non_space(std::string_view text, std::size_t p) {
+  for (;; --p) {
+    if (!is_ws(text[p])) return p;
+    if (p == 0) return std::string_view::npos;
+  }
+}
+
+// Where a list of events may be cut before the `{` at `q`: the comma of `}` ws* `,` ws+ `{` (the
+// space after the comma makes it a boundary between pretty-printed events, never one inside a
+// string in practice; a wrong cut is caught by the slice parse). npos when `q` is not such a place.
+std::size_t cut_comma_before(std::string_view text, std::size_t q) {
+  constexpr auto npos = std::string_view::npos;
+  if (q == 0) return npos;
+  const std::size_t c = last_non_space(text, q - 1);
+  if (c == npos || c + 1 >= q || text[c] != ',' || c == 0) return npos;
+  const std::size_t b = last_non_space(text, c - 1);
+  return b != npos && text[b] == '}' ? c : npos;
+}
+
 // The `]` closing the events array, scanning from `p` (an element start, depth 0) with string
 // awareness; npos when the text ends first. Runs over the last slice only.
 std::size_t find_array_end(std::string_view t, std::size_t p) {
@@ -402,12 +422,7 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
     while (p < size && is_ws(text[p])) ++p;
     return p;
   };
-  auto back_ws = [&](std::size_t p) -> std::size_t {  // last non-space at or before p; npos if none
-    for (;; --p) {
-      if (!is_ws(text[p])) return p;
-      if (p == 0) return npos;
-    }
-  };
+  auto back_ws = [&](std::size_t p) { return last_non_space(text, p); };
   const std::size_t first = skip_ws(0);
   if (first >= size || text[first] != '{') return std::nullopt;
 
@@ -457,14 +472,10 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
         const void* hit = std::memchr(data + q, '{', size - q);
         if (!hit) break;
         q = static_cast<std::size_t>(static_cast<const char*>(hit) - data);
-        std::size_t c = back_ws(q - 1);
-        if (c != npos && c + 1 < q && text[c] == ',') {
-          std::size_t b = back_ws(c - 1);
-          if (b != npos && text[b] == '}') {
-            cut_comma = c;
-            next = q;
-            break;
-          }
+        if (std::size_t c = cut_comma_before(text, q); c != npos) {
+          cut_comma = c;
+          next = q;
+          break;
         }
         ++q;
       }
@@ -580,12 +591,7 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
       if (!more()) return npos;
     }
   };
-  auto back_ws = [&](std::size_t p) -> std::size_t {  // last non-space at or before p; npos if none
-    for (;; --p) {
-      if (!is_ws(text[p])) return p;
-      if (p == 0) return npos;
-    }
-  };
+  auto back_ws = [&](std::size_t p) { return last_non_space(text, p); };
   while (text.size() < 3 && more()) {
   }
   if (bad_stream) return std::nullopt;
@@ -718,14 +724,10 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
           continue;
         }
         q = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
-        std::size_t c = back_ws(q - 1);
-        if (c != npos && c + 1 < q && text[c] == ',') {
-          std::size_t b = back_ws(c - 1);
-          if (b != npos && text[b] == '}') {
-            cut_comma = c;
-            next = q;
-            break;
-          }
+        if (std::size_t c = cut_comma_before(text, q); c != npos) {
+          cut_comma = c;
+          next = q;
+          break;
         }
         ++q;
       }
