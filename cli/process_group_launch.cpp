@@ -7,13 +7,16 @@
 
 #include "common/parallel.hpp"
 #include "distribute/launch_environment.hpp"
+#include "trace/trace_cache.hpp"
 #ifdef SCALELENS_HAVE_MPI
 #include "process_group.hpp"
 #endif
 
 namespace scalelens::cli {
 
-std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char* command) {
+namespace {
+
+std::optional<std::unique_ptr<ProcessGroup>> join_job(const char* command) {
   const auto env = launch_environment();
   if (!env.many()) return std::unique_ptr<ProcessGroup>{};
   // Said once, by the first process, where all K would say the same.
@@ -40,6 +43,16 @@ std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char*
       "(each would write the whole report); run it as one process (it uses every core), or build it where Open MPI "
       "is installed");
 #endif
+}
+
+}  // namespace
+
+std::optional<LaunchedGroup> join_launched_processes(const char* command) {
+  auto joined = join_job(command);
+  if (!joined) return std::nullopt;
+  LaunchedGroup job{std::move(*joined)};
+  if (!job.first()) trace::set_cache_warnings(false);
+  return job;
 }
 
 unsigned threads_per_process(unsigned requested, const ProcessGroup& group) {

@@ -12,14 +12,30 @@
 
 namespace scalelens::cli {
 
-// The MPI job this process belongs to; a null pointer when no launcher started several (one
-// process, as always); nullopt after saying why on standard error (by the first process) when
-// several were started but cannot work together: exit 1.
-std::optional<std::unique_ptr<ProcessGroup>> join_launched_processes(const char* command);
-
 // --threads, else the cores this process is bound to, else this node's cores shared among the
 // group's processes on it.
 unsigned threads_per_process(unsigned requested, const ProcessGroup& group);
+
+// This process' place among those a launcher started, for `trace` and `report`.
+struct LaunchedGroup {
+  std::unique_ptr<ProcessGroup> group;  // null when it runs alone, as always
+  bool launched() const { return group != nullptr; }
+  // The process that writes the results: rank 0, or the only one.
+  bool first() const { return !group || group->rank() == 0; }
+  // Reader threads: `requested` (--threads), or this process' share of its node's cores.
+  unsigned threads(unsigned requested) const { return group ? threads_per_process(requested, *group) : requested; }
+  // MPI finalised (the others leave now, while the first one goes on); true for the first.
+  bool finish() {
+    const bool writes = first();
+    group.reset();
+    return writes;
+  }
+};
+
+// Joins the MPI job this process belongs to, where a launcher started several, and lets only the
+// first of them warn about the trace cache (the job says it once). nullopt after saying why on
+// standard error (by the first process) when several were started but cannot work together: exit 1.
+std::optional<LaunchedGroup> join_launched_processes(const char* command);
 
 // `work()` (the reading, which the processes do together); a failure in it ends the whole job
 // through the group, rather than leaving the other processes waiting for this one.

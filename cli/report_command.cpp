@@ -60,25 +60,19 @@ int run_report(const ReportArgs& args) {
   in.run_names = args.run_names;
   in.threads = args.threads;
   in.defaults = args.defaults;
-  auto joined = join_launched_processes("report");
-  if (!joined) return 1;
-  std::unique_ptr<ProcessGroup> group = std::move(*joined);
-  if (group && group->rank() != 0) trace::set_cache_warnings(false);  // the job says it once, by rank 0
-  if (group) {
-    in.group = group.get();
-    in.threads = threads_per_process(args.threads, *group);
-  }
-  const bool first = !group || group->rank() == 0;
+  auto job = join_launched_processes("report");
+  if (!job) return 1;
+  in.group = job->group.get();
+  in.threads = job->threads(args.threads);
   // Launched processes write through the launcher, whose pseudo-terminal says nothing of where the
   // output goes: plain text, no progress bar.
-  auto terminal = [launched = group != nullptr](int fd) { return !launched && is_terminal(fd); };
-  ProgressBar bar("reading", first && !args.quiet && terminal(STDERR_FILENO));
+  auto terminal = [launched = job->launched()](int fd) { return !launched && is_terminal(fd); };
+  ProgressBar bar("reading", job->first() && !args.quiet && terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
   PhaseTimer timer;
-  Study study = analyse_in_group(group.get(), [&] { return ingest(in); });
+  Study study = analyse_in_group(job->group.get(), [&] { return ingest(in); });
   bar.finish();
-  group.reset();  // MPI finalised: the others leave now, while the first one analyses and writes
-  if (!first) return 0;
+  if (!job->finish()) return 0;  // the first one analyses and writes
   const double read_s = timer.lap();
 
   AnalysisOptions options = args.analysis;

@@ -58,20 +58,14 @@ int run_trace(const TraceArgs& args) {
     return 1;
   }
   options.links.network = args.network;
-  auto joined = join_launched_processes("trace");
-  if (!joined) return 1;
-  std::unique_ptr<ProcessGroup> group = std::move(*joined);
-  if (group && group->rank() != 0) trace::set_cache_warnings(false);  // the job says it once, by rank 0
-  if (group) {
-    options.group = group.get();
-    options.threads = threads_per_process(args.threads, *group);
+  auto job = join_launched_processes("trace");
+  if (!job) return 1;
+  if (job->launched()) {
+    options.group = job->group.get();
+    options.threads = job->threads(args.threads);
   }
-  auto set = analyse_in_group(group.get(), [&] { return trace::analyse_traces(options); });
-  if (group) {
-    const bool first = group->rank() == 0;
-    group.reset();  // MPI finalised: the others leave now, while the first one writes
-    if (!first) return 0;
-  }
+  auto set = analyse_in_group(job->group.get(), [&] { return trace::analyse_traces(options); });
+  if (!job->finish()) return 0;  // the first one writes
 
   trace::OutputOptions out{args.steps, args.kernels, args.hta, args.instances, args.ops};
   if (args.format == "json") {
