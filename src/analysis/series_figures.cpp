@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -121,11 +122,23 @@ GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std
   return f;
 }
 
+namespace {
+
+// Ingest reduces a series only where its run's window is final; a reduced series asked about
+// another window is a mistake in the program, which must not pass as a figure.
+void check_window(std::int64_t reduced_t0, std::int64_t reduced_t1, std::int64_t t0, std::int64_t t1,
+                  const std::string& source) {
+  if (reduced_t0 != t0 || reduced_t1 != t1)
+    throw std::logic_error("internal error: the samples of " + source +
+                           " were reduced over another window than the run's; please report this");
+}
+
+}  // namespace
+
 GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1) {
-  // Reduced series are only those whose run stated its window before they were read, and
-  // nothing changes a stated window afterwards (ingest fills only what a run lacks).
-  if (g.reduced) return g.reduced->figures;
-  return gpu_series_figures(g, t0, t1);
+  if (!g.reduced) return gpu_series_figures(g, t0, t1);
+  check_window(g.reduced->t0, g.reduced->t1, t0, t1, g.source);
+  return g.reduced->figures;
 }
 
 namespace {
@@ -172,7 +185,9 @@ std::optional<double> energy_from_samples(const HostSeries& h, std::int64_t t0, 
 }  // namespace
 
 std::optional<double> host_series_energy_j(const HostSeries& h, std::int64_t t0, std::int64_t t1) {
-  return h.reduced ? h.reduced->cpu_energy_j : energy_from_samples(h, t0, t1);
+  if (!h.reduced) return energy_from_samples(h, t0, t1);
+  check_window(h.reduced->t0, h.reduced->t1, t0, t1, h.source);
+  return h.reduced->cpu_energy_j;
 }
 
 void reduce_host_series(HostSeries& h, std::int64_t t0, std::int64_t t1) {
@@ -186,7 +201,7 @@ void reduce_gpu_series(GpuSeries& g, std::int64_t t0, std::int64_t t1, std::size
   ReducedGpuSeries r;
   r.t0 = t0, r.t1 = t1;
   r.figures = gpu_series_figures(g, t0, t1);
-  r.samples = g.samples.size();
+  r.sample_count = g.samples.size();
   r.first_t_ns = g.samples.empty() ? 0 : g.samples.front().t_ns;
   r.chart = gpu_chart_points(g, max_points);
   r.chart.shrink_to_fit();

@@ -1,8 +1,9 @@
 #pragma once
 // What one GPU's (and one host's) samples say over a run's window: the per-GPU half of the run's
-// GPU figures (run_metrics.cpp adds them up over the run's GPUs). One pure function over one series, so that
-// it can run where the series is read, once the window is known, and the samples need not be kept
-// (issue 17, part 2): the figures are the same wherever it runs.
+// GPU figures (run_metrics.cpp adds them up over the run's GPUs), computed by one function over
+// one series, so that it can run where the series is read, once the window is known, and the
+// samples need not be kept (issue 17, part 2): the figures are the same wherever it runs. Also the
+// reduction itself (reduce_*: figures and a chart in place of the samples) and the chart's points.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,8 +18,8 @@ namespace scalelens {
 // wall-clock time).
 GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t t0, std::int64_t t1);
 
-// The series' figures over [t0, t1]: those taken when it was reduced (its run's window, which is
-// final by then), else computed from its samples.
+// The series' figures over [t0, t1]: those taken when it was reduced (over the same window, which
+// is checked: std::logic_error otherwise), else computed from its samples.
 GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1);
 
 // At most `max_points` points of the series for a chart: every point when it has no more, else the

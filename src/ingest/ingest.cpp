@@ -43,7 +43,7 @@ struct Candidate {
   // False when --pattern did not match the path: the file is then read only when it defines named
   // runs (below), and only its runs whose names match are kept.
   bool path_matched = true;
-  bool gpu_samples = false;  // the reader says it holds GPU samples
+  bool gpu_series = false;  // the reader attaches GPU series to its folder's run
 };
 
 template <class T>
@@ -192,7 +192,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
     for (std::size_t r = 0; r < readers.size(); ++r) {
       if (readers[r]->recognizes(files[i].path, text)) {
         files[i].reader = static_cast<int>(r);
-        files[i].gpu_samples = readers[r]->holds_gpu_samples(text);
+        files[i].gpu_series = readers[r]->attaches_gpu_series(text);
         break;
       }
     }
@@ -215,7 +215,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   if (group.rank() == 0) {
     ByteWriter out(bytes);
     out(static_cast<std::uint64_t>(files.size()));
-    for (const auto& f : files) out(f.path.string(), f.size, f.weight, f.reader, f.path_matched, f.gpu_samples);
+    for (const auto& f : files) out(f.path.string(), f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
   }
   group.broadcast(bytes);
   if (group.rank() == 0) return;
@@ -226,7 +226,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
     std::string path;
     Candidate f;
-    in(path, f.size, f.weight, f.reader, f.path_matched, f.gpu_samples);
+    in(path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
     f.path = path;
     files.push_back(std::move(f));
   }
@@ -297,27 +297,29 @@ Study ingest(const IngestOptions& options) {
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
   std::vector<const fs::path*> owner(others.size());
   for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_folder(files[others[k]].path);
-  // Samples reduced as they are read where the run's window is final (stated by its
-  // scalelens.json; what is merged in later only fills what it lacks). GPU charts share one point
-  // budget among the GPU files, so that they take about the same memory whatever the study's size.
+  // Samples reduced as they are read where the run's window is final: stated by its scalelens.json
+  // (what is merged in later only fills what a run lacks), and the file's data goes to that run
+  // (itwinai's trace folders go to the MLflow run of their name, whose window is its own). GPU
+  // logs share one chart budget, so that charts take about the same memory whatever the study's
+  // size; each series keeps its share whether it is reduced or kept, so the charts are the same.
   auto window_of = [&](std::size_t k) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
     const Run* run = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
-    if (options.keep_samples || !run || !run->start_ns || !run->end_ns) return std::nullopt;
+    if (options.keep_samples || !run || !run->start_ns || !run->end_ns ||
+        !itwinai_trace_run_name(files[others[k]].path).empty())
+      return std::nullopt;
     return std::pair{*run->start_ns, *run->end_ns};
   };
-  std::size_t reduced_gpu_files = 0;
-  for (std::size_t k = 0; k < others.size(); ++k) reduced_gpu_files += files[others[k]].gpu_samples && window_of(k);
+  std::size_t gpu_files = 0;
+  for (std::size_t i : others) gpu_files += files[i].gpu_series;
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
+    if (files[others[k]].gpu_series)
+      for (auto& g : out.attach.gpus)
+        g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
     const auto window = window_of(k);
     if (!window) return;
     for (auto& h : out.attach.host_series) reduce_host_series(h, window->first, window->second);
-    if (out.attach.gpus.empty()) return;
-    const std::size_t series = std::max<std::size_t>(reduced_gpu_files, 1) * out.attach.gpus.size();
-    const std::size_t points =
-        options.gpu_chart_point_budget == 0
-            ? kChartPointsPerSeries
-            : std::clamp<std::size_t>(options.gpu_chart_point_budget / series, 8, kChartPointsPerSeries);
-    for (auto& g : out.attach.gpus) reduce_gpu_series(g, window->first, window->second, points);
+    for (auto& g : out.attach.gpus)
+      reduce_gpu_series(g, window->first, window->second, g.chart_points ? g.chart_points : kChartPointsPerSeries);
   };
   SharedWork<ReadOutput> work;
   // Shared out by content, not by size on disk (a gzipped file holds several times its size); only

@@ -8,7 +8,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 352 &&
+static_assert(sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 360 &&
                   sizeof(ReducedGpuSeries) == 176 && sizeof(GpuSeriesFigures) == 120 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -21,11 +21,11 @@ static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copya
 
 template <class C>
 void fields(C& c, ReducedGpuSeries& v) {
-  c(v.t0, v.t1, v.figures, v.samples, v.first_t_ns, v.chart);
+  c(v.t0, v.t1, v.figures, v.sample_count, v.first_t_ns, v.chart);
 }
 template <class C>
 void fields(C& c, GpuSeries& v) {
-  c(v.node, v.index, v.uuid, v.name, v.source, v.nominal_timestamps, v.samples, v.reduced);
+  c(v.node, v.index, v.uuid, v.name, v.source, v.nominal_timestamps, v.samples, v.reduced, v.chart_points);
 }
 template <class C>
 void fields(C& c, HostSeries& v) {

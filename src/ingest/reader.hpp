@@ -48,9 +48,9 @@ class Reader {
   // True when `head` (up to the first 64 KiB of the file, gzip already inflated) is this format.
   virtual bool recognizes(const std::filesystem::path& path, std::string_view head) const = 0;
   virtual void read(const ReadContext& ctx, ReadOutput& out) const = 0;
-  // True when the file (of this format, by its first bytes) holds GPU samples: ingest shares the
-  // chart budget among those files.
-  virtual bool holds_gpu_samples(std::string_view /*head*/) const { return false; }
+  // True when the file (of this format, by its first bytes) holds GPU samples that it attaches to
+  // its folder's run (gpu.csv, nvidia-smi logs): ingest shares the chart budget among those files.
+  virtual bool attaches_gpu_series(std::string_view /*head*/) const { return false; }
   // Manifest readers run first so that every other file can see its enclosing run.
   virtual bool is_manifest() const { return false; }
 };

@@ -63,6 +63,13 @@ struct GpuSeriesFigures {
 // at most kChartPointsPerSeries points, and a report's GPU charts together about kGpuChartPointBudget.
 inline constexpr std::size_t kChartPointsPerSeries = 2000;
 inline constexpr std::size_t kGpuChartPointBudget = 300000;
+// Points each of `series` charts may keep so that all keep about `budget` (0: no budget): at least
+// 8, at most kChartPointsPerSeries.
+inline std::size_t chart_points_per_series(std::size_t budget, std::size_t series) {
+  if (budget == 0) return kChartPointsPerSeries;
+  const std::size_t each = budget / (series ? series : 1);
+  return each < 8 ? 8 : each > kChartPointsPerSeries ? kChartPointsPerSeries : each;
+}
 struct GpuChartPoint {
   std::int64_t t_ns = 0;
   float util_pct = kMissing, power_w = kMissing;
@@ -74,7 +81,7 @@ struct GpuChartPoint {
 struct ReducedGpuSeries {
   std::int64_t t0 = 0, t1 = 0;  // the window the figures are over
   GpuSeriesFigures figures;
-  std::size_t samples = 0;      // how many samples were read
+  std::size_t sample_count = 0;  // how many samples were read
   std::int64_t first_t_ns = 0;  // the first sample's time
   std::vector<GpuChartPoint> chart;
 };
@@ -90,7 +97,10 @@ struct GpuSeries {
   bool nominal_timestamps = false;  // times rebuilt from sample index × interval, not measured
   std::vector<GpuSample> samples;   // sorted by t_ns; empty once reduced
   std::optional<ReducedGpuSeries> reduced;  // set when the samples were reduced as they were read
-  std::size_t sample_count() const { return reduced ? reduced->samples : samples.size(); }
+  // The points its chart keeps, set by ingest for the GPU logs of run folders (their share of the
+  // chart budget, the same whether the samples are reduced or kept); 0: the report's budget decides.
+  std::size_t chart_points = 0;
+  std::size_t sample_count() const { return reduced ? reduced->sample_count : samples.size(); }
   // The first sample's time; only when sample_count() > 0.
   std::int64_t first_t_ns() const { return reduced ? reduced->first_t_ns : samples.front().t_ns; }
 };
@@ -104,7 +114,7 @@ struct HostSample {
 struct ReducedHostSeries {
   std::int64_t t0 = 0, t1 = 0;
   std::optional<double> cpu_energy_j;
-  std::size_t samples = 0;
+  std::size_t sample_count = 0;
 };
 
 struct HostSeries {

@@ -75,8 +75,9 @@ std::vector<RankSteps> rank_step_times(const Run& run) {
 }
 
 // One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
+// `gpu_cap` for series without a share of ingest's chart budget (GpuSeries::chart_points).
 std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank_steps, std::size_t gpu_cap,
-                              std::size_t step_cap) {
+                              std::size_t step_cap, std::size_t max_points) {
   std::string out;
   std::vector<double> t, util, power;
   // Time origin: the run's start, else its first sample.
@@ -96,7 +97,8 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
   });
   bool first = true;
   for (const auto* g : gpus) {
-    const std::vector<GpuChartPoint> chart = gpu_chart_points(*g, gpu_cap);
+    const std::vector<GpuChartPoint> chart =
+        gpu_chart_points(*g, g->chart_points ? std::min(g->chart_points, max_points) : gpu_cap);
     const std::size_t n = chart.size();
     t.resize(n), util.resize(n), power.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -170,13 +172,13 @@ std::vector<std::string> render_series_json_parts(const Study& study, const Summ
   std::vector<std::vector<RankSteps>> rank_steps(runs.size());
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& g : runs[i]->gpus) gpu_series += 1, gpu_points += g.sample_count();
+    for (const auto& g : runs[i]->gpus)
+      if (!g.chart_points) gpu_series += 1, gpu_points += g.sample_count();  // the others have their share
     rank_steps[i] = rank_step_times(*runs[i]);
     for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.ms.size();
   }
   auto cap = [&](std::size_t series, std::size_t budget) {
-    if (series == 0) return limits.max_points_per_series;
-    return std::clamp<std::size_t>(budget / series, 8, limits.max_points_per_series);
+    return std::min(chart_points_per_series(budget, series), limits.max_points_per_series);
   };
   const std::size_t gpu_cap = gpu_points <= limits.gpu_point_budget ? limits.max_points_per_series
                                                                      : cap(gpu_series, limits.gpu_point_budget);
@@ -187,7 +189,7 @@ std::vector<std::string> render_series_json_parts(const Study& study, const Summ
   std::vector<std::string> parts(runs.size() + 2);
   parts.front() = "{\"runs\":[";
   parallel_for(runs.size(), default_threads(0), [&](std::size_t i) {
-    parts[i + 1] = (i ? "," : "") + render_run_series(*runs[i], rank_steps[i], gpu_cap, step_cap);
+    parts[i + 1] = (i ? "," : "") + render_run_series(*runs[i], rank_steps[i], gpu_cap, step_cap, limits.max_points_per_series);
   });
   parts.back() = "]}";
   return parts;
@@ -214,7 +216,9 @@ std::vector<std::string_view> report_data_pieces(std::string_view summary_json,
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
     return s.empty() ? std::string_view("null") : s;
   };
+  // Trimmed as one text would be: blank pieces at the end go, then the last one's blanks.
   std::vector<std::string_view> series(series_pieces);
+  while (!series.empty() && series.back().find_first_not_of(" \n") == std::string_view::npos) series.pop_back();
   if (series.empty()) series.push_back("null");
   series.back() = trim(series.back());
   // `mode` is one of our own words ("static", "live"): quoted as it is.

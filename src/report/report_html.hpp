@@ -38,7 +38,8 @@ std::string render_report_data(std::string_view summary_json, std::string_view s
                                std::string_view figures_json = {}, std::string_view compare_json = {});
 
 // The report data of render_report_data as the pieces it is made of, in order: views into the
-// arguments and into constant text, so that a large report is not copied to be joined.
+// arguments and into constant text, so that a large report is not copied to be joined. `mode` is
+// written unquoted between quotes: "static" or "live" only.
 std::vector<std::string_view> report_data_pieces(std::string_view summary_json, std::string_view series_json,
                                                  std::string_view mode, std::string_view figures_json = {},
                                                  std::string_view compare_json = {});

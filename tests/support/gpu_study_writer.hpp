@@ -32,6 +32,8 @@ struct GpuStudyShape {
   int runs = 1, gpus = 1;
   bool nvsmi_too = false;  // an nvidia-smi log of the same GPUs beside gpu.csv
   bool may_be_empty = true;  // a log may hold no or few samples
+  bool vary_gpus = false;    // each run 1..gpus GPUs (a scaling study), else `gpus` each
+  double no_window = 0;      // the share of runs whose scalelens.json states no start_ns/end_ns
 };
 
 // A study of run folders whose GPU logs are drawn from `rng`; returns its total GPU samples.
@@ -41,6 +43,8 @@ inline std::size_t write_gpu_study(const ScratchDir& dir, std::mt19937_64& rng, 
   std::size_t total = 0;
   for (int r = 0; r < shape.runs; ++r) {
     const std::string run = fmt::format("run-{}/", r);
+    const int gpu_count = shape.vary_gpus ? 1 + static_cast<int>(rng() % static_cast<unsigned>(shape.gpus)) : shape.gpus;
+    const bool window = !chance(shape.no_window);
     const int n = shape.may_be_empty && chance(0.1) ? static_cast<int>(rng() % 4) : 5 + static_cast<int>(rng() % 3000);
     const std::int64_t step = (1 + static_cast<std::int64_t>(rng() % 10)) * 100'000'000;  // 0.1-1 s
     // The run's window: anywhere from before the first sample to beyond the last.
@@ -49,8 +53,8 @@ inline std::size_t write_gpu_study(const ScratchDir& dir, std::mt19937_64& rng, 
     const std::int64_t end = start + static_cast<std::int64_t>((0.1 + u01(rng)) * static_cast<double>(span));
     dir.write(run + "scalelens.json",
               fmt::format(R"({{"run_id": "r{}", "label": "ddp", "world_size": {}, "nodes": 1, "gpus_per_node": {}, )"
-                          R"("samples_per_epoch": 1000, "start_ns": {}, "end_ns": {}}})",
-                          r, shape.gpus, shape.gpus, start, end));
+                          R"("samples_per_epoch": 1000{}}})",
+                          r, gpu_count, gpu_count, window ? fmt::format(R"(, "start_ns": {}, "end_ns": {})", start, end) : ""));
     std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
     for (int e = 0; e < 3; ++e)
       epochs += fmt::format("0,{},{},{},1000\n", e, start + e * (end - start) / 3, start + (e + 1) * (end - start) / 3);
@@ -64,7 +68,7 @@ inline std::size_t write_gpu_study(const ScratchDir& dir, std::mt19937_64& rng, 
       std::int64_t reset_at, jump_at;
     };
     std::vector<Gpu> gpus;
-    for (int g = 0; g < shape.gpus; ++g)
+    for (int g = 0; g < gpu_count; ++g)
       gpus.push_back({!chance(0.15), !chance(0.15), chance(0.6), 1e6, chance(0.2) ? static_cast<std::int64_t>(rng() % 3000) : -1,
                       chance(0.1) ? static_cast<std::int64_t>(rng() % 3000) : -1});
     // The host's CPU package energy, a 32-bit µJ counter that wraps (RAPL's), or none.
@@ -77,7 +81,7 @@ inline std::size_t write_gpu_study(const ScratchDir& dir, std::mt19937_64& rng, 
       host_uj = std::fmod(host_uj + 150.0 * static_cast<double>(step) * 1e-3, 4294967296.0);
       host += fmt::format("{},{:.0f},{:.0f},{}\n", t, std::floor(u01(rng) * 100), 1e10 + std::floor(u01(rng) * 1e9),
                           host_counter ? fmt::format("{:.0f}", host_uj) : "");
-      for (int g = 0; g < shape.gpus; ++g) {
+      for (int g = 0; g < gpu_count; ++g) {
         auto& G = gpus[g];
         const double util = std::floor(u01(rng) * 100), power = 60 + std::round(u01(rng) * 4000) / 10;
         const double mem = std::floor(u01(rng) * 80000) * 1024 * 1024;
@@ -92,7 +96,7 @@ inline std::size_t write_gpu_study(const ScratchDir& dir, std::mt19937_64& rng, 
                                nvsmi_time(t + 3'000'000), g, r, g, util, mem / 1024 / 1024, power);
       }
     }
-    total += static_cast<std::size_t>(n) * static_cast<std::size_t>(shape.gpus) * (shape.nvsmi_too ? 2 : 1);
+    total += static_cast<std::size_t>(n) * static_cast<std::size_t>(gpu_count) * (shape.nvsmi_too ? 2 : 1);
     dir.write(run + "nodes/node0/gpu.csv", gpu);
     dir.write(run + "nodes/node0/host.csv", host);
     if (shape.nvsmi_too) dir.write(run + "nodes/node0/nvsmi.csv", nvsmi);

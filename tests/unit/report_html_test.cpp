@@ -83,6 +83,24 @@ TEST(ReportHtml, DataIsInlinedAndCannotCloseTheScript) {
   EXPECT_EQ(html.find("</script><img"), std::string::npos);
 }
 
+// The data in pieces is the data as one text, whatever the pieces of the series (blank ones at the
+// end are trimmed as the joined text's end would be; none at all is null).
+TEST(ReportHtml, DataPiecesJoinToTheData) {
+  auto joined = [](const std::vector<std::string_view>& pieces) {
+    std::string s;
+    for (auto p : pieces) s += p;
+    return s;
+  };
+  for (std::vector<std::string_view> series : std::vector<std::vector<std::string_view>>{
+           {}, {""}, {"{\"runs\":[", "]}"}, {"{\"runs\":[", "]}\n", " \n", ""}, {"{\"a\":", "1}", "  "}}) {
+    std::string one;
+    for (auto p : series) one += p;
+    EXPECT_EQ(joined(report_data_pieces("{\"s\":1}\n", series, "static", "{\"f\":2}")),
+              render_report_data("{\"s\":1}\n", one, "static", "{\"f\":2}"))
+        << one;
+  }
+}
+
 TEST(ReportHtml, BundleHasTheDataSlot) {
   auto page = web_bundle_html();
   EXPECT_NE(page.find(kSlot), std::string_view::npos);

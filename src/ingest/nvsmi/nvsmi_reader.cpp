@@ -342,7 +342,7 @@ Demux demultiplex(const std::vector<std::int64_t>& t, const std::vector<std::int
 class NvSmiReader final : public Reader {
  public:
   std::string_view name() const override { return "nvsmi"; }
-  bool holds_gpu_samples(std::string_view) const override { return true; }
+  bool attaches_gpu_series(std::string_view) const override { return true; }
 
   bool recognizes(const fs::path&, std::string_view head) const override {
     LineCursor lines(head);
