@@ -72,6 +72,15 @@ Study study_with_gpus(std::size_t samples, int gpus) {
   return s;
 }
 
+// The report folder with the figures' scripts and data but not their pictures (no gnuplot run).
+Result<std::vector<std::filesystem::path>> write_report_without_gnuplot(const Summary& summary, const Study& study,
+                                                                        const ScratchDir& out) {
+  ::setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  auto written = write_report_files(summary, study, out.path());
+  ::unsetenv("SCALELENS_NO_GNUPLOT");
+  return written;
+}
+
 }  // namespace
 
 TEST(ReportHtml, DataIsInlinedAndCannotCloseTheScript) {
@@ -205,11 +214,9 @@ TEST(ReportHtml, SeriesBudgetShrinksSeriesOfLargeStudies) {
 
 TEST(ReportHtml, OutputFolderHasReportAndFigures) {
   ScratchDir out;
-  ::setenv("SCALELENS_NO_GNUPLOT", "1", 1);
   Study study = study_with_gpus(100, 2);
   Summary summary = analyze(study, {});
-  auto written = write_report_files(summary, study, out.path());
-  ::unsetenv("SCALELENS_NO_GNUPLOT");
+  auto written = write_report_without_gnuplot(summary, study, out);
   ASSERT_TRUE(written) << written.error().message;
   auto html = slurp(out / "report.html");
   auto slot = data_slot(html);
@@ -233,11 +240,9 @@ TEST(ReportHtml, OutputFolderHasReportAndFigures) {
 // data gives, with the study's '<' escaped in every piece (label, path, series).
 TEST(ReportHtml, PageWrittenInPiecesIsThePageOfTheJoinedData) {
   ScratchDir out;
-  ::setenv("SCALELENS_NO_GNUPLOT", "1", 1);
   Study study = study_with_gpus(300, 3);
   Summary summary = analyze(study, {});
-  auto written = write_report_files(summary, study, out.path());
-  ::unsetenv("SCALELENS_NO_GNUPLOT");
+  auto written = write_report_without_gnuplot(summary, study, out);
   ASSERT_TRUE(written) << written.error().message;
   const std::string series = render_series_json(study, summary);
   std::string joined_parts;
