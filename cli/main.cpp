@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "common/process_memory.hpp"
 
 int main(int argc, char** argv) {
+  scalelens::keep_freed_memory_for_reuse();
   CLI::App app{"scalelens: how well your multi-GPU training scales, why not better, and at what cost"};
   app.set_version_flag("--version", std::string("scalelens ") + SCALELENS_VERSION);
   app.require_subcommand(1);

@@ -1,0 +1,18 @@
+#include "common/process_memory.hpp"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace scalelens {
+
+void keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+  // Both are needed: blocks above the mmap threshold are unmapped when freed whatever the trim
+  // threshold, and blocks below it are trimmed from the heap's top beyond the trim threshold.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
+}  // namespace scalelens
