@@ -123,6 +123,28 @@ TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
   }
 }
 
+TEST(RunFolder, AQuotedUuidHoldingACommaIsNotMatchedOnAnUnquotedLine) {
+  // The in-place parser matches a GPU's uuid from an earlier line byte for byte. A uuid that held a
+  // comma inside quotes must not match the same bytes unquoted, which are two fields: that line has
+  // 11 fields where the header has 10 and is counted bad, not filed with its values shifted.
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  dir.write("a/nodes/h/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "1000,0,\"GPU-a,b\",50,1,1,100,1,1,1\n"
+            "2000,0,GPU-a,b,50,1,1,100,1,1,1\n"
+            "3000,0,\"GPU-a,b\",60,1,1,100,1,1,1\n");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].gpus.size(), 1u);
+  EXPECT_EQ(study.runs[0].gpus[0].uuid, "GPU-a,b");
+  ASSERT_EQ(study.runs[0].gpus[0].samples.size(), 2u);
+  EXPECT_EQ(study.runs[0].gpus[0].samples[1].t_ns, 3000);
+  auto* bad = find(study.diagnostics, "bad-lines");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->line, 3);
+}
+
 TEST(RunFolder, GpuCsvNamingANewGpuOnEveryLineTakesLinearMemory) {
   // Per-GPU storage is reserved from the first lines; a malformed file that names a new GPU on
   // every line must not reserve that much again for each of them.

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <memory>
 #include <random>
 
 #include "common/text.hpp"
@@ -50,7 +53,7 @@ TEST(ScanPlain, StopsAtTheSeparatorAndAgreesWithTheGeneralParsers) {
   const char alphabet[] = "0123456789.-+e ,x";
   for (int i = 0; i < 200000; ++i) {
     std::string field;
-    const int len = static_cast<int>(rng() % 22);
+    const int len = static_cast<int>(rng() % 30);  // past 8, 16 and 24: the digits go eight at a time
     for (int k = 0; k < len; ++k) field += alphabet[rng() % (rng() % 4 == 0 ? sizeof(alphabet) - 1 : 11)];
     const std::string line = field + ",rest";
     const char* end = line.data() + line.size();
@@ -70,6 +73,32 @@ TEST(ScanPlain, StopsAtTheSeparatorAndAgreesWithTheGeneralParsers) {
       auto expected = parse_int(std::string_view(line.data(), static_cast<std::size_t>(comma - line.data())));
       ASSERT_TRUE(expected) << line;
       ASSERT_EQ(v, *expected) << line;
+    }
+    // They decline only what they must: plain digits (one '.' for decimals) within their limits.
+    const auto digit_count = std::count_if(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const auto dots = std::count(field.begin(), field.end(), '.');
+    if (!field.empty() && digit_count == static_cast<std::ptrdiff_t>(field.size())) {
+      if (field.size() < 19) ASSERT_NE(scan_plain_uint(line.data(), end, ',', v), nullptr) << field;
+      if (field.size() <= 15) ASSERT_NE(scan_plain_decimal(line.data(), end, ',', d), nullptr) << field;
+    }
+    if (dots == 1 && digit_count > 0 && digit_count + 1 == static_cast<std::ptrdiff_t>(field.size()) && digit_count <= 15)
+      ASSERT_NE(scan_plain_decimal(line.data(), end, ',', d), nullptr) << field;
+    // The field ending its buffer, exactly sized so that ASan sees any read past it.
+    if (field.find(',') != std::string::npos) continue;
+    auto alone = std::make_unique<char[]>(field.size() + 1);
+    std::memcpy(alone.get(), field.data(), field.size());
+    const char* alone_end = alone.get() + field.size();
+    at = scan_plain_decimal(alone.get(), alone_end, ',', d);
+    if (at && at != alone.get()) {
+      ASSERT_EQ(at, alone_end) << field;
+      auto expected = parse_double(field);
+      ASSERT_TRUE(expected) << field;
+      ASSERT_EQ(d, *expected) << field;
+    }
+    at = scan_plain_uint(alone.get(), alone_end, ',', v);
+    if (at && at != alone.get()) {
+      ASSERT_EQ(at, alone_end) << field;
+      ASSERT_EQ(v, *parse_int(field)) << field;
     }
   }
   std::int64_t v = 0;

@@ -3,6 +3,7 @@
 // columns and any order are accepted.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <span>
 
@@ -190,30 +191,37 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
       s.mem_used_bytes = kMissing;
     }
   };
-  // A row whose fields parsed: range checks, then filed under its GPU.
-  auto add = [&](GpuSample s, std::int64_t gpu, std::string_view uuid, std::int64_t line) {
+  // Whether series[k]'s uuid could stand unquoted on an ordinary line: the in-place parser then
+  // matches it by comparing bytes instead of scanning the field.
+  std::vector<char> plain_uuid;
+  // The series of a GPU. Rows cycle through the GPUs: look the GPU up by index first, then confirm
+  // its uuid.
+  auto series_of = [&](std::int64_t gpu, std::string_view uuid) -> std::uint32_t {
+    std::uint32_t k = static_cast<std::size_t>(gpu) < by_index.size() ? by_index[gpu] : kNone;
+    if (k != kNone && series[k].uuid == uuid) return k;
+    k = 0;
+    while (k < series.size() && (series[k].index != gpu || series[k].uuid != uuid)) ++k;
+    if (k == series.size()) {
+      series.push_back(GpuSeries{node, static_cast<int>(gpu), std::string(uuid), {}, path.string(), false, {}, {}});
+      plain_uuid.push_back(uuid.find_first_of(",\"\n\r") == std::string_view::npos);
+      // GPUs beyond those of the first lines (a malformed file can name a new one per line)
+      // grow as needed: reserving for each would take memory quadratic in the file.
+      if (series.size() <= estimate.gpus) {
+        series.back().samples.reserve(estimate.samples_per_gpu);
+        prefault(series.back().samples);
+      }
+    }
+    if (static_cast<std::size_t>(gpu) < 4096) {
+      if (by_index.size() <= static_cast<std::size_t>(gpu)) by_index.resize(gpu + 1, kNone);
+      by_index[gpu] = k;
+    }
+    return k;
+  };
+  // A row whose fields parsed: range checks, then filed under its GPU's series.
+  auto add = [&](GpuSample s, std::uint32_t k, std::int64_t line) {
     if (limits::bad_power(s.power_w) || limits::bad_percent(s.util_pct) || limits::bad_percent(s.mem_util_pct) ||
         s.energy_mj < 0 || limits::bad_gpu_memory(s.mem_used_bytes)) [[unlikely]]
       check(s, line);
-    // Rows cycle through the GPUs: look the GPU up by index first, then confirm its uuid.
-    std::uint32_t k = static_cast<std::size_t>(gpu) < by_index.size() ? by_index[gpu] : kNone;
-    if (k == kNone || series[k].uuid != uuid) {
-      k = 0;
-      while (k < series.size() && (series[k].index != gpu || series[k].uuid != uuid)) ++k;
-      if (k == series.size()) {
-        series.push_back(GpuSeries{node, static_cast<int>(gpu), std::string(uuid), {}, path.string(), false, {}, {}});
-        // GPUs beyond those of the first lines (a malformed file can name a new one per line)
-        // grow as needed: reserving for each would take memory quadratic in the file.
-        if (series.size() <= estimate.gpus) {
-          series.back().samples.reserve(estimate.samples_per_gpu);
-          prefault(series.back().samples);
-        }
-      }
-      if (static_cast<std::size_t>(gpu) < 4096) {
-        if (by_index.size() <= static_cast<std::size_t>(gpu)) by_index.resize(gpu + 1, kNone);
-        by_index[gpu] = k;
-      }
-    }
     series[k].samples.push_back(s);
   };
 
@@ -228,7 +236,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
         !optional_number(f[5], s.mem_used_bytes) || !optional_number(f[6], s.power_w) ||
         !optional_number(f[7], s.energy_mj) || !optional_number(f[8], s.sm_clock_mhz) || !optional_number(f[9], s.temp_c))
       return bad.add(line, "a value is not a finite number (empty means not available)");
-    add(s, *gpu, trim(f[2]), line);
+    add(s, series_of(*gpu, trim(f[2])), line);
   };
 
   // gpu.csv holds nearly all of a study's bytes, so its ordinary lines (as the collector writes
@@ -239,6 +247,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     GpuSample s;
     std::int64_t t = 0, gpu = 0;
     std::string_view uuid;
+    std::uint32_t known = kNone;  // the series, when the uuid was matched in place
     bool have_t = false, have_gpu = false;
     auto number = [&](const char* at, char stop, auto& into) {
       double v;
@@ -254,6 +263,16 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
         case 0: q = scan_plain_uint(p, end, stop, t); have_t = q && q != p; break;
         case 1: q = scan_plain_uint(p, end, stop, gpu); have_gpu = q && q != p; break;
         case 2:
+          // The uuid this GPU had on an earlier line, most likely the same again.
+          if (have_gpu && static_cast<std::size_t>(gpu) < by_index.size() && by_index[gpu] != kNone && plain_uuid[by_index[gpu]]) {
+            const std::string& expected = series[by_index[gpu]].uuid;
+            if (static_cast<std::size_t>(end - p) > expected.size() && p[expected.size()] == stop &&
+                std::memcmp(p, expected.data(), expected.size()) == 0) {
+              known = by_index[gpu];
+              q = p + expected.size();
+              break;
+            }
+          }
           q = skip_plain_field(p, end, stop);
           if (q && q != p && (*p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t')) return nullptr;
           if (q) uuid = std::string_view(p, static_cast<std::size_t>(q - p));
@@ -272,7 +291,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     }
     if (!have_t || !have_gpu || gpu > 1'000'000) return nullptr;
     s.t_ns = t;
-    add(s, gpu, uuid, line);
+    add(s, known != kNone ? known : series_of(gpu, uuid), line);
     return p;
   };
 
