@@ -1,5 +1,7 @@
 #include "common/process_memory.hpp"
 
+#include <cstdlib>  // defines __GLIBC__ (through features.h), which the test below needs
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
