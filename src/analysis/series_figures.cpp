@@ -33,23 +33,38 @@ std::size_t first_impossible_counter_step(const std::vector<std::int64_t>& t_ns,
   return std::string::npos;
 }
 
-}  // namespace
+// A GPU's samples as the columns the integrals and the chart take, converted once when a series is
+// reduced (the figures and the chart both read them).
+struct SampleColumns {
+  std::vector<std::int64_t> t_ns;
+  std::vector<double> util, power, counter;
+};
 
-GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std::int64_t run_t1) {
+SampleColumns columns_of(const std::vector<GpuSample>& samples) {
+  SampleColumns c;
+  c.t_ns.reserve(samples.size());
+  c.util.reserve(samples.size());
+  c.power.reserve(samples.size());
+  c.counter.reserve(samples.size());
+  for (const auto& s : samples) {
+    c.t_ns.push_back(s.t_ns);
+    c.util.push_back(s.util_pct);
+    c.power.push_back(s.power_w);
+    c.counter.push_back(s.energy_mj);
+  }
+  return c;
+}
+
+// The figures of gpu_series_figures from the series' columns (`columns.counter` is used up).
+GpuSeriesFigures figures_from_columns(const GpuSeries& g, SampleColumns& columns, std::int64_t run_t0, std::int64_t run_t1) {
   GpuSeriesFigures f;
   const std::int64_t t0 = g.nominal_timestamps ? std::numeric_limits<std::int64_t>::min() : run_t0;
   const std::int64_t t1 = g.nominal_timestamps ? std::numeric_limits<std::int64_t>::max() : run_t1;
-  std::vector<std::int64_t> ts;
-  std::vector<double> util, power, counter;
-  ts.reserve(g.samples.size());
-  util.reserve(g.samples.size());
-  power.reserve(g.samples.size());
-  counter.reserve(g.samples.size());
+  const std::vector<std::int64_t>& ts = columns.t_ns;
+  const std::vector<double>& util = columns.util;
+  const std::vector<double>& power = columns.power;
+  std::vector<double>& counter = columns.counter;
   for (const auto& s : g.samples) {
-    ts.push_back(s.t_ns);
-    util.push_back(s.util_pct);
-    power.push_back(s.power_w);
-    counter.push_back(s.energy_mj);
     if (s.t_ns >= t0 && s.t_ns <= t1) {
       ++f.samples_inside;
       if (!std::isnan(s.mem_used_bytes))
@@ -122,6 +137,28 @@ GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std
   return f;
 }
 
+// At most `max_points` of a series for its chart, the extremes of utilization and power kept.
+std::vector<GpuChartPoint> chart_from_columns(const std::vector<std::int64_t>& t_ns, const std::vector<double>& util,
+                                              const std::vector<double>& power, std::size_t max_points) {
+  std::vector<const std::vector<double>*> values;
+  auto any_value = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+  };
+  if (any_value(util)) values.push_back(&util);
+  if (any_value(power)) values.push_back(&power);
+  std::vector<GpuChartPoint> chart;
+  for (std::size_t i : decimate_indices(t_ns.size(), max_points, values))
+    chart.push_back({t_ns[i], static_cast<float>(util[i]), static_cast<float>(power[i])});
+  return chart;
+}
+
+}  // namespace
+
+GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std::int64_t run_t1) {
+  SampleColumns columns = columns_of(g.samples);
+  return figures_from_columns(g, columns, run_t0, run_t1);
+}
+
 namespace {
 
 // Ingest reduces a series only where its run's window is final; a reduced series asked about
@@ -141,29 +178,16 @@ GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1
   return g.reduced->figures;
 }
 
-namespace {
-
-template <class Points>
-std::vector<GpuChartPoint> decimated_chart(const Points& points, std::size_t max_points) {
-  const std::size_t n = points.size();
-  std::vector<double> util(n), power(n);
-  for (std::size_t i = 0; i < n; ++i) util[i] = points[i].util_pct, power[i] = points[i].power_w;
-  std::vector<const std::vector<double>*> values;
-  auto any_value = [](const std::vector<double>& v) {
-    return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
-  };
-  if (any_value(util)) values.push_back(&util);
-  if (any_value(power)) values.push_back(&power);
-  std::vector<GpuChartPoint> chart;
-  for (std::size_t i : decimate_indices(n, max_points, values))
-    chart.push_back({points[i].t_ns, static_cast<float>(util[i]), static_cast<float>(power[i])});
-  return chart;
-}
-
-}  // namespace
-
 std::vector<GpuChartPoint> gpu_chart_points(const GpuSeries& g, std::size_t max_points) {
-  return g.reduced ? decimated_chart(g.reduced->chart, max_points) : decimated_chart(g.samples, max_points);
+  if (!g.reduced) {
+    const SampleColumns c = columns_of(g.samples);
+    return chart_from_columns(c.t_ns, c.util, c.power, max_points);
+  }
+  const auto& kept = g.reduced->chart;
+  std::vector<std::int64_t> t_ns(kept.size());
+  std::vector<double> util(kept.size()), power(kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) t_ns[i] = kept[i].t_ns, util[i] = kept[i].util_pct, power[i] = kept[i].power_w;
+  return chart_from_columns(t_ns, util, power, max_points);
 }
 
 namespace {
@@ -200,10 +224,11 @@ void reduce_gpu_series(GpuSeries& g, std::int64_t t0, std::int64_t t1, std::size
   if (g.reduced) return;
   ReducedGpuSeries r;
   r.t0 = t0, r.t1 = t1;
-  r.figures = gpu_series_figures(g, t0, t1);
+  SampleColumns columns = columns_of(g.samples);
+  r.chart = chart_from_columns(columns.t_ns, columns.util, columns.power, max_points);
+  r.figures = figures_from_columns(g, columns, t0, t1);
   r.sample_count = g.samples.size();
   r.first_t_ns = g.samples.empty() ? 0 : g.samples.front().t_ns;
-  r.chart = gpu_chart_points(g, max_points);
   r.chart.shrink_to_fit();
   std::vector<GpuSample>().swap(g.samples);
   g.reduced = std::move(r);
