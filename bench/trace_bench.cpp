@@ -103,6 +103,36 @@ void BM_MatchCollectives(benchmark::State& state) {
 }
 BENCHMARK(BM_MatchCollectives)->Unit(benchmark::kMillisecond);
 
+// Rank 0's cross-rank work at scale (issue 17: the 4,096-trace estimate in docs/parallel.md):
+// the large trace's collective calls as N ranks of one job, every call matched across all N. The
+// ranks share eight copies of the calls (each 0-7 µs later), so memory stays that of the matching.
+void BM_MatchCollectivesAcrossRanks(benchmark::State& state) {
+  auto parsed = load_kineto(large_trace());
+  if (!parsed) {
+    state.SkipWithError(parsed.error().message.c_str());
+    return;
+  }
+  const auto summary = analyse(parsed.value(), CommMatcher());
+  std::vector<std::vector<scalelens::CollectiveCall>> variants(8, summary.calls);
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    for (auto& c : variants[v]) c.start_ns += static_cast<std::int64_t>(v) * 1000;
+  const int n = static_cast<int>(state.range(0));
+  std::vector<RankCalls> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(RankCalls{r, true, &variants[static_cast<std::size_t>(r) % variants.size()]});
+  std::size_t matched = 0;
+  for (auto _ : state) {
+    auto m = match_collectives(ranks);
+    matched = m.instances.size();
+    benchmark::DoNotOptimize(m);
+  }
+  state.counters["calls_per_rank"] = static_cast<double>(summary.calls.size());
+  state.counters["matched"] = static_cast<double>(matched);
+  state.counters["ns_per_rank_call"] = benchmark::Counter(static_cast<double>(n) * static_cast<double>(summary.calls.size()) *
+                                                              static_cast<double>(state.iterations()),
+                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_MatchCollectivesAcrossRanks)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);
+
 // The roofline per operator (issue 20 §2) on the traces that record shapes: the 8 DLRM ranks.
 // BM_DlrmLoadParseAnalyse is the whole per-trace work (attribution included); BM_DlrmAttributeOps
 // the attribution of GPU work to the shaped ops alone, over the same parsed traces.
