@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -138,6 +139,71 @@ std::string FiguresResult::json() const {
   w.key("message").value(message);
   w.end_object();
   return w.take();
+}
+
+RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::filesystem::path& dir,
+                                       const std::vector<std::string>& scripts, std::size_t processes) {
+  RenderedFigures out;
+  std::error_code ec;
+  // gnuplot in the figures folder with its output to /dev/null; posix_spawn, not fork: the parent
+  // may hold gigabytes of samples whose page tables a fork would copy.
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  auto spawn = [&](const std::vector<std::string>& batch) -> pid_t {
+    std::vector<std::string> args{"gnuplot"};
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      // No script inherits another's settings (axes, scales, variables).
+      if (i > 0) args.insert(args.end(), {"-e", "reset session"});
+      args.push_back(batch[i]);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv.data(), environ) != 0) return -1;
+    return pid;
+  };
+  auto succeeded = [](pid_t pid) {
+    int status = 0;
+    return pid >= 0 && ::waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  // The scripts in one gnuplot per core: starting gnuplot costs more than drawing a figure, so
+  // seven processes on two cores took 0.5 s where two take 0.3 s (bench/RESULTS.md). gnuplot stops
+  // at a script's error, so a batch that fails is drawn again one script per process: a figure
+  // gnuplot cannot draw costs only itself.
+  if (processes == 0) processes = std::max(1u, std::thread::hardware_concurrency());
+  processes = std::min(processes, scripts.size());
+  std::vector<std::vector<std::string>> batches(processes);
+  for (std::size_t i = 0; i < scripts.size(); ++i) batches[i % processes].push_back(scripts[i]);
+  std::vector<pid_t> batch_pids;
+  for (const auto& batch : batches) batch_pids.push_back(spawn(batch));
+  std::vector<std::string> again;
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    if (succeeded(batch_pids[b])) continue;
+    if (batches[b].size() == 1) out.all_drawn = false;
+    else again.insert(again.end(), batches[b].begin(), batches[b].end());
+  }
+  std::vector<pid_t> single_pids;
+  for (const auto& script : again) single_pids.push_back(spawn({script}));
+  for (pid_t pid : single_pids) out.all_drawn &= succeeded(pid);
+  ::posix_spawn_file_actions_destroy(&actions);
+  for (const auto& script : scripts) {
+    auto stem = script.substr(0, script.size() - 3);
+    for (const char* ext : {".svg", ".png", ".pdf"}) {
+      const auto file = dir / (stem + ext);
+      if (!std::filesystem::exists(file, ec)) continue;
+      // Never leave an empty figure behind (gnuplot opens its output before it fails).
+      if (std::filesystem::file_size(file, ec) == 0) {
+        std::filesystem::remove(file, ec);
+        out.all_drawn = false;
+        continue;
+      }
+      out.pictures.push_back(file);
+    }
+  }
+  return out;
 }
 
 FiguresResult write_figures(const Summary& summary, const Study* study, const std::filesystem::path& dir) {
@@ -391,38 +457,9 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
     result.message = "gnuplot was not found, so only the scripts and data were written; render them with: " + how;
     return result;
   }
-  // All figures at once, each gnuplot in the figures folder with its output to /dev/null;
-  // posix_spawn, not fork: the parent may hold gigabytes of samples whose page tables a fork
-  // would copy.
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
-  std::vector<pid_t> children(scripts.size(), -1);
-  for (std::size_t i = 0; i < scripts.size(); ++i) {
-    char* argv[] = {const_cast<char*>("gnuplot"), const_cast<char*>(scripts[i].c_str()), nullptr};
-    if (::posix_spawn(&children[i], result.gnuplot.c_str(), &actions, nullptr, argv, environ) != 0) children[i] = -1;
-  }
-  ::posix_spawn_file_actions_destroy(&actions);
-  bool all_ok = true;
-  for (std::size_t i = 0; i < scripts.size(); ++i) {
-    int status = 0;
-    const bool ok =
-        children[i] >= 0 && ::waitpid(children[i], &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    all_ok &= ok;
-    auto stem = scripts[i].substr(0, scripts[i].size() - 3);
-    for (const char* ext : {".svg", ".png", ".pdf"}) {
-      const auto file = dir / (stem + ext);
-      if (!std::filesystem::exists(file, ec)) continue;
-      // Never leave an empty figure behind (gnuplot opens its output before it fails).
-      if (std::filesystem::file_size(file, ec) == 0) {
-        std::filesystem::remove(file, ec);
-        all_ok = false;
-        continue;
-      }
-      result.written.push_back(file);
-    }
-  }
+  auto rendered = render_gnuplot_scripts(result.gnuplot, dir, scripts);
+  result.written.insert(result.written.end(), rendered.pictures.begin(), rendered.pictures.end());
+  const bool all_ok = rendered.all_drawn;
   result.rendered = all_ok;
   result.message = all_ok ? "rendered with gnuplot (SVG, PNG, PDF); edit the .gp scripts to restyle, then: " + how
                           : "gnuplot failed on some figures; the scripts and data are written; render them with: " + how;

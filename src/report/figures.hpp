@@ -25,6 +25,16 @@ struct FiguresResult {
 // SCALELENS_NO_GNUPLOT is set or gnuplot is not on PATH). `study` may be null (no breakdown).
 FiguresResult write_figures(const Summary& summary, const Study* study, const std::filesystem::path& dir);
 
+// Runs `gnuplot` on the scripts (file names in `dir`) in `processes` processes (0: one per core),
+// several per process with `reset session` between them; the scripts of a process that fails are
+// drawn again one per process. Pictures left empty by a failure are removed.
+struct RenderedFigures {
+  std::vector<std::filesystem::path> pictures;  // the .svg, .png and .pdf files drawn
+  bool all_drawn = true;                        // every script succeeded
+};
+RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::filesystem::path& dir,
+                                       const std::vector<std::string>& scripts, std::size_t processes = 0);
+
 // A string as a gnuplot single-quoted literal ('' doubles a quote).
 std::string gnuplot_quote(const std::string& s);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <random>
 
 #include "analysis/analyze.hpp"
 #include "common/decimate.hpp"
@@ -15,6 +16,7 @@
 #include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
 #include "report/web_bundle.hpp"
+#include "support/gpu_study_writer.hpp"
 #include "support/test_support.hpp"
 
 using namespace scalelens;
@@ -263,16 +265,20 @@ TEST(ReportHtml, GnuplotQuoting) {
   EXPECT_EQ(gnuplot_quote("it's\nme"), "'it''s me'");
 }
 
-TEST(ReportHtml, ToyStudyRendersFiguresWithGnuplot) {
+// gnuplot's path on PATH, "" when it is not installed.
+std::string gnuplot_on_path() {
   const char* path = std::getenv("PATH");
-  bool have = false;
   for (std::string dirs = path ? path : ""; !dirs.empty();) {
     auto colon = dirs.find(':');
     auto dir = dirs.substr(0, colon);
-    have = have || ::access((dir + "/gnuplot").c_str(), X_OK) == 0;
+    if (::access((dir + "/gnuplot").c_str(), X_OK) == 0) return dir + "/gnuplot";
     dirs = colon == std::string::npos ? "" : dirs.substr(colon + 1);
   }
-  if (!have) GTEST_SKIP() << "gnuplot is not installed";
+  return "";
+}
+
+TEST(ReportHtml, ToyStudyRendersFiguresWithGnuplot) {
+  if (gnuplot_on_path().empty()) GTEST_SKIP() << "gnuplot is not installed";
   IngestOptions in;
   in.inputs = {std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"};
   Study study = ingest(in);
@@ -286,4 +292,50 @@ TEST(ReportHtml, ToyStudyRendersFiguresWithGnuplot) {
       EXPECT_GT(std::filesystem::file_size(out / (std::string(f) + ext)), 20u) << f << ext;
   auto svg = slurp(out / "speedup.svg");
   EXPECT_NE(svg.find("ideal (p0=1)"), std::string::npos);
+}
+
+TEST(ReportHtml, FiguresDrawnSeveralPerGnuplotAreThoseDrawnOneByOne) {
+  // Several scripts share a gnuplot process, `reset session` between them: no figure may inherit
+  // another's axes or scales, so each picture is byte for byte what gnuplot draws from its script alone.
+  const std::string gnuplot = gnuplot_on_path();
+  if (gnuplot.empty()) GTEST_SKIP() << "gnuplot is not installed";
+  // A scaling study with GPU logs has every figure (utilization and energy on log scales among
+  // them): drawn in one session without a reset, some fail or change.
+  ScratchDir study_dir, batched, alone;
+  std::mt19937_64 rng(5);
+  scalelens::testing::write_gpu_study(study_dir, rng, scalelens::testing::GpuStudyShape{.runs = 12, .gpus = 8, .may_be_empty = false, .vary_gpus = true});
+  IngestOptions in;
+  in.inputs = {study_dir.path().string()};
+  Study study = ingest(in);
+  Summary summary = analyze(study, {});
+  auto r = write_figures(summary, &study, batched.path());
+  ASSERT_TRUE(r.rendered) << r.message;
+  ASSERT_GE(r.figures.size(), 6u);
+  for (const auto& name : r.figures) {
+    for (const char* ext : {".gp", ".dat"}) std::filesystem::copy_file(batched / (name + ext), alone / (name + ext));
+    auto one = render_gnuplot_scripts(gnuplot, alone.path(), {name + ".gp"}, 1);
+    ASSERT_TRUE(one.all_drawn) << name;
+    for (const char* ext : {".svg", ".png"})  // PDF holds its creation time
+      EXPECT_TRUE(slurp(batched / (name + ext)) == slurp(alone / (name + ext))) << name << ext << " differs";
+  }
+}
+
+TEST(ReportHtml, AFigureGnuplotCannotDrawCostsOnlyItself) {
+  const std::string gnuplot = gnuplot_on_path();
+  if (gnuplot.empty()) GTEST_SKIP() << "gnuplot is not installed";
+  ScratchDir dir;
+  auto good = [&](const std::string& name) {
+    dir.write(name + ".gp", "set terminal svg\nset output '" + name + ".svg'\nplot sin(x)\n"
+                            "set terminal pngcairo\nset output '" + name + ".png'\nplot cos(x)\n");
+  };
+  for (const char* name : {"a", "c", "d"}) good(name);
+  dir.write("b.gp", "set terminal svg\nset output 'b.svg'\nplot no_such_function(x)\n");
+  // Two processes: {a, c} and {b, d}; b stops its gnuplot before d, which is drawn again alone.
+  auto r = render_gnuplot_scripts(gnuplot, dir.path(), {"a.gp", "b.gp", "c.gp", "d.gp"}, 2);
+  EXPECT_FALSE(r.all_drawn);
+  for (const char* name : {"a", "c", "d"})
+    for (const char* ext : {".svg", ".png"})
+      EXPECT_GT(std::filesystem::file_size(dir / (std::string(name) + ext)), 100u) << name << ext;
+  EXPECT_FALSE(std::filesystem::exists(dir / "b.svg")) << "an empty picture is not left behind";
+  EXPECT_EQ(r.pictures.size(), 6u);
 }
