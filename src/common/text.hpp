@@ -1,6 +1,8 @@
 #pragma once
 // Small text helpers shared by every reader: lines, fields, numbers.
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -82,6 +84,24 @@ namespace detail {
 inline constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
                                     1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16};
 inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+// Takes the eight bytes at p into `value` when all are digits: one load, a check and three
+// multiplies instead of eight turns of a byte loop (a sample line's 19-digit timestamp and
+// byte counts are most of its digits). Each byte is '0'…'9' when its high nibble is 3 and
+// stays 3 with 6 added.
+inline bool take_eight_digits(const char*& p, const char* end, std::uint64_t& value) {
+  if (end - p < 8) return false;
+  std::uint64_t chunk;
+  std::memcpy(&chunk, p, 8);
+  if constexpr (std::endian::native == std::endian::big) chunk = __builtin_bswap64(chunk);
+  constexpr std::uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ULL;
+  if (((chunk & kHigh) | (((chunk + 0x0606060606060606ULL) & kHigh) >> 4)) != 0x3333333333333333ULL) return false;
+  chunk = ((chunk & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;             // pairs of digits
+  chunk = ((chunk & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;         // groups of four
+  value = value * 100000000 + (((chunk & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32);
+  p += 8;
+  return true;
+}
 }  // namespace detail
 
 // Digits, an optional '.' and more digits, 15 of them at most (leading zeros included, which keeps
@@ -93,10 +113,12 @@ inline const char* scan_plain_decimal(const char* p, const char* end, char stop,
   p += negative;
   std::uint64_t digits = 0;
   const char* const first = p;
+  detail::take_eight_digits(p, end, digits);  // one chunk at most: 15 digits in all
   while (p < end && detail::is_digit(*p)) digits = digits * 10 + static_cast<unsigned>(*p++ - '0');
   std::ptrdiff_t count = p - first, fraction = 0;
   if (p < end && *p == '.') {
     const char* const dot = ++p;
+    if (count <= 7) detail::take_eight_digits(p, end, digits);
     while (p < end && detail::is_digit(*p)) digits = digits * 10 + static_cast<unsigned>(*p++ - '0');
     fraction = p - dot;
     count += fraction;
@@ -113,6 +135,7 @@ inline const char* scan_plain_decimal(const char* p, const char* end, char stop,
 inline const char* scan_plain_uint(const char* p, const char* end, char stop, std::int64_t& out) {
   const char* const first = p;
   std::uint64_t v = 0;
+  while (p - first <= 11 && detail::take_eight_digits(p, end, v)) {}  // 19 digits at most in all
   while (p < end && detail::is_digit(*p) && p - first < 19) v = v * 10 + static_cast<unsigned>(*p++ - '0');
   if (p < end && *p != stop) return nullptr;  // not a digit, or a 20th one
   if (v > static_cast<std::uint64_t>(INT64_MAX)) return nullptr;
