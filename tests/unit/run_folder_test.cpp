@@ -79,6 +79,9 @@ TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
   // with blanks, quotes, exponents or CRLF take the general one. Both must give identical samples.
   const std::string header = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
   std::string plain = header, varied = header;
+  // The same columns in another order after the two that name the format, with one we do not read:
+  // the in-place parser's general layout.
+  std::string reordered = "t_ns,gpu,host_note,temp_c,uuid,power_w,util_pct,mem_util_pct,mem_used_bytes,energy_mj,sm_clock_mhz\n";
   std::mt19937_64 rng(3);
   for (int i = 0; i < 400; ++i) {
     const int gpu = i % 4;
@@ -87,6 +90,8 @@ TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
     const std::string util = std::to_string(rng() % 101), power = std::to_string(rng() % 700) + "." + std::to_string(rng() % 100);
     const std::string energy = i % 7 == 0 ? "" : std::to_string(rng() % 100000000);
     plain += t + "," + std::to_string(gpu) + "," + uuid + "," + util + ",3,40000000000," + power + "," + energy + ",1410,55\n";
+    reordered += t + "," + std::to_string(gpu) + ",n" + std::to_string(i) + ",55," + uuid + "," + power + "," + util + ",3,40000000000," +
+                 energy + ",1410\n";
     switch (i % 5) {
       case 0: varied += t + ", " + std::to_string(gpu) + ",\"" + uuid + "\"," + util + ",3,4e10, " + power + "," + energy + ",1410,55\n"; break;
       case 1: varied += t + "," + std::to_string(gpu) + "," + uuid + "," + util + ",3,40000000000," + power + "," + energy + ",1410,55\r\n"; break;
@@ -95,30 +100,33 @@ TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
     }
   }
   ScratchDir dir;
-  for (const auto& [name, text] : {std::pair{"plain", plain}, std::pair{"varied", varied}}) {
+  for (const auto& [name, text] : {std::pair{"plain", plain}, std::pair{"varied", varied}, std::pair{"reordered", reordered}}) {
     write_run(dir, name, 4, "0,0,0,1000,1\n");
     dir.write(std::string(name) + "/nodes/h/gpu.csv", text);
   }
   auto study = read(dir);
-  ASSERT_EQ(study.runs.size(), 2u);
+  ASSERT_EQ(study.runs.size(), 3u);
   EXPECT_TRUE(study.diagnostics.empty()) << format_location(study.diagnostics[0]);
   const auto& a = study.runs[0].gpus;
-  const auto& b = study.runs[1].gpus;
   ASSERT_EQ(a.size(), 4u);
-  ASSERT_EQ(b.size(), 4u);
-  for (std::size_t g = 0; g < 4; ++g) {
-    EXPECT_EQ(a[g].uuid, b[g].uuid);
-    ASSERT_EQ(a[g].samples.size(), 100u);
-    ASSERT_EQ(b[g].samples.size(), 100u);
-    for (std::size_t i = 0; i < 100; ++i) {
-      const auto &x = a[g].samples[i], &y = b[g].samples[i];
-      ASSERT_EQ(x.t_ns, y.t_ns);
-      ASSERT_EQ(x.util_pct, y.util_pct);
-      ASSERT_EQ(x.mem_used_bytes, y.mem_used_bytes);
-      ASSERT_EQ(x.power_w, y.power_w);
-      ASSERT_EQ(std::isnan(x.energy_mj), std::isnan(y.energy_mj));
-      if (!std::isnan(x.energy_mj)) ASSERT_EQ(x.energy_mj, y.energy_mj);
-      ASSERT_EQ(x.sm_clock_mhz, y.sm_clock_mhz);
+  for (std::size_t other : {1u, 2u}) {
+    const auto& b = study.runs[other].gpus;
+    ASSERT_EQ(b.size(), 4u) << study.runs[other].path;
+    for (std::size_t g = 0; g < 4; ++g) {
+      EXPECT_EQ(a[g].uuid, b[g].uuid);
+      ASSERT_EQ(a[g].samples.size(), 100u);
+      ASSERT_EQ(b[g].samples.size(), 100u);
+      for (std::size_t i = 0; i < 100; ++i) {
+        const auto &x = a[g].samples[i], &y = b[g].samples[i];
+        ASSERT_EQ(x.t_ns, y.t_ns);
+        ASSERT_EQ(x.util_pct, y.util_pct);
+        ASSERT_EQ(x.mem_used_bytes, y.mem_used_bytes);
+        ASSERT_EQ(x.power_w, y.power_w);
+        ASSERT_EQ(std::isnan(x.energy_mj), std::isnan(y.energy_mj));
+        if (!std::isnan(x.energy_mj)) ASSERT_EQ(x.energy_mj, y.energy_mj);
+        ASSERT_EQ(x.sm_clock_mhz, y.sm_clock_mhz);
+        ASSERT_EQ(x.temp_c, y.temp_c);
+      }
     }
   }
 }
