@@ -242,8 +242,10 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   // gpu.csv holds nearly all of a study's bytes, so its ordinary lines (as the collector writes
   // them) are parsed in one pass, numbers converted where they stand; they give exactly what the
   // general path would, and anything else on a line sends that line the general way.
-  auto fast_row = [&](const char* p, const char* end, std::span<const int> column_of_field,
-                      std::int64_t line) -> const char* {
+  // `Collectors` is the header as the collector writes it (the columns of `cols` in their order):
+  // the loop over the fields then unrolls into straight code, no column looked up per field.
+  auto parse_line = [&]<bool Collectors>(const char* p, const char* end, std::span<const int> column_of_field,
+                                         std::int64_t line) -> const char* {
     GpuSample s;
     std::int64_t t = 0, gpu = 0;
     std::string_view uuid;
@@ -255,11 +257,12 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
       if (q && q != at) into = static_cast<std::remove_reference_t<decltype(into)>>(v);
       return q;
     };
-    const std::size_t width = column_of_field.size();
+    const std::size_t width = Collectors ? cols.size() : column_of_field.size();
+#pragma GCC unroll 10
     for (std::size_t i = 0; i < width; ++i) {
       const char stop = i + 1 < width ? ',' : '\n';
       const char* q = nullptr;
-      switch (column_of_field[i]) {
+      switch (Collectors ? static_cast<int>(i) : column_of_field[i]) {
         case 0: q = scan_plain_uint(p, end, stop, t); have_t = q && q != p; break;
         case 1: q = scan_plain_uint(p, end, stop, gpu); have_gpu = q && q != p; break;
         case 2:
@@ -293,6 +296,16 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     s.t_ns = t;
     add(s, known != kNone ? known : series_of(gpu, uuid), line);
     return p;
+  };
+  int collectors_layout = -1;  // whether the header is the collector's; found at the first line
+  auto fast_row = [&](const char* p, const char* end, std::span<const int> column_of_field, std::int64_t line) {
+    if (collectors_layout < 0) {
+      collectors_layout = column_of_field.size() == cols.size();
+      for (std::size_t i = 0; i < column_of_field.size() && collectors_layout; ++i)
+        collectors_layout = column_of_field[i] == static_cast<int>(i);
+    }
+    return collectors_layout ? parse_line.template operator()<true>(p, end, column_of_field, line)
+                             : parse_line.template operator()<false>(p, end, column_of_field, line);
   };
 
   for_each_row(text, cols, 2, out, path, bad, general_row, LastLine::may_be_cut, fast_row);
