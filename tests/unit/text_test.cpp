@@ -67,29 +67,37 @@ TEST(ScanPlain, StopsAtTheSeparatorAndAgreesWithFromChars) {
   // The in-place scanners must give what std::from_chars gives on the field, or decline.
   std::mt19937_64 rng(11);
   const char alphabet[] = "0123456789.-+e ,x:/";  // '/' and ':' border the digits
+  // Scanning [begin, scan_end): whatever a scanner accepts ends at `field_end` and is what
+  // from_chars reads from [begin, field_end).
+  auto agree = [](const char* begin, const char* scan_end, const char* field_end) {
+    const std::string_view text(begin, static_cast<std::size_t>(field_end - begin));
+    double d = -1;
+    const char* at = scan_plain_decimal(begin, scan_end, ',', d);
+    if (at && at != begin) {
+      if (at != field_end) return ::testing::AssertionFailure() << "decimal stopped early: " << text;
+      auto expected = from_chars_double(text);
+      if (!expected) return ::testing::AssertionFailure() << "decimal accepted: " << text;
+      if (d != *expected) return ::testing::AssertionFailure() << "decimal " << d << " for " << text;
+    }
+    std::int64_t v = -1;
+    at = scan_plain_uint(begin, scan_end, ',', v);
+    if (at && at != begin) {
+      if (at != field_end) return ::testing::AssertionFailure() << "integer stopped early: " << text;
+      auto expected = from_chars_int(text);
+      if (!expected) return ::testing::AssertionFailure() << "integer accepted: " << text;
+      if (v != *expected) return ::testing::AssertionFailure() << "integer " << v << " for " << text;
+    }
+    return ::testing::AssertionSuccess();
+  };
   for (int i = 0; i < 200000; ++i) {
     std::string field;
     const int len = static_cast<int>(rng() % 30);  // past 8, 16 and 24: the digits go eight at a time
     for (int k = 0; k < len; ++k) field += alphabet[rng() % (rng() % 4 == 0 ? sizeof(alphabet) - 1 : 11)];
     const std::string line = field + ",rest";
     const char* end = line.data() + line.size();
+    ASSERT_TRUE(agree(line.data(), end, line.data() + line.find(',')));
     double d = -1;
-    const char* at = scan_plain_decimal(line.data(), end, ',', d);
-    const auto comma = line.data() + line.find(',');
-    if (at && at != line.data()) {
-      ASSERT_EQ(at, comma) << line;
-      auto expected = from_chars_double(std::string_view(line.data(), static_cast<std::size_t>(comma - line.data())));
-      ASSERT_TRUE(expected) << line;
-      ASSERT_EQ(d, *expected) << line;
-    }
     std::int64_t v = -1;
-    at = scan_plain_uint(line.data(), end, ',', v);
-    if (at && at != line.data()) {
-      ASSERT_EQ(at, comma) << line;
-      auto expected = from_chars_int(std::string_view(line.data(), static_cast<std::size_t>(comma - line.data())));
-      ASSERT_TRUE(expected) << line;
-      ASSERT_EQ(v, *expected) << line;
-    }
     // They decline only what they must: plain digits (one '.' for decimals) within their limits.
     const auto digit_count = std::count_if(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; });
     const auto dots = std::count(field.begin(), field.end(), '.');
@@ -101,23 +109,9 @@ TEST(ScanPlain, StopsAtTheSeparatorAndAgreesWithFromChars) {
       ASSERT_NE(scan_plain_decimal(line.data(), end, ',', d), nullptr) << field;
     // The field ending its buffer, exactly sized so that ASan sees any read past it.
     if (field.find(',') != std::string::npos) continue;
-    auto alone = std::make_unique<char[]>(field.size() + 1);
+    auto alone = std::make_unique<char[]>(field.size());
     std::memcpy(alone.get(), field.data(), field.size());
-    const char* alone_end = alone.get() + field.size();
-    at = scan_plain_decimal(alone.get(), alone_end, ',', d);
-    if (at && at != alone.get()) {
-      ASSERT_EQ(at, alone_end) << field;
-      auto expected = from_chars_double(field);
-      ASSERT_TRUE(expected) << field;
-      ASSERT_EQ(d, *expected) << field;
-    }
-    at = scan_plain_uint(alone.get(), alone_end, ',', v);
-    if (at && at != alone.get()) {
-      ASSERT_EQ(at, alone_end) << field;
-      auto expected = from_chars_int(field);
-      ASSERT_TRUE(expected) << field;
-      ASSERT_EQ(v, *expected) << field;
-    }
+    ASSERT_TRUE(agree(alone.get(), alone.get() + field.size(), alone.get() + field.size()));
   }
   std::int64_t v = 0;
   const std::string max = "9223372036854775807", over = "9223372036854775808";
