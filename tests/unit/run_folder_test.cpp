@@ -153,6 +153,39 @@ TEST(RunFolder, AQuotedUuidHoldingACommaIsNotMatchedOnAnUnquotedLine) {
   EXPECT_EQ(bad->line, 3);
 }
 
+TEST(RunFolder, AGpuCsvLineWithAFieldTooManyIsBadWhateverItsLastColumn) {
+  // The last column's field ends at the line end: a comma inside it makes one field too many,
+  // for the in-place parser as for the general one, whether that column is read (uuid) or not.
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  dir.write("a/nodes/h/gpu.csv",
+            "t_ns,gpu,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c,uuid\n"
+            "1000,0,50,1,1,100,1,1,1,GPU-a\n"
+            "2000,0,50,1,1,100,1,1,1,GPU-a,b\n"
+            "3000,0,60,1,1,100,1,1,1,GPU-a\n");
+  write_run(dir, "b", 1, "0,0,0,1000,1\n");
+  dir.write("b/nodes/h/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c,note\n"
+            "1000,0,GPU-a,50,1,1,100,1,1,1,ok\n"
+            "2000,0,GPU-a,50,1,1,100,1,1,1,not,ok\n"
+            "3000,0,GPU-a,60,1,1,100,1,1,1,ok\n");
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  for (const auto& run : study.runs) {
+    ASSERT_EQ(run.gpus.size(), 1u) << run.path;
+    EXPECT_EQ(run.gpus[0].uuid, "GPU-a") << run.path;
+    ASSERT_EQ(run.gpus[0].samples.size(), 2u) << run.path;
+    EXPECT_EQ(run.gpus[0].samples[1].t_ns, 3000) << run.path;
+  }
+  std::size_t bad_lines = 0;
+  for (const auto& d : study.diagnostics)
+    if (d.code == "bad-lines") {
+      ++bad_lines;
+      EXPECT_EQ(d.line, 3) << d.message;
+    }
+  EXPECT_EQ(bad_lines, 2u);
+}
+
 TEST(RunFolder, GpuCsvNamingANewGpuOnEveryLineTakesLinearMemory) {
   // Per-GPU storage is reserved from the first lines; a malformed file that names a new GPU on
   // every line must not reserve that much again for each of them.

@@ -149,11 +149,12 @@ void prefault(const std::vector<T>& v) {
 #endif
 }
 
-// Passes over one field that must not be parsed: to `stop`, or nullptr at a quote or a line end
-// that comes first (the general path deals with those).
+// Passes over one field that must not be parsed: to `stop`, or nullptr at a quote, a line end or
+// (in a line's last field, whose stop is the line end) a comma that comes first: the general path
+// deals with those, and counts a line with a field too many as bad.
 const char* skip_plain_field(const char* p, const char* end, char stop) {
   for (; p < end && *p != stop; ++p)
-    if (*p == '"' || *p == '\n' || *p == '\r') return nullptr;
+    if (*p == '"' || *p == '\n' || *p == '\r' || *p == ',') return nullptr;
   return p;
 }
 
