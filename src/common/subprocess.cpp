@@ -67,11 +67,16 @@ Captured run_capture(const std::vector<std::string>& argv) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  c.status = wait_for_exit(pid);
   return c;
+}
+
+int wait_for_exit(int pid) {
+  if (pid < 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string shell_quote(const std::string& s) {

@@ -14,6 +14,10 @@ struct Captured {
 
 Captured run_capture(const std::vector<std::string>& argv);
 
+// Waits for child `pid` to end (again after a signal interrupts the wait, so that no child is left
+// a zombie); its status as Captured::status has it, -1 when it cannot be waited for.
+int wait_for_exit(int pid);
+
 // `s` quoted for a POSIX shell ('…', with ' as '\''), unquoted when it is plain.
 std::string shell_quote(const std::string& s);
 // Words of a command line as a shell splits them: blanks separate, '…' and "…" group, \ escapes.

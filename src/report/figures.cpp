@@ -17,6 +17,7 @@
 
 #include "common/file_io.hpp"
 #include "common/json.hpp"
+#include "common/subprocess.hpp"
 
 namespace scalelens {
 
@@ -165,10 +166,7 @@ RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::fi
     if (::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv.data(), environ) != 0) return -1;
     return pid;
   };
-  auto succeeded = [](pid_t pid) {
-    int status = 0;
-    return pid >= 0 && ::waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  };
+  auto succeeded = [](pid_t pid) { return wait_for_exit(pid) == 0; };
   // The scripts in one gnuplot per core: starting gnuplot costs more than drawing a figure, so
   // seven processes on two cores took 0.5 s where two take 0.3 s (bench/RESULTS.md). gnuplot stops
   // at a script's error, so a batch that fails is drawn again one script per process: a figure
