@@ -3,8 +3,8 @@
 
 namespace scalelens {
 
-// Keeps freed blocks (up to 256 MiB) in the process for the next file instead of giving them back
-// to the kernel at each free. Readers take and free megabytes per file (a node's GPU samples are
+// Keeps freed blocks (those under 32 MiB, up to 256 MiB of them) in the process for the next file
+// instead of giving them back to the kernel at each free. Readers take and free megabytes per file (a node's GPU samples are
 // reduced right after reading), and by default glibc returned those pages and faulted fresh zeroed
 // ones in for the next file: 40 % of the time of reading a gpu.csv (bench/csv_bench.cpp). Peak
 // memory is unchanged; memory no longer in use may stay resident until the process ends. For the

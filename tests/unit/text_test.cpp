@@ -102,11 +102,11 @@ TEST(ScanPlain, StopsAtTheSeparatorAndAgreesWithFromChars) {
     const auto digit_count = std::count_if(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; });
     const auto dots = std::count(field.begin(), field.end(), '.');
     if (!field.empty() && digit_count == static_cast<std::ptrdiff_t>(field.size())) {
-      if (field.size() < 19) ASSERT_NE(scan_plain_uint(line.data(), end, ',', v), nullptr) << field;
-      if (field.size() <= 15) ASSERT_NE(scan_plain_decimal(line.data(), end, ',', d), nullptr) << field;
+      if (field.size() < 19) ASSERT_EQ(scan_plain_uint(line.data(), end, ',', v), line.data() + field.size()) << field;
+      if (field.size() <= 15) ASSERT_EQ(scan_plain_decimal(line.data(), end, ',', d), line.data() + field.size()) << field;
     }
     if (dots == 1 && digit_count > 0 && digit_count + 1 == static_cast<std::ptrdiff_t>(field.size()) && digit_count <= 15)
-      ASSERT_NE(scan_plain_decimal(line.data(), end, ',', d), nullptr) << field;
+      ASSERT_EQ(scan_plain_decimal(line.data(), end, ',', d), line.data() + field.size()) << field;
     // The field ending its buffer, exactly sized so that ASan sees any read past it.
     if (field.find(',') != std::string::npos) continue;
     auto alone = std::make_unique<char[]>(field.size());
