@@ -43,6 +43,24 @@ TEST(ScalingModel, ExactAmdahlIsRecognisedAndPrinted) {
   EXPECT_NEAR(m.backtest->predicted, amdahl(16), 1e-9);
 }
 
+// Exact times leave a zero-width interval; the left-out point, refitted with rounding of order
+// 1e-16, must still count as inside it (it read "OUTSIDE the interval" for a constant study).
+TEST(ScalingModel, ExactLawsPassTheirOwnSelfCheck) {
+  const std::vector<std::pair<const char*, std::function<double(double)>>> laws{
+      {"constant", [](double) { return 1.8; }},
+      {"Amdahl", [](double p) { return 100 * (0.03 + 0.97 / p); }},
+      {"Amdahl, tenths", [](double p) { return 0.1 + 0.7 / p; }}};
+  for (const auto& [name, law] : laws)
+    for (int repeats : {1, 3, 250}) {
+      auto m = fit_scaling_model(study(law, {1, 2, 4, 8}, repeats, 0, 1), {});
+      ASSERT_TRUE(m.backtest) << name;
+      EXPECT_TRUE(m.backtest->inside()) << name << ", " << repeats << " runs each: measured " << m.backtest->measured
+                                        << " against [" << m.backtest->lower << ", " << m.backtest->upper << "]";
+    }
+  ScalingBacktest off{8, 1.8, 1.8, 1.8, 1.8 * (1 + 1e-6)};  // a real difference is still outside
+  EXPECT_FALSE(off.inside());
+}
+
 TEST(ScalingModel, RefusesWithTheReason) {
   auto amdahl = [](double p) { return 100 * (0.03 + 0.97 / p); };
   auto two = fit_scaling_model(study(amdahl, {1, 2}, 3, 0.02, 1), {});
