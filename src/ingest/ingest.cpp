@@ -53,6 +53,10 @@ void fill(std::optional<T>& into, const std::optional<T>& from) {
 
 template <class T>
 void append(std::vector<T>& into, std::vector<T>& from) {
+  if (into.empty()) {  // take its storage rather than move each element into a second array
+    into.swap(from);
+    return;
+  }
   into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
@@ -415,9 +419,13 @@ Study ingest(const IngestOptions& options) {
       }
       standalone.push_back(std::move(run));
     }
-    if (!out.has_attachment()) continue;
+    if (!out.has_attachment()) {
+      outputs[k].reset();  // merged: let it go now, so the study and its outputs are not held together
+      continue;
+    }
     if (auto name = itwinai_trace_run_name(path); !name.empty() && (!target || runs_below[owner[k]] > 1)) {
       itwinai_traces.emplace_back(k, name);
+      continue;  // linked to its MLflow run below, once every run is known
     } else if (target) {
       merge_run_into(*target, std::move(out.attach));
     } else if (reader == "kineto" && out.attach.breakdown.size() == 1 &&
@@ -436,6 +444,7 @@ Study ingest(const IngestOptions& options) {
                                    "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
                                    path.string(), 0, {}});
     }
+    outputs[k].reset();
   }
   // itwinai's traces belong to the MLflow train run of that name.
   for (auto& [k, name] : itwinai_traces) {
@@ -483,10 +492,16 @@ Study ingest(const IngestOptions& options) {
       if (!run.experiment.empty()) run.label = run.experiment + "/" + run.label;
 
   // 7. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
+  // Moved once into one array of the final size, the copies dropped in place: a study of many runs
+  // is not held twice (issue 17, part 2).
   std::vector<Run> all;
+  all.reserve(folder_runs.size() + standalone.size());
   for (auto& [dir, run] : folder_runs) all.push_back(std::move(run));
+  folder_runs.clear();
   append(all, standalone);
+  decltype(standalone)().swap(standalone);
   std::map<std::string, std::string> seen;
+  std::size_t kept = 0;
   for (auto& run : all) {
     auto [it, inserted] = seen.emplace(run.run_id, run.path);
     if (!inserted && !run.run_id.empty()) {
@@ -495,8 +510,11 @@ Study ingest(const IngestOptions& options) {
                                    run.path, 0, {}});
       continue;
     }
-    study.runs.push_back(std::move(run));
+    if (&run != &all[kept]) all[kept] = std::move(run);
+    ++kept;
   }
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+  study.runs = std::move(all);
   // The batch the user stated, where a run states none.
   for (auto& run : study.runs) {
     if (run.global_batch_size || !run.world_size) continue;
