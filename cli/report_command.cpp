@@ -7,6 +7,7 @@
 
 #include "analysis/analyze.hpp"
 #include "commands.hpp"
+#include "common/process_memory.hpp"
 #include "process_group_launch.hpp"
 #include "trace/trace_cache.hpp"
 #include "ingest/ingest.hpp"
@@ -74,6 +75,7 @@ int run_report(const ReportArgs& args) {
   bar.finish();
   if (!job->finish()) return 0;  // the first one analyses and writes
   const double read_s = timer.lap();
+  give_back_freed_memory();  // the readers' heaps: analysis and writing run on this thread
 
   AnalysisOptions options = args.analysis;
   options.warmup_epochs = args.warmup_epochs;

@@ -17,4 +17,10 @@ void keep_freed_memory_for_reuse() {
 #endif
 }
 
+void give_back_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);  // the free pages inside every arena (a thread heap's free top stays: glibc trims it on free)
+#endif
+}
+
 }  // namespace scalelens

@@ -12,4 +12,9 @@ namespace scalelens {
 // heap's policy to its host.
 void keep_freed_memory_for_reuse();
 
+// Gives the blocks kept above back to the kernel, when a phase that took and freed memory is over
+// (the reading threads' heaps, which the later phases on the main thread do not reuse): 12 MB of
+// a 10,000-run report's 140 MB peak (bench/RESULTS.md).
+void give_back_freed_memory();
+
 }  // namespace scalelens

@@ -2,6 +2,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -33,6 +37,41 @@ TEST(ProcessMemory, FreedBlocksStayInTheProcessForTheNextFile) {
   std::memset(block, 1, kBytes);
   std::free(block);
   EXPECT_GE(mallinfo2().fordblks, kBytes) << "the freed block was given back to the kernel";
+#endif
+}
+
+// Resident memory of this process, from /proc/self/statm (in pages there).
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST(ProcessMemory, FreedBlocksOfAnotherThreadGoBackWhenAsked) {
+#if !defined(SCALELENS_TEST_GLIBC_HEAP)
+  GTEST_SKIP() << "glibc's own allocator only";
+#else
+  keep_freed_memory_for_reuse();
+  constexpr std::size_t kBlock = 256u << 10, kBlocks = 96;  // 24 MiB, as a reading thread's samples
+  void* last_block = nullptr;
+  std::thread reader([&] {
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < kBlocks; ++i) {
+      blocks.push_back(std::malloc(kBlock));
+      std::memset(blocks.back(), 1, kBlock);
+    }
+    // All but the last: what a reader leaves is free space below blocks still in use (a heap's
+    // free top is trimmed by glibc itself, and malloc_trim does not trim a thread heap's top).
+    for (std::size_t i = 0; i + 1 < blocks.size(); ++i) std::free(blocks[i]);
+    last_block = blocks.back();
+  });
+  reader.join();
+  const std::size_t kept = resident_bytes();
+  give_back_freed_memory();
+  const std::size_t after = resident_bytes();
+  std::free(last_block);
+  EXPECT_GE(kept, after + (kBlock * kBlocks) / 2) << "resident " << kept << " bytes before, " << after << " after";
 #endif
 }
 
