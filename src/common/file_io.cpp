@@ -391,32 +391,64 @@ Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_vi
   return write_file_atomic(path, std::vector<std::string_view>{contents});
 }
 
-Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces) {
-  auto tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  {
-    Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-    if (f.fd < 0) return Error{fmt::format("cannot write: {}", errno_text(errno)), path.string()};
-    for (std::string_view contents : pieces) {
-      std::size_t done = 0;
-      while (done < contents.size()) {
-        ssize_t n = ::write(f.fd, contents.data() + done, contents.size() - done);
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          int err = errno;
-          ::unlink(tmp.c_str());
-          return Error{fmt::format("cannot write: {}", errno_text(err)), path.string()};
-        }
-        done += static_cast<std::size_t>(n);
-      }
-    }
+namespace {
+constexpr std::size_t kWriteBuffer = 1 << 18;
+}  // namespace
+
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+  tmp_ = path_;
+  tmp_ += fmt::format(".tmp.{}", ::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail("cannot write");
+  buffer_.reserve(kWriteBuffer);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void AtomicFileWriter::fail(std::string_view what) {
+  if (error_.empty()) error_ = fmt::format("{}: {}", what, errno_text(errno));
+}
+
+void AtomicFileWriter::write(std::string_view piece) {
+  if (!error_.empty()) return;
+  if (buffer_.size() + piece.size() > kWriteBuffer) flush();
+  if (piece.size() < kWriteBuffer) {
+    buffer_.append(piece);
+    return;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Error{fmt::format("cannot rename into place: {}", errno_text(err)), path.string()};
+  write_out(piece);  // a large piece goes straight out
+}
+
+void AtomicFileWriter::write_out(std::string_view bytes) {
+  for (std::size_t done = 0; done < bytes.size() && error_.empty();) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else if (n == 0 || errno != EINTR) fail("cannot write");
   }
+}
+
+void AtomicFileWriter::flush() {
+  write_out(buffer_);
+  buffer_.clear();
+}
+
+Result<bool> AtomicFileWriter::commit() {
+  flush();
+  if (fd_ >= 0 && ::close(fd_) != 0) fail("cannot write");
+  fd_ = -1;
+  if (error_.empty() && ::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename into place");
+  if (!error_.empty()) return Error{error_, path_.string()};
+  committed_ = true;
   return true;
+}
+
+Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces) {
+  AtomicFileWriter file(path);
+  for (std::string_view piece : pieces) file.write(piece);
+  return file.commit();
 }
 
 }  // namespace scalelens

@@ -97,6 +97,30 @@ class GzipStream {
   std::unique_ptr<State> state_;
 };
 
+// A file written through a temporary one in the same folder that commit() renames over `path`,
+// so a reader never sees half a file; buffered, so it may be fed many small pieces as they are
+// made (a large report is never whole in memory). The first failure is kept and commit() returns
+// it; a writer destroyed uncommitted removes its temporary file.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::filesystem::path path);
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+  void write(std::string_view piece);
+  Result<bool> commit();
+
+ private:
+  void flush();
+  void write_out(std::string_view bytes);
+  void fail(std::string_view what);
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+  std::string error_;  // the first failure, "" while there is none
+  std::string buffer_;
+  bool committed_ = false;
+};
+
 // Writes through a temporary file in the same folder and renames it over `path`, so a reader
 // never sees half a file.
 Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents);

@@ -55,8 +55,15 @@ std::string json_number(double v, int significant) {
 }
 
 void JsonWriter::separate() {
+  if (sink_ && out_.size() >= (64u << 10)) flush();
   if (need_comma_) out_ += ',';
   need_comma_ = true;
+}
+
+void JsonWriter::flush() {
+  if (!sink_ || out_.empty()) return;
+  sink_(out_);
+  out_.clear();
 }
 
 JsonWriter& JsonWriter::begin_object() {

@@ -1,6 +1,7 @@
 #pragma once
 // Small JSON helpers over simdjson (reading) and a minimal writer with correct escaping.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ std::string json_number(double v, int significant);
 // Tiny streaming writer: keeps commas right; no pretty printing beyond newlines between items.
 class JsonWriter {
  public:
+  JsonWriter() = default;
+  // Hands the text to `sink` in pieces of about 64 KiB as it is written (and the rest at flush()),
+  // so that a large document is never whole in memory; str() and take() then hold only the rest.
+  explicit JsonWriter(std::function<void(std::string_view)> sink) : sink_(std::move(sink)) {}
+  void flush();
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -44,6 +50,7 @@ class JsonWriter {
 
  private:
   void separate();
+  std::function<void(std::string_view)> sink_;
   std::string out_;
   bool need_comma_ = false;
   int depth_ = 0;

@@ -19,26 +19,35 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create the output folder: {}", ec.message()), dir.string()};
   std::vector<std::filesystem::path> written;
-  const std::string summary_json = render_summary_json(summary);
-  const std::string summary_csv = render_summary_csv(summary);
-  for (auto [name, contents] : {std::pair<const char*, std::string_view>{"summary.json", summary_json},
-                                std::pair<const char*, std::string_view>{"summary.csv", summary_csv}}) {
-    auto path = dir / name;
-    auto ok = write_file_atomic(path, contents);
-    if (!ok) return ok.error();
-    written.push_back(path);
-  }
+  // summary.json and the page are written as they are rendered, the summary once for both, and
+  // the series a batch of runs at a time: a large study's report is never whole in memory
+  // (issue 17, part 2).
+  const auto summary_path = dir / "summary.json", page_path = dir / "report.html";
+  AtomicFileWriter summary_file(summary_path), html(page_path);
+  ReportPageWriter page([&](std::string_view piece) { html.write(piece); });
+  for (std::string_view piece : report_data_head("static")) page.data(piece);
+  write_summary_json(summary, [&](std::string_view piece) {
+    summary_file.write(piece);
+    page.data(piece);
+  });
+  summary_file.write("\n");
+  if (auto ok = summary_file.commit(); !ok) return ok.error();
+  written.push_back(summary_path);
+  const auto csv_path = dir / "summary.csv";
+  if (auto ok = write_file_atomic(csv_path, render_summary_csv(summary)); !ok) return ok.error();
+  written.push_back(csv_path);
   // The figures (gnuplot, in other processes) are made while this thread renders the series.
   FiguresResult figures;
   std::thread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
-  const std::vector<std::string> series = study ? render_series_json_parts(*study, summary) : std::vector<std::string>{"null"};
+  page.data(kReportDataSeriesKey);
+  if (study) render_series_json_to(*study, summary, [&](std::string_view part) { page.data(part); });
+  else page.data("null");
   figures_thread.join();
-  // Written in pieces: a large study's page is not joined in memory (issue 17, part 2).
   const std::string figures_json = figures.json();
-  auto path = dir / "report.html";
-  auto ok = write_file_atomic(path, report_html_pieces(report_data_pieces(summary_json, std::vector<std::string_view>(series.begin(), series.end()), "static", figures_json)));
-  if (!ok) return ok.error();
-  written.push_back(path);
+  for (std::string_view piece : report_data_tail(figures_json)) page.data(piece);
+  page.finish();
+  if (auto ok = html.commit(); !ok) return ok.error();
+  written.push_back(page_path);
   written.insert(written.end(), figures.written.begin(), figures.written.end());
   return written;
 }

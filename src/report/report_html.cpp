@@ -155,10 +155,16 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
   return out;
 }
 
+// A JSON text without the blanks and newline at its end; "null" for none.
+std::string_view trim_json_end(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  return s.empty() ? std::string_view("null") : s;
+}
+
 }  // namespace
 
-std::vector<std::string> render_series_json_parts(const Study& study, const Summary& summary, const SeriesLimits& limits,
-                                                std::string_view run_id) {
+void render_series_json_to(const Study& study, const Summary& summary, const std::function<void(std::string_view)>& sink,
+                           const SeriesLimits& limits, std::string_view run_id) {
   // Runs that made it onto a curve, by id (ingest already left out duplicate ids).
   std::unordered_map<std::string, const Run*> by_id;
   for (const auto& run : study.runs) by_id.emplace(run.run_id, &run);
@@ -185,20 +191,30 @@ std::vector<std::string> render_series_json_parts(const Study& study, const Summ
   const std::size_t step_cap =
       rank_points <= limits.step_budget ? limits.max_points_per_series : cap(rank_series, limits.step_budget);
 
-  // Runs rendered in parallel (each decimates thousands of samples per GPU), joined in order.
-  std::vector<std::string> parts(runs.size() + 2);
-  parts.front() = "{\"runs\":[";
-  parallel_for(runs.size(), default_threads(0), [&](std::size_t i) {
-    parts[i + 1] = (i ? "," : "") + render_run_series(*runs[i], rank_steps[i], gpu_cap, step_cap, limits.max_points_per_series);
-  });
-  parts.back() = "]}";
-  return parts;
+  // Runs rendered in parallel (each decimates thousands of samples per GPU) a batch at a time and
+  // handed on in order, so that only one batch of runs' text is held however many runs there are.
+  const unsigned threads = default_threads(0);
+  const std::size_t batch = limits.runs_per_batch ? limits.runs_per_batch : std::size_t{64} * threads;
+  std::vector<std::string> parts(std::min(batch, runs.size()));
+  sink("{\"runs\":[");
+  for (std::size_t first = 0; first < runs.size(); first += batch) {
+    const std::size_t n = std::min(batch, runs.size() - first);
+    parallel_for(n, threads, [&](std::size_t i) {
+      parts[i] = (first + i ? "," : "") +
+                 render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap, step_cap, limits.max_points_per_series);
+    });
+    for (std::size_t i = 0; i < n; ++i) {
+      sink(parts[i]);
+      std::string().swap(parts[i]);
+    }
+  }
+  sink("]}");
 }
 
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits,
                                std::string_view run_id) {
   std::string out;
-  for (const auto& part : render_series_json_parts(study, summary, limits, run_id)) out += part;
+  render_series_json_to(study, summary, [&](std::string_view part) { out += part; }, limits, run_id);
   return out;
 }
 
@@ -208,27 +224,33 @@ std::vector<std::string_view> report_data_pieces(std::string_view summary_json, 
   return report_data_pieces(summary_json, std::vector<std::string_view>{series_json}, mode, figures_json, compare_json);
 }
 
+std::vector<std::string_view> report_data_head(std::string_view mode) {
+  // `mode` is one of our own words ("static", "live"): quoted as it is.
+  return {"{\"schema\":\"", kReportDataSchema, "\",\"mode\":\"", mode,
+          web_bundle_built() ? "\",\"ui_built\":true,\"summary\":" : "\",\"ui_built\":false,\"summary\":"};
+}
+
+std::vector<std::string_view> report_data_tail(std::string_view figures_json, std::string_view compare_json) {
+  std::vector<std::string_view> pieces{",\"figures\":", trim_json_end(figures_json)};
+  if (!compare_json.empty()) pieces.insert(pieces.end(), {",\"compare\":", trim_json_end(compare_json)});
+  pieces.push_back("}");
+  return pieces;
+}
+
 std::vector<std::string_view> report_data_pieces(std::string_view summary_json,
                                                  const std::vector<std::string_view>& series_pieces,
                                                  std::string_view mode, std::string_view figures_json,
                                                  std::string_view compare_json) {
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-    return s.empty() ? std::string_view("null") : s;
-  };
   // Trimmed as one text would be: blank pieces at the end go, then the last one's blanks.
   std::vector<std::string_view> series(series_pieces);
   while (!series.empty() && series.back().find_first_not_of(" \n") == std::string_view::npos) series.pop_back();
   if (series.empty()) series.push_back("null");
-  series.back() = trim(series.back());
-  // `mode` is one of our own words ("static", "live"): quoted as it is.
-  std::vector<std::string_view> pieces{"{\"schema\":\"", kReportDataSchema, "\",\"mode\":\"", mode,
-                                       web_bundle_built() ? "\",\"ui_built\":true,\"summary\":" : "\",\"ui_built\":false,\"summary\":",
-                                       trim(summary_json), ",\"series\":"};
+  series.back() = trim_json_end(series.back());
+  auto pieces = report_data_head(mode);
+  pieces.insert(pieces.end(), {trim_json_end(summary_json), kReportDataSeriesKey});
   pieces.insert(pieces.end(), series.begin(), series.end());
-  pieces.insert(pieces.end(), {",\"figures\":", trim(figures_json)});
-  if (!compare_json.empty()) pieces.insert(pieces.end(), {",\"compare\":", trim(compare_json)});
-  pieces.push_back("}");
+  const auto tail = report_data_tail(figures_json, compare_json);
+  pieces.insert(pieces.end(), tail.begin(), tail.end());
   return pieces;
 }
 
@@ -239,36 +261,45 @@ std::string render_report_data(std::string_view summary_json, std::string_view s
   return out;
 }
 
-std::vector<std::string_view> report_html_pieces(const std::vector<std::string_view>& data_pieces) {
+ReportPageWriter::ReportPageWriter(std::function<void(std::string_view)> out) : out_(std::move(out)) {
   const std::string_view page = web_bundle_html();
   static constexpr std::string_view kOpen = R"(<script type="application/json" id="scalelens-data">)";
-  std::vector<std::string_view> out;
-  auto add_data = [&] {
-    out.push_back(kOpen);
-    for (std::string_view piece : data_pieces)
-      for (std::size_t at = 0; at < piece.size();) {
-        const std::size_t lt = std::min(piece.find('<', at), piece.size());
-        if (lt > at) out.push_back(piece.substr(at, lt - at));
-        if (lt == piece.size()) break;
-        out.push_back("\\u003c");  // only ever inside JSON strings, where this is the same character
-        at = lt + 1;
-      }
-  };
-  auto open = page.find(kOpen);
-  auto close = open == std::string_view::npos ? open : page.find("</script>", open + kOpen.size());
+  const auto open = page.find(kOpen);
+  const auto close = open == std::string_view::npos ? open : page.find("</script>", open + kOpen.size());
   if (open == std::string_view::npos || close == std::string_view::npos) {
     // A page without the data slot (should not happen): add one before </body>.
     auto body = page.rfind("</body>");
     if (body == std::string_view::npos) body = page.size();
-    out.push_back(page.substr(0, body));
-    add_data();
-    out.push_back("</script>");
-    out.push_back(page.substr(body));
-    return out;
+    out_(page.substr(0, body));
+    out_(kOpen);
+    after_ = {"</script>", page.substr(body)};
+    return;
   }
-  out.push_back(page.substr(0, open));
-  add_data();
-  out.push_back(page.substr(close));
+  out_(page.substr(0, open));
+  out_(kOpen);
+  after_ = {page.substr(close), {}};
+}
+
+void ReportPageWriter::data(std::string_view piece) {
+  for (std::size_t at = 0; at < piece.size();) {
+    const std::size_t lt = std::min(piece.find('<', at), piece.size());
+    if (lt > at) out_(piece.substr(at, lt - at));
+    if (lt == piece.size()) break;
+    out_("\\u003c");  // only ever inside JSON strings, where this is the same character
+    at = lt + 1;
+  }
+}
+
+void ReportPageWriter::finish() {
+  for (std::string_view piece : after_)
+    if (!piece.empty()) out_(piece);
+}
+
+std::vector<std::string_view> report_html_pieces(const std::vector<std::string_view>& data_pieces) {
+  std::vector<std::string_view> out;
+  ReportPageWriter page([&](std::string_view piece) { out.push_back(piece); });
+  for (std::string_view piece : data_pieces) page.data(piece);
+  page.finish();
   return out;
 }
 

@@ -2,7 +2,9 @@
 // report.html: the dashboard bundle with the study's data inlined, so that it opens offline.
 // Also the per-run time series (GPU utilization and power per GPU, per-rank step times) that the
 // drill-down view shows and the Summary does not hold.
+#include <array>
 #include <cstddef>
+#include <functional>
 #include <vector>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@ struct SeriesLimits {
   std::size_t max_points_per_series = kChartPointsPerSeries;  // per GPU series and per rank's step times
   std::size_t gpu_point_budget = kGpuChartPointBudget;       // all GPU series of all runs together
   std::size_t step_budget = 200000;          // all per-rank step times of all runs together
+  std::size_t runs_per_batch = 0;            // runs rendered together before they are handed on (0: 64 per thread)
 };
 
 // {"runs": [{"run_id", "label", "world_size", "t0_ns", "gpus": [{"node", "index", "uuid", "name",
@@ -27,9 +30,10 @@ struct SeriesLimits {
 // decimated (min and max of each bucket kept) to the limits.
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits = {},
                                std::string_view run_id = {});
-// The same in parts (one per run, rendered in parallel) that are never joined when written.
-std::vector<std::string> render_series_json_parts(const Study& study, const Summary& summary,
-                                                  const SeriesLimits& limits = {}, std::string_view run_id = {});
+// The same handed to `sink` in parts, in order (a batch of runs rendered in parallel at a time), so
+// that a large study's series are written as they are made, never whole in memory.
+void render_series_json_to(const Study& study, const Summary& summary, const std::function<void(std::string_view)>& sink,
+                           const SeriesLimits& limits = {}, std::string_view run_id = {});
 
 // {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
 //  "series": <series json or null>, "figures": <figures json or null>[, "compare": {"before":
@@ -43,15 +47,34 @@ std::string render_report_data(std::string_view summary_json, std::string_view s
 std::vector<std::string_view> report_data_pieces(std::string_view summary_json, std::string_view series_json,
                                                  std::string_view mode, std::string_view figures_json = {},
                                                  std::string_view compare_json = {});
-// With the series given in pieces (render_series_json_parts).
+// With the series given in pieces.
 std::vector<std::string_view> report_data_pieces(std::string_view summary_json,
                                                  const std::vector<std::string_view>& series_pieces,
                                                  std::string_view mode, std::string_view figures_json = {},
                                                  std::string_view compare_json = {});
 
+// The pieces of report_data_pieces in three parts, for a writer that hands the summary and the
+// series over as they are rendered (write_summary_json, render_series_json_to): the head, then
+// the summary, kReportDataSeriesKey, the series, then the tail.
+std::vector<std::string_view> report_data_head(std::string_view mode);
+inline constexpr std::string_view kReportDataSeriesKey = ",\"series\":";
+std::vector<std::string_view> report_data_tail(std::string_view figures_json = {}, std::string_view compare_json = {});
+
 // The bundle with the data inlined into its scalelens-data script; every '<' of the data is
-// written as \u003c so the data can never close the script element. As pieces (views into the
-// bundle, the data pieces and constant text) for write_file_atomic, or joined.
+// written as \u003c so the data can never close the script element. Written to `out` piece by
+// piece (views into the bundle, the data and constant text): the page up to the data when made,
+// each data piece as it is given, the rest of the page at finish().
+class ReportPageWriter {
+ public:
+  explicit ReportPageWriter(std::function<void(std::string_view)> out);
+  void data(std::string_view piece);
+  void finish();
+
+ private:
+  std::function<void(std::string_view)> out_;
+  std::array<std::string_view, 2> after_{};  // the page after the data
+};
+// The page as pieces, for write_file_atomic, or joined.
 std::vector<std::string_view> report_html_pieces(const std::vector<std::string_view>& data_pieces);
 std::string render_report_html(std::string_view data_json);
 

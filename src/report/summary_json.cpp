@@ -66,8 +66,8 @@ std::optional<double> wh(const std::optional<double>& joules) {
 
 }  // namespace
 
-std::string render_summary_json(const Summary& summary) {
-  JsonWriter w;
+void write_summary_json(const Summary& summary, const std::function<void(std::string_view)>& sink) {
+  JsonWriter w(sink);
   w.begin_object();
   w.key("schema").value(kSummarySchema);
   w.key("scalelens_version").value(SCALELENS_VERSION);
@@ -275,7 +275,12 @@ std::string render_summary_json(const Summary& summary) {
   }
   w.end_array();
   w.end_object();
-  auto out = w.take();
+  w.flush();
+}
+
+std::string render_summary_json(const Summary& summary) {
+  std::string out;
+  write_summary_json(summary, [&](std::string_view piece) { out += piece; });
   out += '\n';
   return out;
 }

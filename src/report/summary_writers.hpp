@@ -1,7 +1,9 @@
 #pragma once
 // Renderers of a Summary: summary.json (schema scalelens.summary/2), summary.csv and the terminal
 // table. They only format; every figure comes computed from analysis.
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "analysis/summary.hpp"
 
@@ -10,6 +12,9 @@ namespace scalelens {
 inline constexpr const char* kSummarySchema = "scalelens.summary/2";
 
 std::string render_summary_json(const Summary& summary);
+// The same without its final newline, handed to `sink` in pieces as it is written (a large study's
+// summary is never whole in memory).
+void write_summary_json(const Summary& summary, const std::function<void(std::string_view)>& sink);
 std::string render_summary_csv(const Summary& summary);
 
 struct TableStyle {

@@ -1,0 +1,71 @@
+// The atomic file writer: the file holds exactly what was written, in order, whatever the sizes of
+// the pieces against its buffer; nothing appears under the name until commit; failures name the file.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/file_io.hpp"
+#include "support/test_support.hpp"
+
+using namespace scalelens;
+using namespace scalelens::testing;
+
+namespace {
+
+std::size_t files_in(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST(AtomicFileWriter, FileIsThePiecesInOrderWhateverTheirSizes) {
+  ScratchDir dir;
+  std::mt19937_64 rng(7);
+  std::string before;  // what the file held after the previous round
+  for (int round = 0; round < 12; ++round) {
+    // Pieces from empty to several times the buffer (256 KiB), so that some fill it exactly,
+    // some overflow it and some bypass it.
+    std::uniform_int_distribution<std::size_t> size(0, round % 2 ? 700000 : 3000);
+    std::string expected;
+    std::vector<std::string> pieces;
+    for (int i = 0; i < 30; ++i) {
+      std::string piece(size(rng), static_cast<char>('a' + i % 26));  // each piece its letter: order shows
+      expected += piece;
+      pieces.push_back(std::move(piece));
+    }
+    const auto path = dir / "out.txt";
+    AtomicFileWriter file(path);
+    for (const auto& piece : pieces) file.write(piece);
+    if (round == 0) EXPECT_FALSE(std::filesystem::exists(path)) << "visible before commit";
+    else EXPECT_EQ(slurp(path), before) << "changed before commit";
+    auto ok = file.commit();
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(slurp(path), expected) << "round " << round;
+    before = expected;
+    EXPECT_EQ(files_in(dir.path()), 1u) << "the temporary file is left behind";
+  }
+}
+
+TEST(AtomicFileWriter, UncommittedLeavesTheOldFileAndNoTemporary) {
+  ScratchDir dir;
+  dir.write("report.html", "old");
+  {
+    AtomicFileWriter file(dir / "report.html");
+    file.write(std::string(600000, 'x'));  // straight to the temporary file, past the buffer
+  }
+  EXPECT_EQ(slurp(dir / "report.html"), "old");
+  EXPECT_EQ(files_in(dir.path()), 1u);
+}
+
+TEST(AtomicFileWriter, FailureNamesTheFile) {
+  ScratchDir dir;
+  const auto path = dir / "missing-folder" / "summary.json";
+  AtomicFileWriter file(path);
+  file.write("{}");
+  auto ok = file.commit();
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().path, path.string());
+  EXPECT_NE(ok.error().message.find("cannot write"), std::string::npos) << ok.error().message;
+}
+
+}  // namespace
