@@ -184,6 +184,8 @@ std::vector<GpuChartPoint> gpu_chart_points(const GpuSeries& g, std::size_t max_
     return chart_from_columns(c.t_ns, c.util, c.power, max_points);
   }
   const auto& kept = g.reduced->chart;
+  // Kept within its share already (the usual case): decimating would keep every point.
+  if (kept.size() <= std::max<std::size_t>(max_points, 2)) return kept;
   std::vector<std::int64_t> t_ns(kept.size());
   std::vector<double> util(kept.size()), power(kept.size());
   for (std::size_t i = 0; i < kept.size(); ++i) t_ns[i] = kept[i].t_ns, util[i] = kept[i].util_pct, power[i] = kept[i].power_w;
