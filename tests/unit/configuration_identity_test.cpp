@@ -14,11 +14,14 @@
 #include "collect/run_folder.hpp"
 #include "ingest/ingest.hpp"
 #include "report/summary_writers.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
 using namespace scalelens;
 
 namespace {
+
+using scalelens::testing::read_study;
 
 constexpr std::int64_t kT0 = 1632596327552;  // ms, as in the real logs
 
@@ -110,7 +113,7 @@ TEST(MachineName, SizeTokenIsCutFromMlperfSystemNames) {
   for (auto [folder, machine] : cases) {
     scalelens::testing::ScratchDir dir;
     dir.write(fmt::format("S/results/{}/strong/deepcam/result_1.txt", folder), mlperf_log({.epoch_s = {10, 9}}));
-    auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+    auto study = read_study(dir);
     ASSERT_EQ(study.runs.size(), 1u) << folder;
     EXPECT_EQ(study.runs[0].system, machine) << folder;
     EXPECT_EQ(study.runs[0].scaling, "strong");
@@ -130,7 +133,7 @@ TEST(MlperfSystems, TwoMachinesWithTheSameGpuCountAreTwoCurves) {
   dir.write("NVIDIA/results/dgxa100_n4_pytorch/strong/deepcam/result_1.txt", mlperf_log({.nodes = 4, .epoch_s = {20, 6, 5}}));
   dir.write("HelmholtzAI/results/juwelsbooster_gpu_n4_pytorch1.10/strong/deepcam/result_1.txt",
             mlperf_log({.platform = "JUWELS_Booster", .nodes = 4, .per_node = 4, .epoch_s = {40, 20, 22}}));
-  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 4u);
   auto s = analyze(study, {});
   ASSERT_EQ(s.configurations.size(), 3u);  // (label, world size) alone would pool 3 runs at 16 GPUs
@@ -170,7 +173,7 @@ TEST(MlperfSystems, OneSystemShowsNoSystemColumn) {
   scalelens::testing::ScratchDir dir;
   dir.write("NVIDIA/results/dgxa100_n2_pytorch/strong/deepcam/result_1.txt", mlperf_log({.epoch_s = {30, 10}}));
   dir.write("NVIDIA/results/dgxa100_n4_pytorch/strong/deepcam/result_1.txt", mlperf_log({.nodes = 4, .epoch_s = {20, 5}}));
-  auto s = analyze(ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}), {});
+  auto s = analyze(read_study(dir), {});
   ASSERT_EQ(s.configurations.size(), 2u);
   EXPECT_EQ(s.configurations[0].system, "dgxa100");  // from the results folder: no systems/ file here
   EXPECT_EQ(s.configurations[0].curve, "deepcam");
@@ -194,7 +197,7 @@ TEST(MlperfWeakScaling, InstancesOfOneWeakFolderAreOneRun) {
   // A pruned instance (Fugaku's weak/cosmoflow/pruned_results/ shape) is not counted.
   dir.write("NVIDIA/results/dgxa100_n6_pytorch/weak/deepcam/pruned_results/result_4.txt",
             mlperf_log({.batch = 128, .instance_id = 3, .epoch_s = {40, 90, 95}}));
-  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 3u);
   EXPECT_TRUE(std::any_of(study.diagnostics.begin(), study.diagnostics.end(), [](auto& d) { return d.code == "pruned-instance"; }));
   auto s = analyze(study, {});
@@ -235,7 +238,7 @@ TEST(MlperfWeakScaling, NeverPooledWithStrongScalingRuns) {
             mlperf_log({.nodes = 1, .instance_id = 0, .epoch_s = {30, 20, 20}}));
   dir.write("NVIDIA/results/dgxa100_n2_pytorch/weak/deepcam/result_2.txt",
             mlperf_log({.nodes = 1, .instance_id = 1, .epoch_s = {30, 22, 22}}));
-  auto s = analyze(ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}), {});
+  auto s = analyze(read_study(dir), {});
   ASSERT_EQ(s.configurations.size(), 2u);
   const auto* strong = find(s, "deepcam [strong]", "dgxa100", 16);
   const auto* weak = find(s, "deepcam [weak]", "dgxa100", 16);
@@ -340,7 +343,7 @@ TEST(ManifestSystem, ReadFromScalelensJsonAndInheritedByForeignFiles) {
     "start_ns": 0, "end_ns": 10000000000, "status": "complete"})");
   dir.write("b/scalelens.json", R"({"schema": "scalelens.run/1", "run_id": "b", "label": "ddp", "world_size": 8, "system": "juwels",
     "start_ns": 0, "end_ns": 20000000000, "status": "complete"})");
-  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  auto study = read_study(dir);
   auto s = analyze(study, {});
   ASSERT_EQ(s.configurations.size(), 2u);
   EXPECT_EQ(s.configurations[0].system, "jureca");

@@ -18,20 +18,17 @@
 #include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
 #include "support/gpu_study_writer.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
 namespace scalelens {
 namespace {
 
+using scalelens::testing::read_study;
+
 using testing::ScratchDir;
 using testing::GpuStudyShape;
 using testing::write_gpu_study;
-
-Study read(const ScratchDir& dir, bool keep) {
-  IngestOptions options{{dir.path().string()}, {}, 1, {}};
-  options.keep_samples = keep;
-  return ingest(options);
-}
 
 std::string diagnostics_text(const std::vector<Diagnostic>& ds) {
   std::string s;
@@ -54,7 +51,7 @@ TEST(GpuReduction, ReducedSeriesGiveTheSameReportAsEverySampleOverManyGeneratedS
     shape.no_window = rng() % 3 == 0 ? 0.3 : 0;
     write_gpu_study(dir, rng, shape);
 
-    const Study kept = read(dir, true), reduced = read(dir, false);
+    const Study kept = read_study(dir, true), reduced = read_study(dir, false);
     ASSERT_EQ(kept.runs.size(), static_cast<std::size_t>(shape.runs));
     ASSERT_EQ(reduced.runs.size(), kept.runs.size());
     for (const auto& run : reduced.runs) {
@@ -104,7 +101,7 @@ TEST(GpuReduction, ChartsShareOnePointBudgetAcrossFiles) {
   for (int tries = 0; tries < 5 && samples <= kGpuChartPointBudget; ++tries)
     samples = write_gpu_study(dir, rng, shape);  // the same folders, redrawn
   ASSERT_GT(samples, kGpuChartPointBudget);
-  const Study reduced = read(dir, false), kept = read(dir, true);
+  const Study reduced = read_study(dir, false), kept = read_study(dir, true);
   std::size_t points = 0, reduced_series = 0, shares = 0;
   for (const auto& run : reduced.runs)
     for (const auto& g : run.gpus) {
@@ -128,17 +125,17 @@ TEST(GpuReduction, SamplesAreKeptWithoutAStatedWindowOrWhenAsked) {
   dir.write("run/nodes/n/gpu.csv",
             "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
             "1000000000,0,GPU-a,50,,,100,,,\n2000000000,0,GPU-a,70,,,120,,,\n");
-  const Study s = read(dir, false);
+  const Study s = read_study(dir, false);
   ASSERT_EQ(s.runs.size(), 1u);
   ASSERT_EQ(s.runs[0].gpus.size(), 1u);
   EXPECT_FALSE(s.runs[0].gpus[0].reduced);
   EXPECT_EQ(s.runs[0].gpus[0].samples.size(), 2u);
 
   dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 0, "end_ns": 3000000000})");
-  const Study kept = read(dir, true);
+  const Study kept = read_study(dir, true);
   EXPECT_FALSE(kept.runs[0].gpus[0].reduced);
   EXPECT_EQ(kept.runs[0].gpus[0].samples.size(), 2u);
-  const Study reduced = read(dir, false);
+  const Study reduced = read_study(dir, false);
   ASSERT_TRUE(reduced.runs[0].gpus[0].reduced);
   EXPECT_EQ(reduced.runs[0].gpus[0].sample_count(), 2u);
   EXPECT_DOUBLE_EQ(*reduced.runs[0].gpus[0].reduced->figures.util_pct, 60);

@@ -8,14 +8,15 @@
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
 namespace scalelens {
 namespace {
 
-using testing::ScratchDir;
+using scalelens::testing::read_study;
 
-Study ingest_dir(const ScratchDir& dir) { return ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}); }
+using testing::ScratchDir;
 
 const Run* run_with_id(const Study& s, const std::string& id) {
   for (const auto& r : s.runs)
@@ -46,7 +47,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_EpochTime_BecomesRankZeroEpochDurations_WorldS
   ScratchDir dir;
   dir.write("scalability-metrics/epoch-time/epochtime_torch-ddp_2N.csv",
             kEpochHeader + "1,12.5,torch-ddp,2\n2,10.25,torch-ddp,2\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   const scalelens::Run* run = run_with_id(study, "scalability-metrics/epochtime_torch-ddp_2N");
   ASSERT_NE(run, nullptr);
   EXPECT_EQ(run->format, "itwinai-csv");
@@ -68,7 +69,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_EpochTimeUnderAManifest_TakesItsWorldSize) {
   ScratchDir dir;
   dir.write("job/scalelens.json", R"({"world_size": 8})");
   dir.write("job/scalability-metrics/epoch-time/epochtime_deepspeed_2N.csv", kEpochHeader + "0,7.5,deepspeed,2\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   const auto& run = study.runs[0];
   EXPECT_EQ(run.world_size, 8);
@@ -87,7 +88,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_EnergyData_OneNominalSeriesPerNodeAndLocalRank
                 "1,92,302.5,0,0,4,horovod,2\n1,93,303.5,1,0,4,horovod,2\n"
                 "0,80,200,0,1,4,horovod,2\n0,81,201,1,1,4,horovod,2\n"
                 "1,82,202,0,1,4,horovod,2\n1,83,203,1,1,4,horovod,2\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   const scalelens::Run* run = run_with_id(study, "scalability-metrics/horovod_4");
   ASSERT_NE(run, nullptr);
   EXPECT_EQ(run->label, "horovod");
@@ -113,7 +114,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_EpochAndEnergyFilesOfOneRunFolder_AreOneRun) {
   dir.write("scalability-metrics/run-a1/gpu-energy-data/torch-ddp_4.csv",
             kEnergyHeader + "0,50,250,0,0,4,torch-ddp,1\n0,50,250,1,0,4,torch-ddp,1\n0,50,250,2,0,4,torch-ddp,1\n"
                             "0,50,250,3,0,4,torch-ddp,1\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   const auto& run = study.runs[0];
   EXPECT_EQ(run.run_id, "run-a1/epochtime_torch-ddp_1N");
@@ -133,7 +134,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_SeveralFilesOfOneStrategyInOneFolder_PairOnlyW
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n");
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "1,11,ddp,2\n");
   dir.write("scalability-metrics/gpu-energy-data/ddp_4.csv", kEnergyHeader + "0,50,250,0,0,4,ddp,1\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   const auto* one = run_with_id(study, "scalability-metrics/epochtime_ddp_1N");
   ASSERT_NE(one, nullptr);
@@ -153,7 +154,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_FilesWrittenWhole_KeepALastLineWithoutNewlineA
   ScratchDir dir;
   dir.write("scalability-metrics/run-a1/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n  \n2,19,ddp,1");
   dir.write("scalability-metrics/run-a1/gpu-energy-data/ddp_1.csv", kEnergyHeader + "0,50,250,0,0,1,ddp,1\n1,60,260,0,0,1,ddp,1");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].epochs.size(), 2u);
   EXPECT_EQ(study.runs[0].epochs[1].index, 2);
@@ -167,7 +168,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_BadLines_OneWarningNamesFileAndFirstLine_RestI
   ScratchDir dir;
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv",
             kEpochHeader + "1,20,ddp,1\n2,NaN,ddp,1\n3,12\n4,-1,ddp,1\n5,19,ddp,1\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].epochs.size(), 2u);
   EXPECT_EQ(study.runs[0].epochs[1].index, 5);
@@ -242,7 +243,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_TrainRunWithWorkers_IsOneRunWithEpochsAn
   store.worker("w1", "train1", 1, 2, kStartMs + 300);
   store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10.5 0\n" +
                                          std::to_string(kStartMs + 20'000) + " 9.5 1\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   const auto& run = study.runs[0];
   EXPECT_EQ(run.run_id, "train1");
@@ -279,7 +280,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_RepeatsWithOneRunName_AreSeparateRuns_De
     store.run(id, "same-name", kStartMs, kStartMs + 100, 3, "", id == "c" ? "deleted" : "active");
     store.worker(id + "-w0", id, 0, 4, kStartMs + 200);
   }
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   EXPECT_NE(run_with_id(study, "a"), nullptr);
   EXPECT_NE(run_with_id(study, "b"), nullptr);
@@ -295,7 +296,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_RayTuneRun_EachTrialIsARun) {
   store.run("trial2", "trial_2", kStartMs, kStartMs + 100, 4, "tune");
   store.worker("t1w0", "trial1", 0, 1, kStartMs);
   store.worker("t2w0", "trial2", 0, 1, kStartMs);
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   EXPECT_EQ(run_with_id(study, "trial1")->exit_status, 0);
   EXPECT_EQ(run_with_id(study, "trial2")->exit_status, 1);  // status 4 = FAILED
@@ -309,7 +310,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_BadMetricLine_WarnsWithFileAndLine_RestI
   store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 1000) + " 4.0 0\n" +
                                          std::to_string(kStartMs + 2000) + " nan 1\n" + "garbage\n" +
                                          std::to_string(kStartMs + 3000) + " 3.0 2\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].epochs.size(), 2u);
   EXPECT_EQ(study.runs[0].epochs[1].index, 2);
@@ -325,7 +326,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_RunWithoutWorldSize_IsKeptWithAWarning) 
   store.run("t", "r", kStartMs, kStartMs + 100, 3);
   store.param("t", "strategy", "horovod");
   store.metric("t", "epoch_time_s", std::to_string(kStartMs + 1000) + " 4.0 0\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].label, "horovod");
   EXPECT_FALSE(study.runs[0].world_size.has_value());
@@ -337,7 +338,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DeletedExperiment_IsLeftOutWithANote) {
   MlflowStore store(dir, "4", "deleted");
   store.run("t", "r", kStartMs, kStartMs + 100, 3);
   store.worker("w0", "t", 0, 1, kStartMs);
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   EXPECT_TRUE(study.runs.empty());
   EXPECT_EQ(diagnostics(study, "deleted-experiment").size(), 1u);
 }
@@ -404,7 +405,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_V034rc1WorkersColumn_IsTheWorldSize) {
   ScratchDir dir;
   dir.write("scalability-metrics/quantum-neutrino/epoch-time/epochtime_torch-ddp_8N.csv",
             "epoch_id,time,name,workers\n0,5.5,torch-ddp,8\n1,4.5,torch-ddp,8\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].label, "torch-ddp");
   EXPECT_EQ(study.runs[0].world_size, 8);
@@ -420,7 +421,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_ManifestAboveFlatFiles_GivesDefaults_NeverOneR
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n");
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "1,11,ddp,2\n");
   dir.write("scalability-metrics/epoch-time/epochtime_horovod_1N.csv", kEpochHeader + "1,25,horovod,1\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 3u) << "the manifest above defines no run of its own";
   const auto* ddp2 = run_with_id(study, "scalability-metrics/epochtime_ddp_2N");
   ASSERT_NE(ddp2, nullptr);
@@ -443,7 +444,7 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_ComputationDataOfARunFolder_JoinItsRun) {
               header + "0,ProfilerStep*,0,100,5000,5.000ms,4,ddp,2," + std::to_string(rank) +
                   "\n1,aten::addmm,0,600,600,600.000us,40,ddp,2," + std::to_string(rank) + "\n2,nccl:all_reduce,0,300,300,300.000us,8,ddp,2," +
                   std::to_string(rank) + "\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_TRUE(study.runs[0].profiler_averages.has_value());
   EXPECT_EQ(study.runs[0].profiler_averages->files, 2);
@@ -461,7 +462,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_ManifestAboveTheStore_GivesDefaults_Neve
   store.worker("t2w0", "t2", 0, 2, kStartMs);
   store.run("t4", "ddp-4", kStartMs, kStartMs + 100, 3);
   store.worker("t4w0", "t4", 0, 4, kStartMs);
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   EXPECT_EQ(run_with_id(study, "t2")->world_size, 2);
   EXPECT_EQ(run_with_id(study, "t4")->world_size, 4);
@@ -484,7 +485,7 @@ void two_experiments(const ScratchDir& dir) {
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_TwoExperiments_AreTwoCurves_NotRepeats) {
   ScratchDir dir;
   two_experiments(dir);
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 3u);
   EXPECT_EQ(run_with_id(study, "m1")->label, "mnist/torch-ddp");
   EXPECT_EQ(run_with_id(study, "v1")->label, "virgo/torch-ddp");
@@ -590,7 +591,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilerTracesOfARunName_AttachToThatRun
  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1010, "dur": 5, "args": {"correlation": 2}},
  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": 1020, "dur": 500, "args": {"stream": 7, "correlation": 2}}
 ]})");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].breakdown.size(), 1u);
   EXPECT_TRUE(diagnostics(study, "no-manifest").empty());
@@ -599,7 +600,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilerTracesOfARunName_AttachToThatRun
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_DatabaseStore_IsNamedAsNotRead) {
   ScratchDir dir;
   dir.write("mllogs/mlflow.db", std::string("SQLite format 3\0", 16) + std::string(100, '\x01'));
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   EXPECT_TRUE(study.runs.empty());
   auto d = diagnostics(study, "mlflow-database-store");
   ASSERT_EQ(d.size(), 1u);

@@ -13,6 +13,7 @@
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "support/study_figures.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 #include "trace/breakdown.hpp"
 #include "trace/kineto.hpp"
@@ -24,7 +25,7 @@ using scalelens::testing::ScratchDir;
 
 namespace {
 
-Study read(const ScratchDir& dir) { return ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}); }
+using scalelens::testing::read_study;
 
 std::vector<const Diagnostic*> with_code(const std::vector<Diagnostic>& ds, const std::string& code) {
   std::vector<const Diagnostic*> out;
@@ -78,7 +79,7 @@ TEST(Limits, ManifestWorldSizeZeroOrAbsurdIsRefusedAndOtherConfigurationsUnchang
   dir.write("bad-zero/scalelens.json", R"({"label": "ddp", "world_size": 0, "start_ns": 1000000000, "end_ns": 21000000000})");
   write_run(dir, "bad-huge", 1, 1.0);
   dir.write("bad-huge/scalelens.json", R"({"label": "ddp", "world_size": 100000000000, "nodes": -3})");
-  auto study = read(dir);
+  auto study = read_study(dir);
   auto bad = with_code(study.diagnostics, "bad-manifest-field");
   ASSERT_EQ(bad.size(), 3u);
   for (const auto* d : bad) EXPECT_TRUE(ends_with(d->path, "scalelens.json")) << d->path;
@@ -130,7 +131,7 @@ TEST(Limits, MlperfNonPositiveNodeCountsAreRefusedAndOtherEfficienciesUnchanged)
   dir.write("bad/result_zero.txt", mlperf_log("0", 4, 1.0));
   dir.write("bad/result_negative.txt", mlperf_log("-2", 4, 1.0));
   dir.write("bad/result_huge.txt", mlperf_log("1e12", 4, 1.0));
-  auto study = read(dir);
+  auto study = read_study(dir);
   auto bad = with_code(study.diagnostics, "implausible-value");
   ASSERT_EQ(bad.size(), 3u);
   for (const auto* d : bad) {
@@ -152,7 +153,7 @@ TEST(Limits, RankRecordBeyondAnyWorldSizeIsLeftOut) {
   dir.write("ddp-1/ranks/0.json", R"({"schema": "scalelens.rank/1", "rank": 0, "host": "n01", "local_rank": 0})");
   dir.write("ddp-1/ranks/7.json", R"({"schema": "scalelens.rank/1", "rank": 70000000000, "host": "n01", "local_rank": 0})");
   dir.write("ddp-1/ranks/1.json", R"({"schema": "scalelens.rank/1", "rank": 1, "host": "n01", "local_rank": -4})");
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].ranks.size(), 2u);  // ranks 0 and 1; rank 1 without its local rank
   for (const auto& r : study.runs[0].ranks) EXPECT_EQ(r.local_rank.has_value(), r.rank == 0);
@@ -178,7 +179,7 @@ TEST(Limits, EpochLongerThanItsRunIsLeftOutAndTheRunsFiguresKeepTheOthers) {
                                 "0,1,5000000000,9000000000,100\n1,1,5000000000,9000000000,100\n"
                                 "0,2,9000000000,13000000000,100\n1,2,9000000000,13000000000,100\n"
                                 "0,3,13000000000,1013000000000,100\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   auto bad = with_code(study.diagnostics, "implausible-value");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_TRUE(ends_with(bad[0]->path, "ddp-2/epochs.csv"));
@@ -194,7 +195,7 @@ TEST(Limits, StepLongerThanAnyRunIsLeftOutWhenTheRunHasNoEnd) {
   dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 1000000000, "status": "running"})");
   // 2e8 s: longer than any run lasts (1e8 s).
   dir.write("r/steps.csv", "rank,step,start_ns,end_ns,samples\n0,0,1000000000,2000000000,32\n0,1,2000000000,200000002000000000,32\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].steps.size(), 1u);
   auto bad = with_code(study.diagnostics, "implausible-value");
@@ -211,7 +212,7 @@ TEST(Limits, MlperfEpochLongerThanItsRunIsLeftOut) {
   log += ":::MLLOG {\"time_ms\": 1630000000200, \"key\": \"epoch_start\", \"value\": null, \"metadata\": {\"epoch_num\": 9}}\n"
          ":::MLLOG {\"time_ms\": 1630086400000, \"key\": \"epoch_stop\", \"value\": null, \"metadata\": {\"epoch_num\": 9}}\n";
   dir.write("result_1.txt", log);
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].epochs.size(), 4u);
   auto bad = with_code(study.diagnostics, "implausible-value");
@@ -229,7 +230,7 @@ TEST(Limits, SampleCountsOfZeroOrBeyond1e15AreLeftOut) {
   dir.write("a/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n"
                             "0,0,1000000000,7000000000,100\n0,1,7000000000,13000000000,0\n0,2,13000000000,19000000000,2e15\n");
   dir.write("b/scalelens.json", R"({"label": "x", "world_size": 1, "global_batch_size": 0, "samples_per_epoch": 1e16})");
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   const auto& a = study.runs[0].run_id == "a" ? study.runs[0] : study.runs[1];
   const auto& b = study.runs[0].run_id == "a" ? study.runs[1] : study.runs[0];
@@ -258,7 +259,7 @@ TEST(Limits, GpuPowerAndUtilizationBeyondLimitsAreLeftOutAndOtherEnergiesUnchang
                                            "1000000000,0,GPU-0,50,10,1e9,100,,1400,60\n"
                                            "11000000000,0,GPU-0,150,10,1e9,9000,,1400,60\n"
                                            "21000000000,0,GPU-0,50,10,1e9,100,,1400,60\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   auto bad = with_code(study.diagnostics, "implausible-value");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_TRUE(ends_with(bad[0]->path, "ddp-1/nodes/n01/gpu.csv"));
@@ -281,7 +282,7 @@ TEST(Limits, GpuMemoryBeyondSixteenTebibytesIsLeftOutAndThePeakIsTheLargestReal)
                                            "1000000000,0,GPU-0,50,10,2147483648,100,,1400,60\n"
                                            "11000000000,0,GPU-0,50,10,1e15,100,,1400,60\n"
                                            "21000000000,0,GPU-0,50,10,3221225472,100,,1400,60\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   auto bad = with_code(study.diagnostics, "implausible-value");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0]->line, 3);
@@ -301,7 +302,7 @@ TEST(Limits, EnergyCounterJumpBeyondThePowerLimitIsNotUsedAndOtherEnergiesUnchan
                                            "1000000000,0,GPU-0,50,10,1e9,100,0,1400,60\n"
                                            "11000000000,0,GPU-0,50,10,1e9,100,1000000,1400,60\n"
                                            "21000000000,0,GPU-0,50,10,1e9,100,1e300,1400,60\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   const auto after = analyze(study, {});
   auto jumps = with_code(after.warnings, "implausible-value");
   ASSERT_EQ(jumps.size(), 1u);
@@ -335,7 +336,7 @@ TEST(Limits, NvidiaSmiPowerAndUtilizationBeyondLimitsAreLeftOut) {
                          "2024/01/02 03:04:05.000, 0, NVIDIA A100-SXM4-80GB, 50 %, 100.00 W\n"
                          "2024/01/02 03:04:06.000, 0, NVIDIA A100-SXM4-80GB, 101 %, 6000.00 W\n"
                          "2024/01/02 03:04:07.000, 0, NVIDIA A100-SXM4-80GB, 52 %, 102.00 W\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].gpus.size(), 1u);
   const auto& samples = study.runs[0].gpus[0].samples;
@@ -357,7 +358,7 @@ TEST(Limits, ItwinaiEnergyCsvReadingsAndWorldSizeBeyondLimitsAreLeftOut) {
             "0,90,300,0,0,0,torch-ddp,1\n"
             "1,120,7000,0,0,0,torch-ddp,1\n"
             "2,95,310,0,0,0,torch-ddp,1\n");
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_FALSE(study.runs[0].world_size);  // num_global_gpus 0 is not a world size
   ASSERT_EQ(study.runs[0].gpus.size(), 1u);
@@ -384,7 +385,7 @@ TEST(Limits, ItwinaiMlflowPowerAndWorldSizeBeyondLimitsAreLeftOut) {
   dir.write(exp + "/w0/params/global_world_size", "99999999999");
   dir.write(exp + "/w0/metrics/gpu_power_W", fmt::format("{} 300.5 1\n{} 1000000 2\n{} 310 3\n", t0 + 1000, t0 + 2000, t0 + 3000));
   dir.write(exp + "/w0/metrics/epoch_time_s", fmt::format("{} 10 0\n{} 86400 1\n", t0 + 11'000, t0 + 29'000));
-  auto study = read(dir);
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_FALSE(study.runs[0].world_size);
   ASSERT_EQ(study.runs[0].epochs.size(), 1u);  // a day-long epoch in a 30 s run is not one of it
@@ -467,7 +468,7 @@ TEST(Limits, TraceInAStudyWithAnImpossibleKernelKeepsItsRunsScore) {
   dir.write("ddp-2/traces/rank0.pt.trace.json",
             trace_text(R"({"ph": "X", "cat": "kernel", "name": "gemm", "ts": 200000, "dur": 300000000, "args": {"stream": 7, "correlation": 3}},)"
                        "\n"));
-  auto study = read(dir);
+  auto study = read_study(dir);
   auto trace_warnings = with_code(study.diagnostics, "trace");
   EXPECT_TRUE(std::any_of(trace_warnings.begin(), trace_warnings.end(), [](auto* d) {
     return ends_with(d->path, "rank0.pt.trace.json") && d->message.find("lasting 300 s") != std::string::npos;

@@ -5,6 +5,7 @@
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
 using namespace scalelens;
@@ -64,7 +65,7 @@ TEST(Mlperf, RecordsWithoutJsonOrMatchingStartAreNamed) {
             ":::MLLOG {\"time_ms\": 3000, \"key\": \"epoch_stop\", \"metadata\": {\"epoch_num\": 1}}\n"
             ":::MLLOG {\"time_ms\": 4000, \"key\": \"epoch_stop\", \"metadata\": {\"epoch_num\": 7}}\n"
             ":::MLLOG {\"time_ms\": 40\n");
-  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(*study.runs[0].world_size, 8);  // 2 nodes × 4
   EXPECT_EQ(study.runs[0].detected_from.at("world_size"), "number_of_nodes*accelerators_per_node");

@@ -9,18 +9,19 @@
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
 namespace scalelens {
 namespace {
+
+using scalelens::testing::read_study;
 
 using testing::ScratchDir;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 // 2024/01/02 03:04:05.678 UTC: 2024-01-02 is day 19724 since 1970 (1704153600 s); + 3 h 4 min 5 s.
 constexpr std::int64_t kT0 = 1'704'164'645'678'000'000;
-
-Study ingest_dir(const ScratchDir& dir) { return ingest(IngestOptions{{dir.path().string()}, {}, 1, {}}); }
 
 const Run* run_labelled(const Study& s, const std::string& label) {
   for (const auto& r : s.runs)
@@ -38,7 +39,7 @@ const Diagnostic* diagnostic(const Study& s, const std::string& code) {
 const Run& read_run_with(const ScratchDir& dir, const std::string& rel, const std::string& log, Study& keep) {
   dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 2})");
   dir.write("run/" + rel, log);
-  keep = ingest_dir(dir);
+  keep = read_study(dir);
   const scalelens::Run* run = run_labelled(keep, "ddp");
   if (!run) throw std::runtime_error("run not found");
   return *run;
@@ -240,7 +241,7 @@ TEST(NvSmiReader, NvSmi_OtherCsv_IsNotRecognized) {
   dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 2})");
   dir.write("run/other.csv", "time,power\n1,2\n");
   dir.write("run/notes.txt", "2024/01/02 03:04:05 the job started\n");
-  auto study = ingest_dir(dir);
+  auto study = read_study(dir);
   EXPECT_EQ(study.files_read, 1u);  // the manifest only
 }
 
@@ -431,7 +432,7 @@ TEST(NvSmiReader, NvSmi_NoIndex_ReadsTooSlowForTheGaps_TheRunsGpuCountSplitsThem
   const SmiLog l{.gpus = 2, .samples = 10, .interval_ms = 1000, .read_ms = 60};
   dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 4, "nodes": 2, "gpus_per_node": 2})");
   dir.write("run/nodes/n1/smi.csv", smi_log(l));
-  const auto study = ingest_dir(dir);
+  const auto study = read_study(dir);
   const auto* run = run_labelled(study, "ddp");
   ASSERT_NE(run, nullptr);
   expect_demultiplexed(l, *run);
@@ -445,7 +446,7 @@ TEST(NvSmiReader, NvSmi_NoIndex_RunSaysSeveralGpus_RowsWithoutSamples_AreLeftOut
   ScratchDir dir;
   dir.write("run/scalelens.json", R"({"label": "ddp", "world_size": 4, "gpus_per_node": 4})");
   dir.write("run/nodes/n1/smi.csv", smi_log(SmiLog{.gpus = 1, .samples = 10}));
-  const auto study = ingest_dir(dir);
+  const auto study = read_study(dir);
   const auto* run = run_labelled(study, "ddp");
   ASSERT_NE(run, nullptr);
   EXPECT_TRUE(run->gpus.empty());

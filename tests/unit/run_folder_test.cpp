@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
 using namespace scalelens;
@@ -15,12 +16,7 @@ using scalelens::testing::ScratchDir;
 
 namespace {
 
-// Every sample kept: these tests are about what the readers make of the files.
-Study read(const ScratchDir& dir) {
-  IngestOptions options{{dir.path().string()}, {}, 1, {}};
-  options.keep_samples = true;
-  return ingest(options);
-}
+using scalelens::testing::read_study;
 
 const Diagnostic* find(const std::vector<Diagnostic>& ds, const std::string& code) {
   auto it = std::find_if(ds.begin(), ds.end(), [&](auto& d) { return d.code == code; });
@@ -51,7 +47,7 @@ TEST(RunFolder, ManifestEpochsGpuHostAndRanksMakeOneRun) {
                                         "1000000000,50,1000,0\n21000000000,50,1000,2000000000\n");
   dir.write("ddp-2/ranks/0.json", R"({"schema":"scalelens.rank/1","rank":0,"host":"n01","local_rank":0,"exit_status":0})");
   dir.write("ddp-2/ranks/1.json", R"({"rank":1,"host":"n01"})");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   const auto& r = study.runs[0];
   EXPECT_EQ(r.label, "ddp");
@@ -104,7 +100,7 @@ TEST(RunFolder, GpuCsvLinesGiveTheSameSamplesWhicheverWayTheyAreWritten) {
     write_run(dir, name, 4, "0,0,0,1000,1\n");
     dir.write(std::string(name) + "/nodes/h/gpu.csv", text);
   }
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 3u);
   EXPECT_TRUE(study.diagnostics.empty()) << format_location(study.diagnostics[0]);
   const auto& a = study.runs[0].gpus;
@@ -142,7 +138,7 @@ TEST(RunFolder, AQuotedUuidHoldingACommaIsNotMatchedOnAnUnquotedLine) {
             "1000,0,\"GPU-a,b\",50,1,1,100,1,1,1\n"
             "2000,0,GPU-a,b,50,1,1,100,1,1,1\n"
             "3000,0,\"GPU-a,b\",60,1,1,100,1,1,1\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].gpus.size(), 1u);
   EXPECT_EQ(study.runs[0].gpus[0].uuid, "GPU-a,b");
@@ -169,7 +165,7 @@ TEST(RunFolder, AGpuCsvLineWithAFieldTooManyIsBadWhateverItsLastColumn) {
             "1000,0,GPU-a,50,1,1,100,1,1,1,ok\n"
             "2000,0,GPU-a,50,1,1,100,1,1,1,not,ok\n"
             "3000,0,GPU-a,60,1,1,100,1,1,1,ok\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 2u);
   for (const auto& run : study.runs) {
     ASSERT_EQ(run.gpus.size(), 1u) << run.path;
@@ -195,7 +191,7 @@ TEST(RunFolder, GpuCsvNamingANewGpuOnEveryLineTakesLinearMemory) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");
   dir.write("a/nodes/h/gpu.csv", text);
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].gpus.size(), static_cast<std::size_t>(n));
   std::size_t capacity = 0;
@@ -216,7 +212,7 @@ TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
             "-6000,0,GPU-a,50,1,1,100,1,1,1\n"     // negative time
             "7000,0,GPU-a,50,1,1,100,1,1,1\n"
             "8000,0,GPU-a,50,1,1,100,1,1,1");       // no line end
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].gpus.size(), 1u);
   // Lines 2, 3, 4 and 8; lines 3 and 4 without the reading that is beyond physical limits.
@@ -244,7 +240,7 @@ TEST(RunFolder, ManifestStillRunningIsWarnedAndTheRunKept) {
   dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 2, "status": "running"})");
   dir.write("r/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
   dir.write("done/scalelens.json", R"({"label": "ddp", "world_size": 1, "status": "complete"})");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 2u);
   const auto* d = find(study.diagnostics, "run-not-finished");
   ASSERT_TRUE(d);
@@ -263,7 +259,7 @@ TEST(RunFolder, CollectorsMissingReasonsBecomeNotesPerConfiguration) {
                   std::string(rep == 2 ? R"j(, "cpu_energy@n2": "RAPL counter not readable")j" : "") + "}}");
     dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n0,1,1000,2000\n");
   }
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 3u);
   EXPECT_EQ(study.runs[2].missing.at("cpu_energy@n2"), "RAPL counter not readable");
   auto s = analyze(study, {});
@@ -283,7 +279,7 @@ TEST(RunFolder, MinimalHandWrittenManifestIsEnough) {
   ScratchDir dir;
   dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 8})");
   dir.write("r/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n0,1,1000,3000\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(*study.runs[0].world_size, 8);
   EXPECT_EQ(study.runs[0].epochs.size(), 2u);
@@ -292,7 +288,7 @@ TEST(RunFolder, MinimalHandWrittenManifestIsEnough) {
 TEST(RunFolder, TruncatedLastLineIsLeftOutAndNamed) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n0,1,1000,2000,1\n0,2,2000,30");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].epochs.size(), 2u);
   auto* d = find(study.diagnostics, "truncated-line");
@@ -304,7 +300,7 @@ TEST(RunFolder, TruncatedLastLineIsLeftOutAndNamed) {
 TEST(RunFolder, BadLinesNaNAndNegativeTimesAreNamedWithFileAndLine) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n0,1,nan,2000,1\n0,2,-5,2000,1\n0,3,3000,2000,1\n0,4,4000\n0,5,5000,6000,1\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].epochs.size(), 2u);  // epochs 0 and 5
   auto* d = find(study.diagnostics, "bad-lines");
@@ -319,7 +315,7 @@ TEST(RunFolder, WrongColumnsLeaveTheFileOut) {
   dir.write("a/nodes/h/gpu.csv", "t_ns,gpu_index,power\n1,0,100\n");  // not our header: not recognized
   dir.write("a/nodes/h/host.csv", "t_ns,cpu_util_pct\n1,50\n");      // fine: the other columns are optional
   dir.write("a/steps.csv", "rank,step,begin,end\n0,0,0,1\n");         // recognized, lacks start_ns
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   auto* d = find(study.diagnostics, "bad-columns");
   ASSERT_TRUE(d);
   EXPECT_NE(d->message.find("start_ns"), std::string::npos);
@@ -334,7 +330,7 @@ TEST(RunFolder, WrongColumnsLeaveTheFileOut) {
 TEST(RunFolder, FilesWithoutManifestAreNamed) {
   ScratchDir dir;
   dir.write("orphan/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   EXPECT_TRUE(study.runs.empty());
   auto* d = find(study.diagnostics, "no-manifest");
   ASSERT_TRUE(d);
@@ -345,7 +341,7 @@ TEST(RunFolder, InvalidManifestIsAnErrorAndTheRunIsLeftOut) {
   ScratchDir dir;
   dir.write("a/scalelens.json", R"({"label": "ddp", "world_size": )");
   write_run(dir, "b", 2, "0,0,0,1000,1\n0,1,1000,2000,1\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_TRUE(find(study.diagnostics, "bad-manifest"));
   auto s = analyze(study, {});
   ASSERT_EQ(s.configurations.size(), 1u);  // b is still reported
@@ -356,7 +352,7 @@ TEST(RunFolder, DuplicateRunIdsKeepTheFirst) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");
   dir.write("copy/scalelens.json", R"({"run_id": "a", "label": "ddp", "world_size": 1})");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   EXPECT_EQ(study.runs.size(), 1u);
   auto* d = find(study.diagnostics, "duplicate-run-id");
   ASSERT_TRUE(d);
@@ -367,7 +363,7 @@ TEST(RunFolder, BrokenLinkIsReportedAsUnreadable) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");
   std::filesystem::create_symlink(dir / "nowhere.csv", dir / "a/steps.csv");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   auto* d = find(study.diagnostics, "unreadable-file");
   ASSERT_TRUE(d);
   EXPECT_NE(d->path.find("steps.csv"), std::string::npos);
@@ -396,7 +392,7 @@ TEST(RunFolder, MpiCommCsvBecomesACpuSideBreakdown) {
   // Rank 0: two steps of 100 ms with 30 ms and 10 ms inside MPI.
   dir.write("a/comm/0.csv", "rank,step,start_ns,end_ns,comm_ns,calls,bytes\n"
                             "0,0,0,100000000,30000000,2,16\n0,1,100000000,200000000,10000000,2,16\n");
-  auto study = read(dir);
+  auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].breakdown.size(), 1u);
   const auto& b = study.runs[0].breakdown[0];
@@ -430,7 +426,7 @@ TEST(RunFolder, CancellingStopsReadingBetweenFilesAndSaysSo) {
   EXPECT_EQ(total, 6u);  // the six epochs.csv (manifests are read first, apart)
   EXPECT_EQ(seen, 6u);   // the closing call
   // Not cancelled: the same folder reads whole.
-  Study whole = read(dir);
+  Study whole = read_study(dir, true);
   EXPECT_FALSE(whole.cancelled);
   EXPECT_EQ(analyze(whole, {}).configurations.size(), 1u);
 }

@@ -4,6 +4,7 @@
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "support/read_study.hpp"
 #include "support/test_support.hpp"
 #include "trace/breakdown.hpp"
 #include "trace/gpu_peaks.hpp"
@@ -12,6 +13,8 @@
 
 namespace scalelens::trace {
 namespace {
+
+using scalelens::testing::read_study;
 
 // Two 1000 µs steps on an A100.
 // Step 1: data loading [0, 100] (the annotation; the Python __next__ frame [10, 90] inside it
@@ -75,7 +78,7 @@ TEST(TraceMfu, ReportCarriesMfuPerRunAndConfiguration) {
   rank1.replace(rank1.find("\"rank\": 0"), 9, "\"rank\": 1");
   dir.write("run/traces/rank0.json", kTrace);
   dir.write("run/traces/rank1.json", rank1);
-  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_EQ(study.runs[0].breakdown.size(), 2u);
   auto s = analyze(study, {});
