@@ -209,7 +209,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   add_study_default_options(cmd, args->defaults, args->analysis);
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
-  cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
+  cmd->add_option("--threads", args->threads, "Reader threads (default: every core this process may use)");
   add_max_inflated_option(cmd);
   add_cache_flags(cmd, args->cache);
   cmd->footer(

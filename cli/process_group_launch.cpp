@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "common/parallel.hpp"
 #include "distribute/launch_environment.hpp"
@@ -57,7 +58,7 @@ std::optional<LaunchedGroup> join_launched_processes(const char* command) {
 
 unsigned threads_per_process(unsigned requested, const ProcessGroup& group) {
   if (requested) return requested;
-  const unsigned node = default_threads(0);
+  const unsigned node = std::max(1u, std::thread::hardware_concurrency());  // the node's, whatever this process may use
   // Bound by the launcher (mpirun binds each process to a core or socket by default): the cores
   // it may run on. Unbound: the node's cores shared among the group's processes on it.
   cpu_set_t allowed;

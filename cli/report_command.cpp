@@ -181,7 +181,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--strict", args->strict, "Exit with code 3 when there are warnings");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
-  cmd->add_option("--threads", args->threads, "Reader threads (default: all cores)");
+  cmd->add_option("--threads", args->threads, "Reader threads (default: every core this process may use)");
   add_max_inflated_option(cmd);
   cmd->add_flag("--timings", args->timings, "Print how long reading, analysis and writing took (standard error)");
   add_cache_flags(cmd, args->cache);

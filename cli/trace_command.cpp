@@ -104,7 +104,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
                   "Kernels whose name matches this regex anywhere count as communication "
                   "(default: nccl…, ncclKernel…, ncclDevKernel…, rccl…). RE2 syntax: ECMAScript without "
                   "backreferences or lookaround; (?i) for case-insensitive");
-  cmd->add_option("-j,--threads", args->threads, "Threads (default: all cores); files, or slices of fewer files, in parallel");
+  cmd->add_option("-j,--threads", args->threads, "Threads (default: every core this process may use); files, or slices of fewer files, in parallel");
   add_cache_flags(cmd, args->cache);
   add_max_inflated_option(cmd);
   cmd->add_option("--peak-tflops", args->peak_tflops,

@@ -17,7 +17,7 @@ struct AnalysisOptions {
   BaselineKind baseline = BaselineKind::per_label;
   std::optional<int> baseline_gpus;   // --baseline-gpus N: fixes p0
   std::optional<std::string> scaling;  // "strong" | "weak": overrides detection
-  unsigned threads = 0;                // runs summarized in parallel; 0 = every core
+  unsigned threads = 0;                // runs summarized in parallel; 0 = every core this process may use
   std::vector<int> predict;            // --predict: GPU counts; empty: 2× and 4× each curve's largest
   int model_replicates = 1000;         // bootstrap replicates of the scaling model
   ChoiceOptions choice;                // --objective, --min-efficiency, --max-gpus, --carbon-intensity

@@ -9,12 +9,25 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace scalelens {
 
-// Threads to use when the caller says 0: every core.
-inline unsigned default_threads(unsigned requested) {
-  return requested ? requested : std::max(1u, std::thread::hardware_concurrency());
+// The cores this process may run on: its CPU affinity (what SLURM's --cpus-per-task, taskset or a
+// container's cpuset allow), not every core of the machine, which hardware_concurrency counts.
+inline unsigned available_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
 }
+
+// Threads to use when the caller says 0: every core this process may use.
+inline unsigned default_threads(unsigned requested) { return requested ? requested : available_cores(); }
 
 // Runs `work(i)` for i in [0, n) on up to `threads` threads (the caller's among them); `progress`,
 // when given, is called from the caller's thread with (done, n) between items and once at the end.

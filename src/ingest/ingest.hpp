@@ -28,7 +28,7 @@ struct IngestOptions {
   // RE2 regex searched in paths relative to their input; a run-defining file whose path does not
   // match is still read, and its runs kept when the regex matches their label, run name or experiment.
   std::optional<std::string> pattern;
-  unsigned threads = 0;                // 0 = all cores
+  unsigned threads = 0;                // 0 = every core this process may use
   // Called as files finish: (done, total). From the calling thread only.
   std::function<void(std::size_t, std::size_t)> progress;
   // Set (by the caller's progress callback, say on Ctrl-C in Python) to stop reading: files not

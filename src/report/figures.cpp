@@ -17,6 +17,7 @@
 
 #include "common/file_io.hpp"
 #include "common/json.hpp"
+#include "common/parallel.hpp"
 #include "common/subprocess.hpp"
 
 namespace scalelens {
@@ -171,7 +172,7 @@ RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::fi
   // seven processes on two cores took 0.5 s where two take 0.3 s (bench/RESULTS.md). gnuplot stops
   // at a script's error, so a batch that fails is drawn again one script per process: a figure
   // gnuplot cannot draw costs only itself.
-  if (processes == 0) processes = std::max(1u, std::thread::hardware_concurrency());
+  if (processes == 0) processes = available_cores();
   processes = std::min(processes, scripts.size());
   std::vector<std::vector<std::string>> batches(processes);
   for (std::size_t i = 0; i < scripts.size(); ++i) batches[i % processes].push_back(scripts[i]);

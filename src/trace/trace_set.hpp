@@ -21,7 +21,7 @@ namespace scalelens::trace {
 struct TraceSetOptions {
   std::vector<std::filesystem::path> inputs;  // files or folders (searched recursively)
   std::string comm_kernel_regex;              // empty = the collective-library default
-  unsigned threads = 0;                       // 0 = all cores
+  unsigned threads = 0;                       // 0 = every core this process may use
   bool cache = true;                          // summaries cached (trace_cache.hpp)
   std::filesystem::path cache_dir;            // --cache-dir; empty: default_cache_dir()
   std::optional<double> peak_tflops;          // --peak-tflops: the GPUs' peak, overriding the table
