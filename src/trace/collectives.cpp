@@ -69,70 +69,76 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     return out;
   }
   bool any_group = false, any_order = false;
-  // group → rank → its calls in that group, in start order
-  std::map<std::string, std::map<int, std::vector<const CollectiveCall*>>> groups;
+  // Ranks by their place in rank order; each group's members in rank order, each with its calls in
+  // that group in start order. Arrays, not maps keyed by rank: at thousands of ranks the matching
+  // walks every member of every call, and map nodes scattered in memory made it miss the caches.
+  struct Member {
+    std::size_t at = 0;  // the rank's place in `split`
+    std::vector<const CollectiveCall*> calls;
+  };
+  std::vector<RankCommSplit> split;
+  std::map<std::string, std::vector<Member>> groups;
   for (auto& [rank, list] : calls_of) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
-    for (const auto* c : list) groups[c->group][rank].push_back(c);
+    const std::size_t at = split.size();
+    split.push_back({});
+    split.back().rank = rank;
+    split.back().unmatched = list.size();
+    std::vector<Member>* members = nullptr;  // the last call's group: calls mostly run in one group
+    const std::string* name = nullptr;
+    for (const auto* c : list) {
+      if (!name || c->group != *name) members = &groups[c->group], name = &c->group;
+      if (members->empty() || members->back().at != at) members->push_back({at, {}});
+      members->back().calls.push_back(c);
+    }
   }
-  std::map<int, RankCommSplit> split;
-  for (auto& [rank, list] : calls_of) {
-    split[rank].rank = rank;
-    split[rank].unmatched = list.size();
-  }
+  // Each group is walked member by member (each rank's calls in order, as they lie in memory)
+  // rather than call by call across members, which at thousands of ranks missed the caches on
+  // every member of every call. Same sums in the same order per rank, so the same figures.
   for (const auto& [group, members] : groups) {
     if (members.size() < 2) continue;  // a group this set holds one member of: nothing to compare
     std::size_t common = std::numeric_limits<std::size_t>::max();
-    for (const auto& [rank, list] : members) common = std::min(common, list.size());
+    for (const auto& m : members) common = std::min(common, m.calls.size());
     const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
-    bool stopped = false;
-    for (std::size_t i = 0; i < common && !stopped; ++i) {
-      const CollectiveCall* ref = members.begin()->second[i];
-      std::string disagreement;
-      for (const auto& [rank, list] : members) {
-        const auto* c = list[i];
-        if (c->name != ref->name)
-          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", i + 1, ref->name,
-                                     members.begin()->first, c->name, rank);
-        else if (c->bytes >= 0 && ref->bytes >= 0 && c->bytes != ref->bytes)
-          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", i + 1, c->name, ref->bytes,
-                                     members.begin()->first, c->bytes, rank);
-        if (!disagreement.empty()) break;
-      }
-      if (!disagreement.empty()) {
-        out.notes.push_back(fmt::format("{}: {}; the calls from there on are not matched", where, disagreement));
-        stopped = true;
-        continue;
-      }
-      (group.empty() ? any_order : any_group) = true;
-      CollectiveInstance inst;
-      inst.group = group;
-      inst.name = ref->name;
-      inst.index = i;
-      inst.ranks = static_cast<int>(members.size());
-      std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
-      const CollectiveCall* last_call = nullptr;
-      for (const auto& [rank, list] : members) {
-        const auto* c = list[i];
-        inst.members.push_back(rank);
-        if (c->start_ns < first) {
-          first = c->start_ns;
-          inst.first_rank = rank;
+    const auto& ref = members.front().calls;
+    const int first_member = split[members.front().at].rank;
+    // The first call on which a member disagrees with the first member: the group is matched up
+    // to the earliest, and that member (the first in rank order, for the earliest call) is named.
+    std::size_t agreed = common;
+    std::string disagreement;
+    for (const auto& m : members) {
+      for (std::size_t i = 0; i < agreed; ++i) {
+        const auto* c = m.calls[i];
+        if (c->name != ref[i]->name) {
+          agreed = i;
+          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", i + 1, ref[i]->name, first_member, c->name,
+                                     split[m.at].rank);
+        } else if (c->bytes >= 0 && ref[i]->bytes >= 0 && c->bytes != ref[i]->bytes) {
+          agreed = i;
+          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", i + 1, c->name,
+                                     ref[i]->bytes, first_member, c->bytes, split[m.at].rank);
         }
-        if (c->start_ns > last) {
-          last = c->start_ns;
-          inst.last_rank = rank;
-          last_call = c;
-        }
-        if (c->bytes >= 0) inst.bytes = c->bytes;
       }
-      inst.skew_us = static_cast<double>(last - first) * 1e-3;
-      inst.transfer_us = static_cast<double>(last_call->dur_ns) * 1e-3;
-      for (const auto& [rank, list] : members) {
-        const auto* c = list[i];
+    }
+    // Per call: the first and last start, their members, the last arrival's kernel, the size.
+    std::vector<std::int64_t> first(agreed, std::numeric_limits<std::int64_t>::max()),
+        last(agreed, std::numeric_limits<std::int64_t>::min());
+    std::vector<std::size_t> first_at(agreed, 0), last_at(agreed, 0);
+    std::vector<const CollectiveCall*> last_call(agreed, nullptr);
+    std::vector<double> bytes(agreed, -1);
+    for (const auto& m : members)
+      for (std::size_t i = 0; i < agreed; ++i) {
+        const auto* c = m.calls[i];
+        if (c->start_ns < first[i]) first[i] = c->start_ns, first_at[i] = m.at;
+        if (c->start_ns > last[i]) last[i] = c->start_ns, last_at[i] = m.at, last_call[i] = c;
+        if (c->bytes >= 0) bytes[i] = c->bytes;
+      }
+    for (const auto& m : members) {
+      auto& s = split[m.at];
+      for (std::size_t i = 0; i < agreed; ++i) {
+        const auto* c = m.calls[i];
         // Waiting: until the last rank arrived, at most the whole kernel (it cannot wait longer than it ran).
-        const double wait_ns = std::clamp(static_cast<double>(last - c->start_ns), 0.0, static_cast<double>(c->dur_ns));
-        auto& s = split[rank];
+        const double wait_ns = std::clamp(static_cast<double>(last[i] - c->start_ns), 0.0, static_cast<double>(c->dur_ns));
         s.wait_us += wait_ns * 1e-3;
         s.transfer_us += (static_cast<double>(c->dur_ns) - wait_ns) * 1e-3;
         for (std::size_t k = 0; k + 1 < c->exposed_ns.size(); k += 2) {
@@ -141,28 +147,48 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
           s.exposed_wait_us += waiting * 1e-3;
           s.exposed_transfer_us += (e - b - waiting) * 1e-3;
         }
-        ++s.matched;
-        --s.unmatched;
       }
-      ++split[inst.last_rank].arrived_last;
-      ++split[inst.first_rank].arrived_first;
-      const int n = ref->group_size > 0 ? ref->group_size : inst.ranks;
+      s.matched += agreed;
+      s.unmatched -= agreed;
+    }
+    std::vector<int> member_ranks;
+    member_ranks.reserve(members.size());
+    for (const auto& m : members) member_ranks.push_back(split[m.at].rank);
+    if (agreed > 0) (group.empty() ? any_order : any_group) = true;
+    for (std::size_t i = 0; i < agreed; ++i) {
+      CollectiveInstance inst;
+      inst.group = group;
+      inst.name = ref[i]->name;
+      inst.index = i;
+      inst.ranks = static_cast<int>(members.size());
+      inst.members = member_ranks;
+      inst.bytes = bytes[i];
+      inst.first_rank = split[first_at[i]].rank;
+      inst.last_rank = split[last_at[i]].rank;
+      inst.skew_us = static_cast<double>(last[i] - first[i]) * 1e-3;
+      inst.transfer_us = static_cast<double>(last_call[i]->dur_ns) * 1e-3;
+      ++split[last_at[i]].arrived_last;
+      ++split[first_at[i]].arrived_first;
+      const int n = ref[i]->group_size > 0 ? ref[i]->group_size : inst.ranks;
       if (inst.bytes >= 0 && inst.transfer_us > 0) {
         inst.algbw_gbps = inst.bytes / (inst.transfer_us * 1e3);  // bytes per ns = GB/s
         inst.busbw_gbps = inst.algbw_gbps * bus_factor(inst.name, n);
       }
       out.instances.push_back(std::move(inst));
     }
-    if (!stopped)
-      for (const auto& [rank, list] : members)
-        if (list.size() > common && out.notes.size() < 20)
-          out.notes.push_back(fmt::format("{}: rank {} has {} calls, {} more than the fewest of the group ({}); they are "
-                                          "left unmatched",
-                                          where, rank, list.size(), list.size() - common, common));
+    if (!disagreement.empty()) {
+      out.notes.push_back(fmt::format("{}: {}; the calls from there on are not matched", where, disagreement));
+      continue;
+    }
+    for (const auto& m : members)
+      if (m.calls.size() > common && out.notes.size() < 20)
+        out.notes.push_back(fmt::format("{}: rank {} has {} calls, {} more than the fewest of the group ({}); they are "
+                                        "left unmatched",
+                                        where, split[m.at].rank, m.calls.size(), m.calls.size() - common, common));
   }
   if (out.instances.empty()) return out;
   out.method = any_group && any_order ? "process group, else order" : any_group ? "process group" : "order";
-  for (auto& [rank, s] : split) out.ranks.push_back(s);
+  out.ranks = std::move(split);  // in rank order, as calls_of
   return out;
 }
 

@@ -376,3 +376,37 @@ TEST(CollectiveMatch, ExposedCommunicationSplitsIntoWaitingAndTransfer) {
   ASSERT_TRUE(summary.configurations.at(0).exposed_comm_wait_share.has_value());
   EXPECT_NEAR(*summary.configurations[0].exposed_comm_wait_share, 90.0 / (90 + 1200 + 1200), 1e-12);
 }
+
+// Members that disagree at different calls: the group is matched up to the earliest, and the note
+// names the first member in rank order that disagrees there, whichever member is read first.
+TEST(CollectiveMatch, TheEarliestDisagreementAcrossMembersEndsTheMatching) {
+  auto calls_of = [](const std::vector<std::pair<std::string, double>>& calls, std::int64_t late_ns) {
+    std::vector<CollectiveCall> out;
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      out.push_back({"g", calls[i].first, kStart + static_cast<std::int64_t>(i) * 1'000'000 + late_ns, 500'000,
+                     calls[i].second, 3, {}});
+    return out;
+  };
+  const auto ref = calls_of({{"AllReduce", 100}, {"AllReduce", 100}, {"AllReduce", 100}, {"AllReduce", 100}}, 0);
+  // Rank 1 disagrees at call #3 (another collective), rank 2 at call #2 (another size).
+  const auto one = calls_of({{"AllReduce", 100}, {"AllReduce", 100}, {"AllGather", 100}, {"AllReduce", 100}}, 2000);
+  const auto two = calls_of({{"AllReduce", 100}, {"AllReduce", 200}, {"AllReduce", 100}, {"AllReduce", 100}}, 1000);
+  auto m = match_collectives(std::vector<RankCalls>{{0, true, &ref}, {1, true, &one}, {2, true, &two}});
+  ASSERT_EQ(m.instances.size(), 1u);
+  EXPECT_EQ(m.instances[0].last_rank, 1);
+  EXPECT_EQ(m.instances[0].first_rank, 0);
+  EXPECT_EQ(m.instances[0].members, (std::vector<int>{0, 1, 2}));
+  ASSERT_EQ(m.ranks.size(), 3u);
+  EXPECT_EQ(m.ranks[2].matched, 1u);
+  EXPECT_EQ(m.ranks[2].unmatched, 3u);
+  EXPECT_DOUBLE_EQ(m.ranks[0].wait_us, 2);  // waited 2 µs for rank 1
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("call #2 (AllReduce) moves 100 bytes on rank 0 but 200 on rank 2"), std::string::npos)
+      << m.notes[0];
+  // Rank 1 disagreeing at call #2 as well: it comes first in rank order, so it is the one named.
+  const auto early = calls_of({{"AllReduce", 100}, {"AllGather", 100}, {"AllReduce", 100}, {"AllReduce", 100}}, 2000);
+  m = match_collectives(std::vector<RankCalls>{{0, true, &ref}, {2, true, &two}, {1, true, &early}});
+  ASSERT_EQ(m.instances.size(), 1u);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("call #2 is AllReduce on rank 0 but AllGather on rank 1"), std::string::npos) << m.notes[0];
+}
