@@ -186,6 +186,20 @@ TEST(SweepCli, LocalSweepOfTheMpiExampleFillsTheStudyAndResumesOnlyWhatIsMissing
 #endif
 
 // `sweep --status` until nothing is queued or running (at most `seconds`).
+// The sweep's job logs (everything in .sweep but the job scripts), for a failure's message: a job
+// that SLURM reports failed says why only there.
+std::string job_logs(const fs::path& study) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(study / ".sweep", ec)) {
+    if (!e.is_regular_file() || e.path().extension() == ".sh") continue;
+    std::string text = read(e.path());
+    if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
+    out += "\n== " + e.path().filename().string() + "\n" + text;
+  }
+  return out;
+}
+
 void wait_idle(const fs::path& study, int seconds = 120) {
   for (int i = 0; i < seconds * 5; ++i) {
     auto plan = plan_of(study);
@@ -247,8 +261,8 @@ TEST(SweepSlurm, ACancelledJobIsResubmittedAndNothingRunsTwice) {
   fs::remove(hold);
   wait_idle(dir / "runs");
   plan = plan_of(dir / "runs");
-  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::cancelled) << plan.entries[0].note;
-  EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::done) << plan.entries[1].note;
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::cancelled) << plan.entries[0].note << job_logs(dir / "runs");
+  EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::done) << plan.entries[1].note << job_logs(dir / "runs");
 
   auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume --wait --poll 0.5 -q");
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
