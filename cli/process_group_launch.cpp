@@ -1,7 +1,5 @@
 #include "process_group_launch.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -61,12 +59,7 @@ unsigned threads_per_process(unsigned requested, const ProcessGroup& group) {
   const unsigned node = std::max(1u, std::thread::hardware_concurrency());  // the node's, whatever this process may use
   // Bound by the launcher (mpirun binds each process to a core or socket by default): the cores
   // it may run on. Unbound: the node's cores shared among the group's processes on it.
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
-    const auto bound = static_cast<unsigned>(CPU_COUNT(&allowed));
-    if (bound > 0 && bound < node) return bound;
-  }
+  if (const unsigned bound = available_cores(); bound < node) return bound;
   return std::max(1u, node / static_cast<unsigned>(std::max(1, group.local_size())));
 }
 

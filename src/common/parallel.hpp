@@ -5,26 +5,25 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <filesystem>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
-
-#if defined(__linux__)
-#include <sched.h>
-#endif
 
 namespace scalelens {
 
 // The cores this process may run on: its CPU affinity (what SLURM's --cpus-per-task, taskset or a
-// container's cpuset allow), not every core of the machine, which hardware_concurrency counts.
-inline unsigned available_cores() {
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
-#endif
-  return std::max(1u, std::thread::hardware_concurrency());
-}
+// container's cpuset allow), lowered to a CPU quota where its cgroup sets one (docker --cpus,
+// systemd's CPUQuota), not every core of the machine, which hardware_concurrency counts.
+unsigned available_cores();
+
+// The whole cores a cgroup's CPU quota allows, from the text of /proc/self/cgroup and the cgroup
+// file system mounted at `cgroup_root` (/sys/fs/cgroup): cgroup v2's cpu.max or v1's
+// cpu.cfs_quota_us over cpu.cfs_period_us, the tightest of the process's cgroup and its parents,
+// rounded up. nullopt when no quota is set or none can be read.
+std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup, const std::filesystem::path& cgroup_root);
 
 // Threads to use when the caller says 0: every core this process may use.
 inline unsigned default_threads(unsigned requested) { return requested ? requested : available_cores(); }
