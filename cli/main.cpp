@@ -3,10 +3,12 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "common/file_io.hpp"
 #include "common/process_memory.hpp"
 
 int main(int argc, char** argv) {
   scalelens::keep_freed_memory_for_reuse();
+  scalelens::remove_unfinished_files_on_termination();  // `run` and `serve` install their own handling
   CLI::App app{"scalelens: how well your multi-GPU training scales, why not better, and at what cost"};
   app.set_version_flag("--version", std::string("scalelens ") + SCALELENS_VERSION);
   app.require_subcommand(1);

@@ -1,6 +1,7 @@
 #include "common/file_io.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <libdeflate.h>
 #include <zlib.h>
 #include <sys/mman.h>
@@ -392,19 +393,72 @@ Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_vi
 }
 
 namespace {
+
+// The buffer grows as a string does up to this size, then goes out: a small file costs its size.
 constexpr std::size_t kWriteBuffer = 1 << 18;
+
+// Temporary files a terminating signal removes. A signal handler may only read memory that stays
+// put and call async-signal-safe functions (unlink, raise), so the paths are copied into fixed
+// slots, claimed and released atomically. 64 writers at once is far more than any command opens.
+struct TemporaryFileSlot {
+  std::atomic<bool> claimed{false};
+  std::atomic<bool> armed{false};  // path holds a whole name
+  char path[4096];
+};
+TemporaryFileSlot temporary_files[64];
+
+int arm_removal_on_termination(const std::filesystem::path& tmp) {
+  const std::string& name = tmp.native();
+  if (name.size() >= sizeof(TemporaryFileSlot::path)) return -1;
+  for (int i = 0; i < static_cast<int>(std::size(temporary_files)); ++i) {
+    bool free = false;
+    if (!temporary_files[i].claimed.compare_exchange_strong(free, true)) continue;
+    std::memcpy(temporary_files[i].path, name.c_str(), name.size() + 1);
+    temporary_files[i].armed.store(true);
+    return i;
+  }
+  return -1;  // no slot: the file is still removed by its writer, just not on a signal
+}
+
+void disarm(int slot) {
+  if (slot < 0) return;
+  temporary_files[slot].armed.store(false);
+  temporary_files[slot].claimed.store(false);
+}
+
+extern "C" void remove_temporary_files_and_end(int signal) {
+  for (auto& slot : temporary_files)
+    if (slot.armed.load()) ::unlink(slot.path);
+  // SA_RESETHAND restored the default action; the signal, blocked while this handler runs, is
+  // delivered again when it returns and ends the process with the status the signal gives.
+  ::raise(signal);
+}
+
 }  // namespace
+
+void remove_unfinished_files_on_termination() {
+  struct sigaction action {};
+  action.sa_handler = remove_temporary_files_and_end;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
+}
 
 AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
   tmp_ = path_;
   tmp_ += fmt::format(".tmp.{}", ::getpid());
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail("cannot write");
-  buffer_.reserve(kWriteBuffer);
+  if (fd_ < 0) {
+    fail("cannot write");
+    tmp_.clear();  // nothing of ours to remove: a file of that name is someone else's
+    return;
+  }
+  termination_slot_ = arm_removal_on_termination(tmp_);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) ::close(fd_);
+  disarm(termination_slot_);
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
@@ -426,7 +480,10 @@ void AtomicFileWriter::write_out(std::string_view bytes) {
   for (std::size_t done = 0; done < bytes.size() && error_.empty();) {
     const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n > 0) done += static_cast<std::size_t>(n);
-    else if (n == 0 || errno != EINTR) fail("cannot write");
+    else if (n == 0 || errno != EINTR) {
+      if (n == 0) errno = EIO;  // nothing written and no error given: errno would be stale
+      fail("cannot write");
+    }
   }
 }
 
@@ -440,7 +497,13 @@ Result<bool> AtomicFileWriter::commit() {
   if (fd_ >= 0 && ::close(fd_) != 0) fail("cannot write");
   fd_ = -1;
   if (error_.empty() && ::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename into place");
-  if (!error_.empty()) return Error{error_, path_.string()};
+  disarm(termination_slot_);  // renamed, or failed for good: nothing for a signal to remove
+  termination_slot_ = -1;
+  if (!error_.empty()) {
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    tmp_.clear();
+    return Error{error_, path_.string()};
+  }
   committed_ = true;
   return true;
 }

@@ -100,7 +100,8 @@ class GzipStream {
 // A file written through a temporary one in the same folder that commit() renames over `path`,
 // so a reader never sees half a file; buffered, so it may be fed many small pieces as they are
 // made (a large report is never whole in memory). The first failure is kept and commit() returns
-// it; a writer destroyed uncommitted removes its temporary file.
+// it; a writer destroyed uncommitted removes its temporary file, and so does a process ended by
+// a signal once remove_unfinished_files_on_termination() has been called.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::filesystem::path path);
@@ -116,6 +117,7 @@ class AtomicFileWriter {
   void fail(std::string_view what);
   std::filesystem::path path_, tmp_;
   int fd_ = -1;
+  int termination_slot_ = -1;  // where a terminating signal finds the temporary to remove
   std::string error_;  // the first failure, "" while there is none
   std::string buffer_;
   bool committed_ = false;
@@ -126,6 +128,11 @@ class AtomicFileWriter {
 Result<bool> write_file_atomic(const std::filesystem::path& path, std::string_view contents);
 // The same for contents made of `pieces`, written in order (a large file is never joined in memory).
 Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces);
+
+// Once called, SIGINT, SIGTERM and SIGHUP first remove the temporary files of writers that have
+// not committed (a Ctrl-C during a long report leaves no report.html.tmp.<pid> behind), then end
+// the process as the signal would have. A command that handles these signals itself replaces it.
+void remove_unfinished_files_on_termination();
 
 // strerror(errno) in a form that reads well after "cannot read FILE: ".
 std::string errno_text(int err);

@@ -2,6 +2,10 @@
 // the pieces against its buffer; nothing appears under the name until commit; failures name the file.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <random>
 
 #include "common/file_io.hpp"
@@ -66,6 +70,49 @@ TEST(AtomicFileWriter, FailureNamesTheFile) {
   ASSERT_FALSE(ok);
   EXPECT_EQ(ok.error().path, path.string());
   EXPECT_NE(ok.error().message.find("cannot write"), std::string::npos) << ok.error().message;
+}
+
+TEST(AtomicFileWriter, RenameFailureNamesTheFileAndLeavesNoTemporary) {
+  ScratchDir dir;
+  dir.write("report.html/keep", "a folder where the file should go");
+  AtomicFileWriter file(dir / "report.html");
+  file.write("<html>");
+  auto ok = file.commit();
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().path, (dir / "report.html").string());
+  EXPECT_NE(ok.error().message.find("cannot rename into place"), std::string::npos) << ok.error().message;
+  EXPECT_EQ(files_in(dir.path()), 1u) << "the temporary file is left behind";
+  EXPECT_EQ(slurp(dir / "report.html" / "keep"), "a folder where the file should go");
+}
+
+// A process ended by a signal while writing (Ctrl-C during a long report) leaves its finished
+// files and removes its unfinished ones; it still ends by that signal.
+TEST(AtomicFileWriter, ATerminatingSignalRemovesUnfinishedTemporariesOnly) {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    ScratchDir dir;
+    dir.write("report.html", "old");
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      remove_unfinished_files_on_termination();
+      AtomicFileWriter summary(dir / "summary.json");
+      summary.write("{}");
+      if (!summary.commit()) ::_exit(10);
+      AtomicFileWriter report(dir / "report.html");
+      report.write(std::string(600000, 'x'));  // on disk already: past the buffer
+      AtomicFileWriter figure(dir / "figure.svg");
+      figure.write("<svg>");
+      ::raise(signal);
+      ::_exit(11);  // not reached: the signal ends the process
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    EXPECT_EQ(WTERMSIG(status), signal);
+    EXPECT_EQ(slurp(dir / "summary.json"), "{}");
+    EXPECT_EQ(slurp(dir / "report.html"), "old");
+    EXPECT_EQ(files_in(dir.path()), 2u) << "a temporary file is left behind after signal " << signal;
+  }
 }
 
 }  // namespace
