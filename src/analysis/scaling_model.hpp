@@ -50,9 +50,9 @@ struct ScalingBacktest {
   double predicted = 0, lower = 0, upper = 0, measured = 0;
   // Within the interval, up to the fit's rounding: exact times give a zero-width interval that a
   // measured value equal but for the last bits must not fall outside (1e-9 is far below timing noise).
+  // The slack scales with the bound it widens, so a wild prediction cannot widen the interval.
   bool inside() const {
-    const double slack = 1e-9 * std::max(std::abs(measured), std::abs(predicted));
-    return measured >= lower - slack && measured <= upper + slack;
+    return measured >= lower - 1e-9 * std::abs(lower) && measured <= upper + 1e-9 * std::abs(upper);
   }
 };
 

@@ -3,6 +3,8 @@
 // truth, and the 90% prediction intervals cover the true time as often as they claim.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <functional>
 #include <random>
@@ -59,6 +61,11 @@ TEST(ScalingModel, ExactLawsPassTheirOwnSelfCheck) {
     }
   ScalingBacktest off{8, 1.8, 1.8, 1.8, 1.8 * (1 + 1e-6)};  // a real difference is still outside
   EXPECT_FALSE(off.inside());
+  // The slack is the bounds' own: a wildly wrong prediction does not widen the interval around it.
+  ScalingBacktest wild{8, 1e10, 1.7, 1.9, 1.95};
+  EXPECT_FALSE(wild.inside());
+  ScalingBacktest infinite{8, std::numeric_limits<double>::infinity(), 1.7, 1.9, 1.95};
+  EXPECT_FALSE(infinite.inside());
 }
 
 TEST(ScalingModel, RefusesWithTheReason) {
