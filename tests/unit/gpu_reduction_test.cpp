@@ -164,5 +164,49 @@ TEST(GpuReduction, AReducedSeriesAskedAboutAnotherWindowIsAnInternalError) {
   EXPECT_THROW(host_series_energy_j(h, 1, 9'000'000'000), std::logic_error);
 }
 
+// A chart kept at reduction is drawn as kept when the page's share allows it, and decimated again
+// (first, last and the extremes kept, nothing invented) when the share is smaller.
+TEST(GpuReduction, AKeptChartLargerThanTheShareIsDecimatedAgain) {
+  GpuSeries g;
+  g.source = "nodes/n/gpu.csv";
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> util(0, 100), power(50, 400);
+  for (int i = 0; i < 5000; ++i) {
+    GpuSample s;
+    s.t_ns = i * 100'000'000LL;
+    s.util_pct = util(rng);
+    s.power_w = power(rng);
+    g.samples.push_back(s);
+  }
+  reduce_gpu_series(g, 0, 4999 * 100'000'000LL, 400);
+  ASSERT_TRUE(g.reduced);
+  const auto& kept = g.reduced->chart;
+  ASSERT_GT(kept.size(), 100u);
+  ASSERT_LE(kept.size(), 400u);
+  auto same = [](const GpuChartPoint& a, const GpuChartPoint& b) {
+    return a.t_ns == b.t_ns && a.util_pct == b.util_pct && a.power_w == b.power_w;
+  };
+  const auto whole = gpu_chart_points(g, kept.size());
+  ASSERT_EQ(whole.size(), kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_TRUE(same(whole[i], kept[i])) << i;
+
+  const auto fewer = gpu_chart_points(g, 40);
+  ASSERT_LE(fewer.size(), 40u);
+  ASSERT_GE(fewer.size(), 2u);
+  EXPECT_TRUE(same(fewer.front(), kept.front()));
+  EXPECT_TRUE(same(fewer.back(), kept.back()));
+  std::size_t at = 0;  // every point is one of the kept chart's, in its order
+  for (const auto& p : fewer) {
+    while (at < kept.size() && !same(kept[at], p)) ++at;
+    ASSERT_LT(at, kept.size()) << "a point not in the kept chart, or out of order, at t " << p.t_ns;
+  }
+  auto by_util = [](const GpuChartPoint& a, const GpuChartPoint& b) { return a.util_pct < b.util_pct; };
+  auto by_power = [](const GpuChartPoint& a, const GpuChartPoint& b) { return a.power_w < b.power_w; };
+  EXPECT_EQ(std::max_element(fewer.begin(), fewer.end(), by_util)->util_pct,
+            std::max_element(kept.begin(), kept.end(), by_util)->util_pct);
+  EXPECT_EQ(std::min_element(fewer.begin(), fewer.end(), by_power)->power_w,
+            std::min_element(kept.begin(), kept.end(), by_power)->power_w);
+}
+
 }  // namespace
 }  // namespace scalelens

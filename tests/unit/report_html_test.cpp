@@ -77,10 +77,11 @@ Study study_with_gpus(std::size_t samples, int gpus) {
 }
 
 // The report folder with the figures' scripts and data but not their pictures (no gnuplot run).
-Result<std::vector<std::filesystem::path>> write_report_without_gnuplot(const Summary& summary, const Study& study,
+// study: nullptr for a report from a summary alone (no series).
+Result<std::vector<std::filesystem::path>> write_report_without_gnuplot(const Summary& summary, const Study* study,
                                                                         const ScratchDir& out) {
   ::setenv("SCALELENS_NO_GNUPLOT", "1", 1);
-  auto written = write_report_files(summary, study, out.path());
+  auto written = study ? write_report_files(summary, *study, out.path()) : write_report_files(summary, out.path());
   ::unsetenv("SCALELENS_NO_GNUPLOT");
   return written;
 }
@@ -220,7 +221,7 @@ TEST(ReportHtml, OutputFolderHasReportAndFigures) {
   ScratchDir out;
   Study study = study_with_gpus(100, 2);
   Summary summary = analyze(study, {});
-  auto written = write_report_without_gnuplot(summary, study, out);
+  auto written = write_report_without_gnuplot(summary, &study, out);
   ASSERT_TRUE(written) << written.error().message;
   auto html = slurp(out / "report.html");
   auto slot = data_slot(html);
@@ -246,7 +247,7 @@ TEST(ReportHtml, PageWrittenInPiecesIsThePageOfTheJoinedData) {
   ScratchDir out;
   Study study = study_with_gpus(300, 3);
   Summary summary = analyze(study, {});
-  auto written = write_report_without_gnuplot(summary, study, out);
+  auto written = write_report_without_gnuplot(summary, &study, out);
   ASSERT_TRUE(written) << written.error().message;
   const std::string series = render_series_json(study, summary);
   const auto html = slurp(out / "report.html");
@@ -285,6 +286,39 @@ TEST(ReportHtml, SeriesOverManyBatchesAreEachRunsSeriesInOrder) {
   render_series_json_to(study, summary, [&](std::string_view part) { streamed += part, ++parts; }, batches);
   EXPECT_EQ(streamed, expected);
   EXPECT_EQ(parts, 702u);  // the opening, one per run, the closing
+}
+
+// summary.json and the page's summary are one rendering handed on every 64 KiB: past that point,
+// with or without a study's series, both files are what the joined renderings give.
+TEST(ReportHtml, LargeSummaryWrittenAsRenderedIsTheJoinedRenderingWithAndWithoutSeries) {
+  Study study;
+  for (int k = 0; k < 400; ++k) {
+    scalelens::Run r = study_with_gpus(10, 1).runs.front();
+    r.run_id = fmt::format("r{:03}", k);
+    r.world_size = 1 + k % 4;
+    study.runs.push_back(std::move(r));
+  }
+  const Summary summary = analyze(study, {});
+  const std::string summary_json = render_summary_json(summary);
+  ASSERT_GT(summary_json.size(), 3u * 65536) << "the summary must cross several hand-on points";
+  auto figures_of = [](const std::string& html) {
+    const auto slot = data_slot(html);
+    const auto at = slot.find(",\"figures\":");
+    return at == std::string::npos ? std::string() : slot.substr(at + 11, slot.size() - at - 12);
+  };
+  for (const Study* with : std::initializer_list<const Study*>{&study, nullptr}) {
+    ScratchDir out;
+    auto written = write_report_without_gnuplot(summary, with, out);
+    ASSERT_TRUE(written) << written.error().message;
+    const std::string file = slurp(out / "summary.json");  // compared whole, printed by size only
+    EXPECT_TRUE(file == summary_json) << file.size() << " bytes against " << summary_json.size();
+    const auto html = slurp(out / "report.html");
+    const std::string series = with ? render_series_json(study, summary) : "null";
+    const std::string joined = render_report_html(render_report_data(summary_json, series, "static", figures_of(html)));
+    EXPECT_TRUE(html == joined) << (with ? "with" : "without") << " the study: " << html.size() << " bytes against "
+                                << joined.size();
+    EXPECT_EQ(with == nullptr, data_slot(html).find("\"series\":null") != std::string::npos);
+  }
 }
 
 TEST(ReportHtml, GnuplotQuoting) {
