@@ -203,6 +203,12 @@ GzipStream::GzipStream(std::string_view compressed, std::string path) : state_(s
 
 GzipStream::~GzipStream() = default;
 
+std::size_t GzipStream::inflated_size_estimate() const {
+  const State& s = *state_;
+  if (s.in_pos == 0) return 0;
+  return static_cast<std::size_t>(static_cast<double>(s.inflated) * static_cast<double>(s.compressed.size()) / static_cast<double>(s.in_pos));
+}
+
 Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
   State& s = *state_;
   const std::size_t base = out.size();

@@ -91,6 +91,8 @@ class GzipStream {
   ~GzipStream();
   // Appends up to `max` inflated bytes to `out`: how many were appended (0: the data has ended).
   Result<std::size_t> read_into(std::string& out, std::size_t max);
+  // The whole text's size at the ratio inflated so far (0 before any): a guess for reserving.
+  std::size_t inflated_size_estimate() const;
 
  private:
   struct State;

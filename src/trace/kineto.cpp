@@ -341,72 +341,128 @@ struct Patch {
   char replacement, original = 0;
 };
 
-// The parts of a sliced parse in file order: names are interned again (a few thousand per slice),
-// indices remapped; HTA's rank from the text before the events, else the first slice that has
-// one, else the text after them.
-ParsedTrace merge_parts(const std::string& path, std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
-                        const std::vector<ParsedTrace*>& parts, const std::vector<std::optional<int>>& part_rank,
-                        std::optional<int> rank_text, std::optional<int> trailer_rank) {
-  ParsedTrace out;
-  out.path = path;
-  out.bytes = size;
-  for (auto& part : {&head_part, &tail_part}) {
-    if (part->rank) out.rank = part->rank;
-    if (part->world_size) out.world_size = part->world_size;
-    if (!part->backend.empty()) out.backend = part->backend;
-    if (part->base_time_ns) out.base_time_ns = part->base_time_ns;
-    out.device_names.insert(out.device_names.end(), part->device_names.begin(), part->device_names.end());
+// The parts of a sliced parse merged in file order: names are interned again (a few thousand per
+// slice) and indices remapped. When the size of the events' text is known, each part is merged as
+// soon as the parts before it are, and freed, into events reserved from the first parts' density:
+// the trace's events are then held about once, not once in the parts and again in the merged
+// trace (issue 17, part 3). Unknown (a streamed gzip), the parts wait and are merged at the end
+// into events reserved exactly. The result is the same either way.
+class PartsInOrder {
+ public:
+  // Fewer bytes than an event takes as Kineto writes it (ph, cat, name, pid, tid, ts, dur): a
+  // denser hand-made trace is still read right, its events grown again as needed.
+  static constexpr double kMinEventBytes = 32;
+
+  // events_bytes: the length of the events array's text, 0 when not known (yet).
+  PartsInOrder(std::string path, std::size_t events_bytes) : events_bytes_(events_bytes), intern_(out_.names) {
+    out_.path = std::move(path);
   }
-  if (!rank_text)
-    for (const auto& r : part_rank)
-      if (r) {
-        rank_text = r;
-        break;
-      }
-  if (!rank_text) rank_text = trailer_rank;
-  if (rank_text) {
-    out.hta_rank = *rank_text;
-    out.hta_rank_found = true;
+
+  // A guess of the events' text length (a gzip stream's at its ratio so far): from now on parts
+  // are merged as they come. Thread-safe.
+  void expect_events_bytes(std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    events_bytes_ = bytes;
   }
-  std::size_t events = 0;
-  for (const auto* part : parts) events += part->events.size();
-  out.events.reserve(events);
-  detail::Interner intern(out.names);
-  detail::IssueCounter issues{out.issues};
-  std::vector<std::uint32_t> remap;
-  for (auto* part_ptr : parts) {
-    ParsedTrace& part = *part_ptr;
-    remap.resize(part.names.size());
-    for (std::size_t i = 0; i < part.names.size(); ++i) remap[i] = intern(part.names[i]);
-    const auto extra_base = static_cast<std::uint32_t>(out.collectives.size());
+
+  // Part `i` (0-based, in file order), parsed from `bytes` bytes of the events' text. Thread-safe.
+  void add(std::size_t i, ParsedTrace&& part, std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    if (waiting_.size() <= i) waiting_.resize(i + 1);
+    waiting_[i] = Waiting{std::move(part), bytes, true};
+    if (!events_bytes_) return;
+    for (; next_ < waiting_.size() && waiting_[next_].parsed; ++next_) merge(waiting_[next_]);
+  }
+
+  // The merged trace, with what the text before and after the events says.
+  ParsedTrace finish(std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
+                     const std::vector<std::optional<int>>& part_rank, std::optional<int> rank_text,
+                     std::optional<int> trailer_rank) {
+    if (!events_bytes_) {
+      std::size_t events = 0;
+      for (const auto& w : waiting_) events += w.part.events.size();
+      out_.events.reserve(events);
+    }
+    for (; next_ < waiting_.size(); ++next_) merge(waiting_[next_]);
+    out_.bytes = size;
+    for (auto& part : {&head_part, &tail_part}) {
+      if (part->rank) out_.rank = part->rank;
+      if (part->world_size) out_.world_size = part->world_size;
+      if (!part->backend.empty()) out_.backend = part->backend;
+      if (part->base_time_ns) out_.base_time_ns = part->base_time_ns;
+      out_.device_names.insert(out_.device_names.end(), part->device_names.begin(), part->device_names.end());
+    }
+    if (!rank_text)
+      for (const auto& r : part_rank)
+        if (r) {
+          rank_text = r;
+          break;
+        }
+    if (!rank_text) rank_text = trailer_rank;
+    if (rank_text) {
+      out_.hta_rank = *rank_text;
+      out_.hta_rank_found = true;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  struct Waiting {
+    ParsedTrace part;
+    std::size_t bytes = 0;
+    bool parsed = false;
+  };
+
+  void merge(Waiting& waiting) {
+    ParsedTrace& part = waiting.part;
+    merged_bytes_ += waiting.bytes;
+    const std::size_t needed = out_.events.size() + part.events.size();
+    if (events_bytes_ && needed > out_.events.capacity()) {
+      // The events of the whole array at the density seen so far, and a tenth more: one
+      // allocation, seldom a second. Pages reserved and never written cost no memory, so a first
+      // slice denser than the rest costs only address space, at most one event per kMinEventBytes.
+      const double density = static_cast<double>(needed) / static_cast<double>(std::max<std::size_t>(merged_bytes_, 1));
+      const double whole = static_cast<double>(std::max(events_bytes_, merged_bytes_));
+      const auto expected = static_cast<std::size_t>(std::min(density * whole * 1.1, whole / kMinEventBytes));
+      out_.events.reserve(std::max(expected, needed));
+    }
+    remap_.resize(part.names.size());
+    for (std::size_t i = 0; i < part.names.size(); ++i) remap_[i] = intern_(part.names[i]);
+    const auto extra_base = static_cast<std::uint32_t>(out_.collectives.size());
     for (auto c : part.collectives) {
-      c.collective_name = remap[c.collective_name];
-      c.dtype = remap[c.dtype];
-      c.input_type = remap[c.input_type];
-      c.process_group = remap[c.process_group];
-      c.process_group_ranks = remap[c.process_group_ranks];
-      c.input_dims_json = remap[c.input_dims_json];
-      c.input_types_json = remap[c.input_types_json];
-      out.collectives.push_back(c);
+      c.collective_name = remap_[c.collective_name];
+      c.dtype = remap_[c.dtype];
+      c.input_type = remap_[c.input_type];
+      c.process_group = remap_[c.process_group];
+      c.process_group_ranks = remap_[c.process_group_ranks];
+      c.input_dims_json = remap_[c.input_dims_json];
+      c.input_types_json = remap_[c.input_types_json];
+      out_.collectives.push_back(c);
     }
     for (auto e : part.events) {
-      e.name = remap[e.name];
+      e.name = remap_[e.name];
       if (e.extra != kNoExtra) e.extra += extra_base;
-      out.events.push_back(e);
+      out_.events.push_back(e);
     }
-    out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
-    out.any_float_ts = out.any_float_ts || part.any_float_ts;
-    out.total_events += part.total_events;
+    out_.steps.insert(out_.steps.end(), part.steps.begin(), part.steps.end());
+    out_.any_float_ts = out_.any_float_ts || part.any_float_ts;
+    out_.total_events += part.total_events;
     for (auto& issue : part.issues) {
-      auto it = std::find_if(out.issues.begin(), out.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
-      if (it == out.issues.end()) out.issues.push_back(std::move(issue));
+      auto it = std::find_if(out_.issues.begin(), out_.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
+      if (it == out_.issues.end()) out_.issues.push_back(std::move(issue));
       else it->count += issue.count;
     }
-    part = ParsedTrace{};  // free as we go
+    part = ParsedTrace{};  // freed as merged
   }
-  (void)issues;
-  return out;
-}
+
+  std::size_t events_bytes_;
+  std::size_t merged_bytes_ = 0, next_ = 0;
+  ParsedTrace out_;
+  detail::Interner intern_;
+  std::vector<std::uint32_t> remap_;
+  std::vector<Waiting> waiting_;
+  std::mutex mutex_;
+};
 
 // Chunked parse. The file is cut into the text before "traceEvents" (fields, read as `{…}` by
 // turning the comma before the key into `}`), slices of whole events (the comma after a slice's
@@ -526,7 +582,7 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
   std::optional<int> trailer_rank;
   if (!rank_text && trailer) trailer_rank = detail::first_rank_text(text.substr(trailer->search_begin));
 
-  std::vector<ParsedTrace> parts(chunks.size());
+  PartsInOrder parts(path, array_end - open + 1);
   std::vector<std::optional<int>> part_rank(chunks.size());
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<bool> failed{false};
@@ -535,10 +591,12 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
     for (std::size_t i; !failed.load(std::memory_order_relaxed) && (i = next_chunk.fetch_add(1)) < chunks.size();) {
       const auto& c = chunks[i];
       if (!rank_text) part_rank[i] = detail::first_rank_text(text.substr(c.search_begin, c.search_end - c.search_begin));
-      if (!parse_slice(c, true, parts[i])) {
+      ParsedTrace part;
+      if (!parse_slice(c, true, part)) {
         failed = true;
         return;
       }
+      parts.add(i, std::move(part), c.end + 1 - c.begin);
       // The pages strictly inside this slice hold no patched byte and are read by no other slice:
       // hand them back (they are the file's own pages, so a later read just maps them again).
       if (drop_pages) {
@@ -555,10 +613,7 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
     for (auto& t : pool) t.join();
   }
   if (failed) return std::nullopt;
-
-  std::vector<ParsedTrace*> part_list;
-  for (auto& part : parts) part_list.push_back(&part);
-  return merge_parts(path, size, head_part, tail_part, part_list, part_rank, rank_text, trailer_rank);
+  return parts.finish(size, head_part, tail_part, part_rank, rank_text, trailer_rank);
 }
 
 // Streamed parse of a gzipped trace: the same cuts as parse_chunked, made on the text as it
@@ -641,11 +696,14 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   struct Job {
     std::string doc;
     std::size_t at;
-    ParsedTrace* part;
+    std::size_t index;  // the slice's place in file order
     std::optional<int>* rank;
     std::size_t search_from, search_to;  // where HTA's `"rank": N` is looked for, in `doc`
   };
-  std::vector<std::unique_ptr<ParsedTrace>> parts;
+  // The inflated size is known only at the end: parts are merged as they come once the stream's
+  // ratio gives a guess of it (after the first slice).
+  PartsInOrder parts(path, 0);
+  std::size_t slices = 0;
   std::vector<std::unique_ptr<std::optional<int>>> part_rank;
   std::deque<Job> queue;
   std::mutex mutex;
@@ -656,7 +714,9 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   bool rank_searched = false;
   auto run = [&](Job& job) {
     if (!rank_searched) *job.rank = detail::first_rank_text(std::string_view(job.doc).substr(job.search_from, job.search_to - job.search_from));
-    if (!parse_doc(job.doc, job.at, true, *job.part)) failed = true;
+    ParsedTrace part;
+    if (!parse_doc(job.doc, job.at, true, part)) failed = true;
+    else parts.add(job.index, std::move(part), job.doc.size());
   };
   const unsigned workers = options.threads > 1 ? options.threads - 1 : 0;
   auto worker = [&] {
@@ -732,17 +792,18 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
         ++q;
       }
       if (bad_stream) return std::nullopt;
-      parts.push_back(std::make_unique<ParsedTrace>());
+      const std::size_t index = slices++;
+      if (index == 0) parts.expect_events_bytes(std::max(stream.inflated_size_estimate(), base + text.size()));
       part_rank.push_back(std::make_unique<std::optional<int>>());
       if (cut_comma == npos) {  // the last slice: the array ends in what is left
         array_end = find_array_end(text, start);
         if (array_end == npos) return std::nullopt;
         submit(Job{padded("[", std::string_view(text).substr(start, array_end - start), "]"), base + start - 1,
-                   parts.back().get(), part_rank.back().get(), 1, 1 + array_end - start});
+                   index, part_rank.back().get(), 1, 1 + array_end - start});
         break;
       }
       submit(Job{padded("[", std::string_view(text).substr(start, cut_comma - start), "]"), base + start - 1,
-                 parts.back().get(), part_rank.back().get(), 1, 1 + next - start});
+                 index, part_rank.back().get(), 1, 1 + next - start});
       // What is handed out leaves the buffer (in one move when it is most of it).
       text.erase(0, next);
       base += next;
@@ -772,13 +833,9 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   text.shrink_to_fit();
   finish();
   if (failed) return std::nullopt;
-  std::vector<ParsedTrace*> part_list;
   std::vector<std::optional<int>> ranks;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    part_list.push_back(parts[i].get());
-    ranks.push_back(*part_rank[i]);
-  }
-  return merge_parts(path, size, head_part, tail_part, part_list, ranks, rank_text, trailer_rank);
+  for (const auto& rank : part_rank) ranks.push_back(*rank);
+  return parts.finish(size, head_part, tail_part, ranks, rank_text, trailer_rank);
 }
 
 }  // namespace

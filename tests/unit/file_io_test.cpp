@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <random>
+
+#include <fmt/format.h>
 
 #include "common/file_io.hpp"
 #include "support/test_support.hpp"
@@ -83,6 +86,27 @@ TEST(AtomicFileWriter, RenameFailureNamesTheFileAndLeavesNoTemporary) {
   EXPECT_NE(ok.error().message.find("cannot rename into place"), std::string::npos) << ok.error().message;
   EXPECT_EQ(files_in(dir.path()), 1u) << "the temporary file is left behind";
   EXPECT_EQ(slurp(dir / "report.html" / "keep"), "a folder where the file should go");
+}
+
+// A gzip stream's guess of its whole inflated size (what a streamed trace reserves its events
+// from): none before anything is read, then near the truth for text of even density.
+TEST(GzipStream, InflatedSizeEstimateIsNearTheTruthForEvenText) {
+  ScratchDir dir;
+  std::string text;
+  for (int i = 0; text.size() < (3u << 20); ++i) text += fmt::format("{{\"ts\": {}, \"dur\": {}}},\n", i * 7, i % 13);
+  dir.write("t.json", text);
+  ASSERT_EQ(std::system(("gzip -k '" + (dir / "t.json").string() + "'").c_str()), 0);
+  const std::string compressed = slurp(dir / "t.json.gz");
+  GzipStream stream(compressed, "t.json.gz");
+  EXPECT_EQ(stream.inflated_size_estimate(), 0u);
+  std::string out;
+  ASSERT_TRUE(stream.read_into(out, 1u << 20));
+  const double guess = static_cast<double>(stream.inflated_size_estimate());
+  EXPECT_GT(guess, 0.5 * static_cast<double>(text.size()));
+  EXPECT_LT(guess, 2.0 * static_cast<double>(text.size()));
+  while (stream.read_into(out, 1u << 20).value() > 0) {}
+  EXPECT_EQ(out, text);
+  EXPECT_EQ(stream.inflated_size_estimate(), text.size()) << "once all is read, the guess is the size";
 }
 
 // A process ended by a signal while writing (Ctrl-C during a long report) leaves its finished

@@ -174,6 +174,32 @@ TEST(TraceChunked, MappedFileGivesTheSameEvents) {
   EXPECT_EQ(scalelens::testing::slurp(path), text) << "the file is never written";
 }
 
+// Slices are merged as they are parsed into events reserved from the density seen so far: a dense
+// beginning reserves room the rest does not fill (address space only, bounded by the text), and a
+// sparse beginning makes the events grow again; both give what one parse of the whole file gives.
+TEST(TraceChunked, EventsReservedFromTheFirstSlicesAreBoundedAndRightEitherWay) {
+  // Dense: 31 bytes an event, denser than Kineto writes; sparse: a profiler's event with long args.
+  auto dense = [](int i) { return R"({"ph":"X","ts":)" + std::to_string(10000 + i) + R"(,"dur":5}, )"; };
+  auto sparse = [](int i) {
+    return R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 5) + R"(", "ts": )" + std::to_string(10000 + i) +
+           R"(, "dur": 5, "args": {"note": ")" + std::string(600, 'x') + R"("}},)" + "\n  ";
+  };
+  for (bool dense_first : {true, false}) {
+    SCOPED_TRACE(dense_first ? "dense events first" : "sparse events first");
+    std::string text = R"({"traceEvents": [)";
+    for (int i = 0; i < 4000; ++i) text += (i < 400) == dense_first ? dense(i) : sparse(i);
+    text += R"({"ph": "X", "ts": 0, "dur": 1}]})";
+    for (unsigned threads : {1u, 3u}) expect_same(text, 8000, threads);
+    std::string buffer = text;
+    ParseOptions sliced;
+    sliced.chunk_bytes = 8000;
+    auto parsed = parse_kineto(buffer, "t.json", sliced);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    ASSERT_EQ(parsed.value().events.size(), 4001u);
+    EXPECT_LE(parsed.value().events.capacity(), text.size() / 32 + 1) << "reserved beyond one event per 32 bytes";
+  }
+}
+
 TEST(TraceChunked, GzipStreamedSameAsWholeAcrossInflatePieces) {
   // ~3 MB of events: the stream inflates 1 MiB at a time, so cuts are searched across pieces.
   std::string text = R"({"schemaVersion": 1, "distributedInfo": {"rank": 3, "world_size": 4}, "traceEvents": [)";

@@ -321,7 +321,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
 
 void read_host(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {
   static constexpr std::array<std::string_view, 4> cols{"t_ns", "cpu_util_pct", "mem_used_bytes", "cpu_energy_uj"};
-  HostSeries series{node_of(path), path.string(), {}};
+  HostSeries series{node_of(path), path.string(), {}, {}};
   BadLines bad, implausible;
   for_each_row(text, cols, 1, out, path, bad, [&](const auto& f, std::int64_t line) {
     auto t = parse_int(f[0]);
