@@ -36,6 +36,13 @@ std::string data_slot(const std::string& html) {
   return html.substr(open, html.find("</script>", open) - open);
 }
 
+// The figures' JSON in a page's data (the last member), "" when there is none.
+std::string figures_json_of(const std::string& html) {
+  const auto slot = data_slot(html);
+  const auto at = slot.find(",\"figures\":");
+  return at == std::string::npos ? std::string() : slot.substr(at + 11, slot.size() - at - 12);
+}
+
 Study study_with_gpus(std::size_t samples, int gpus) {
   Study s;
   Run r;
@@ -74,6 +81,19 @@ Study study_with_gpus(std::size_t samples, int gpus) {
   }
   s.runs.push_back(std::move(r));
   return s;
+}
+
+// `runs` one-GPU runs of `samples` samples each, r000, r001, ..., their world sizes cycling through
+// 1..world_sizes: a study with many runs and configurations.
+Study study_of_runs(int runs, std::size_t samples, int world_sizes) {
+  Study study;
+  for (int k = 0; k < runs; ++k) {
+    scalelens::Run r = study_with_gpus(samples, 1).runs.front();
+    r.run_id = fmt::format("r{:03}", k);
+    r.world_size = 1 + k % world_sizes;
+    study.runs.push_back(std::move(r));
+  }
+  return study;
 }
 
 // The report folder with the figures' scripts and data but not their pictures (no gnuplot run).
@@ -252,9 +272,8 @@ TEST(ReportHtml, PageWrittenInPiecesIsThePageOfTheJoinedData) {
   const std::string series = render_series_json(study, summary);
   const auto html = slurp(out / "report.html");
   const auto slot = data_slot(html);
-  const auto at = slot.find(",\"figures\":");
-  ASSERT_NE(at, std::string::npos);
-  const std::string figures_json = slot.substr(at + 11, slot.size() - at - 12);
+  const std::string figures_json = figures_json_of(html);
+  ASSERT_FALSE(figures_json.empty());
   EXPECT_EQ(html, render_report_html(render_report_data(render_summary_json(summary), series, "static", figures_json)));
   EXPECT_EQ(slot.find('<'), std::string::npos);
   EXPECT_NE(slot.find("/runs/\\u003c/script>"), std::string::npos);
@@ -263,13 +282,7 @@ TEST(ReportHtml, PageWrittenInPiecesIsThePageOfTheJoinedData) {
 // The series are rendered and handed on a batch of runs at a time: over several batches, and a
 // last one not full, they are each run's own series, in the summary's order, joined by commas.
 TEST(ReportHtml, SeriesOverManyBatchesAreEachRunsSeriesInOrder) {
-  Study study;
-  for (int k = 0; k < 700; ++k) {
-    scalelens::Run r = study_with_gpus(20, 1).runs.front();
-    r.run_id = fmt::format("r{:03}", k);
-    r.world_size = 1 + k % 3;
-    study.runs.push_back(std::move(r));
-  }
+  const Study study = study_of_runs(700, 20, 3);
   const Summary summary = analyze(study, {});
   ASSERT_EQ(summary.runs.size(), 700u);
   std::string expected = "{\"runs\":[";
@@ -291,21 +304,10 @@ TEST(ReportHtml, SeriesOverManyBatchesAreEachRunsSeriesInOrder) {
 // summary.json and the page's summary are one rendering handed on every 64 KiB: past that point,
 // with or without a study's series, both files are what the joined renderings give.
 TEST(ReportHtml, LargeSummaryWrittenAsRenderedIsTheJoinedRenderingWithAndWithoutSeries) {
-  Study study;
-  for (int k = 0; k < 400; ++k) {
-    scalelens::Run r = study_with_gpus(10, 1).runs.front();
-    r.run_id = fmt::format("r{:03}", k);
-    r.world_size = 1 + k % 4;
-    study.runs.push_back(std::move(r));
-  }
+  const Study study = study_of_runs(400, 10, 4);
   const Summary summary = analyze(study, {});
   const std::string summary_json = render_summary_json(summary);
   ASSERT_GT(summary_json.size(), 3u * 65536) << "the summary must cross several hand-on points";
-  auto figures_of = [](const std::string& html) {
-    const auto slot = data_slot(html);
-    const auto at = slot.find(",\"figures\":");
-    return at == std::string::npos ? std::string() : slot.substr(at + 11, slot.size() - at - 12);
-  };
   for (const Study* with : std::initializer_list<const Study*>{&study, nullptr}) {
     ScratchDir out;
     auto written = write_report_without_gnuplot(summary, with, out);
@@ -314,7 +316,7 @@ TEST(ReportHtml, LargeSummaryWrittenAsRenderedIsTheJoinedRenderingWithAndWithout
     EXPECT_TRUE(file == summary_json) << file.size() << " bytes against " << summary_json.size();
     const auto html = slurp(out / "report.html");
     const std::string series = with ? render_series_json(study, summary) : "null";
-    const std::string joined = render_report_html(render_report_data(summary_json, series, "static", figures_of(html)));
+    const std::string joined = render_report_html(render_report_data(summary_json, series, "static", figures_json_of(html)));
     EXPECT_TRUE(html == joined) << (with ? "with" : "without") << " the study: " << html.size() << " bytes against "
                                 << joined.size();
     EXPECT_EQ(with == nullptr, data_slot(html).find("\"series\":null") != std::string::npos);
