@@ -130,13 +130,15 @@ std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup
       // Pure v2 mounts the unified tree at the root; a hybrid system at root/unified.
       for (const char* mount : {"", "unified"}) {
         const auto dir = cgroup_root / mount;
-        if (std::filesystem::exists(dir / "cgroup.controllers")) keep(tightest_up_the_tree(dir, path, cores_in_cpu_max));
+        std::error_code unreadable;  // counts as absent
+        if (std::filesystem::exists(dir / "cgroup.controllers", unreadable)) keep(tightest_up_the_tree(dir, path, cores_in_cpu_max));
       }
     } else if (lists_controller(controllers, "cpu")) {
       // v1 mounts the cpu controller under its controller list's name ("cpu,cpuacct") or "cpu".
       for (const auto& mount : {std::string(controllers), std::string("cpu")}) {
         const auto dir = cgroup_root / mount;
-        if (std::filesystem::is_directory(dir)) {
+        std::error_code unreadable;
+        if (std::filesystem::is_directory(dir, unreadable)) {
           keep(tightest_up_the_tree(dir, path, cores_in_cfs_quota));
           break;
         }

@@ -345,8 +345,9 @@ struct Patch {
 // slice) and indices remapped. When the size of the events' text is known, each part is merged as
 // soon as the parts before it are, and freed, into events reserved from the first parts' density:
 // the trace's events are then held about once, not once in the parts and again in the merged
-// trace (issue 17, part 3). Unknown (a streamed gzip), the parts wait and are merged at the end
-// into events reserved exactly. The result is the same either way.
+// trace (issue 17, part 3). A streamed gzip gives a guess of that size after its first slice;
+// until a size is known the parts wait, and those still waiting at the end are merged then into
+// events reserved exactly. The result is the same either way.
 class PartsInOrder {
  public:
   // Fewer bytes than an event takes as Kineto writes it (ph, cat, name, pid, tid, ts, dur): a
