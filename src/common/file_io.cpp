@@ -443,29 +443,40 @@ extern "C" void remove_temporary_files_and_end(int signal) {
 }  // namespace
 
 void remove_unfinished_files_on_termination() {
+  constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction action {};
   action.sa_handler = remove_temporary_files_and_end;
   action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
+  for (int signal : kSignals) sigaddset(&action.sa_mask, signal);  // one cleanup, not one inside another
+  for (int signal : kSignals) {
+    // A signal the process was started ignoring (nohup's SIGHUP, a background job's SIGINT) stays
+    // ignored: the user asked for the process to live on.
+    struct sigaction before {};
+    if (::sigaction(signal, nullptr, &before) == 0 && before.sa_handler == SIG_IGN) continue;
+    ::sigaction(signal, &action, nullptr);
+  }
 }
 
 AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
   tmp_ = path_;
   tmp_ += fmt::format(".tmp.{}", ::getpid());
+  // Armed before the file exists, so that no signal finds it made and not yet known.
+  termination_slot_ = arm_removal_on_termination(tmp_);
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     fail("cannot write");
+    disarm(termination_slot_);
+    termination_slot_ = -1;
     tmp_.clear();  // nothing of ours to remove: a file of that name is someone else's
-    return;
   }
-  termination_slot_ = arm_removal_on_termination(tmp_);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) ::close(fd_);
-  disarm(termination_slot_);
+  // Removed, then disarmed: a signal in between unlinks a name already gone, which is harmless.
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  disarm(termination_slot_);
 }
 
 void AtomicFileWriter::fail(std::string_view what) {
@@ -503,10 +514,10 @@ Result<bool> AtomicFileWriter::commit() {
   if (fd_ >= 0 && ::close(fd_) != 0) fail("cannot write");
   fd_ = -1;
   if (error_.empty() && ::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename into place");
-  disarm(termination_slot_);  // renamed, or failed for good: nothing for a signal to remove
+  if (!error_.empty() && !tmp_.empty()) ::unlink(tmp_.c_str());
+  disarm(termination_slot_);  // renamed, or removed for good: nothing for a signal to remove
   termination_slot_ = -1;
   if (!error_.empty()) {
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
     tmp_.clear();
     return Error{error_, path_.string()};
   }

@@ -139,4 +139,26 @@ TEST(AtomicFileWriter, ATerminatingSignalRemovesUnfinishedTemporariesOnly) {
   }
 }
 
+// A signal the process was started ignoring (nohup's SIGHUP) stays ignored: the report goes on.
+TEST(AtomicFileWriter, ASignalTheProcessIgnoresStaysIgnored) {
+  ScratchDir dir;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGHUP, SIG_IGN);
+    remove_unfinished_files_on_termination();
+    AtomicFileWriter report(dir / "report.html");
+    report.write("<html>");
+    ::raise(SIGHUP);
+    if (!report.commit()) ::_exit(10);
+    ::raise(SIGTERM);  // not ignored: ends the process
+    ::_exit(11);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_EQ(slurp(dir / "report.html"), "<html>") << "the ignored SIGHUP ended the report";
+}
+
 }  // namespace
