@@ -57,10 +57,15 @@ std::optional<LaunchedGroup> join_launched_processes(const char* command) {
 unsigned threads_per_process(unsigned requested, const ProcessGroup& group) {
   if (requested) return requested;
   const unsigned node = std::max(1u, std::thread::hardware_concurrency());  // the node's, whatever this process may use
+  const auto local = static_cast<unsigned>(std::max(1, group.local_size()));
   // Bound by the launcher (mpirun binds each process to a core or socket by default): the cores
   // it may run on. Unbound: the node's cores shared among the group's processes on it.
-  if (const unsigned bound = available_cores(); bound < node) return bound;
-  return std::max(1u, node / static_cast<unsigned>(std::max(1, group.local_size())));
+  const unsigned bound = affinity_cores();
+  unsigned threads = bound < node ? bound : std::max(1u, node / local);
+  // A cgroup's CPU quota (a container's --cpus) is shared by the processes in it, on a node
+  // usually all of the group's.
+  if (const auto quota = cpu_quota_cores()) threads = std::min(threads, std::max(1u, *quota / local));
+  return threads;
 }
 
 }  // namespace scalelens::cli

@@ -93,25 +93,6 @@ bool lists_controller(std::string_view controllers, std::string_view wanted) {
   return false;
 }
 
-unsigned affinity_cores() {
-#if defined(__linux__)
-  // The process's mask (its main thread's), in a set large enough for any machine: CPU_SETSIZE is
-  // 1,024, and sched_getaffinity fails with EINVAL on a kernel configured for more.
-  for (int cpus = CPU_SETSIZE; cpus <= (1 << 20); cpus *= 2) {
-    cpu_set_t* set = CPU_ALLOC(cpus);
-    if (!set) break;
-    const std::size_t bytes = CPU_ALLOC_SIZE(cpus);
-    CPU_ZERO_S(bytes, set);
-    const int got = sched_getaffinity(getpid(), bytes, set);
-    const int count = got == 0 ? CPU_COUNT_S(bytes, set) : 0;
-    CPU_FREE(set);
-    if (got == 0 && count > 0) return static_cast<unsigned>(count);
-    if (got != 0 && errno != EINVAL) break;
-  }
-#endif
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 }  // namespace
 
 std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup, const std::filesystem::path& cgroup_root) {
@@ -148,14 +129,37 @@ std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup
   return tightest;
 }
 
-unsigned available_cores() {
-  unsigned cores = affinity_cores();
+unsigned affinity_cores() {
 #if defined(__linux__)
-  if (const auto text = whole_text_of("/proc/self/cgroup")) {
-    if (const auto quota = cgroup_cpu_quota_cores(*text, "/sys/fs/cgroup"); quota && *quota < cores) cores = std::max(1u, *quota);
+  // The process's mask (its main thread's), in a set large enough for any machine: CPU_SETSIZE is
+  // 1,024, and sched_getaffinity fails with EINVAL on a kernel configured for more.
+  for (int cpus = CPU_SETSIZE; cpus <= (1 << 20); cpus *= 2) {
+    cpu_set_t* set = CPU_ALLOC(cpus);
+    if (!set) break;
+    const std::size_t bytes = CPU_ALLOC_SIZE(cpus);
+    CPU_ZERO_S(bytes, set);
+    const int got = sched_getaffinity(getpid(), bytes, set);
+    const int error = errno;  // before free(), which may change it
+    const int count = got == 0 ? CPU_COUNT_S(bytes, set) : 0;
+    CPU_FREE(set);
+    if (got == 0 && count > 0) return static_cast<unsigned>(count);
+    if (got != 0 && error != EINVAL) break;
   }
 #endif
-  return cores;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::optional<unsigned> cpu_quota_cores() {
+#if defined(__linux__)
+  if (const auto text = whole_text_of("/proc/self/cgroup")) return cgroup_cpu_quota_cores(*text, "/sys/fs/cgroup");
+#endif
+  return std::nullopt;
+}
+
+unsigned available_cores() {
+  const unsigned cores = affinity_cores();
+  const auto quota = cpu_quota_cores();
+  return quota && *quota < cores ? std::max(1u, *quota) : cores;
 }
 
 }  // namespace scalelens

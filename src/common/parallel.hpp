@@ -18,6 +18,10 @@ namespace scalelens {
 // container's cpuset allow), lowered to a CPU quota where its cgroup sets one (docker --cpus,
 // systemd's CPUQuota), not every core of the machine, which hardware_concurrency counts.
 unsigned available_cores();
+// Its two halves: the CPUs of the process's affinity mask, and the whole cores its cgroup's CPU
+// quota pays for (nullopt: no quota), which every process in that cgroup shares.
+unsigned affinity_cores();
+std::optional<unsigned> cpu_quota_cores();
 
 // The whole cores a cgroup's CPU quota allows, from the text of /proc/self/cgroup and the cgroup
 // file system mounted at `cgroup_root` (/sys/fs/cgroup): cgroup v2's cpu.max or v1's

@@ -18,8 +18,8 @@ TEST(Parallel, DefaultThreadsFollowTheProcessesCpuAffinity) {
   ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
   // With one CPU allowed there is nothing to narrow: the test could not tell right from wrong.
   if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "this machine lets the test use one CPU";
-  const auto quota = cgroup_cpu_quota_cores(testing::slurp("/proc/self/cgroup"), "/sys/fs/cgroup");
-  EXPECT_EQ(available_cores(), std::min(static_cast<unsigned>(CPU_COUNT(&all)), quota.value_or(~0u)));
+  EXPECT_EQ(affinity_cores(), static_cast<unsigned>(CPU_COUNT(&all)));
+  EXPECT_EQ(available_cores(), std::min(affinity_cores(), cpu_quota_cores().value_or(~0u)));
   int first = 0;
   while (!CPU_ISSET(first, &all)) ++first;
   cpu_set_t one;
@@ -27,7 +27,9 @@ TEST(Parallel, DefaultThreadsFollowTheProcessesCpuAffinity) {
   CPU_SET(first, &one);
   ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
   const unsigned cores = available_cores(), threads = default_threads(0), asked = default_threads(3);
+  const unsigned allowed = affinity_cores();
   ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);  // restored before anything can fail
+  EXPECT_EQ(allowed, 1u);
   EXPECT_EQ(cores, 1u);
   EXPECT_EQ(threads, 1u);
   EXPECT_EQ(asked, 3u);  // a number asked for is kept
