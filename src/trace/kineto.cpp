@@ -341,129 +341,105 @@ struct Patch {
   char replacement, original = 0;
 };
 
-// The parts of a sliced parse merged in file order: names are interned again (a few thousand per
-// slice) and indices remapped. When the size of the events' text is known, each part is merged as
-// soon as the parts before it are, and freed, into events reserved from the first parts' density:
-// the trace's events are then held about once, not once in the parts and again in the merged
-// trace (issue 17, part 3). A streamed gzip gives a guess of that size after its first slice;
-// until a size is known the parts wait, and those still waiting at the end are merged then into
-// events reserved exactly. The result is the same either way.
-class PartsInOrder {
- public:
-  // Fewer bytes than an event takes as Kineto writes it (ph, cat, name, pid, tid, ts, dur): a
-  // denser hand-made trace is still read right, its events grown again as needed.
-  static constexpr double kMinEventBytes = 32;
+}  // namespace
 
-  // events_bytes: the length of the events array's text, 0 when not known (yet).
-  PartsInOrder(std::string path, std::size_t events_bytes) : events_bytes_(events_bytes), intern_(out_.names) {
-    out_.path = std::move(path);
+namespace detail {
+
+PartsInOrder::PartsInOrder(std::string path, std::size_t events_bytes) : events_bytes_(events_bytes), intern_(out_.names) {
+  out_.path = std::move(path);
+}
+
+void PartsInOrder::expect_events_bytes(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  events_bytes_ = bytes;
+}
+
+void PartsInOrder::add(std::size_t i, ParsedTrace&& part, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (waiting_.size() <= i) waiting_.resize(i + 1);
+  waiting_[i] = Waiting{std::move(part), bytes, true};
+  if (!events_bytes_) return;
+  for (; next_ < waiting_.size() && waiting_[next_].parsed; ++next_) merge(waiting_[next_]);
+}
+
+ParsedTrace PartsInOrder::finish(std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
+                                 const std::vector<std::optional<int>>& part_rank, std::optional<int> rank_text,
+                                 std::optional<int> trailer_rank) {
+  if (!events_bytes_) {
+    std::size_t events = 0;
+    for (const auto& w : waiting_) events += w.part.events.size();
+    out_.events.reserve(events);
   }
-
-  // A guess of the events' text length (a gzip stream's at its ratio so far): from now on parts
-  // are merged as they come. Thread-safe.
-  void expect_events_bytes(std::size_t bytes) {
-    std::lock_guard lock(mutex_);
-    events_bytes_ = bytes;
+  for (; next_ < waiting_.size(); ++next_) merge(waiting_[next_]);
+  out_.bytes = size;
+  for (auto& part : {&head_part, &tail_part}) {
+    if (part->rank) out_.rank = part->rank;
+    if (part->world_size) out_.world_size = part->world_size;
+    if (!part->backend.empty()) out_.backend = part->backend;
+    if (part->base_time_ns) out_.base_time_ns = part->base_time_ns;
+    out_.device_names.insert(out_.device_names.end(), part->device_names.begin(), part->device_names.end());
   }
-
-  // Part `i` (0-based, in file order), parsed from `bytes` bytes of the events' text. Thread-safe.
-  void add(std::size_t i, ParsedTrace&& part, std::size_t bytes) {
-    std::lock_guard lock(mutex_);
-    if (waiting_.size() <= i) waiting_.resize(i + 1);
-    waiting_[i] = Waiting{std::move(part), bytes, true};
-    if (!events_bytes_) return;
-    for (; next_ < waiting_.size() && waiting_[next_].parsed; ++next_) merge(waiting_[next_]);
+  if (!rank_text)
+    for (const auto& r : part_rank)
+      if (r) {
+        rank_text = r;
+        break;
+      }
+  if (!rank_text) rank_text = trailer_rank;
+  if (rank_text) {
+    out_.hta_rank = *rank_text;
+    out_.hta_rank_found = true;
   }
+  return std::move(out_);
+}
 
-  // The merged trace, with what the text before and after the events says.
-  ParsedTrace finish(std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
-                     const std::vector<std::optional<int>>& part_rank, std::optional<int> rank_text,
-                     std::optional<int> trailer_rank) {
-    if (!events_bytes_) {
-      std::size_t events = 0;
-      for (const auto& w : waiting_) events += w.part.events.size();
-      out_.events.reserve(events);
-    }
-    for (; next_ < waiting_.size(); ++next_) merge(waiting_[next_]);
-    out_.bytes = size;
-    for (auto& part : {&head_part, &tail_part}) {
-      if (part->rank) out_.rank = part->rank;
-      if (part->world_size) out_.world_size = part->world_size;
-      if (!part->backend.empty()) out_.backend = part->backend;
-      if (part->base_time_ns) out_.base_time_ns = part->base_time_ns;
-      out_.device_names.insert(out_.device_names.end(), part->device_names.begin(), part->device_names.end());
-    }
-    if (!rank_text)
-      for (const auto& r : part_rank)
-        if (r) {
-          rank_text = r;
-          break;
-        }
-    if (!rank_text) rank_text = trailer_rank;
-    if (rank_text) {
-      out_.hta_rank = *rank_text;
-      out_.hta_rank_found = true;
-    }
-    return std::move(out_);
+void PartsInOrder::merge(Waiting& waiting) {
+  ParsedTrace& part = waiting.part;
+  merged_bytes_ += waiting.bytes;
+  const std::size_t needed = out_.events.size() + part.events.size();
+  if (events_bytes_ && needed > out_.events.capacity()) {
+    // The events of the whole array at the density seen so far, and a tenth more: one
+    // allocation, seldom a second. Pages reserved and never written cost no memory, so a first
+    // slice denser than the rest costs only address space, at most one event per kMinEventBytes.
+    const double density = static_cast<double>(needed) / static_cast<double>(std::max<std::size_t>(merged_bytes_, 1));
+    const double whole = static_cast<double>(std::max(events_bytes_, merged_bytes_));
+    const auto expected = static_cast<std::size_t>(std::min(density * whole * 1.1, whole / kMinEventBytes));
+    // Never less than half as much again: a guess below the truth (a dense hand-made trace, a
+    // gzip's ratio that changes) still grows the events geometrically, not part by part.
+    out_.events.reserve(std::max({expected, needed, out_.events.capacity() / 2 * 3}));
   }
-
- private:
-  struct Waiting {
-    ParsedTrace part;
-    std::size_t bytes = 0;
-    bool parsed = false;
-  };
-
-  void merge(Waiting& waiting) {
-    ParsedTrace& part = waiting.part;
-    merged_bytes_ += waiting.bytes;
-    const std::size_t needed = out_.events.size() + part.events.size();
-    if (events_bytes_ && needed > out_.events.capacity()) {
-      // The events of the whole array at the density seen so far, and a tenth more: one
-      // allocation, seldom a second. Pages reserved and never written cost no memory, so a first
-      // slice denser than the rest costs only address space, at most one event per kMinEventBytes.
-      const double density = static_cast<double>(needed) / static_cast<double>(std::max<std::size_t>(merged_bytes_, 1));
-      const double whole = static_cast<double>(std::max(events_bytes_, merged_bytes_));
-      const auto expected = static_cast<std::size_t>(std::min(density * whole * 1.1, whole / kMinEventBytes));
-      out_.events.reserve(std::max(expected, needed));
-    }
-    remap_.resize(part.names.size());
-    for (std::size_t i = 0; i < part.names.size(); ++i) remap_[i] = intern_(part.names[i]);
-    const auto extra_base = static_cast<std::uint32_t>(out_.collectives.size());
-    for (auto c : part.collectives) {
-      c.collective_name = remap_[c.collective_name];
-      c.dtype = remap_[c.dtype];
-      c.input_type = remap_[c.input_type];
-      c.process_group = remap_[c.process_group];
-      c.process_group_ranks = remap_[c.process_group_ranks];
-      c.input_dims_json = remap_[c.input_dims_json];
-      c.input_types_json = remap_[c.input_types_json];
-      out_.collectives.push_back(c);
-    }
-    for (auto e : part.events) {
-      e.name = remap_[e.name];
-      if (e.extra != kNoExtra) e.extra += extra_base;
-      out_.events.push_back(e);
-    }
-    out_.steps.insert(out_.steps.end(), part.steps.begin(), part.steps.end());
-    out_.any_float_ts = out_.any_float_ts || part.any_float_ts;
-    out_.total_events += part.total_events;
-    for (auto& issue : part.issues) {
-      auto it = std::find_if(out_.issues.begin(), out_.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
-      if (it == out_.issues.end()) out_.issues.push_back(std::move(issue));
-      else it->count += issue.count;
-    }
-    part = ParsedTrace{};  // freed as merged
+  remap_.resize(part.names.size());
+  for (std::size_t i = 0; i < part.names.size(); ++i) remap_[i] = intern_(part.names[i]);
+  const auto extra_base = static_cast<std::uint32_t>(out_.collectives.size());
+  for (auto c : part.collectives) {
+    c.collective_name = remap_[c.collective_name];
+    c.dtype = remap_[c.dtype];
+    c.input_type = remap_[c.input_type];
+    c.process_group = remap_[c.process_group];
+    c.process_group_ranks = remap_[c.process_group_ranks];
+    c.input_dims_json = remap_[c.input_dims_json];
+    c.input_types_json = remap_[c.input_types_json];
+    out_.collectives.push_back(c);
   }
+  for (auto e : part.events) {
+    e.name = remap_[e.name];
+    if (e.extra != kNoExtra) e.extra += extra_base;
+    out_.events.push_back(e);
+  }
+  out_.steps.insert(out_.steps.end(), part.steps.begin(), part.steps.end());
+  out_.any_float_ts = out_.any_float_ts || part.any_float_ts;
+  out_.total_events += part.total_events;
+  for (auto& issue : part.issues) {
+    auto it = std::find_if(out_.issues.begin(), out_.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
+    if (it == out_.issues.end()) out_.issues.push_back(std::move(issue));
+    else it->count += issue.count;
+  }
+  part = ParsedTrace{};  // freed as merged
+}
 
-  std::size_t events_bytes_;
-  std::size_t merged_bytes_ = 0, next_ = 0;
-  ParsedTrace out_;
-  detail::Interner intern_;
-  std::vector<std::uint32_t> remap_;
-  std::vector<Waiting> waiting_;
-  std::mutex mutex_;
-};
+}  // namespace detail
+
+namespace {
 
 // Chunked parse. The file is cut into the text before "traceEvents" (fields, read as `{…}` by
 // turning the comma before the key into `}`), slices of whole events (the comma after a slice's
@@ -583,7 +559,7 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
   std::optional<int> trailer_rank;
   if (!rank_text && trailer) trailer_rank = detail::first_rank_text(text.substr(trailer->search_begin));
 
-  PartsInOrder parts(path, array_end - open + 1);
+  detail::PartsInOrder parts(path, array_end - open + 1);
   std::vector<std::optional<int>> part_rank(chunks.size());
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<bool> failed{false};
@@ -703,7 +679,7 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   };
   // The inflated size is known only at the end: parts are merged as they come once the stream's
   // ratio gives a guess of it (after the first slice).
-  PartsInOrder parts(path, 0);
+  detail::PartsInOrder parts(path, 0);
   std::size_t slices = 0;
   std::vector<std::unique_ptr<std::optional<int>>> part_rank;
   std::deque<Job> queue;

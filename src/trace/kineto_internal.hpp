@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,48 @@ struct IssueCounter {
       }
     issues.push_back({code, offset ? fmt::format("{} (first at byte {})", what, offset) : std::string(what), 1});
   }
+};
+
+// The parts of a sliced parse merged in file order: names are interned again (a few thousand per
+// slice) and indices remapped. When the size of the events' text is known, each part is merged as
+// soon as the parts before it are, and freed, into events reserved from the first parts' density:
+// the trace's events are then held about once, not once in the parts and again in the merged
+// trace (issue 17, part 3). A streamed gzip gives a guess of that size after its first slice;
+// until a size is known the parts wait, and those still waiting at the end are merged then into
+// events reserved exactly. The result is the same either way.
+class PartsInOrder {
+ public:
+  // Fewer bytes than an event takes as Kineto writes it (ph, cat, name, pid, tid, ts, dur): a
+  // denser hand-made trace is still read right, its events grown again as needed.
+  static constexpr double kMinEventBytes = 32;
+
+  // events_bytes: the length of the events array's text, 0 when not known (yet).
+  PartsInOrder(std::string path, std::size_t events_bytes);
+  // A guess of the events' text length (a gzip stream's at its ratio so far): from now on parts
+  // are merged as they come. Thread-safe.
+  void expect_events_bytes(std::size_t bytes);
+  // Part `i` (0-based, in file order), parsed from `bytes` bytes of the events' text. Thread-safe.
+  void add(std::size_t i, ParsedTrace&& part, std::size_t bytes);
+  // The merged trace, with what the text before and after the events says. After every add.
+  ParsedTrace finish(std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
+                     const std::vector<std::optional<int>>& part_rank, std::optional<int> rank_text,
+                     std::optional<int> trailer_rank);
+
+ private:
+  struct Waiting {
+    ParsedTrace part;
+    std::size_t bytes = 0;
+    bool parsed = false;
+  };
+  void merge(Waiting& waiting);
+
+  std::size_t events_bytes_;
+  std::size_t merged_bytes_ = 0, next_ = 0;
+  ParsedTrace out_;
+  Interner intern_;  // into out_.names: declared after it
+  std::vector<std::uint32_t> remap_;
+  std::vector<Waiting> waiting_;
+  std::mutex mutex_;
 };
 
 }  // namespace scalelens::trace::detail

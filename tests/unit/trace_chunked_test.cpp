@@ -2,11 +2,14 @@
 // must give exactly what one parse of the whole file gives, on every layout, and fall back to the
 // whole-file parse whenever a cut lands somewhere odd.
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "support/test_support.hpp"
 #include "trace/kineto.hpp"
+#include "trace/kineto_internal.hpp"
 
 namespace scalelens::trace {
 namespace {
@@ -197,7 +200,75 @@ TEST(TraceChunked, EventsReservedFromTheFirstSlicesAreBoundedAndRightEitherWay) 
     ASSERT_TRUE(parsed.ok()) << parsed.error().message;
     ASSERT_EQ(parsed.value().events.size(), 4001u);
     EXPECT_LE(parsed.value().events.capacity(), text.size() / 32 + 1) << "reserved beyond one event per 32 bytes";
+    // Streamed from gzip, where the text's length is a guess from the ratio inflated so far.
+    for (unsigned threads : {1u, 3u}) expect_same_streamed(text, 8000, threads);
+    ScratchDir dir;
+    dir.write("t.json", text);
+    ASSERT_EQ(std::system(("gzip '" + (dir / "t.json").string() + "'").c_str()), 0);
+    auto streamed = load_kineto(dir / "t.json.gz", sliced);
+    ASSERT_TRUE(streamed.ok()) << streamed.error().message;
+    ASSERT_EQ(streamed.value().events.size(), 4001u);
+    EXPECT_LE(streamed.value().events.capacity(), text.size() / 32 + 1) << "streamed: reserved beyond one event per 32 bytes";
   }
+}
+
+// Slices finish in any order on several threads; the merged trace must be the one of file order:
+// names interned in the order the parts give them, collectives renumbered, issues counted under
+// the first part's message, steps in order. Parts handed over in reverse and shuffled, merged as
+// they come (text length known) or at the end (not known), against parts handed over in order.
+TEST(TraceChunked, PartsMergeInFileOrderWhateverOrderTheyFinishIn) {
+  auto part = [](int i) {
+    ParsedTrace p;
+    p.names = {"", "kernel-" + std::to_string(i % 3), "nccl:all_reduce", "k" + std::to_string(i)};
+    for (int e = 0; e < 50; ++e) {
+      TraceEvent ev;
+      ev.ts_ns = i * 1000 + e;
+      ev.dur_ns = 5;
+      ev.name = static_cast<std::uint32_t>(1 + (e + i) % 3);
+      if (e % 10 == 0) {
+        ev.extra = static_cast<std::uint32_t>(p.collectives.size());
+        CollectiveArgs c;
+        c.collective_name = 2;
+        c.in_msg_nelems = i * 100 + e;
+        p.collectives.push_back(c);
+      }
+      p.events.push_back(ev);
+    }
+    p.steps.push_back({i, i * 1000, 50});
+    p.total_events = 60;
+    p.issues.push_back({"bad-number", "a number in part " + std::to_string(i), 2});
+    if (i % 2) p.issues.push_back({"huge-number", "a huge number in part " + std::to_string(i), 1});
+    return p;
+  };
+  constexpr int kParts = 12;
+  auto merge = [&](const std::vector<int>& order, std::size_t events_bytes) {
+    detail::PartsInOrder parts("t.json", events_bytes);
+    for (int i : order) parts.add(static_cast<std::size_t>(i), part(i), 4000);
+    ParsedTrace head, tail;
+    return parts.finish(kParts * 4000, head, tail, std::vector<std::optional<int>>(kParts), std::nullopt, std::nullopt);
+  };
+  std::vector<int> in_order(kParts), reversed(kParts), shuffled(kParts);
+  for (int i = 0; i < kParts; ++i) in_order[i] = i, reversed[i] = kParts - 1 - i;
+  shuffled = in_order;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(5));
+  const ParsedTrace expected = merge(in_order, 0);
+  ASSERT_EQ(expected.events.size(), kParts * 50u);
+  const std::vector<std::string> first_names{"", "kernel-0", "nccl:all_reduce", "k0", "kernel-1", "k1", "kernel-2", "k2", "k3"};
+  ASSERT_GE(expected.names.size(), first_names.size());
+  EXPECT_EQ(std::vector<std::string>(expected.names.begin(), expected.names.begin() + 9), first_names)
+      << "each part's names after the earlier parts'";
+  EXPECT_EQ(expected.collectives[expected.events[60].extra].in_msg_nelems, 110) << "part 1's collectives renumbered";
+  EXPECT_EQ(expected.issues.size(), 2u);
+  EXPECT_EQ(expected.issues[0].message, "a number in part 0");
+  EXPECT_EQ(expected.issues[0].count, 2 * kParts);
+  EXPECT_EQ(expected.issues[1].message, "a huge number in part 1");
+  for (const auto& order : {in_order, reversed, shuffled})
+    for (std::size_t events_bytes : {std::size_t{0}, std::size_t{kParts * 4000}, std::size_t{4000}}) {
+      SCOPED_TRACE("first part handed over " + std::to_string(order[0]) + ", text length " + std::to_string(events_bytes));
+      const ParsedTrace merged = merge(order, events_bytes);
+      EXPECT_EQ(merged.names, expected.names);
+      expect_equal(expected, merged);
+    }
 }
 
 TEST(TraceChunked, GzipStreamedSameAsWholeAcrossInflatePieces) {
