@@ -1,11 +1,12 @@
 #include "common/parallel.hpp"
 
-#include <charconv>
-#include <cmath>
-#include <fstream>
+#include <algorithm>
+#include <cstdint>
 #include <limits>
-#include <sstream>
 #include <string>
+
+#include "common/file_io.hpp"
+#include "common/text.hpp"
 
 #if defined(__linux__)
 #include <sched.h>
@@ -18,33 +19,19 @@ namespace scalelens {
 
 namespace {
 
+// The first line of a cgroup or /proc file (read_head reads past the size of 0 they report).
 std::optional<std::string> first_line_of(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
+  auto text = read_head(file, 1 << 16);
+  if (!text) return std::nullopt;
+  std::string line = std::move(text.value());
+  line.resize(std::min(line.size(), line.find('\n')));
   return line;
 }
 
-// By stream, not by size: /proc files report a size of 0.
-std::optional<std::string> whole_text_of(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::move(text).str();
-}
-
-std::optional<long long> whole_number(std::string_view text) {
-  long long value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<unsigned> cores_for_quota(long long quota, long long period) {
+std::optional<unsigned> cores_for_quota(std::int64_t quota, std::int64_t period) {
   if (quota <= 0 || period <= 0) return std::nullopt;  // -1 (v1) or unset: no quota
-  const long long cores = (quota + period - 1) / period;  // 1.5 cores of time: two threads can use it
-  return static_cast<unsigned>(std::min<long long>(cores, std::numeric_limits<unsigned>::max()));
+  const std::int64_t cores = quota / period + (quota % period != 0);  // 1.5 cores of time: two threads can use it
+  return static_cast<unsigned>(std::min<std::int64_t>(cores, std::numeric_limits<unsigned>::max()));
 }
 
 // cgroup v2's cpu.max: "max 100000" (no quota) or "200000 100000".
@@ -53,8 +40,8 @@ std::optional<unsigned> cores_in_cpu_max(const std::filesystem::path& dir) {
   if (!line) return std::nullopt;
   const auto space = line->find(' ');
   if (space == std::string::npos) return std::nullopt;
-  const auto quota = whole_number(std::string_view(*line).substr(0, space));
-  const auto period = whole_number(std::string_view(*line).substr(space + 1));
+  const auto quota = parse_int(std::string_view(*line).substr(0, space));
+  const auto period = parse_int(std::string_view(*line).substr(space + 1));
   if (!quota || !period) return std::nullopt;  // "max": no quota
   return cores_for_quota(*quota, *period);
 }
@@ -63,7 +50,7 @@ std::optional<unsigned> cores_in_cpu_max(const std::filesystem::path& dir) {
 std::optional<unsigned> cores_in_cfs_quota(const std::filesystem::path& dir) {
   const auto quota = first_line_of(dir / "cpu.cfs_quota_us"), period = first_line_of(dir / "cpu.cfs_period_us");
   if (!quota || !period) return std::nullopt;
-  const auto q = whole_number(*quota), p = whole_number(*period);
+  const auto q = parse_int(*quota), p = parse_int(*period);
   if (!q || !p) return std::nullopt;
   return cores_for_quota(*q, *p);
 }
@@ -83,16 +70,6 @@ std::optional<unsigned> tightest_up_the_tree(const std::filesystem::path& mount,
   return tightest;
 }
 
-bool lists_controller(std::string_view controllers, std::string_view wanted) {
-  while (!controllers.empty()) {
-    const auto comma = controllers.find(',');
-    if (controllers.substr(0, comma) == wanted) return true;
-    if (comma == std::string_view::npos) break;
-    controllers.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 }  // namespace
 
 std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup, const std::filesystem::path& cgroup_root) {
@@ -100,13 +77,14 @@ std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup
   auto keep = [&](std::optional<unsigned> cores) {
     if (cores && (!tightest || *cores < *tightest)) tightest = cores;
   };
-  std::istringstream lines{std::string(proc_self_cgroup)};
-  for (std::string line; std::getline(lines, line);) {
+  std::vector<std::string_view> listed;
+  LineCursor lines(proc_self_cgroup);
+  for (std::string_view line; lines.next(line);) {
     // "hierarchy-id:controllers:path"; v2's unified hierarchy is "0::path".
     const auto first = line.find(':'), second = first == std::string::npos ? first : line.find(':', first + 1);
     if (second == std::string::npos) continue;
-    const std::string_view controllers = std::string_view(line).substr(first + 1, second - first - 1);
-    const std::string_view path = std::string_view(line).substr(second + 1);
+    const std::string_view controllers = line.substr(first + 1, second - first - 1);
+    const std::string_view path = line.substr(second + 1);
     if (line.compare(0, first, "0") == 0 && controllers.empty()) {
       // Pure v2 mounts the unified tree at the root; a hybrid system at root/unified.
       for (const char* mount : {"", "unified"}) {
@@ -114,7 +92,10 @@ std::optional<unsigned> cgroup_cpu_quota_cores(std::string_view proc_self_cgroup
         std::error_code unreadable;  // counts as absent
         if (std::filesystem::exists(dir / "cgroup.controllers", unreadable)) keep(tightest_up_the_tree(dir, path, cores_in_cpu_max));
       }
-    } else if (lists_controller(controllers, "cpu")) {
+      continue;
+    }
+    split_csv(controllers, listed);
+    if (std::find(listed.begin(), listed.end(), "cpu") != listed.end()) {
       // v1 mounts the cpu controller under its controller list's name ("cpu,cpuacct") or "cpu".
       for (const auto& mount : {std::string(controllers), std::string("cpu")}) {
         const auto dir = cgroup_root / mount;
@@ -151,7 +132,7 @@ unsigned affinity_cores() {
 
 std::optional<unsigned> cpu_quota_cores() {
 #if defined(__linux__)
-  if (const auto text = whole_text_of("/proc/self/cgroup")) return cgroup_cpu_quota_cores(*text, "/sys/fs/cgroup");
+  if (const auto text = read_head("/proc/self/cgroup", 1 << 20)) return cgroup_cpu_quota_cores(text.value(), "/sys/fs/cgroup");
 #endif
   return std::nullopt;
 }
