@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "analysis/series_figures.hpp"
 #include "common/process_memory.hpp"
 #include "ingest/reader.hpp"
 
@@ -40,6 +41,38 @@ void BM_ReadGpuCsv(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ReadGpuCsv)->Unit(benchmark::kMillisecond);
+
+// As a report reads it: each GPU's samples then reduced to its figures over the run's window and
+// a chart of its share of the point budget (a 1,000-run × 8-GPU study: 300,000 / 8,000 = 37).
+void BM_ReadAndReduceGpuCsv(benchmark::State& state) {
+  const fs::path file = gpu_csv();
+  if (!fs::exists(file)) {
+    state.SkipWithError(("no " + file.string() + ": run bench/report_speed.sh first").c_str());
+    return;
+  }
+  auto reader = scalelens::make_run_csv_reader();
+  const std::size_t chart_points = scalelens::chart_points_per_series(scalelens::kGpuChartPointBudget, 8000);
+  std::size_t samples = 0;
+  for (auto _ : state) {
+    scalelens::ReadOutput out;
+    reader->read(scalelens::ReadContext{file, nullptr}, out);
+    samples = 0;
+    for (auto& g : out.attach.gpus) {
+      samples += g.samples.size();
+      if (g.samples.empty()) continue;
+      // A window that cuts off the first and last tenth, as a run's epochs do its logging.
+      const std::int64_t first = g.samples.front().t_ns, last = g.samples.back().t_ns;
+      scalelens::reduce_gpu_series(g, first + (last - first) / 10, last - (last - first) / 10, chart_points);
+      benchmark::DoNotOptimize(g.reduced->figures.energy_j);
+    }
+  }
+  if (samples == 0) state.SkipWithError("the file gave no samples");
+  state.SetBytesProcessed(static_cast<std::int64_t>(fs::file_size(file)) * state.iterations());
+  state.counters["ns_per_line"] =
+      benchmark::Counter(static_cast<double>(samples) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ReadAndReduceGpuCsv)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -47,6 +47,27 @@ struct Integral {
 Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v, std::int64_t t0,
                            std::int64_t t1, std::int64_t max_gap_ns = 0);
 
+// One step of integrate_samples: the segment from (prev_t, prev_v) to (t, v), two samples with
+// values, clipped to [t0, t1] and added to `r`. Inline: a GPU's figures take it once per sample.
+inline void integrate_segment(Integral& r, std::int64_t prev_t, double prev_v, std::int64_t t, double v,
+                              std::int64_t t0, std::int64_t t1, std::int64_t max_gap_ns) {
+  if (t <= prev_t) return;
+  // Clip the segment [prev_t, t] to [t0, t1], interpolating linearly at the cut points.
+  const std::int64_t a = prev_t > t0 ? prev_t : t0, b = t < t1 ? t : t1;
+  if (b <= a) return;
+  const double secs = static_cast<double>(b - a) * 1e-9;
+  if (max_gap_ns > 0 && t - prev_t > max_gap_ns) {
+    // Nothing was measured there: a straight line across a pause would be made up.
+    r.skipped_s += secs;
+    r.longest_skipped_s = r.longest_skipped_s < secs ? secs : r.longest_skipped_s;
+    return;
+  }
+  const double span = static_cast<double>(t - prev_t);
+  auto at = [&](std::int64_t x) { return prev_v + (v - prev_v) * static_cast<double>(x - prev_t) / span; };
+  r.value += 0.5 * (at(a) + at(b)) * secs;
+  r.covered_s += secs;
+}
+
 // Gaps longer than this between a series' samples are not integrated over for energy: the
 // typical (median) step between samples with a value × kEnergyGapIntervals, and at least
 // kEnergyGapMinNs (a stall of a fraction of a second is interpolated). 0 with under 3 samples.

@@ -63,22 +63,7 @@ Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vec
   double prev_v = kNaN;
   for (std::size_t i = 0; i < t_ns.size(); ++i) {
     if (std::isnan(v[i])) continue;
-    if (!std::isnan(prev_v) && t_ns[i] > prev_t) {
-      // Clip the segment [prev_t, t] to [t0, t1], interpolating linearly at the cut points.
-      std::int64_t a = std::max(prev_t, t0), b = std::min(t_ns[i], t1);
-      if (b > a && max_gap_ns > 0 && t_ns[i] - prev_t > max_gap_ns) {
-        // Nothing was measured there: a straight line across a pause would be made up.
-        const double secs = static_cast<double>(b - a) * 1e-9;
-        r.skipped_s += secs;
-        r.longest_skipped_s = std::max(r.longest_skipped_s, secs);
-      } else if (b > a) {
-        double span = static_cast<double>(t_ns[i] - prev_t);
-        auto at = [&](std::int64_t t) { return prev_v + (v[i] - prev_v) * static_cast<double>(t - prev_t) / span; };
-        double secs = static_cast<double>(b - a) * 1e-9;
-        r.value += 0.5 * (at(a) + at(b)) * secs;
-        r.covered_s += secs;
-      }
-    }
+    if (!std::isnan(prev_v)) integrate_segment(r, prev_t, prev_v, t_ns[i], v[i], t0, t1, max_gap_ns);
     prev_t = t_ns[i];
     prev_v = v[i];
   }

@@ -17,116 +17,111 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The first reading of an energy counter (mJ) that rose by more than a GPU can draw since the
-// reading before it (model/limits.hpp): a reset restarts from 0, so after one the reading itself is
-// the gain. npos when every step is possible.
-std::size_t first_impossible_counter_step(const std::vector<std::int64_t>& t_ns, const std::vector<double>& mj) {
-  std::size_t prev = std::string::npos;
-  for (std::size_t i = 0; i < mj.size(); ++i) {
-    if (std::isnan(mj[i])) continue;
-    if (prev != std::string::npos) {
-      const double gain = mj[i] >= mj[prev] ? mj[i] - mj[prev] : mj[i];
-      if (gain > limits::max_counter_gain_mj(t_ns[i] - t_ns[prev])) return i;
+// Where a sample lies against the window, and the spacing of the samples: the same whichever kind
+// of timestamps a series has.
+struct SampleCount {
+  std::size_t inside = 0;
+  double peak_mem = 0;
+  bool have_peak_mem = false;
+  double spacing_s = 0;  // the first step between samples that moves forward
+  void add(const GpuSample& s, const GpuSample* prev, bool in_window) {
+    if (in_window) {
+      ++inside;
+      if (!std::isnan(s.mem_used_bytes)) peak_mem = std::max(peak_mem, static_cast<double>(s.mem_used_bytes)), have_peak_mem = true;
     }
-    prev = i;
+    if (prev && spacing_s == 0 && s.t_ns > prev->t_ns) spacing_s = static_cast<double>(s.t_ns - prev->t_ns) * 1e-9;
   }
-  return std::string::npos;
-}
-
-// A GPU's samples as the columns the integrals and the chart take, converted once when a series is
-// reduced (the figures and the chart both read them).
-struct SampleColumns {
-  std::vector<std::int64_t> t_ns;
-  std::vector<double> util, power, counter;
+  void into(GpuSeriesFigures& f) const {
+    f.samples_inside = inside;
+    if (have_peak_mem) f.peak_mem_bytes = peak_mem;
+    f.spacing_s = spacing_s;
+  }
 };
 
-SampleColumns columns_of(const std::vector<GpuSample>& samples) {
-  SampleColumns c;
-  c.t_ns.reserve(samples.size());
-  c.util.reserve(samples.size());
-  c.power.reserve(samples.size());
-  c.counter.reserve(samples.size());
-  for (const auto& s : samples) {
-    c.t_ns.push_back(s.t_ns);
-    c.util.push_back(s.util_pct);
-    c.power.push_back(s.power_w);
-    c.counter.push_back(s.energy_mj);
+// No measured times (itwinai's CSV layouts): each sample stands for one probing interval, as
+// itwinai itself counts it (power x interval per sample; utilization a plain mean).
+GpuSeriesFigures nominal_figures(const std::vector<GpuSample>& samples) {
+  GpuSeriesFigures f;
+  SampleCount count;
+  double util_sum = 0;
+  std::size_t n_util = 0;
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const GpuSample& s = samples[k];
+    count.add(s, k ? &samples[k - 1] : nullptr, true);
+    if (!std::isnan(s.power_w)) {
+      f.power_sum_w += s.power_w;
+      ++f.power_samples;
+    }
+    if (!std::isnan(s.util_pct)) {
+      util_sum += s.util_pct;
+      ++n_util;
+    }
   }
-  return c;
+  count.into(f);
+  if (n_util) f.util_pct = util_sum / static_cast<double>(n_util);
+  return f;
 }
 
-// The figures of gpu_series_figures from the series' columns (`columns.counter` is used up).
-GpuSeriesFigures figures_from_columns(const GpuSeries& g, SampleColumns& columns, std::int64_t run_t0, std::int64_t run_t1) {
+// Measured times, over [t0, t1], in one pass over the samples (a large report reduces every GPU's
+// samples once; separate passes over copied columns were a sixth of reading): the time-weighted
+// utilization (integrate_samples' rule), and the energy from the counter between its first and
+// last readings inside, unwrapped at resets, unless the counter jumps by more than the GPU can
+// draw between two readings (model/limits.hpp; a reset restarts from 0, so after one the reading
+// itself is the gain): then it is not an energy counter, and the power integral stands instead.
+GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::int64_t t0, std::int64_t t1) {
   GpuSeriesFigures f;
-  const std::int64_t t0 = g.nominal_timestamps ? std::numeric_limits<std::int64_t>::min() : run_t0;
-  const std::int64_t t1 = g.nominal_timestamps ? std::numeric_limits<std::int64_t>::max() : run_t1;
-  const std::vector<std::int64_t>& ts = columns.t_ns;
-  const std::vector<double>& util = columns.util;
-  const std::vector<double>& power = columns.power;
-  std::vector<double>& counter = columns.counter;
-  for (const auto& s : g.samples) {
-    if (s.t_ns >= t0 && s.t_ns <= t1) {
-      ++f.samples_inside;
-      if (!std::isnan(s.mem_used_bytes))
-        f.peak_mem_bytes = std::max(f.peak_mem_bytes.value_or(0.0), static_cast<double>(s.mem_used_bytes));
-    }
-  }
-  for (std::size_t k = 1; k < ts.size() && f.spacing_s == 0; ++k)
-    if (ts[k] > ts[k - 1]) f.spacing_s = static_cast<double>(ts[k] - ts[k - 1]) * 1e-9;
-
-  if (g.nominal_timestamps) {
-    // No measured times (itwinai's CSV layouts): each sample stands for one probing interval, as
-    // itwinai itself counts it (power x interval per sample; utilization a plain mean).
-    double util_sum = 0;
-    std::size_t n_util = 0;
-    for (std::size_t k = 0; k < ts.size(); ++k) {
-      if (!std::isnan(power[k])) {
-        f.power_sum_w += power[k];
-        ++f.power_samples;
-      }
-      if (!std::isnan(util[k])) {
-        util_sum += util[k];
-        ++n_util;
-      }
-    }
-    if (n_util) f.util_pct = util_sum / static_cast<double>(n_util);
-    return f;
-  }
-  auto u = integrate_samples(ts, util, t0, t1);
-  if (u.covered_s > 0) {
-    f.util_pct = u.value / u.covered_s;
-  } else {
-    // One sample (or all at one instant): its plain mean is all there is.
-    double sum = 0;
-    std::size_t n = 0;
-    for (std::size_t k = 0; k < ts.size(); ++k)
-      if (!std::isnan(util[k]) && ts[k] >= t0 && ts[k] <= t1) {
-        sum += util[k];
-        ++n;
-      }
-    if (n) f.util_pct = sum / static_cast<double>(n);
-  }
-  // Energy: the counter when it has two readings in the window, else the power integral. A
-  // counter that jumps by more than the GPU can draw is not an energy counter: power is used.
-  if (auto bad = first_impossible_counter_step(ts, counter); bad != std::string::npos) {
-    f.impossible_counter_mj = counter[bad];
-    f.impossible_counter_t_ns = ts[bad];
-    std::fill(counter.begin(), counter.end(), kNaN);
-  }
-  auto unwrapped = unwrap_counter(counter);
-  double first = kNaN, last = kNaN;
+  SampleCount count;
+  Integral util;
+  std::int64_t util_prev_t = 0;
+  double util_prev = kNaN, util_sum_inside = 0;
+  std::size_t util_n_inside = 0;
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::size_t impossible = kNone;  // the first counter reading whose gain is impossible
+  std::int64_t counter_prev_t = 0;
+  double counter_prev = kNaN, offset = 0, first = kNaN, last = kNaN;
   std::size_t counter_readings = 0;
-  for (std::size_t k = 0; k < ts.size(); ++k) {
-    if (std::isnan(unwrapped[k]) || ts[k] < t0 || ts[k] > t1) continue;
-    ++counter_readings;
-    if (std::isnan(first)) first = unwrapped[k];
-    last = unwrapped[k];
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const GpuSample& s = samples[k];
+    const std::int64_t t = s.t_ns;
+    const bool inside = t >= t0 && t <= t1;
+    count.add(s, k ? &samples[k - 1] : nullptr, inside);
+    if (const double u = s.util_pct; !std::isnan(u)) {
+      if (!std::isnan(util_prev)) integrate_segment(util, util_prev_t, util_prev, t, u, t0, t1, 0);
+      util_prev_t = t, util_prev = u;
+      if (inside) util_sum_inside += u, ++util_n_inside;
+    }
+    if (const double c = s.energy_mj; !std::isnan(c)) {
+      if (!std::isnan(counter_prev)) {
+        const double gain = c >= counter_prev ? c - counter_prev : c;
+        if (impossible == kNone && gain > limits::max_counter_gain_mj(t - counter_prev_t)) impossible = k;
+        if (c < counter_prev) offset += counter_prev;  // reset: the counter restarted from 0
+      }
+      counter_prev_t = t, counter_prev = c;
+      if (const double unwrapped = c + offset; inside && !std::isnan(unwrapped)) {
+        ++counter_readings;
+        if (std::isnan(first)) first = unwrapped;
+        last = unwrapped;
+      }
+    }
+  }
+  count.into(f);
+  // One sample (or all at one instant): its plain mean is all there is.
+  if (util.covered_s > 0) f.util_pct = util.value / util.covered_s;
+  else if (util_n_inside) f.util_pct = util_sum_inside / static_cast<double>(util_n_inside);
+
+  if (impossible != kNone) {
+    f.impossible_counter_mj = samples[impossible].energy_mj;
+    f.impossible_counter_t_ns = samples[impossible].t_ns;
+    counter_readings = 0;
   }
   if (counter_readings >= 2) {
     f.energy_j = (last - first) * 1e-3;  // mJ → J, between the first and last readings inside
     f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
     return f;
   }
+  std::vector<std::int64_t> ts(samples.size());
+  std::vector<double> power(samples.size());
+  for (std::size_t k = 0; k < samples.size(); ++k) ts[k] = samples[k].t_ns, power[k] = samples[k].power_w;
   auto p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
   if (p.covered_s > 0) {
     f.energy_j = p.value;
@@ -137,26 +132,29 @@ GpuSeriesFigures figures_from_columns(const GpuSeries& g, SampleColumns& columns
   return f;
 }
 
-// At most `max_points` of a series for its chart, the extremes of utilization and power kept.
-std::vector<GpuChartPoint> chart_from_columns(const std::vector<std::int64_t>& t_ns, const std::vector<double>& util,
-                                              const std::vector<double>& power, std::size_t max_points) {
-  std::vector<const std::vector<double>*> values;
-  auto any_value = [](const std::vector<double>& v) {
-    return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+// At most `max_points` of a series for its chart, the extremes of utilization and power kept;
+// `Point` is a sample or a kept chart point (both have t_ns, util_pct and power_w).
+template <class Point>
+std::vector<GpuChartPoint> chart_of(const std::vector<Point>& points, std::size_t max_points) {
+  float Point::* values[2];
+  std::size_t series = 0;
+  auto any_value = [&](float Point::* member) {
+    return std::any_of(points.begin(), points.end(), [&](const Point& p) { return !std::isnan(p.*member); });
   };
-  if (any_value(util)) values.push_back(&util);
-  if (any_value(power)) values.push_back(&power);
+  if (any_value(&Point::util_pct)) values[series++] = &Point::util_pct;
+  if (any_value(&Point::power_w)) values[series++] = &Point::power_w;
   std::vector<GpuChartPoint> chart;
-  for (std::size_t i : decimate_indices(t_ns.size(), max_points, values))
-    chart.push_back({t_ns[i], static_cast<float>(util[i]), static_cast<float>(power[i])});
+  const auto keep = decimate_indices_by(points.size(), max_points, series,
+                                        [&](std::size_t k, std::size_t i) -> double { return points[i].*values[k]; });
+  chart.reserve(keep.size());
+  for (std::size_t i : keep) chart.push_back({points[i].t_ns, points[i].util_pct, points[i].power_w});
   return chart;
 }
 
 }  // namespace
 
 GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std::int64_t run_t1) {
-  SampleColumns columns = columns_of(g.samples);
-  return figures_from_columns(g, columns, run_t0, run_t1);
+  return g.nominal_timestamps ? nominal_figures(g.samples) : measured_figures(g.samples, run_t0, run_t1);
 }
 
 namespace {
@@ -179,17 +177,11 @@ GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1
 }
 
 std::vector<GpuChartPoint> gpu_chart_points(const GpuSeries& g, std::size_t max_points) {
-  if (!g.reduced) {
-    const SampleColumns c = columns_of(g.samples);
-    return chart_from_columns(c.t_ns, c.util, c.power, max_points);
-  }
+  if (!g.reduced) return chart_of(g.samples, max_points);
   const auto& kept = g.reduced->chart;
   // Kept within its share already (the usual case): decimating would keep every point.
   if (kept.size() <= std::max<std::size_t>(max_points, 2)) return kept;
-  std::vector<std::int64_t> t_ns(kept.size());
-  std::vector<double> util(kept.size()), power(kept.size());
-  for (std::size_t i = 0; i < kept.size(); ++i) t_ns[i] = kept[i].t_ns, util[i] = kept[i].util_pct, power[i] = kept[i].power_w;
-  return chart_from_columns(t_ns, util, power, max_points);
+  return chart_of(kept, max_points);
 }
 
 namespace {
@@ -226,12 +218,10 @@ void reduce_gpu_series(GpuSeries& g, std::int64_t t0, std::int64_t t1, std::size
   if (g.reduced) return;
   ReducedGpuSeries r;
   r.t0 = t0, r.t1 = t1;
-  SampleColumns columns = columns_of(g.samples);
-  r.chart = chart_from_columns(columns.t_ns, columns.util, columns.power, max_points);
-  r.figures = figures_from_columns(g, columns, t0, t1);
+  r.chart = chart_of(g.samples, max_points);
+  r.figures = gpu_series_figures(g, t0, t1);
   r.sample_count = g.samples.size();
   r.first_t_ns = g.samples.empty() ? 0 : g.samples.front().t_ns;
-  r.chart.shrink_to_fit();
   std::vector<GpuSample>().swap(g.samples);
   g.reduced = std::move(r);
 }

@@ -5,6 +5,11 @@
 // missing columns, the same GPU in two sources (gpu.csv and an nvidia-smi log).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -14,7 +19,9 @@
 
 #include "analysis/analyze.hpp"
 #include "analysis/series_figures.hpp"
+#include "common/decimate.hpp"
 #include "ingest/ingest.hpp"
+#include "model/limits.hpp"
 #include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
 #include "support/gpu_study_writer.hpp"
@@ -206,6 +213,128 @@ TEST(GpuReduction, AKeptChartLargerThanTheShareIsDecimatedAgain) {
             std::max_element(kept.begin(), kept.end(), by_util)->util_pct);
   EXPECT_EQ(std::min_element(fewer.begin(), fewer.end(), by_power)->power_w,
             std::min_element(kept.begin(), kept.end(), by_power)->power_w);
+}
+
+// A GPU's figures are taken in one pass over its samples; they must be exactly what the metric
+// definitions give when each is computed on its own from the samples' columns: the utilization
+// integral (integrate_samples), the counter unwrapped at resets (unwrap_counter) between its first
+// and last readings inside the window, and the power integral with its gap rule where the counter
+// is absent or jumps impossibly. Checked bit for bit over generated series with missing values,
+// resets, impossible jumps, repeated and out-of-order times, and windows that cut them anywhere.
+TEST(GpuReduction, OnePassFiguresEqualTheDefinitionsOverManyGeneratedSeries) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  auto same_float = [](float a, double b) { return std::isnan(a) ? std::isnan(b) : a == static_cast<float>(b); };
+  std::size_t from_counter = 0, from_power = 0, impossible = 0, plain_mean = 0, decimated = 0;
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    std::mt19937_64 rng(seed);
+    auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+    const double missing = chance(0.3) ? 0.3 : 0;  // share of missing readings, per column
+    GpuSeries g;
+    g.source = "nodes/n/gpu.csv";
+    const std::size_t n = rng() % 400;
+    std::int64_t t = static_cast<std::int64_t>(rng() % 1'000'000'000);
+    double counter = chance(0.5) ? kNaN : 1e6;
+    for (std::size_t i = 0; i < n; ++i) {
+      GpuSample s;
+      t += chance(0.05) ? 0 : chance(0.05) ? -static_cast<std::int64_t>(rng() % 500'000'000)  // repeated, back in time
+                          : chance(0.03) ? 30'000'000'000 : 100'000'000 + static_cast<std::int64_t>(rng() % 20'000'000);
+      s.t_ns = t;
+      if (!chance(missing)) s.util_pct = static_cast<float>(rng() % 1001) / 10.0f;
+      if (!chance(missing)) s.power_w = static_cast<float>(rng() % 70000) / 100.0f;
+      if (!chance(missing)) s.mem_used_bytes = static_cast<float>(rng() % 80'000'000'000ULL);
+      if (!std::isnan(counter)) {
+        counter = chance(0.005) ? static_cast<double>(rng() % 1000)                 // reset
+                  : chance(0.001) ? counter + 1e12                                    // impossible
+                                 : counter + static_cast<double>(rng() % 70'000);  // up to 700 W over 0.1 s
+        if (!chance(missing)) s.energy_mj = counter;
+      }
+      g.samples.push_back(s);
+    }
+    const std::int64_t lo = g.samples.empty() ? 0 : g.samples.front().t_ns, hi = g.samples.empty() ? 0 : t;
+    const std::int64_t span = std::max<std::int64_t>(hi - lo, 1);
+    const std::int64_t t0 = lo - span / 10 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+    const std::int64_t t1 = chance(0.1) ? t0 : t0 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+
+    // The definitions, each on its own.
+    std::vector<std::int64_t> ts;
+    std::vector<double> util, power, mj;
+    for (const auto& s : g.samples) ts.push_back(s.t_ns), util.push_back(s.util_pct), power.push_back(s.power_w), mj.push_back(s.energy_mj);
+    std::size_t inside = 0;
+    std::optional<double> peak;
+    double spacing = 0, util_sum = 0;
+    std::size_t util_n = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const bool in = ts[k] >= t0 && ts[k] <= t1;
+      inside += in;
+      if (in && !std::isnan(g.samples[k].mem_used_bytes)) peak = std::max(peak.value_or(0.0), static_cast<double>(g.samples[k].mem_used_bytes));
+      if (in && !std::isnan(util[k])) util_sum += util[k], ++util_n;
+      if (k > 0 && spacing == 0 && ts[k] > ts[k - 1]) spacing = static_cast<double>(ts[k] - ts[k - 1]) * 1e-9;
+    }
+    const Integral u = integrate_samples(ts, util, t0, t1);
+    std::optional<double> bad_mj;
+    for (std::size_t k = 0, prev = n; k < n && !bad_mj; ++k) {
+      if (std::isnan(mj[k])) continue;
+      if (prev < n && (mj[k] >= mj[prev] ? mj[k] - mj[prev] : mj[k]) > limits::max_counter_gain_mj(ts[k] - ts[prev])) bad_mj = mj[k];
+      prev = k;
+    }
+    std::vector<double> inside_mj;
+    const std::vector<double> unwrapped = unwrap_counter(mj);
+    for (std::size_t k = 0; k < n && !bad_mj; ++k)
+      if (!std::isnan(unwrapped[k]) && ts[k] >= t0 && ts[k] <= t1) inside_mj.push_back(unwrapped[k]);
+    const Integral p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
+
+    const std::size_t max_points = 8 + rng() % 60;
+    reduce_gpu_series(g, t0, t1, max_points);
+    ASSERT_TRUE(g.reduced);
+    const GpuSeriesFigures& f = g.reduced->figures;
+    EXPECT_EQ(f.samples_inside, inside);
+    EXPECT_EQ(f.peak_mem_bytes, peak);
+    EXPECT_EQ(f.spacing_s, spacing);
+    if (u.covered_s > 0) {
+      ASSERT_TRUE(f.util_pct);
+      EXPECT_EQ(*f.util_pct, u.value / u.covered_s);
+    } else if (util_n) {
+      ++plain_mean;
+      ASSERT_TRUE(f.util_pct);
+      EXPECT_EQ(*f.util_pct, util_sum / static_cast<double>(util_n));
+    } else {
+      EXPECT_FALSE(f.util_pct);
+    }
+    EXPECT_EQ(f.impossible_counter_mj, bad_mj);
+    impossible += bad_mj.has_value();
+    if (inside_mj.size() >= 2) {
+      ++from_counter;
+      EXPECT_EQ(f.energy_from, GpuSeriesFigures::EnergyFrom::counter);
+      EXPECT_EQ(f.energy_j, (inside_mj.back() - inside_mj.front()) * 1e-3);
+    } else {
+      from_power += p.covered_s > 0;
+      EXPECT_EQ(f.energy_from, p.covered_s > 0 ? GpuSeriesFigures::EnergyFrom::power : GpuSeriesFigures::EnergyFrom::none);
+      EXPECT_EQ(f.energy_j, p.covered_s > 0 ? p.value : 0.0);
+      EXPECT_EQ(f.skipped_s, p.skipped_s);
+      EXPECT_EQ(f.longest_skipped_s, p.longest_skipped_s);
+    }
+
+    // The chart: decimate_indices over the columns that have a value.
+    std::vector<const std::vector<double>*> values;
+    for (const auto* column : {&util, &power})
+      if (std::any_of(column->begin(), column->end(), [](double x) { return !std::isnan(x); })) values.push_back(column);
+    const auto keep = decimate_indices(n, max_points, values);
+    const auto& chart = g.reduced->chart;
+    ASSERT_EQ(chart.size(), keep.size());
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      EXPECT_EQ(chart[i].t_ns, ts[keep[i]]);
+      EXPECT_TRUE(same_float(chart[i].util_pct, util[keep[i]]));
+      EXPECT_TRUE(same_float(chart[i].power_w, power[keep[i]]));
+    }
+    decimated += n > max_points;
+  }
+  EXPECT_GT(from_counter, 300u);
+  EXPECT_GT(from_power, 300u);
+  EXPECT_GT(impossible, 20u);
+  EXPECT_GT(plain_mean, 5u);
+  EXPECT_GT(decimated, 1000u);
+
 }
 
 }  // namespace
