@@ -7,13 +7,13 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
 
 #include "model/limits.hpp"
 #include "model/study.hpp"
+#include "trace/correlation_map.hpp"
 
 namespace scalelens::trace {
 
@@ -283,12 +283,17 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   };
 
   // The launch (CPU side) of each GPU operation carries the same correlation id.
-  std::unordered_map<std::int64_t, int> step_of_correlation;
+  auto is_launch = [](const TraceEvent& e) {
+    return e.correlation >= 0 && !is_gpu_activity(e.cat) && e.cat != EventCat::gpu_user_annotation;
+  };
+  IdRange launch_ids;
+  for (const auto& e : trace.events)
+    if (is_launch(e)) launch_ids.add(e.correlation);
+  CorrelationMap<int> step_of_correlation(launch_ids);
   std::int64_t window_end = std::numeric_limits<std::int64_t>::min();
   for (const auto& e : trace.events) {
     if (e.cat == EventCat::trace_span) window_end = std::max(window_end, e.end_ns());
-    if (e.correlation < 0 || is_gpu_activity(e.cat) || e.cat == EventCat::gpu_user_annotation) continue;
-    step_of_correlation.emplace(e.correlation, step_at(e.ts_ns));
+    if (is_launch(e)) step_of_correlation.emplace(e.correlation, step_at(e.ts_ns));
   }
 
   // Classification is per distinct name, not per event.
@@ -313,10 +318,8 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
       cls = static_cast<KernelClass>(c);
     }
     int step = -1;
-    if (e.correlation >= 0) {
-      auto it = step_of_correlation.find(e.correlation);
-      if (it != step_of_correlation.end()) step = it->second;
-    }
+    if (e.correlation >= 0)
+      if (const int* launched_in = step_of_correlation.find(e.correlation)) step = *launched_in;
     auto& into = step >= 0 ? per_step[step] : outside;
     Span span{e.ts_ns, e.end_ns()};
     (cls == KernelClass::computation ? into.comp : cls == KernelClass::communication ? into.comm : into.mem).push_back(span);
@@ -499,14 +502,18 @@ HtaFigures hta_breakdown(const ParsedTrace& trace, bool apply_step_filter) {
         cut = cut ? std::max(*cut, ts) : ts;
       }
   }
-  std::unordered_set<std::int64_t> kept_correlations;
-  if (cut) {
-    for (const auto& e : trace.events) {
-      if (!kept_row(e)) continue;
-      bool gpu = e.stream >= 0 && e.correlation >= 0;
-      if (!gpu && rounded(e).first < *cut) kept_correlations.insert(e.correlation);
-    }
-  }
+  // The launches before the cut: the GPU rows they started are kept.
+  auto kept_launch = [&](const TraceEvent& e) {
+    return kept_row(e) && !(e.stream >= 0 && e.correlation >= 0) && rounded(e).first < *cut;
+  };
+  IdRange kept_ids;
+  if (cut)
+    for (const auto& e : trace.events)
+      if (kept_launch(e)) kept_ids.add(e.correlation);
+  CorrelationMap<bool> kept_correlations(kept_ids);
+  if (cut)
+    for (const auto& e : trace.events)
+      if (kept_launch(e)) kept_correlations.emplace(e.correlation, true);
 
   std::vector<std::int8_t> type_of_name(trace.names.size(), -1);
   std::vector<Span> all, comp, comm;
@@ -516,7 +523,7 @@ HtaFigures hta_breakdown(const ParsedTrace& trace, bool apply_step_filter) {
     auto span = rounded(e);
     if (cut) {
       bool gpu = e.stream >= 0 && e.correlation >= 0;
-      if (gpu ? !kept_correlations.count(e.correlation) : span.first >= *cut) continue;
+      if (gpu ? !kept_correlations.contains(e.correlation) : span.first >= *cut) continue;
     }
     auto& t = type_of_name[e.name];
     if (t < 0) t = static_cast<std::int8_t>(hta_kernel_type(trace.names[e.name]));

@@ -11,6 +11,7 @@
 #include <simdjson.h>
 
 #include "trace/breakdown.hpp"
+#include "trace/correlation_map.hpp"
 #include "trace/gpu_peaks.hpp"
 
 namespace scalelens::trace {
@@ -274,11 +275,15 @@ std::vector<OpFigures> attribute_ops(const ParsedTrace& trace, const std::functi
   }
   if (ops.empty()) return {};
   // Launches (CPU side) by correlation id; the GPU work they started, by launch time on each thread.
-  std::unordered_map<std::int64_t, std::size_t> launch_of;
-  for (std::size_t i = 0; i < trace.events.size(); ++i) {
-    const auto& e = trace.events[i];
-    if ((e.cat == EventCat::cuda_runtime || e.cat == EventCat::cuda_driver) && e.correlation >= 0) launch_of.emplace(e.correlation, i);
-  }
+  auto is_launch = [](const TraceEvent& e) {
+    return (e.cat == EventCat::cuda_runtime || e.cat == EventCat::cuda_driver) && e.correlation >= 0;
+  };
+  IdRange launch_ids;
+  for (const auto& e : trace.events)
+    if (is_launch(e)) launch_ids.add(e.correlation);
+  CorrelationMap<std::size_t> launch_of(launch_ids);
+  for (std::size_t i = 0; i < trace.events.size(); ++i)
+    if (is_launch(trace.events[i])) launch_of.emplace(trace.events[i].correlation, i);
   struct Launch {
     std::uint32_t tid;
     std::int64_t ts;
@@ -289,9 +294,9 @@ std::vector<OpFigures> attribute_ops(const ParsedTrace& trace, const std::functi
     const auto& e = trace.events[i];
     if (!is_gpu_activity(e.cat) || e.correlation < 0) continue;
     if (e.cat == EventCat::kernel && is_comm_name(e.name)) continue;
-    auto it = launch_of.find(e.correlation);
-    if (it == launch_of.end()) continue;
-    const auto& l = trace.events[it->second];
+    const std::size_t* launch = launch_of.find(e.correlation);
+    if (!launch) continue;
+    const auto& l = trace.events[*launch];
     launches.push_back({l.tid, l.ts_ns, i});
   }
   // Outer ops first when two start together, so that the inner one is on top of the stack.
