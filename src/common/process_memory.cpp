@@ -1,5 +1,8 @@
 #include "common/process_memory.hpp"
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdlib>  // defines __GLIBC__ (through features.h), which the test below needs
 
 #if defined(__GLIBC__)
@@ -7,6 +10,17 @@
 #endif
 
 namespace scalelens {
+
+void populate_for_writing(void* begin, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  constexpr std::uintptr_t kPage = 4096;
+  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
+  const auto last = (reinterpret_cast<std::uintptr_t>(begin) + bytes) & ~(kPage - 1);
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+#else
+  (void)begin, (void)bytes;
+#endif
+}
 
 void keep_freed_memory_for_reuse() {
 #if defined(__GLIBC__)

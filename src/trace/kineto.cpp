@@ -23,6 +23,7 @@
 #include <simdjson.h>
 
 #include "common/file_io.hpp"
+#include "common/process_memory.hpp"
 #include "trace/kineto_internal.hpp"
 
 namespace scalelens::trace {
@@ -421,6 +422,9 @@ void PartsInOrder::merge(Waiting& waiting) {
     c.input_types_json = remap_[c.input_types_json];
     out_.collectives.push_back(c);
   }
+  // The events' new pages mapped in one call, not faulted in one by one as they are copied.
+  if (part.events.size() <= out_.events.capacity() - out_.events.size())
+    populate_for_writing(out_.events.data() + out_.events.size(), part.events.size() * sizeof(TraceEvent));
   for (auto e : part.events) {
     e.name = remap_[e.name];
     if (e.extra != kNoExtra) e.extra += extra_base;

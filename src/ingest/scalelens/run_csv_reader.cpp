@@ -7,11 +7,10 @@
 #include <map>
 #include <span>
 
-#include <sys/mman.h>
-
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "common/process_memory.hpp"
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
 #include "ingest/csv_rows.hpp"
@@ -135,20 +134,6 @@ SizeEstimate samples_per_gpu_estimate(std::string_view text) {
   return {gpus.size(), static_cast<std::size_t>(lines_total / static_cast<double>(gpus.size()) * 1.05) + 16};
 }
 
-// Maps the pages of a vector's reserved storage in one call: taking them one page fault at a time
-// was a third of a large ingest's time (most of all in virtual machines, where a fault is dear).
-template <class T>
-void prefault(const std::vector<T>& v) {
-#ifdef MADV_POPULATE_WRITE
-  const auto page = static_cast<std::uintptr_t>(4096);
-  auto begin = (reinterpret_cast<std::uintptr_t>(v.data()) + page - 1) & ~(page - 1);
-  auto end = (reinterpret_cast<std::uintptr_t>(v.data() + v.capacity())) & ~(page - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // best effort
-#else
-  (void)v;
-#endif
-}
-
 // Passes over one field that must not be parsed: to `stop`, or nullptr at a quote, a line end or
 // (in a line's last field, whose stop is the line end) a comma that comes first: the general path
 // deals with those, and counts a line with a field too many as bad.
@@ -209,7 +194,8 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
       // grow as needed: reserving for each would take memory quadratic in the file.
       if (series.size() <= estimate.gpus) {
         series.back().samples.reserve(estimate.samples_per_gpu);
-        prefault(series.back().samples);
+        auto& samples = series.back().samples;
+        populate_for_writing(samples.data(), samples.capacity() * sizeof(GpuSample));
       }
     }
     if (static_cast<std::size_t>(gpu) < 4096) {
