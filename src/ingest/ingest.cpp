@@ -61,16 +61,27 @@ void append(std::vector<T>& into, std::vector<T>& from) {
 }
 
 // Fields the target lacks come from `src`; data is appended.
+// What a file adds to its run: what the run lacks of what the file states, and its data after the
+// run's own.
+void merge_data_into(Run& target, RunData&& src) {
+  if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
+  fill(target.world_size, src.world_size);
+  append(target.epochs, src.epochs);
+  append(target.steps, src.steps);
+  append(target.gpus, src.gpus);
+  append(target.host_series, src.host_series);
+  append(target.ranks, src.ranks);
+  append(target.breakdown, src.breakdown);
+}
+
 void merge_run_into(Run& target, Run&& src) {
   if (target.label.empty()) target.label = src.label;
   if (target.run_id.empty()) target.run_id = src.run_id;
-  if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
   if (target.system.empty()) target.system = src.system;
   if (target.benchmark.empty()) target.benchmark = src.benchmark;
   if (target.experiment.empty()) target.experiment = src.experiment;
   if (target.run_name.empty()) target.run_name = src.run_name;
   if (target.hosts.empty()) target.hosts = src.hosts;
-  fill(target.world_size, src.world_size);
   fill(target.nodes, src.nodes);
   fill(target.gpus_per_node, src.gpus_per_node);
   fill(target.cpus_per_node, src.cpus_per_node);
@@ -83,16 +94,11 @@ void merge_run_into(Run& target, Run&& src) {
   fill(target.sampling_interval_s, src.sampling_interval_s);
   for (auto& [k, v] : src.detected_from) target.detected_from.emplace(k, v);
   for (auto& [k, v] : src.missing) target.missing.emplace(k, v);
-  append(target.epochs, src.epochs);
-  append(target.steps, src.steps);
-  append(target.gpus, src.gpus);
-  append(target.host_series, src.host_series);
-  append(target.ranks, src.ranks);
-  append(target.breakdown, src.breakdown);
   if (src.profiler_averages) {
     if (!target.profiler_averages) target.profiler_averages.emplace();
     target.profiler_averages->add(*src.profiler_averages);
   }
+  merge_data_into(target, std::move(src));
 }
 
 // Readers whose runs carry names that their paths may not (an MLflow store's paths are numeric
@@ -427,7 +433,7 @@ Study ingest(const IngestOptions& options) {
       itwinai_traces.emplace_back(k, name);
       continue;  // linked to its MLflow run below, once every run is known
     } else if (target) {
-      merge_run_into(*target, std::move(out.attach));
+      merge_data_into(*target, std::move(out.attach));
     } else if (reader == "kineto" && out.attach.breakdown.size() == 1 &&
                out.attach.breakdown.front().world_size) {
       loose_traces.push_back({path, std::move(out.attach)});
@@ -453,11 +459,11 @@ Study ingest(const IngestOptions& options) {
     for (auto& run : standalone)
       if (run.format == "itwinai-mlflow" && run.run_name == name) named.push_back(&run);
     if (named.size() == 1) {
-      merge_run_into(*named[0], std::move(outputs[k]->attach));
+      merge_data_into(*named[0], std::move(outputs[k]->attach));
       continue;
     }
     if (owner[k] && named.empty()) {
-      merge_run_into(folder_runs.at(*owner[k]), std::move(outputs[k]->attach));
+      merge_data_into(folder_runs.at(*owner[k]), std::move(outputs[k]->attach));
       continue;
     }
     study.diagnostics.push_back(

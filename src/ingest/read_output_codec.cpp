@@ -8,7 +8,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 360 &&
+static_assert(sizeof(RunData) == 184 && sizeof(Run) == 824 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 360 &&
                   sizeof(ReducedGpuSeries) == 176 && sizeof(GpuSeriesFigures) == 120 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -50,11 +50,15 @@ void fields(C& c, RankBreakdown& v) {
     v.world_size, v.backend, v.start_ns, v.calls, v.op_losses, v.dataloader_gpu_idle_us);
 }
 template <class C>
+void fields(C& c, RunData& v) {
+  c(v.world_size, v.gpu_model, v.epochs, v.steps, v.gpus, v.host_series, v.ranks, v.breakdown);
+}
+template <class C>
 void fields(C& c, Run& v) {
-  c(v.run_id, v.label, v.path, v.format, v.system, v.benchmark, v.instance_of, v.instance_id, v.experiment,
-    v.run_name, v.world_size, v.nodes, v.gpus_per_node, v.cpus_per_node, v.global_batch_size, v.samples_per_epoch,
-    v.scaling, v.start_ns, v.end_ns, v.exit_status, v.sampling_interval_s, v.gpu_model, v.hosts, v.launcher,
-    v.detected_from, v.missing, v.epochs, v.steps, v.gpus, v.host_series, v.ranks, v.breakdown, v.profiler_averages);
+  c(static_cast<RunData&>(v), v.run_id, v.label, v.path, v.format, v.system, v.benchmark, v.instance_of, v.instance_id,
+    v.experiment, v.run_name, v.nodes, v.gpus_per_node, v.cpus_per_node, v.global_batch_size, v.samples_per_epoch,
+    v.scaling, v.start_ns, v.end_ns, v.exit_status, v.sampling_interval_s, v.hosts, v.launcher, v.detected_from,
+    v.missing, v.profiler_averages);
 }
 template <class C>
 void fields(C& c, Diagnostic& v) {

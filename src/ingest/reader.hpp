@@ -24,9 +24,10 @@ struct ReadOutput {
   // Runs this file defines (an MLPerf log, an MLflow experiment). Inside a scalelens run folder
   // they are merged into that run instead.
   std::vector<Run> runs;
-  // Data for the enclosing run (epochs, steps, GPU and host series, ranks, breakdowns); only its
-  // data vectors are used. Without an enclosing run it is dropped with a warning naming the file.
-  Run attach;
+  // Data for the enclosing run (epochs, steps, GPU and host series, ranks, breakdowns, and the
+  // world size and GPU model the file states). Without an enclosing run it is dropped with a
+  // warning naming the file (or, for traces and GPU logs, makes a run of its own).
+  RunData attach;
   std::vector<Diagnostic> diagnostics;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {

@@ -16,7 +16,7 @@ namespace scalelens {
 // backend, step numbers, start), and the GPU model where the trace names it.
 struct LooseInput {
   std::filesystem::path file;
-  Run data;
+  RunData data;
 };
 
 // Groups traces into runs: traces in one folder (per-rank subfolders such as rank0/ count as their

@@ -221,8 +221,24 @@ struct ProfilerAverages {
   }
 };
 
-// Everything known about one execution of one configuration.
-struct Run {
+// What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the
+// world size and GPU model it states. Readers fill one per file (ReadOutput::attach) and ingest
+// merges it into the run; a run's metadata stays with the run, so that the thousands of per-file
+// outputs a large study holds until they are merged are a quarter of a Run each (issue 17, part 2).
+struct RunData {
+  std::optional<int> world_size;
+  std::string gpu_model;
+  std::vector<Interval> epochs;
+  std::vector<Interval> steps;
+  std::vector<GpuSeries> gpus;
+  std::vector<HostSeries> host_series;
+  std::vector<RankRecord> ranks;
+  std::vector<RankBreakdown> breakdown;
+};
+
+// Everything known about one execution of one configuration: its metadata here, its data in
+// RunData.
+struct Run : RunData {
   std::string run_id;
   std::string label;
   std::string path;    // run folder or file that defines the run
@@ -241,14 +257,13 @@ struct Run {
   // Names the source gave the run (MLflow: its experiment's `name` and the train run's name), for
   // --experiment, --run-names and --pattern; two experiments in one study are told apart by label.
   std::string experiment, run_name;
-  std::optional<int> world_size, nodes, gpus_per_node;
+  std::optional<int> nodes, gpus_per_node;  // world_size: in RunData
   std::optional<int> cpus_per_node;  // logical CPUs of a node, to tell oversubscribed runs
   std::optional<double> global_batch_size, samples_per_epoch;
   std::optional<std::string> scaling;  // "weak" | "strong" as the source declares it
   std::optional<std::int64_t> start_ns, end_ns;
   std::optional<int> exit_status;
   std::optional<double> sampling_interval_s;
-  std::string gpu_model;
   std::vector<std::string> hosts;
   // Set when scalelens run wrapped a launcher (torchrun, mpirun): its rank records are one per
   // node's wrapper, and their devices say nothing of the training ranks'.
@@ -257,13 +272,6 @@ struct Run {
   // The collector's own account of what it could not measure: figure key → reason
   // (docs/collect.md, "missing"), e.g. {"gpu": "no NVML library"}.
   std::map<std::string, std::string> missing;
-
-  std::vector<Interval> epochs;
-  std::vector<Interval> steps;
-  std::vector<GpuSeries> gpus;
-  std::vector<HostSeries> host_series;
-  std::vector<RankRecord> ranks;
-  std::vector<RankBreakdown> breakdown;
   std::optional<ProfilerAverages> profiler_averages;
 };
 

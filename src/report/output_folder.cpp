@@ -23,10 +23,6 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   // the series a batch of runs at a time: a large study's report is never whole in memory
   // (issue 17, part 2).
   const auto summary_path = dir / "summary.json", page_path = dir / "report.html";
-  // The figures (gnuplot, in other processes, most of the writing's time) are made while this
-  // thread renders the summary and the series; jthread: joined on every way out.
-  FiguresResult figures;
-  std::jthread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
   AtomicFileWriter summary_file(summary_path), html(page_path);
   ReportPageWriter page([&](std::string_view piece) { html.write(piece); });
   for (std::string_view piece : report_data_head("static")) page.data(piece);
@@ -40,6 +36,9 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   const auto csv_path = dir / "summary.csv";
   if (auto ok = write_file_atomic(csv_path, render_summary_csv(summary)); !ok) return ok.error();
   written.push_back(csv_path);
+  // The figures (gnuplot, in other processes) are made while this thread renders the series.
+  FiguresResult figures;
+  std::thread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
   page.data(kReportDataSeriesKey);
   if (study) render_series_json_to(*study, summary, [&](std::string_view part) { page.data(part); });
   else page.data("null");
