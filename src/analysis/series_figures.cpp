@@ -105,8 +105,8 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     }
   }
   count.into(f);
-  // One sample (or all at one instant): its plain mean is all there is.
   if (util.covered_s > 0) f.util_pct = util.value / util.covered_s;
+  // One sample (or all at one instant): its plain mean is all there is.
   else if (util_n_inside) f.util_pct = util_sum_inside / static_cast<double>(util_n_inside);
 
   if (impossible != kNone) {

@@ -1,6 +1,7 @@
 #include "common/process_memory.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>  // defines __GLIBC__ (through features.h), which the test below needs
@@ -13,9 +14,11 @@ namespace scalelens {
 
 void populate_for_writing(void* begin, std::size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
-  constexpr std::uintptr_t kPage = 4096;
-  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
-  const auto last = (reinterpret_cast<std::uintptr_t>(begin) + bytes) & ~(kPage - 1);
+  // The kernel's page (16 or 64 KiB on some arm64 and ppc64le nodes): madvise rounds a length up
+  // to whole pages, so the range is rounded inward to them first.
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const auto last = (reinterpret_cast<std::uintptr_t>(begin) + bytes) & ~(page - 1);
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
 #else
   (void)begin, (void)bytes;

@@ -510,10 +510,10 @@ HtaFigures hta_breakdown(const ParsedTrace& trace, bool apply_step_filter) {
   if (cut)
     for (const auto& e : trace.events)
       if (kept_launch(e)) kept_ids.add(e.correlation);
-  CorrelationMap<bool> kept_correlations(kept_ids);
+  CorrelationMap<std::uint8_t> kept_correlations(kept_ids);  // a set
   if (cut)
     for (const auto& e : trace.events)
-      if (kept_launch(e)) kept_correlations.emplace(e.correlation, true);
+      if (kept_launch(e)) kept_correlations.emplace(e.correlation, 1);
 
   std::vector<std::int8_t> type_of_name(trace.names.size(), -1);
   std::vector<Span> all, comp, comm;

@@ -40,9 +40,14 @@ TEST(CorrelationMap, AnswersAsAHashMapOverManyGeneratedIdSets) {
       EXPECT_EQ(map.emplace(ids[i], value), expected.emplace(ids[i], value).second);
     }
     // Every id held, and ids near them, beyond the range, and at the extremes that are not.
+    // (Neighbours wrap at the ends, as unsigned arithmetic does: a signed overflow would be UB.)
+    auto moved = [](std::int64_t id, std::int64_t by) {
+      return static_cast<std::int64_t>(static_cast<std::uint64_t>(id) + static_cast<std::uint64_t>(by));
+    };
     std::vector<std::int64_t> asked = ids;
-    for (auto id : ids) asked.insert(asked.end(), {id - 1, id + 1});
-    asked.insert(asked.end(), {kMin, kMax, 0, -1, range.lo - 1000, range.hi + 1000});
+    for (auto id : ids) asked.insert(asked.end(), {moved(id, -1), moved(id, 1)});
+    asked.insert(asked.end(), {kMin, kMax, 0, -1});
+    if (range.count) asked.insert(asked.end(), {moved(range.lo, -1000), moved(range.hi, 1000)});
     for (auto id : asked) {
       auto it = expected.find(id);
       const int* got = map.find(id);
@@ -51,6 +56,23 @@ TEST(CorrelationMap, AnswersAsAHashMapOverManyGeneratedIdSets) {
       EXPECT_EQ(map.contains(id), got != nullptr);
     }
   }
+}
+
+// A dense map still takes and finds ids it was not told of, beyond its range on either side.
+TEST(CorrelationMap, IdsOutsideTheCountedRangeGoToTheHashMap) {
+  IdRange range;
+  for (std::int64_t id = 1000; id < 1100; ++id) range.add(id);
+  CorrelationMap<int> map(range);
+  for (std::int64_t id : {std::int64_t{999}, std::int64_t{1100}, std::int64_t{-5}, std::numeric_limits<std::int64_t>::max()}) {
+    EXPECT_FALSE(map.contains(id));
+    EXPECT_TRUE(map.emplace(id, static_cast<int>(id % 7)));
+    EXPECT_FALSE(map.emplace(id, 99));
+    ASSERT_TRUE(map.find(id));
+    EXPECT_EQ(*map.find(id), static_cast<int>(id % 7));
+  }
+  EXPECT_TRUE(map.emplace(1050, 3));
+  EXPECT_FALSE(map.contains(1049));
+  EXPECT_EQ(*map.find(1050), 3);
 }
 
 TEST(CorrelationMap, AnEmptyMapFindsNothing) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <thread>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -22,6 +23,43 @@
 
 namespace scalelens {
 namespace {
+
+// populate_for_writing maps the whole pages inside the range it is given and nothing else: the
+// pages a range only partly covers may hold another object's bytes (the merge's range starts in
+// the middle of a page of events already written). Checked on fresh anonymous pages with mincore.
+TEST(ProcessMemory, PopulateForWritingMapsOnlyTheWholePagesInsideTheRange) {
+#ifndef MADV_POPULATE_WRITE
+  GTEST_SKIP() << "MADV_POPULATE_WRITE (Linux 5.14) is not known to this build";
+#else
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr std::size_t kPages = 8;
+  auto resident = [&](char* base) {
+    std::vector<unsigned char> in(kPages);
+    EXPECT_EQ(::mincore(base, kPages * page, in.data()), 0);
+    std::vector<bool> out;
+    for (auto b : in) out.push_back(b & 1);
+    return out;
+  };
+  auto fresh = [&] {
+    void* p = ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    return static_cast<char*>(p);
+  };
+  char* base = fresh();
+  ASSERT_EQ(resident(base), std::vector<bool>(kPages, false));
+  populate_for_writing(base + 100, 3 * page);  // pages 1 and 2 whole; 0 and 3 in part
+  const auto after = resident(base);
+  if (after == std::vector<bool>(kPages, false)) GTEST_SKIP() << "this kernel does not populate (before Linux 5.14)";
+  EXPECT_EQ(after, (std::vector<bool>{false, true, true, false, false, false, false, false}));
+  populate_for_writing(base + 5 * page, page - 1);  // no whole page
+  populate_for_writing(base + 6 * page, 0);
+  EXPECT_EQ(resident(base), after);
+  populate_for_writing(base + 4 * page, 4 * page);  // aligned: pages 4 to 7
+  EXPECT_EQ(resident(base), (std::vector<bool>{false, true, true, false, true, true, true, true}));
+  for (std::size_t i = 0; i < kPages * page; ++i) ASSERT_EQ(base[i], 0) << i;  // mapped, not written
+  ::munmap(base, kPages * page);
+#endif
+}
 
 TEST(ProcessMemory, FreedBlocksStayInTheProcessForTheNextFile) {
 #if !defined(SCALELENS_TEST_GLIBC_HEAP)
