@@ -19,32 +19,11 @@ fs::path gpu_csv() {
   return env ? fs::path(env) : fs::path("/tmp/scalelens-bench-study-1000-8-3600/run-0000/nodes/node0/gpu.csv");
 }
 
-void BM_ReadGpuCsv(benchmark::State& state) {
-  const fs::path file = gpu_csv();
-  if (!fs::exists(file)) {
-    state.SkipWithError(("no " + file.string() + ": run bench/report_speed.sh first").c_str());
-    return;
-  }
-  auto reader = scalelens::make_run_csv_reader();
-  std::size_t samples = 0;
-  for (auto _ : state) {
-    scalelens::ReadOutput out;
-    reader->read(scalelens::ReadContext{file, nullptr}, out);
-    samples = 0;
-    for (const auto& g : out.attach.gpus) samples += g.samples.size();
-    benchmark::DoNotOptimize(samples);
-  }
-  if (samples == 0) state.SkipWithError("the file gave no samples");
-  state.SetBytesProcessed(static_cast<std::int64_t>(fs::file_size(file)) * state.iterations());
-  state.counters["ns_per_line"] =
-      benchmark::Counter(static_cast<double>(samples) * static_cast<double>(state.iterations()),
-                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-BENCHMARK(BM_ReadGpuCsv)->Unit(benchmark::kMillisecond);
-
-// As a report reads it: each GPU's samples then reduced to its figures over the run's window and
-// a chart of its share of the point budget (a 1,000-run × 8-GPU study: 300,000 / 8,000 = 37).
-void BM_ReadAndReduceGpuCsv(benchmark::State& state) {
+// The reader alone (ReadGpuCsv), or as a report reads it (ReadAndReduceGpuCsv): each GPU's
+// samples then reduced to its figures over the run's window (cut a tenth in at each end, as a
+// run's epochs cut its logging) and a chart of its share of the point budget (a 1,000-run × 8-GPU
+// study: 300,000 / 8,000 = 37 points).
+void BM_GpuCsv(benchmark::State& state, bool reduce) {
   const fs::path file = gpu_csv();
   if (!fs::exists(file)) {
     state.SkipWithError(("no " + file.string() + ": run bench/report_speed.sh first").c_str());
@@ -59,12 +38,12 @@ void BM_ReadAndReduceGpuCsv(benchmark::State& state) {
     samples = 0;
     for (auto& g : out.attach.gpus) {
       samples += g.samples.size();
-      if (g.samples.empty()) continue;
-      // A window that cuts off the first and last tenth, as a run's epochs do its logging.
+      if (!reduce || g.samples.empty()) continue;
       const std::int64_t first = g.samples.front().t_ns, last = g.samples.back().t_ns;
       scalelens::reduce_gpu_series(g, first + (last - first) / 10, last - (last - first) / 10, chart_points);
       benchmark::DoNotOptimize(g.reduced->figures.energy_j);
     }
+    benchmark::DoNotOptimize(samples);
   }
   if (samples == 0) state.SkipWithError("the file gave no samples");
   state.SetBytesProcessed(static_cast<std::int64_t>(fs::file_size(file)) * state.iterations());
@@ -72,7 +51,8 @@ void BM_ReadAndReduceGpuCsv(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(samples) * static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ReadAndReduceGpuCsv)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_GpuCsv, ReadGpuCsv, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_GpuCsv, ReadAndReduceGpuCsv, true)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

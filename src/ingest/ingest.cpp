@@ -60,7 +60,6 @@ void append(std::vector<T>& into, std::vector<T>& from) {
   into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
-// Fields the target lacks come from `src`; data is appended.
 // What a file adds to its run: what the run lacks of what the file states, and its data after the
 // run's own.
 void merge_data_into(Run& target, RunData&& src) {
@@ -74,6 +73,7 @@ void merge_data_into(Run& target, RunData&& src) {
   append(target.breakdown, src.breakdown);
 }
 
+// Fields the target lacks come from `src`; data is appended.
 void merge_run_into(Run& target, Run&& src) {
   if (target.label.empty()) target.label = src.label;
   if (target.run_id.empty()) target.run_id = src.run_id;
