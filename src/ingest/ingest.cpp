@@ -286,14 +286,26 @@ Study ingest(const IngestOptions& options) {
   for (auto list : {&manifests, &others})
     for (std::size_t i : *list) study.bytes_read += files[i].size;
 
-  // 3. Manifests first: they define the run folders everything else attaches to.
-  std::map<fs::path, Run> folder_runs;
-  for (std::size_t i : manifests) {
+  // 3. Manifests first: they define the run folders everything else attaches to. Read in their
+  // folders' order, so that the runs lie in one array in that order and become the study's list in
+  // place: a study of many runs is not held twice (issue 17, part 2).
+  std::vector<std::pair<fs::path, std::size_t>> manifest_folders;
+  manifest_folders.reserve(manifests.size());
+  for (std::size_t i : manifests) manifest_folders.emplace_back(files[i].path.parent_path(), i);
+  std::stable_sort(manifest_folders.begin(), manifest_folders.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<fs::path, std::size_t> folder_runs;  // folder -> its run in folder_run_list
+  std::vector<Run> folder_run_list;
+  folder_run_list.reserve(manifests.size());
+  for (auto& [folder, i] : manifest_folders) {
     ReadOutput out;
     readers[files[i].reader]->read(ReadContext{files[i].path, nullptr}, out);
     append(study.diagnostics, out.diagnostics);
-    for (auto& run : out.runs) folder_runs.emplace(files[i].path.parent_path(), std::move(run));
+    for (auto& run : out.runs)
+      if (folder_runs.emplace(folder, folder_run_list.size()).second) folder_run_list.push_back(std::move(run));
   }
+  decltype(manifest_folders)().swap(manifest_folders);
+  auto folder_run = [&](const fs::path& folder) -> Run& { return folder_run_list[folder_runs.at(folder)]; };
   auto enclosing_folder = [&](const fs::path& file) -> const fs::path* {
     for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {
       auto it = folder_runs.find(dir);
@@ -313,7 +325,7 @@ Study ingest(const IngestOptions& options) {
   // logs share one chart budget, so that charts take about the same memory whatever the study's
   // size; each series keeps its share whether it is reduced or kept, so the charts are the same.
   auto window_of = [&](std::size_t k) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
-    const Run* run = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
+    const Run* run = owner[k] ? &folder_run(*owner[k]) : nullptr;
     if (options.keep_samples || !run || !run->start_ns || !run->end_ns ||
         !itwinai_trace_run_name(files[others[k]].path).empty())
       return std::nullopt;
@@ -338,7 +350,7 @@ Study ingest(const IngestOptions& options) {
   work.threads = threads;
   work.work = [&](std::size_t k) {
     ReadOutput out;
-    const Run* header = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
+    const Run* header = owner[k] ? &folder_run(*owner[k]) : nullptr;
     readers[files[others[k]].reader]->read(ReadContext{files[others[k]].path, header}, out);
     reduce_samples(k, out);
     return out;
@@ -413,7 +425,7 @@ Study ingest(const IngestOptions& options) {
     const auto& path = files[others[k]].path;
     const std::string_view reader = readers[files[others[k]].reader]->name();
     append(study.diagnostics, out.diagnostics);
-    Run* target = owner[k] ? &folder_runs.at(*owner[k]) : nullptr;
+    Run* target = owner[k] ? &folder_run(*owner[k]) : nullptr;
     for (auto& run : out.runs) {
       if (target && runs_below[owner[k]] == 1) {
         merge_run_into(*target, std::move(run));
@@ -463,7 +475,7 @@ Study ingest(const IngestOptions& options) {
       continue;
     }
     if (owner[k] && named.empty()) {
-      merge_data_into(folder_runs.at(*owner[k]), std::move(outputs[k]->attach));
+      merge_data_into(folder_run(*owner[k]), std::move(outputs[k]->attach));
       continue;
     }
     study.diagnostics.push_back(
@@ -477,13 +489,24 @@ Study ingest(const IngestOptions& options) {
          path.string(), 0, {}});
   }
   decltype(read)().swap(read);  // all of it is merged by now: the emptied outputs go
+  decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
 
   // A manifest whose folder held only other runs' data defined no run of its own.
+  std::vector<bool> no_run(folder_run_list.size(), false);
   for (const fs::path* dir : defaults_only)
-    if (auto it = folder_runs.find(*dir); !has_data(it->second)) folder_runs.erase(it);
+    if (const std::size_t r = folder_runs.at(*dir); !has_data(folder_run_list[r])) no_run[r] = true;
 
   // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
-  for (auto& [dir, run] : folder_runs) drop_duplicate_traces(run, dir.string(), study.diagnostics);
+  for (auto& [dir, r] : folder_runs)
+    if (!no_run[r]) drop_duplicate_traces(folder_run_list[r], dir.string(), study.diagnostics);
+  folder_runs.clear();
+  std::size_t folder_runs_kept = 0;
+  for (std::size_t r = 0; r < folder_run_list.size(); ++r) {
+    if (no_run[r]) continue;
+    if (r != folder_runs_kept) folder_run_list[folder_runs_kept] = std::move(folder_run_list[r]);
+    ++folder_runs_kept;
+  }
+  folder_run_list.erase(folder_run_list.begin() + static_cast<std::ptrdiff_t>(folder_runs_kept), folder_run_list.end());
 
   auto trace_runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
   attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);
@@ -498,12 +521,10 @@ Study ingest(const IngestOptions& options) {
       if (!run.experiment.empty()) run.label = run.experiment + "/" + run.label;
 
   // 7. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
-  // Moved once into one array of the final size, the copies dropped in place: a study of many runs
+  // The folders' runs are that list already; the copies are dropped in place: a study of many runs
   // is not held twice (issue 17, part 2).
-  std::vector<Run> all;
-  all.reserve(folder_runs.size() + standalone.size());
-  for (auto& [dir, run] : folder_runs) all.push_back(std::move(run));
-  folder_runs.clear();
+  std::vector<Run> all = std::move(folder_run_list);
+  if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
   std::map<std::string, std::string> seen;
