@@ -123,7 +123,9 @@ int run_report(const ReportArgs& args) {
                  study.files_read, mb, read_s > 0 ? mb / read_s : 0.0, analyze_s, write_s);
   }
   if (args.format == "json") {
-    std::cout << render_summary_json(summary);
+    // Streamed as it is rendered: a large study's summary is never whole in memory (issue 17, part 2).
+    write_summary_json(summary, [](std::string_view piece) { std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size())); });
+    std::cout << '\n';
     std::fputs(diagnostics.c_str(), stderr);
   } else if (args.format == "csv") {
     std::cout << render_summary_csv(summary);
