@@ -36,7 +36,9 @@ bool skipped_folder(const fs::path& p) {
 }
 
 struct Candidate {
-  fs::path path;
+  // A string, not an fs::path: a path keeps each of its components apart, ~280 bytes for a file of
+  // a run folder, which made the list of files a tenth of a 10,000-run study's memory.
+  std::string path;
   std::uintmax_t size = 0;
   std::uintmax_t weight = 0;  // about the content's size, for sharing files among processes
   int reader = -1;  // index into readers, -1 = not recognized
@@ -143,7 +145,12 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                        const std::vector<std::unique_ptr<Reader>>& readers, unsigned threads,
                                        std::vector<Diagnostic>& diagnostics) {
   auto matches = [&](const std::string& text) { return pattern->search(text); };
-  std::vector<Candidate> files;
+  // Sorted and recognized as paths (their order is by component), kept as strings below.
+  struct Found {
+    fs::path path;
+    Candidate file;
+  };
+  std::vector<Found> files;
   for (const auto& input : options.inputs) {
     fs::path root(input);
     std::error_code ec;
@@ -159,7 +166,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
-      files.push_back({p, size, size, -1, matched, false});
+      files.push_back({p, {{}, size, size, -1, matched, false}});
     };
     if (fs::is_regular_file(st)) {
       consider(root, fs::file_size(root, ec));
@@ -186,7 +193,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
                                    input, 0, {}});
   }
-  std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
+  std::sort(files.begin(), files.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
   files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());
 
   std::vector<std::vector<Diagnostic>> sniff_diags(files.size());
@@ -201,21 +208,22 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
     const std::string& text = head.value();
     for (std::size_t r = 0; r < readers.size(); ++r) {
       if (readers[r]->recognizes(files[i].path, text)) {
-        files[i].reader = static_cast<int>(r);
-        files[i].gpu_series = readers[r]->attaches_gpu_series(text);
+        files[i].file.reader = static_cast<int>(r);
+        files[i].file.gpu_series = readers[r]->attaches_gpu_series(text);
         break;
       }
     }
   }, nullptr);
   for (std::size_t i = 0; i < files.size(); ++i)
-    if (files[i].path_matched) append(diagnostics, sniff_diags[i]);
+    if (files[i].file.path_matched) append(diagnostics, sniff_diags[i]);
   // Outside --pattern's paths, only files that define named runs stay (their runs are matched by name).
-  files.erase(std::remove_if(files.begin(), files.end(),
-                             [&](const Candidate& f) {
-                               return !f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()));
-                             }),
-              files.end());
-  return files;
+  std::vector<Candidate> kept;
+  for (auto& [path, f] : files) {
+    if (!f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()))) continue;
+    f.path = path.string();
+    kept.push_back(std::move(f));
+  }
+  return kept;
 }
 
 // The first process's list of files to every other process of a group, so that all share the same
@@ -225,7 +233,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   if (group.rank() == 0) {
     ByteWriter out(bytes);
     out(static_cast<std::uint64_t>(files.size()));
-    for (const auto& f : files) out(f.path.string(), f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
+    for (const auto& f : files) out(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
   }
   group.broadcast(bytes);
   if (group.rank() == 0) return;
@@ -234,10 +242,8 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   in(n);
   files.clear();
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
-    std::string path;
     Candidate f;
-    in(path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
-    f.path = path;
+    in(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
     files.push_back(std::move(f));
   }
   if (!in.ok() || !in.at_end()) group.abort("the list of files from process 0 arrived garbled");
@@ -291,7 +297,7 @@ Study ingest(const IngestOptions& options) {
   // place: a study of many runs is not held twice (issue 17, part 2).
   std::vector<std::pair<fs::path, std::size_t>> manifest_folders;
   manifest_folders.reserve(manifests.size());
-  for (std::size_t i : manifests) manifest_folders.emplace_back(files[i].path.parent_path(), i);
+  for (std::size_t i : manifests) manifest_folders.emplace_back(fs::path(files[i].path).parent_path(), i);
   std::stable_sort(manifest_folders.begin(), manifest_folders.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::map<fs::path, std::size_t> folder_runs;  // folder -> its run in folder_run_list
@@ -355,7 +361,7 @@ Study ingest(const IngestOptions& options) {
     reduce_samples(k, out);
     return out;
   };
-  work.name = [&](std::size_t k) { return files[others[k]].path.string(); };
+  work.name = [&](std::size_t k) { return files[others[k]].path; };
   work.encode = encode_read_output;
   work.decode = decode_read_output;
   work.progress = options.progress;
@@ -411,10 +417,10 @@ Study ingest(const IngestOptions& options) {
   for (std::size_t k = 0; k < outputs.size(); ++k)
     if (owner[k]) runs_below[owner[k]] += outputs[k]->runs.size();
 
-  // 6. Merge in path order, so the study does not depend on thread timing.
+  // 6. Merge in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return files[others[a]].path < files[others[b]].path; });
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return others[a] < others[b]; });
   std::vector<Run> standalone;
   std::set<const fs::path*> defaults_only;
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
@@ -455,12 +461,12 @@ Study ingest(const IngestOptions& options) {
       study.diagnostics.push_back({Severity::warning, "no-manifest",
                                    "a trace without a world size (no distributedInfo) and no scalelens.json above it, so "
                                    "its run is unknown; write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
-                                   path.string(), 0, {}});
+                                   path, 0, {}});
     } else {
       study.diagnostics.push_back({Severity::warning, "no-manifest",
                                    "no scalelens.json above this file, so its label and world size are unknown; "
                                    "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
-                                   path.string(), 0, {}});
+                                   path, 0, {}});
     }
     outputs[k].reset();
   }
@@ -486,7 +492,7 @@ Study ingest(const IngestOptions& options) {
                        : fmt::format("itwinai profiler trace of run '{}', but {} MLflow runs have that name; it cannot tell "
                                      "which, so it is left out",
                                      name, named.size()),
-         path.string(), 0, {}});
+         path, 0, {}});
   }
   decltype(read)().swap(read);  // all of it is merged by now: the emptied outputs go
   decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
