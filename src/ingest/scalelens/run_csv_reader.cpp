@@ -99,6 +99,7 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  }
                  into.push_back(iv);
                });
+  into.shrink_to_fit();  // held until the report is written: not the doubling's slack (a third of 10 epochs)
   bad.report(out, path);
   implausible.report_implausible(out, path);
 }
