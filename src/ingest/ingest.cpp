@@ -218,9 +218,11 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
     if (files[i].file.path_matched) append(diagnostics, sniff_diags[i]);
   // Outside --pattern's paths, only files that define named runs stay (their runs are matched by name).
   std::vector<Candidate> kept;
+  kept.reserve(files.size());
   for (auto& [path, f] : files) {
     if (!f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()))) continue;
     f.path = path.string();
+    fs::path().swap(path);  // both copies of every path are not held at once
     kept.push_back(std::move(f));
   }
   return kept;
@@ -295,22 +297,32 @@ Study ingest(const IngestOptions& options) {
   // 3. Manifests first: they define the run folders everything else attaches to. Read in their
   // folders' order, so that the runs lie in one array in that order and become the study's list in
   // place: a study of many runs is not held twice (issue 17, part 2).
-  std::vector<std::pair<fs::path, std::size_t>> manifest_folders;
+  // Their warnings keep the files' order, as before the runs were read in folders' order.
+  struct ManifestFolder {
+    fs::path folder;
+    std::size_t file;      // in files
+    std::size_t position;  // in manifests, the files' order
+  };
+  std::vector<ManifestFolder> manifest_folders;
   manifest_folders.reserve(manifests.size());
-  for (std::size_t i : manifests) manifest_folders.emplace_back(fs::path(files[i].path).parent_path(), i);
+  for (std::size_t k = 0; k < manifests.size(); ++k)
+    manifest_folders.push_back({fs::path(files[manifests[k]].path).parent_path(), manifests[k], k});
   std::stable_sort(manifest_folders.begin(), manifest_folders.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+                   [](const auto& a, const auto& b) { return a.folder < b.folder; });
   std::map<fs::path, std::size_t> folder_runs;  // folder -> its run in folder_run_list
   std::vector<Run> folder_run_list;
   folder_run_list.reserve(manifests.size());
-  for (auto& [folder, i] : manifest_folders) {
+  std::vector<std::vector<Diagnostic>> manifest_diagnostics(manifests.size());
+  for (auto& [folder, i, position] : manifest_folders) {
     ReadOutput out;
     readers[files[i].reader]->read(ReadContext{files[i].path, nullptr}, out);
-    append(study.diagnostics, out.diagnostics);
+    manifest_diagnostics[position] = std::move(out.diagnostics);
     for (auto& run : out.runs)
       if (folder_runs.emplace(folder, folder_run_list.size()).second) folder_run_list.push_back(std::move(run));
   }
   decltype(manifest_folders)().swap(manifest_folders);
+  for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
+  decltype(manifest_diagnostics)().swap(manifest_diagnostics);
   auto folder_run = [&](const fs::path& folder) -> Run& { return folder_run_list[folder_runs.at(folder)]; };
   auto enclosing_folder = [&](const fs::path& file) -> const fs::path* {
     for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {

@@ -348,6 +348,21 @@ TEST(RunFolder, InvalidManifestIsAnErrorAndTheRunIsLeftOut) {
   EXPECT_EQ(s.configurations[0].world_size, 2);
 }
 
+// Manifests are read in their folders' order (a parent folder before its children), but their
+// warnings come in the files' order, as every other file's do: exp/run1/scalelens.json sorts
+// before exp/scalelens.json.
+TEST(RunFolder, ManifestWarningsComeInTheFilesOrder) {
+  ScratchDir dir;
+  dir.write("exp/scalelens.json", R"({"label": "ddp", "world_size": 1, "gpus_per_node": "four"})");
+  dir.write("exp/run1/scalelens.json", R"({"run_id": "r1", "label": "ddp", "world_size": 1, "system": 7})");
+  dir.write("exp/run1/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
+  auto study = read_study(dir, true);
+  std::vector<std::string> warned;
+  for (const auto& d : study.diagnostics)
+    if (d.code == "bad-manifest-field") warned.push_back(std::filesystem::path(d.path).lexically_relative(dir.path()).string());
+  EXPECT_EQ(warned, (std::vector<std::string>{"exp/run1/scalelens.json", "exp/scalelens.json"}));
+}
+
 TEST(RunFolder, DuplicateRunIdsKeepTheFirst) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");
