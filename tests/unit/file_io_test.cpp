@@ -109,6 +109,14 @@ TEST(GzipStream, InflatedSizeEstimateIsNearTheTruthForEvenText) {
   EXPECT_EQ(stream.inflated_size_estimate(), text.size()) << "once all is read, the guess is the size";
 }
 
+// The child of a test starts as a new `scalelens report` would, with no signal blocked: other
+// tests in this process (the launcher's) block the forwarded signals, and a fork inherits that.
+void unblock_all_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
+}
+
 // A process ended by a signal while writing (Ctrl-C during a long report) leaves its finished
 // files and removes its unfinished ones; it still ends by that signal.
 TEST(AtomicFileWriter, ATerminatingSignalRemovesUnfinishedTemporariesOnly) {
@@ -118,6 +126,7 @@ TEST(AtomicFileWriter, ATerminatingSignalRemovesUnfinishedTemporariesOnly) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      unblock_all_signals();
       remove_unfinished_files_on_termination();
       AtomicFileWriter summary(dir / "summary.json");
       summary.write("{}");
@@ -145,6 +154,7 @@ TEST(AtomicFileWriter, ASignalTheProcessIgnoresStaysIgnored) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    unblock_all_signals();
     ::signal(SIGHUP, SIG_IGN);
     remove_unfinished_files_on_termination();
     AtomicFileWriter report(dir / "report.html");
