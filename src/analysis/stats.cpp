@@ -76,6 +76,14 @@ std::optional<Stat> describe(std::vector<double> values) {
     s.ci95_low = s.ci95_high = std::numeric_limits<double>::quiet_NaN();
     return s;
   }
+  if (values.front() == values.back()) {
+    // Equal values: the sum's rounding would give a spread of ~1e-15 where there is none, which the
+    // table then printed as "1.8 ± 3.11e-15".
+    s.mean = values.front();
+    s.std = 0;
+    s.ci95_low = s.ci95_high = s.mean;
+    return s;
+  }
   double ss = 0;
   for (double v : values) ss += (v - s.mean) * (v - s.mean);
   s.std = std::sqrt(ss / static_cast<double>(s.n - 1));

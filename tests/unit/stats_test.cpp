@@ -38,6 +38,19 @@ TEST(Describe, SingleValueHasNoConfidenceInterval) {
   EXPECT_FALSE(describe({}).has_value());
 }
 
+// Repeats that took the same time have no spread: exactly their value, a zero-width interval, not
+// the sum's rounding (250 epochs of 1.8 s summed and divided is not 1.8).
+TEST(Describe, EqualValuesHaveExactlyNoSpread) {
+  for (double v : {1.8, 0.1, 3e7}) {
+    auto s = describe(std::vector<double>(250, v));
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->mean, v);
+    EXPECT_EQ(s->std, 0);
+    EXPECT_EQ(s->ci95_low, v);
+    EXPECT_EQ(s->ci95_high, v);
+  }
+}
+
 // The 95% interval every time figure carries (epoch, run and now step time pooled over steps):
 // over many generated samples of step-time-like values (a 0.2 s step with 5% jitter, n from 3
 // to 30), the interval holds the true mean in 95% ± 1.5% of them. 4000 seeds per size.
