@@ -698,7 +698,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     }
   }
   model_curves(summary, curves, options);
-  account_for_efficiency(summary);
+  account_for_efficiency(summary, config_warnings);
   choose_gpu_counts(summary, options.choice);
   missing.emit(config_warnings);
   summary.warnings.insert(summary.warnings.end(), run_warnings.begin(), run_warnings.end());

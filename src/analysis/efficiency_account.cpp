@@ -44,10 +44,20 @@ constexpr const char* kPartNames[] = {"extra computation", "exposed communicatio
 
 }  // namespace
 
-void account_for_efficiency(Summary& summary) {
+void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings) {
   for (auto& c : summary.configurations) {
     const auto m = trace_means(summary, c);
     if (!m || m->comp_max_us <= 0 || m->step_us <= 0) continue;
+    if (m->comp_max_us > m->step_us) {
+      // More computation than time: the step time understates the step (the GPU ran behind the
+      // CPU), and an efficiency above 1 would be shown as a figure.
+      warnings.push_back({Severity::warning, "no-efficiency-account",
+                          fmt::format("no POP efficiencies or lost-time account: a rank's computation per step ({:.2f} ms) "
+                                      "exceeds the step time ({:.2f} ms), which then understates the time a step takes",
+                                      m->comp_max_us / 1000, m->step_us / 1000),
+                          {}, 0, c.key()});
+      continue;
+    }
     ConfigurationSummary::Pop pop;
     pop.load_balance = m->comp_mean_us / m->comp_max_us;
     pop.comm_efficiency = m->comp_max_us / m->step_us;

@@ -8,7 +8,8 @@ namespace scalelens {
 
 // Fills ConfigurationSummary::pop and ::lost_time for the configurations whose runs have trace
 // figures (RunSummary::trace_step), and each curve's CurveModel::loss_sentence. Needs the
-// baselines (analyze() sets them first).
-void account_for_efficiency(Summary& summary);
+// baselines (analyze() sets them first). A configuration whose computation per step exceeds its
+// step time gets neither, and a warning in `warnings` says why.
+void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings);
 
 }  // namespace scalelens

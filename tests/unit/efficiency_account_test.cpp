@@ -117,4 +117,63 @@ TEST(EfficiencyAccount, RealDlrmLoadBalanceAndCommunicationEfficiencyFromTheRank
   EXPECT_NEAR(s.configurations[0].lost_time->total_s, 0, 1e-15);
 }
 
+std::size_t count_warnings(const Summary& s, const std::string& code, const std::string& text = "") {
+  return static_cast<std::size_t>(std::count_if(s.warnings.begin(), s.warnings.end(), [&](const Diagnostic& d) {
+    return d.code == code && d.message.find(text) != std::string::npos;
+  }));
+}
+
+// A GPU that runs behind the CPU: each step's GEMM outlasts its ProfilerStep, so the step time
+// understates the step and CommE = max(comp) / T would exceed 1. The trace says so and that
+// configuration gets no POP efficiencies, with a warning; the one beside it keeps them.
+TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
+  ScratchDir dir;
+  for (int p : {1, 2})
+    for (int r = 0; r < p; ++r) {
+      KinetoTraceSpec spec;
+      spec.rank = r;
+      spec.world_size = p;
+      spec.first_step_unix_us = 1'730'000'000'000'000 + p * 10'000'000;
+      spec.step_us = {1000, 1000, 1000, 1000};
+      spec.compute_share = p == 1 ? 1.3 : 0.3;  // at 1 GPU the GEMM runs 30% past each step
+      dir.write("study/job-" + std::to_string(p) + "gpu/rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+    }
+  IngestOptions in;
+  in.inputs = {(dir.path() / "study").string()};
+  AnalysisOptions options;
+  options.warmup_steps = 0;
+  auto s = analyze(ingest(in), options);
+  ASSERT_EQ(s.configurations.size(), 2u);
+  const auto& one = s.configurations[0];
+  const auto& two = s.configurations[1];
+  EXPECT_FALSE(one.pop);
+  EXPECT_FALSE(one.lost_time);
+  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 1u);
+  EXPECT_EQ(count_warnings(s, "trace", "the GPU ran behind the CPU"), 1u) << "one trace, at 1 GPU";
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "no-efficiency-account"; });
+  ASSERT_NE(it, s.warnings.end());
+  EXPECT_EQ(it->configuration, one.key());
+  ASSERT_TRUE(two.pop);
+  EXPECT_LE(two.pop->comm_efficiency, 1);
+}
+
+// The shared V100 trace whose GPU runs 22% behind its ProfilerSteps is named; the others are not.
+TEST(EfficiencyAccount, RealTraceWhoseGpuRunsBehindIsNamed) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  IngestOptions in;
+  in.inputs = {(data / "kineto").string()};
+  auto s = analyze(ingest(in), AnalysisOptions{});
+  std::vector<std::string> behind;
+  for (const auto& d : s.warnings)
+    if (d.code == "trace" && d.message.find("the GPU ran behind the CPU") != std::string::npos) behind.push_back(d.path);
+  ASSERT_EQ(behind.size(), 1u);
+  EXPECT_NE(behind[0].find("ns-timestamps-v100"), std::string::npos) << behind[0];
+  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 1u);
+  for (const auto& c : s.configurations)
+    if (c.pop) {
+      EXPECT_LE(c.pop->comm_efficiency, 1) << c.key();
+      EXPECT_LE(c.pop->parallel_efficiency, 1) << c.key();
+    }
+}
+
 }  // namespace
