@@ -66,7 +66,14 @@ void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings)
     for (const auto& b : summary.configurations)
       if (c.baseline_world_size && b.curve == c.baseline_label && b.world_size == *c.baseline_world_size) base = &b;
     const auto b = base ? trace_means(summary, *base) : std::nullopt;
-    if (b && b->comp_mean_us > 0 && b->step_us > 0) {
+    if (b && b->comp_max_us > b->step_us) {
+      // The baseline's step understates its step (refused above): nothing is measured against it.
+      warnings.push_back({Severity::warning, "no-efficiency-account",
+                          fmt::format("no computation scaling, global efficiency or lost-time account: they are against "
+                                      "the baseline at {} GPUs, whose step time understates the time a step takes",
+                                      base->world_size),
+                          {}, 0, c.key()});
+    } else if (b && b->comp_mean_us > 0 && b->step_us > 0) {
       const double p = c.world_size, p0 = base->world_size;
       const bool weak = c.scaling == "weak";
       // Σ computation over all ranks per step = mean × p (sampled ranks stand for the rest); per

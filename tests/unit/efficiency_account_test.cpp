@@ -148,13 +148,18 @@ TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
   const auto& two = s.configurations[1];
   EXPECT_FALSE(one.pop);
   EXPECT_FALSE(one.lost_time);
-  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 1u);
+  // One for the refused configuration, one for the configuration measured against it.
+  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 2u);
   EXPECT_EQ(count_warnings(s, "trace", "the GPU ran behind the CPU"), 1u) << "one trace, at 1 GPU";
   auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "no-efficiency-account"; });
   ASSERT_NE(it, s.warnings.end());
   EXPECT_EQ(it->configuration, one.key());
   ASSERT_TRUE(two.pop);
   EXPECT_LE(two.pop->comm_efficiency, 1);
+  // Its own efficiencies stand; nothing measured against the refused baseline does.
+  EXPECT_FALSE(two.pop->computation_scaling);
+  EXPECT_FALSE(two.pop->global_efficiency);
+  EXPECT_FALSE(two.lost_time);
 }
 
 // The shared V100 trace whose GPU runs 22% behind its ProfilerSteps is named; the others are not.
@@ -168,7 +173,8 @@ TEST(EfficiencyAccount, RealTraceWhoseGpuRunsBehindIsNamed) {
     if (d.code == "trace" && d.message.find("the GPU ran behind the CPU") != std::string::npos) behind.push_back(d.path);
   ASSERT_EQ(behind.size(), 1u);
   EXPECT_NE(behind[0].find("ns-timestamps-v100"), std::string::npos) << behind[0];
-  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 1u);
+  // V100 at 1 GPU refused; V100 at 2 GPUs, measured against it, has no baseline-relative figures.
+  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 2u);
   for (const auto& c : s.configurations)
     if (c.pop) {
       EXPECT_LE(c.pop->comm_efficiency, 1) << c.key();
