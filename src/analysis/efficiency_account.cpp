@@ -42,15 +42,17 @@ std::array<double, 5> parts_of(const RunSummary::TraceStep& t, double wait_share
 constexpr const char* kPartNames[] = {"extra computation", "exposed communication", "waiting and idle", "data loading",
                                       "unattributed time"};
 
+// More computation than time: the step time understates the step (the GPU ran behind the CPU),
+// so no efficiency rests on it (one above 1 would be shown as a figure).
+bool step_understated(const RunSummary::TraceStep& t) { return t.comp_max_us > t.step_us; }
+
 }  // namespace
 
 void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings) {
   for (auto& c : summary.configurations) {
     const auto m = trace_means(summary, c);
     if (!m || m->comp_max_us <= 0 || m->step_us <= 0) continue;
-    if (m->comp_max_us > m->step_us) {
-      // More computation than time: the step time understates the step (the GPU ran behind the
-      // CPU), and an efficiency above 1 would be shown as a figure.
+    if (step_understated(*m)) {
       warnings.push_back({Severity::warning, "no-efficiency-account",
                           fmt::format("no POP efficiencies or lost-time account: a rank's computation per step ({:.2f} ms) "
                                       "exceeds the step time ({:.2f} ms), which then understates the time a step takes",
@@ -66,8 +68,7 @@ void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings)
     for (const auto& b : summary.configurations)
       if (c.baseline_world_size && b.curve == c.baseline_label && b.world_size == *c.baseline_world_size) base = &b;
     const auto b = base ? trace_means(summary, *base) : std::nullopt;
-    if (b && b->comp_max_us > b->step_us) {
-      // The baseline's step understates its step (refused above): nothing is measured against it.
+    if (b && step_understated(*b)) {  // refused above: nothing is measured against it
       warnings.push_back({Severity::warning, "no-efficiency-account",
                           fmt::format("no computation scaling, global efficiency or lost-time account: they are against "
                                       "the baseline at {} GPUs, whose step time understates the time a step takes",
