@@ -418,6 +418,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         const double n = b->steps;
         ts.step_us = std::max(ts.step_us, b->step_time_us / n);
         ts.comp_max_us = std::max(ts.comp_max_us, b->comp_us / n);
+        ts.gpu_span_max_us = std::max(ts.gpu_span_max_us, b->span_us / n);
         ts.comp_sum_us += b->comp_us / n;
         ts.exposed_comm_us += b->exposed_comm_us / n;
         ts.idle_us += b->idle_us / n;

@@ -172,6 +172,15 @@ struct BandwidthPoint {
   std::size_t calls = 0;
 };
 
+// The GPU ran behind the CPU: the GPU work a rank's steps launched spans more than their duration
+// (launches queue up without a sync), so a ProfilerStep is shorter than the step it stands for.
+// Launch lag alone stretches the span by a few percent; past 5% it is said, and no efficiency rests
+// on that step time. Both per step or both summed over steps; µs.
+inline constexpr double kGpuBehindSpanRatio = 1.05;
+inline bool gpu_ran_behind(double gpu_span_us, double step_time_us) {
+  return gpu_span_us > kGpuBehindSpanRatio * step_time_us;
+}
+
 // Per-rank communication/computation breakdown (from a Kineto trace or an MPI interposer), summed
 // over the steps analysed. Filled by the trace and comm readers; all times in microseconds.
 struct RankBreakdown {

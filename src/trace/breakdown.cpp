@@ -373,10 +373,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
       add_into(r.total, s);
       ++r.steps_analysed;
     }
-  // The GPU's work of a step that outlasts the step: the CPU ran ahead (launches queue up without a
-  // sync), so a ProfilerStep's duration is not the time a step takes, and efficiencies over it can
-  // exceed 1. Launch lag alone stretches the span by a few percent; past 5% it is said.
-  if (r.steps_analysed > 0 && r.total.span_us > 1.05 * r.total.step_time_us) {
+  if (r.steps_analysed > 0 && gpu_ran_behind(r.total.span_us, r.total.step_time_us)) {
     const double n = r.steps_analysed;
     r.warnings.push_back(fmt::format(
         "the GPU ran behind the CPU: the GPU work of its {} analysed step{} spans {:.2f} ms a step, {:.0f}% more than their "

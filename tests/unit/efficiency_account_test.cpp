@@ -123,11 +123,9 @@ std::size_t count_warnings(const Summary& s, const std::string& code, const std:
   }));
 }
 
-// A GPU that runs behind the CPU: each step's GEMM outlasts its ProfilerStep, so the step time
-// understates the step and CommE = max(comp) / T would exceed 1. The trace says so and that
-// configuration gets no POP efficiencies, with a warning; the one beside it keeps them.
-TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
-  ScratchDir dir;
+// Traces at 1 and 2 GPUs of 1 ms steps whose GPU work at 1 GPU outlasts its ProfilerSteps: the
+// GEMM runs 30% past each step (`gemm_past`), or only the all-reduce ends 10% past it.
+Summary gpu_behind_at_one_gpu(const ScratchDir& dir, bool gemm_past) {
   for (int p : {1, 2})
     for (int r = 0; r < p; ++r) {
       KinetoTraceSpec spec;
@@ -135,14 +133,21 @@ TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
       spec.world_size = p;
       spec.first_step_unix_us = 1'730'000'000'000'000 + p * 10'000'000;
       spec.step_us = {1000, 1000, 1000, 1000};
-      spec.compute_share = p == 1 ? 1.3 : 0.3;  // at 1 GPU the GEMM runs 30% past each step
+      spec.compute_share = p == 1 && gemm_past ? 1.3 : 0.3;
+      if (p == 1 && !gemm_past) spec.comm_extend_us = 200;  // 500 + 400 + 200 µs: ends at 110% of the step
       dir.write("study/job-" + std::to_string(p) + "gpu/rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
     }
   IngestOptions in;
   in.inputs = {(dir.path() / "study").string()};
   AnalysisOptions options;
   options.warmup_steps = 0;
-  auto s = analyze(ingest(in), options);
+  return analyze(ingest(in), options);
+}
+
+// The step time understates the step, and CommE = max(comp) / T would exceed 1 (or the lost-time
+// account would hide the excess as negative "unattributed" time). The trace says so, and that
+// configuration gets no POP efficiencies, with a warning; the one beside it keeps its own.
+void expect_refused_at_one_gpu(const Summary& s, const std::string& why) {
   ASSERT_EQ(s.configurations.size(), 2u);
   const auto& one = s.configurations[0];
   const auto& two = s.configurations[1];
@@ -154,12 +159,25 @@ TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
   auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "no-efficiency-account"; });
   ASSERT_NE(it, s.warnings.end());
   EXPECT_EQ(it->configuration, one.key());
+  EXPECT_NE(it->message.find(why), std::string::npos) << it->message;
   ASSERT_TRUE(two.pop);
   EXPECT_LE(two.pop->comm_efficiency, 1);
   // Its own efficiencies stand; nothing measured against the refused baseline does.
   EXPECT_FALSE(two.pop->computation_scaling);
   EXPECT_FALSE(two.pop->global_efficiency);
   EXPECT_FALSE(two.lost_time);
+}
+
+TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
+  ScratchDir dir;
+  expect_refused_at_one_gpu(gpu_behind_at_one_gpu(dir, true), "a rank's computation per step (1.30 ms)");
+}
+
+// Computation within the step but the all-reduce 10% past it: the trace's warning and the refusal
+// are one test, so a warned-of configuration keeps no account.
+TEST(EfficiencyAccount, NoAccountWhereOnlyCommunicationRunsPastTheStep) {
+  ScratchDir dir;
+  expect_refused_at_one_gpu(gpu_behind_at_one_gpu(dir, false), "a rank's GPU work's span per step");
 }
 
 // The shared V100 trace whose GPU runs 22% behind its ProfilerSteps is named; the others are not.
@@ -175,6 +193,8 @@ TEST(EfficiencyAccount, RealTraceWhoseGpuRunsBehindIsNamed) {
   EXPECT_NE(behind[0].find("ns-timestamps-v100"), std::string::npos) << behind[0];
   // V100 at 1 GPU refused; V100 at 2 GPUs, measured against it, has no baseline-relative figures.
   EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 2u);
+  // Its ranks' computation per step, not the span of its GPU work (96.01 ms).
+  EXPECT_EQ(count_warnings(s, "no-efficiency-account", "a rank's computation per step (93.6"), 1u);
   for (const auto& c : s.configurations)
     if (c.pop) {
       EXPECT_LE(c.pop->comm_efficiency, 1) << c.key();

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <sstream>
 
 #include "analysis/analyze.hpp"
 #include "common/decimate.hpp"
@@ -235,6 +236,56 @@ TEST(ReportHtml, SeriesBudgetShrinksSeriesOfLargeStudies) {
   auto end = json.find(']', t);
   auto n = std::count(json.begin() + static_cast<long>(t), json.begin() + static_cast<long>(end), ',') + 1;
   EXPECT_LE(n, 100);
+}
+
+// The figure's breakdown.dat row of a configuration: its six shares.
+std::vector<double> breakdown_row(const ScratchDir& out) {
+  std::istringstream dat(slurp(out / "figures/breakdown.dat"));
+  std::string line;
+  while (std::getline(dat, line))
+    if (!line.empty() && line[0] != '#') {
+      std::istringstream fields(line.substr(line.rfind('"') + 1));
+      std::vector<double> shares;
+      for (double v; fields >> v;) shares.push_back(v);
+      return shares;
+    }
+  return {};
+}
+
+TEST(ReportHtml, BreakdownFigureUsesTheSameRanksAsTheSummary) {
+  // The trace's rank 0 and the MPI interposer's rank 0 (as above): the figure is the trace's.
+  ScratchDir out;
+  Study study = study_with_gpus(10, 1);
+  RankBreakdown mpi;
+  mpi.from_mpi = true;
+  mpi.steps = 2;
+  mpi.step_time_us = 4000, mpi.comp_us = 1000, mpi.comm_us = 3000, mpi.exposed_comm_us = 3000;
+  study.runs[0].breakdown.push_back(mpi);
+  ASSERT_TRUE(write_report_without_gnuplot(analyze(study, {}), &study, out));
+  const auto shares = breakdown_row(out);
+  ASSERT_EQ(shares.size(), 6u);
+  EXPECT_NEAR(shares[2], 500.0 / 3000, 1e-5) << "exposed communication of the trace alone";
+}
+
+TEST(ReportHtml, BreakdownOfAGpuThatRanBehindIsNoMoreThanTheWhole) {
+  // The GPU's work spans 4000 µs of 3 steps that last 3000 µs: computation is 2/3 of the span, not
+  // 2/3 × 4/3 of the step; the page gets the span to do the same.
+  ScratchDir out;
+  Study study = study_with_gpus(10, 1);
+  auto& b = study.runs[0].breakdown[0];
+  b.span_us = 4000, b.busy_us = 3500, b.idle_us = 500, b.comp_us = 2700, b.overlap_us = 300;
+  Summary summary = analyze(study, {});
+  ASSERT_TRUE(write_report_without_gnuplot(summary, &study, out));
+  const auto shares = breakdown_row(out);
+  ASSERT_EQ(shares.size(), 6u);
+  EXPECT_NEAR(shares[0], 2400.0 / 4000, 1e-5);
+  double whole = 0;
+  for (double v : shares) {
+    EXPECT_LE(v, 1.0);
+    whole += v;
+  }
+  EXPECT_NEAR(whole, 1.0, 1e-5);
+  EXPECT_NE(render_series_json(study, summary).find("\"span_us\":4000}"), std::string::npos);
 }
 
 TEST(ReportHtml, OutputFolderHasReportAndFigures) {

@@ -152,6 +152,7 @@ export interface Breakdown {
   mem_us: number;
   busy_us: number;
   idle_us: number;
+  span_us?: number; // the GPU work's span; absent in reports written before it was carried
 }
 export interface RunSeries {
   run_id: string;
