@@ -313,13 +313,28 @@ Study ingest(const IngestOptions& options) {
   std::vector<Run> folder_run_list;
   folder_run_list.reserve(manifests.size());
   std::vector<std::vector<Diagnostic>> manifest_diagnostics(manifests.size());
+  std::vector<std::size_t> folder_run_manifest;  // per run in folder_run_list: its manifest, in files
   for (auto& [folder, i, position] : manifest_folders) {
     ReadOutput out;
     readers[files[i].reader]->read(ReadContext{files[i].path, nullptr}, out);
     manifest_diagnostics[position] = std::move(out.diagnostics);
-    for (auto& run : out.runs)
-      if (folder_runs.emplace(folder, folder_run_list.size()).second) folder_run_list.push_back(std::move(run));
+    for (auto& run : out.runs) {
+      auto [it, first] = folder_runs.emplace(folder, folder_run_list.size());
+      if (first) {
+        folder_run_list.push_back(std::move(run));
+        folder_run_manifest.push_back(i);
+        continue;
+      }
+      // A folder is one run: a second manifest there (a file of another name that says the
+      // run schema) would silently not count, so say which one does.
+      manifest_diagnostics[position].push_back(
+          {Severity::warning, "duplicate-manifest",
+           fmt::format("a second run manifest in its folder; the run is {}'s, this one is left out",
+                       fs::path(files[folder_run_manifest[it->second]].path).filename().string()),
+           files[i].path});
+    }
   }
+  decltype(folder_run_manifest)().swap(folder_run_manifest);
   decltype(manifest_folders)().swap(manifest_folders);
   for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);

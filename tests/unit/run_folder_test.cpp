@@ -363,6 +363,21 @@ TEST(RunFolder, ManifestWarningsComeInTheFilesOrder) {
   EXPECT_EQ(warned, (std::vector<std::string>{"exp/run1/scalelens.json", "exp/scalelens.json"}));
 }
 
+TEST(RunFolder, SecondManifestInAFolderIsNamed) {
+  // scalelens.json and a copy under another name that says the run schema: one run, from the
+  // first in the files' order, and the other named as left out (it was dropped silently before).
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  dir.write("a/scalelens.old.json", R"({"schema": "scalelens.run/1", "run_id": "a-old", "label": "ddp", "world_size": 2})");
+  auto study = read_study(dir, true);
+  ASSERT_EQ(study.runs.size(), 1u);
+  auto* d = find(study.diagnostics, "duplicate-manifest");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(study.runs[0].run_id, "a");  // "scalelens.json" sorts first
+  EXPECT_EQ(std::filesystem::path(d->path).filename(), "scalelens.old.json");
+  EXPECT_NE(d->message.find("scalelens.json's"), std::string::npos) << d->message;
+}
+
 TEST(RunFolder, DuplicateRunIdsKeepTheFirst) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");
