@@ -416,6 +416,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   MissingFigures missing;
   for (auto& c : summary.configurations) {
     std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample, peak_memory;
+    std::vector<const UtilHistogram*> util_time_shares;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
     std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops, op_times;  // op → sums, runs
     std::map<std::pair<std::string, int>, BandwidthPoint> bandwidth;  // (collective, size bin) → sums
@@ -459,6 +460,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
       if (r.peak_gpu_memory_bytes) peak_memory.push_back(*r.peak_gpu_memory_bytes);
       if (r.gpu_util_pct) {
         utils_mean.push_back(r.gpu_util_pct->mean);
+        if (r.gpu_util_time_share) util_time_shares.push_back(&*r.gpu_util_time_share);
         util_min = have_util ? std::min(util_min, r.gpu_util_pct->min) : r.gpu_util_pct->min;
         util_max = have_util ? std::max(util_max, r.gpu_util_pct->max) : r.gpu_util_pct->max;
         have_util = true;
@@ -538,6 +540,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     }
     if (c.throughput_samples_per_s) c.throughput_per_gpu = *c.throughput_samples_per_s / c.world_size;
     if (have_util) c.gpu_util_pct = RangeStat{*mean_of(utils_mean), util_min, util_max};
+    if (const auto shares = mean_of_shares(util_time_shares)) c.gpu_util_percentiles = percentiles_of(widened(*shares));
     c.peak_gpu_memory_bytes = mean_of(peak_memory);
     c.energy_wh = mean_of(values(energy_wh_of));
     c.energy_j_per_sample = mean_of(j_per_sample);

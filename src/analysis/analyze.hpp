@@ -48,9 +48,14 @@ Integral integrate_samples(const std::vector<std::int64_t>& t_ns, const std::vec
                            std::int64_t t1, std::int64_t max_gap_ns = 0);
 
 // One step of integrate_samples: the segment from (prev_t, prev_v) to (t, v), two samples with
-// values, clipped to [t0, t1] and added to `r`. Inline: a GPU's figures take it once per sample.
+// values, clipped to [t0, t1] and added to `r`; `piece(seconds, value_at_start, value_at_end)` is
+// told the part that was. Inline: a GPU's figures take it once per sample.
+struct NoPiece {
+  void operator()(double, double, double) const {}
+};
+template <class Piece = NoPiece>
 inline void integrate_segment(Integral& r, std::int64_t prev_t, double prev_v, std::int64_t t, double v,
-                              std::int64_t t0, std::int64_t t1, std::int64_t max_gap_ns) {
+                              std::int64_t t0, std::int64_t t1, std::int64_t max_gap_ns, Piece&& piece = {}) {
   if (t <= prev_t) return;
   // Clip the segment [prev_t, t] to [t0, t1], interpolating linearly at the cut points.
   const std::int64_t a = prev_t > t0 ? prev_t : t0, b = t < t1 ? t : t1;
@@ -64,8 +69,10 @@ inline void integrate_segment(Integral& r, std::int64_t prev_t, double prev_v, s
   }
   const double span = static_cast<double>(t - prev_t);
   auto at = [&](std::int64_t x) { return prev_v + (v - prev_v) * static_cast<double>(x - prev_t) / span; };
-  r.value += 0.5 * (at(a) + at(b)) * secs;
+  const double va = at(a), vb = at(b);
+  r.value += 0.5 * (va + vb) * secs;
   r.covered_s += secs;
+  piece(secs, va, vb);
 }
 
 // Gaps longer than this between a series' samples are not integrated over for energy: the

@@ -1,6 +1,7 @@
 #include "analysis/series_figures.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -38,6 +39,15 @@ struct SampleCount {
   }
 };
 
+// Per-bin sums (in double: a float sum of a million small times would drift) packed as shares.
+void store_histogram(const std::array<double, kUtilBins>& sums, PackedUtilHistogram& into) {
+  double total = 0;
+  for (double w : sums) total += w;
+  if (!(total > 0)) return;
+  for (std::size_t b = 0; b < kUtilBins; ++b)
+    into[b] = static_cast<std::uint16_t>(std::lround(sums[b] / total * kPackedShareUnit));
+}
+
 // No measured times (itwinai's CSV layouts): each sample stands for one probing interval, as
 // itwinai itself counts it (power x interval per sample; utilization a plain mean).
 GpuSeriesFigures nominal_figures(const std::vector<GpuSample>& samples) {
@@ -59,6 +69,10 @@ GpuSeriesFigures nominal_figures(const std::vector<GpuSample>& samples) {
   }
   count.into(f);
   if (n_util) f.util_pct = util_sum / static_cast<double>(n_util);
+  std::array<double, kUtilBins> util_count{};
+  for (const GpuSample& s : samples)
+    if (!std::isnan(s.util_pct)) util_count[util_bin(s.util_pct)] += 1;
+  store_histogram(util_count, f.util_time);
   return f;
 }
 
@@ -75,6 +89,11 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   std::int64_t util_prev_t = 0;
   double util_prev = kNaN, util_sum_inside = 0;
   std::size_t util_n_inside = 0;
+  std::array<double, kUtilBins> util_time{}, util_count_inside{};
+  auto util_piece = [&util_time](double secs, double from, double to) {
+    util_time[util_bin(from)] += 0.5 * secs;
+    util_time[util_bin(to)] += 0.5 * secs;
+  };
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   std::size_t impossible = kNone;  // the first counter reading whose gain is impossible
   std::int64_t counter_prev_t = 0;
@@ -86,9 +105,9 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     const bool inside = t >= t0 && t <= t1;
     count.add(s, k ? &samples[k - 1] : nullptr, inside);
     if (const double u = s.util_pct; !std::isnan(u)) {
-      if (!std::isnan(util_prev)) integrate_segment(util, util_prev_t, util_prev, t, u, t0, t1, 0);
+      if (!std::isnan(util_prev)) integrate_segment(util, util_prev_t, util_prev, t, u, t0, t1, 0, util_piece);
       util_prev_t = t, util_prev = u;
-      if (inside) util_sum_inside += u, ++util_n_inside;
+      if (inside) util_sum_inside += u, ++util_n_inside, util_count_inside[util_bin(u)] += 1;
     }
     if (const double c = s.energy_mj; !std::isnan(c)) {
       if (!std::isnan(counter_prev)) {
@@ -105,9 +124,13 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     }
   }
   count.into(f);
-  if (util.covered_s > 0) f.util_pct = util.value / util.covered_s;
-  // One sample (or all at one instant): its plain mean is all there is.
-  else if (util_n_inside) f.util_pct = util_sum_inside / static_cast<double>(util_n_inside);
+  if (util.covered_s > 0) {
+    f.util_pct = util.value / util.covered_s;
+    store_histogram(util_time, f.util_time);
+  } else if (util_n_inside) {  // one sample (or all at one instant): its plain mean is all there is
+    f.util_pct = util_sum_inside / static_cast<double>(util_n_inside);
+    store_histogram(util_count_inside, f.util_time);
+  }
 
   if (impossible != kNone) {
     f.impossible_counter_mj = samples[impossible].energy_mj;

@@ -93,4 +93,24 @@ std::optional<Stat> describe(std::vector<double> values) {
   return s;
 }
 
+std::array<double, kUtilBins> widened(const UtilHistogram& h) {
+  std::array<double, kUtilBins> out{};
+  for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = h[v];
+  return out;
+}
+
+std::optional<Percentiles> percentiles_of(const std::array<double, kUtilBins>& weights) {
+  double total = 0;
+  for (double w : weights) total += w;
+  if (!(total > 0)) return std::nullopt;
+  auto at = [&](double q) {
+    const double reach = q * total - 1e-6 * total;
+    double below = 0;
+    for (std::size_t v = 0; v < kUtilBins; ++v)
+      if ((below += weights[v]) >= reach && weights[v] > 0) return static_cast<double>(v);
+    return static_cast<double>(kUtilBins - 1);
+  };
+  return Percentiles{at(0.10), at(0.50), at(0.90)};
+}
+
 }  // namespace scalelens

@@ -1,8 +1,11 @@
 #pragma once
 // Descriptive statistics as every figure of the report uses them (DESIGN.md, "Time").
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <vector>
+
+#include "model/study.hpp"
 
 namespace scalelens {
 
@@ -21,6 +24,35 @@ std::optional<Stat> describe(std::vector<double> values);
 double student_t_critical(double confidence, std::size_t dof);
 // The same for a fractional number of degrees of freedom (Welch–Satterthwaite), nu > 0.
 double student_t_critical_fractional(double confidence, double nu);
+
+// Percentiles of a distribution over whole percents (weights per value 0…100, DESIGN.md "GPU
+// utilization over time"): each the smallest value at or below which lies at least that share of
+// the weight (ties, within 1e-6 of the total, go to the lower value). None without weight.
+struct Percentiles {
+  double p10 = 0, p50 = 0, p90 = 0;
+};
+std::optional<Percentiles> percentiles_of(const std::array<double, kUtilBins>& weights);
+
+// Histograms merged with each weighing the same (each scaled to sum to 1, then averaged): shares
+// that sum to 1. None when none has weight.
+template <class Histogram>
+std::optional<UtilHistogram> mean_of_shares(const std::vector<const Histogram*>& histograms) {
+  std::array<double, kUtilBins> sum{};
+  std::size_t counted = 0;
+  for (const auto* h : histograms) {
+    double total = 0;
+    for (auto w : *h) total += w;
+    if (!(total > 0)) continue;
+    for (std::size_t v = 0; v < kUtilBins; ++v) sum[v] += (*h)[v] / total;
+    ++counted;
+  }
+  if (!counted) return std::nullopt;
+  UtilHistogram out{};
+  for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = static_cast<float>(sum[v] / static_cast<double>(counted));
+  return out;
+}
+// A histogram's weights in double, for percentiles_of.
+std::array<double, kUtilBins> widened(const UtilHistogram& h);
 
 // Regularized incomplete beta function I_x(a, b), exposed for testing.
 double incomplete_beta(double a, double b, double x);

@@ -37,6 +37,10 @@ struct RunSummary {
   std::string throughput_from;     // "samples column" | "samples_per_epoch" | "global_batch_size x steps" | "global_batch_size / step time"
   std::optional<double> samples;   // processed in the whole run, for energy per sample
   std::optional<RangeStat> gpu_util_pct;
+  // Its GPUs' utilization over time: the share of time at each whole percent, each GPU weighing
+  // the same (as in gpu_util_pct's mean), and the percentiles of it (DESIGN.md).
+  std::optional<UtilHistogram> gpu_util_time_share;
+  std::optional<Percentiles> gpu_util_percentiles;
   std::optional<double> peak_gpu_memory_bytes;  // the most memory in use on any one of its GPUs, during the run
   std::size_t gpus = 0;             // distinct GPUs seen
   std::size_t min_gpu_samples = 0;  // fewest samples of one GPU inside the run
@@ -105,6 +109,7 @@ struct ConfigurationSummary {
   std::optional<int> baseline_world_size;
   std::string baseline_label;
   std::optional<RangeStat> gpu_util_pct;
+  std::optional<Percentiles> gpu_util_percentiles;  // of its runs' utilization over time, each run weighing the same
   std::optional<double> peak_gpu_memory_bytes;  // mean over its runs of their peaks
   std::optional<double> energy_wh, energy_j_per_sample, host_energy_wh;
   // Energy per GPU measured; energy_wh is extrapolated from it when some run had partial GPU data.

@@ -1,6 +1,7 @@
 #pragma once
 // The one study model every reader fills and every analysis reads (see docs/DESIGN.md). Readers
 // never compute figures; analyses never look at file formats.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -38,12 +39,31 @@ struct GpuSample {
         sm_clock_mhz = kMissing, temp_c = kMissing;
 };
 
+// How long a GPU spent at each whole percent of utilization (0…100): a fixed-size sketch of its
+// utilization over time, from which percentiles are read, of one GPU or of many merged (DESIGN.md,
+// "GPU utilization over time"). Weights: seconds, or samples where times are nominal.
+inline constexpr std::size_t kUtilBins = 101;
+using UtilHistogram = std::array<float, kUtilBins>;
+// One GPU's, as each bin's share of its whole in 1/65535: half the size, for a study keeps one per
+// GPU, and the percentiles read from it move only where a share lies within 0.1% of theirs.
+inline constexpr double kPackedShareUnit = 65535;
+using PackedUtilHistogram = std::array<std::uint16_t, kUtilBins>;
+// The bin of a utilization in 0…100 %: the nearest whole percent.
+inline std::size_t util_bin(double pct) {
+  if (!(pct > 0)) return 0;
+  return pct >= 100 ? 100 : static_cast<std::size_t>(pct + 0.5);
+}
+
 // What one GPU's samples say over a run's window: the per-GPU half of the run's GPU figures
 // (analysis/series_figures.hpp computes it; run_metrics.cpp adds them up over the run's GPUs).
 struct GpuSeriesFigures {
   std::size_t samples_inside = 0;         // samples within the window
   std::optional<double> peak_mem_bytes;   // the most memory in use within the window
   std::optional<double> util_pct;         // time-weighted mean utilization (plain mean when time-less)
+  // Its time at each whole percent (shares), whose mean is util_pct (to the bins' rounding): each stretch
+  // between two samples gives half its time to either end's value, as the trapezoid mean weighs
+  // them; per sample where util_pct is a plain mean. All zero without utilization.
+  PackedUtilHistogram util_time{};
   enum class EnergyFrom { none, counter, power } energy_from = EnergyFrom::none;
   double energy_j = 0;                    // from the counter, or the power integral (measured times)
   // Nominal times (rebuilt from sample index × interval): power summed over the samples, for the

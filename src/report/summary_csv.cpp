@@ -34,7 +34,7 @@ std::string render_summary_csv(const Summary& summary) {
       "system,curve,instances,gpus_per_instance,time_to_train_all_s,models_per_minute,provenance,"
       "energy_wh_per_gpu,energy_extrapolated,itwinai_computation_fraction,"
       "step_time_mean_s,step_time_median_s,step_time_std_s,step_time_n,step_time_ci95_low_s,step_time_ci95_high_s,time_from,"
-      "comm_wait_share,exposed_comm_wait_share,peak_gpu_memory_gib\n";
+      "comm_wait_share,exposed_comm_wait_share,peak_gpu_memory_gib,gpu_util_p10_pct,gpu_util_p50_pct,gpu_util_p90_pct\n";
   auto stat_cells = [](const std::optional<Stat>& s) {
     if (!s) return std::string(",,,,,");
     auto ci = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
@@ -65,7 +65,9 @@ std::string render_summary_csv(const Summary& summary) {
     const std::optional<double> peak_gib =
         c.peak_gpu_memory_bytes ? std::optional<double>(*c.peak_gpu_memory_bytes / (1ull << 30)) : std::nullopt;
     out += stat_cells(c.step_time_s) + "," + c.time_from + "," + cell(c.comm_wait_share) + "," + cell(c.exposed_comm_wait_share) +
-           "," + cell(peak_gib) + "\n";
+           "," + cell(peak_gib);
+    const auto& pct = c.gpu_util_percentiles;
+    out += pct ? fmt::format(",{},{},{}\n", pct->p10, pct->p50, pct->p90) : std::string(",,,\n");
   }
   return out;
 }

@@ -47,6 +47,14 @@ void write_range(JsonWriter& w, const std::optional<RangeStat>& r) {
   w.begin_object().key("mean").value(r->mean).key("min").value(r->min).key("max").value(r->max).end_object();
 }
 
+void write_percentiles(JsonWriter& w, const std::optional<Percentiles>& p) {
+  if (!p) {
+    w.null();
+    return;
+  }
+  w.begin_object().key("p10").value(p->p10).key("p50").value(p->p50).key("p90").value(p->p90).end_object();
+}
+
 const char* severity_name(Severity s) {
   switch (s) {
     case Severity::note: return "note";
@@ -104,6 +112,8 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("efficiency").value(c.efficiency).key("karp_flatt").value(c.karp_flatt);
     w.key("gpu_util_pct");
     write_range(w, c.gpu_util_pct);
+    w.key("gpu_util_percentiles_pct");
+    write_percentiles(w, c.gpu_util_percentiles);
     w.key("peak_gpu_memory_gib").value(gib(c.peak_gpu_memory_bytes));
     w.key("energy_wh").value(c.energy_wh).key("energy_j_per_sample").value(c.energy_j_per_sample);
     w.key("host_energy_wh").value(c.host_energy_wh);
@@ -172,6 +182,8 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("gpus").value(r.gpus);
     w.key("gpu_util_pct");
     write_range(w, r.gpu_util_pct);
+    w.key("gpu_util_percentiles_pct");
+    write_percentiles(w, r.gpu_util_percentiles);
     w.key("peak_gpu_memory_gib").value(gib(r.peak_gpu_memory_bytes));
     w.key("energy_wh").value(wh(r.energy_j));
     if (!r.energy_from.empty()) w.key("energy_from").value(r.energy_from);

@@ -55,6 +55,13 @@ test("report.html: every view, label toggle, drill-down, XSS label as text, offl
   assert.ok(s.gpu_util.every((x) => x.points === 120));
   assert.equal(s.gpu_power.length, 4);
   assert.equal(await page.locator("#summary-table tbody tr").count(), 6);
+  // Utilization over time: a column whose cells are summary.json's percentiles.
+  const summary = JSON.parse(fs.readFileSync(path.join(study, "out", "summary.json"), "utf8"));
+  const pcts = summary.configurations.map((c) => c.gpu_util_percentiles_pct);
+  assert.ok(pcts.every((p) => p && p.p10 <= p.p50 && p.p50 <= p.p90), JSON.stringify(pcts));
+  const tableText = await page.locator("#summary-table").textContent();
+  assert.ok(tableText.includes("p10 / p50 / p90"), "percentiles column");
+  for (const p of pcts) assert.ok(tableText.includes(`${p.p10} / ${p.p50} / ${p.p90}`), JSON.stringify(p));
 
   // The HTML label is text everywhere: in the toggles, the table, the run list, the tooltips.
   assert.equal(await page.locator("#app img").count(), 0);

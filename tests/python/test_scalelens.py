@@ -93,6 +93,9 @@ def test_generated_study_configurations_and_runs_equal_the_cli(study_dir):
     assert "epoch_time_s_mean" in frame.columns and "gpu_util_pct_max" in frame.columns
     assert frame["karp_flatt"].isna().iloc[0]  # missing is NaN, never 0
     assert frame["peak_gpu_memory_gib"].iloc[0] == pytest.approx(9.0)
+    # Utilization 60…68 % evenly over time, each end sample weighing half: 61, 64, 67.
+    pcts = frame[["gpu_util_percentiles_pct_p10", "gpu_util_percentiles_pct_p50", "gpu_util_percentiles_pct_p90"]]
+    assert pcts.values.tolist() == [[61, 64, 67]] * 3
 
 
 @needs_realdata

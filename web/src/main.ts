@@ -394,6 +394,13 @@ const COLUMNS: Column[] = [
   { key: "cw", title: "comm waiting (%)", value: num((c) => (isNum(c.comm_wait_share) ? c.comm_wait_share * 100 : null)), text: (c) => pct(c.comm_wait_share) },
   { key: "itf", title: "computation fraction (itwinai)", value: num((c) => c.itwinai_computation_fraction), text: (c) => fmt(c.itwinai_computation_fraction) },
   { key: "u", title: "GPU util (%)", value: num((c) => c.gpu_util_pct?.mean), text: (c) => fmt(c.gpu_util_pct?.mean) },
+  // Over time: a GPU busy at a steady 50 % and one idle half the time share a mean, not these.
+  {
+    key: "up",
+    title: "GPU util over time p10 / p50 / p90 (%)",
+    value: num((c) => c.gpu_util_percentiles_pct?.p50),
+    text: (c) => (c.gpu_util_percentiles_pct ? `${c.gpu_util_percentiles_pct.p10} / ${c.gpu_util_percentiles_pct.p50} / ${c.gpu_util_percentiles_pct.p90}` : "–"),
+  },
   // "~": the job's energy extrapolated from the GPUs that were measured.
   { key: "wh", title: "energy (Wh)", value: num((c) => c.energy_wh), text: (c) => (c.energy_extrapolated && isNum(c.energy_wh) ? `~${fmt(c.energy_wh)}` : fmt(c.energy_wh)) },
   { key: "whg", title: "energy per measured {one} (Wh)", value: num((c) => c.energy_wh_per_gpu), text: (c) => fmt(c.energy_wh_per_gpu) },
@@ -418,6 +425,7 @@ function columnsFor(summary: Summary | undefined): Column[] {
     step: some((c) => c.time_from === "step"),
     cw: some((c) => isNum(c.comm_wait_share)),
     mem: some((c) => isNum(c.peak_gpu_memory_gib)),
+    up: some((c) => !!c.gpu_util_percentiles_pct),
   };
   return COLUMNS.filter((c) => shown[c.key] ?? true).map((c) => ({ ...c, title: withUnit(c.title, unit) }));
 }

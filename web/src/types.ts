@@ -54,6 +54,8 @@ export interface Configuration {
   efficiency?: Num;
   karp_flatt?: Num;
   gpu_util_pct?: Range | null;
+  // GPU utilization over time (whole percents): p10 low while the mean is high means idle phases.
+  gpu_util_percentiles_pct?: { p10: number; p50: number; p90: number } | null;
   energy_wh?: Num;
   energy_j_per_sample?: Num;
   // Energy measured on some GPUs only (itwinai's log_on_workers=0): energy_wh is the job's estimate,
