@@ -89,7 +89,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   std::int64_t util_prev_t = 0;
   double util_prev = kNaN, util_sum_inside = 0;
   std::size_t util_n_inside = 0;
-  std::array<double, kUtilBins> util_time{}, util_count_inside{};
+  std::array<double, kUtilBins> util_time{};
   auto util_piece = [&util_time](double secs, double from, double to) {
     util_time[util_bin(from)] += 0.5 * secs;
     util_time[util_bin(to)] += 0.5 * secs;
@@ -107,7 +107,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     if (const double u = s.util_pct; !std::isnan(u)) {
       if (!std::isnan(util_prev)) integrate_segment(util, util_prev_t, util_prev, t, u, t0, t1, 0, util_piece);
       util_prev_t = t, util_prev = u;
-      if (inside) util_sum_inside += u, ++util_n_inside, util_count_inside[util_bin(u)] += 1;
+      if (inside) util_sum_inside += u, ++util_n_inside;
     }
     if (const double c = s.energy_mj; !std::isnan(c)) {
       if (!std::isnan(counter_prev)) {
@@ -129,7 +129,10 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     store_histogram(util_time, f.util_time);
   } else if (util_n_inside) {  // one sample (or all at one instant): its plain mean is all there is
     f.util_pct = util_sum_inside / static_cast<double>(util_n_inside);
-    store_histogram(util_count_inside, f.util_time);
+    std::array<double, kUtilBins> count{};  // rare: counted here, not on every sample above
+    for (const GpuSample& s : samples)
+      if (!std::isnan(s.util_pct) && s.t_ns >= t0 && s.t_ns <= t1) count[util_bin(s.util_pct)] += 1;
+    store_histogram(count, f.util_time);
   }
 
   if (impossible != kNone) {
