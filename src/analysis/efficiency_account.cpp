@@ -19,7 +19,7 @@ std::optional<RunSummary::TraceStep> trace_means(const Summary& summary, const C
     m.step_us += t->step_us;
     m.comp_mean_us += t->comp_mean_us;
     m.comp_max_us += t->comp_max_us;
-    m.gpu_span_max_us += t->gpu_span_max_us;
+    m.gpu_behind |= t->gpu_behind;  // in any of its runs
     m.exposed_comm_us += t->exposed_comm_us;
     m.idle_us += t->idle_us;
     m.dataloader_idle_us += t->dataloader_idle_us;
@@ -27,8 +27,7 @@ std::optional<RunSummary::TraceStep> trace_means(const Summary& summary, const C
     ++runs;
   }
   if (runs == 0) return std::nullopt;
-  for (double* v : {&m.step_us, &m.comp_mean_us, &m.comp_max_us, &m.gpu_span_max_us, &m.exposed_comm_us, &m.idle_us,
-                    &m.dataloader_idle_us})
+  for (double* v : {&m.step_us, &m.comp_mean_us, &m.comp_max_us, &m.exposed_comm_us, &m.idle_us, &m.dataloader_idle_us})
     *v /= runs;
   return m;
 }
@@ -48,7 +47,7 @@ constexpr const char* kPartNames[] = {"extra computation", "exposed communicatio
 // The step time understates the step: the GPU ran behind the CPU (the test the trace warns by), or
 // a rank computed longer than the step lasted. No efficiency rests on it (one could exceed 1).
 bool step_understated(const RunSummary::TraceStep& t) {
-  return t.comp_max_us > t.step_us || gpu_ran_behind(t.gpu_span_max_us, t.step_us);
+  return t.comp_max_us > t.step_us || t.gpu_behind;
 }
 
 }  // namespace
@@ -59,11 +58,14 @@ void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings)
     if (!m || m->comp_max_us <= 0 || m->step_us <= 0) continue;
     if (step_understated(*m)) {
       warnings.push_back({Severity::warning, "no-efficiency-account",
-                          fmt::format("no POP efficiencies or lost-time account: a rank's {} per step ({:.2f} ms) "
-                                      "exceeds the step time ({:.2f} ms), which then understates the time a step takes",
-                                      m->comp_max_us > m->step_us ? "computation" : "GPU work's span",
-                                      (m->comp_max_us > m->step_us ? m->comp_max_us : m->gpu_span_max_us) / 1000,
-                                      m->step_us / 1000),
+                          m->comp_max_us > m->step_us
+                              ? fmt::format("no POP efficiencies or lost-time account: a rank's computation per step "
+                                            "({:.2f} ms) exceeds the step time ({:.2f} ms), which then understates the "
+                                            "time a step takes",
+                                            m->comp_max_us / 1000, m->step_us / 1000)
+                              : fmt::format("no POP efficiencies or lost-time account: a rank's GPU work per step spans "
+                                            "more than its steps (the GPU ran behind the CPU; the trace says which), so "
+                                            "the step time understates the time a step takes"),
                           {}, 0, c.key()});
       continue;
     }

@@ -423,7 +423,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         const double n = b->steps;
         ts.step_us = std::max(ts.step_us, b->step_time_us / n);
         ts.comp_max_us = std::max(ts.comp_max_us, b->comp_us / n);
-        ts.gpu_span_max_us = std::max(ts.gpu_span_max_us, b->span_us / n);
+        // Per rank, against its own steps: the rank that ran behind is the one whose CPU ran
+        // ahead, with the shorter steps, which the slowest rank's step would hide.
+        ts.gpu_behind |= gpu_ran_behind(b->span_us, b->step_time_us);
         ts.comp_sum_us += b->comp_us / n;
         ts.exposed_comm_us += b->exposed_comm_us / n;
         ts.idle_us += b->idle_us / n;

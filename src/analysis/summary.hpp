@@ -65,11 +65,11 @@ struct RunSummary {
   // Per profiler step, from its GPU traces, else per step of the MPI interposer's records (DESIGN.md,
   // "Where the efficiency went"): the slowest
   // rank's step time, and per rank the mean (and the largest, and the sum over ranks of)
-  // computation, exposed communication, idle and GPU idle while loading data, and the longest span
-  // of a rank's GPU work. µs.
+  // computation, exposed communication, idle and GPU idle while loading data. µs.
   struct TraceStep {
     double step_us = 0;
-    double comp_mean_us = 0, comp_max_us = 0, comp_sum_us = 0, gpu_span_max_us = 0;
+    double comp_mean_us = 0, comp_max_us = 0, comp_sum_us = 0;
+    bool gpu_behind = false;  // some rank's GPU ran behind its own steps (the trace's warning)
     double exposed_comm_us = 0, idle_us = 0, dataloader_idle_us = 0;
     int ranks = 0;
   };

@@ -270,8 +270,8 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
               step += b->step_time_us, span += b->span_us, comp += b->comp_us, overlap += b->overlap_us,
                   exposed += b->exposed_comm_us, mem += b->mem_us, idle += b->idle_us;
             // Where the GPU ran behind the CPU its work outlasts the steps: shares of its span then,
-            // so that no part is drawn above the whole.
-            step = std::max(step, span);
+            // so that no part is drawn above the whole (launch lag alone changes nothing).
+            if (gpu_ran_behind(span, step)) step = span;
             if (step <= 0) continue;
             double parts[5] = {std::max(comp - overlap, 0.0) / step, overlap / step, exposed / step, mem / step, idle / step};
             double used = 0;

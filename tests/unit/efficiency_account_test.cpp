@@ -177,7 +177,33 @@ TEST(EfficiencyAccount, NoEfficienciesAboveOneWhenTheGpuRunsBehindTheCpu) {
 // are one test, so a warned-of configuration keeps no account.
 TEST(EfficiencyAccount, NoAccountWhereOnlyCommunicationRunsPastTheStep) {
   ScratchDir dir;
-  expect_refused_at_one_gpu(gpu_behind_at_one_gpu(dir, false), "a rank's GPU work's span per step");
+  expect_refused_at_one_gpu(gpu_behind_at_one_gpu(dir, false), "a rank's GPU work per step spans more than its steps");
+}
+
+// Two ranks: the one whose GPU ran behind is the one whose CPU ran ahead, with the shorter steps
+// (950 µs, its all-reduce ending 1,030 µs in). Against the slowest rank's 1,000 µs step it would
+// pass; against its own steps, as the trace judges it, it does not.
+TEST(EfficiencyAccount, TheRankThatRanBehindIsJudgedByItsOwnSteps) {
+  ScratchDir dir;
+  for (int r = 0; r < 2; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = 2;
+    const std::int64_t us = r == 0 ? 1000 : 950;
+    spec.step_us = {us, us, us, us};
+    spec.compute_share = 0.3;
+    if (r == 1) spec.comm_extend_us = 175;  // 475 + 380 + 175 = 1,030 µs: spans 1,010 µs from the GEMM's start
+    dir.write("study/job/rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+  }
+  IngestOptions in;
+  in.inputs = {(dir.path() / "study").string()};
+  AnalysisOptions options;
+  options.warmup_steps = 0;
+  const auto s = analyze(ingest(in), options);
+  ASSERT_EQ(s.configurations.size(), 1u);
+  EXPECT_EQ(count_warnings(s, "trace", "the GPU ran behind the CPU"), 1u) << "rank 1 alone";
+  EXPECT_FALSE(s.configurations[0].pop);
+  EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 1u);
 }
 
 // The shared V100 trace whose GPU runs 22% behind its ProfilerSteps is named; the others are not.

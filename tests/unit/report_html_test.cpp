@@ -261,10 +261,13 @@ TEST(ReportHtml, BreakdownFigureUsesTheSameRanksAsTheSummary) {
   mpi.steps = 2;
   mpi.step_time_us = 4000, mpi.comp_us = 1000, mpi.comm_us = 3000, mpi.exposed_comm_us = 3000;
   study.runs[0].breakdown.push_back(mpi);
-  ASSERT_TRUE(write_report_without_gnuplot(analyze(study, {}), &study, out));
+  study.runs[0].breakdown[0].span_us = 3100;  // launch lag alone: still shares of the step
+  const Summary summary = analyze(study, {});
+  ASSERT_TRUE(write_report_without_gnuplot(summary, &study, out));
   const auto shares = breakdown_row(out);
   ASSERT_EQ(shares.size(), 6u);
   EXPECT_NEAR(shares[2], 500.0 / 3000, 1e-5) << "exposed communication of the trace alone";
+  EXPECT_EQ(render_series_json(study, summary).find("\"span_us\""), std::string::npos);
 }
 
 TEST(ReportHtml, BreakdownOfAGpuThatRanBehindIsNoMoreThanTheWhole) {

@@ -158,7 +158,7 @@ export const BREAKDOWN_PARTS = [
 ] as const;
 
 // Shares of step time from a run's trace breakdown (summed over ranks); of the GPU work's span
-// where the GPU ran behind the CPU and its work outlasts the steps, so no part exceeds the whole.
+// where the GPU ran behind the CPU (span_us is given only then), so no part exceeds the whole.
 export function breakdownShares(b: Breakdown | null): number[] | null {
   if (!b || !(b.step_time_us > 0)) return null;
   const s = Math.max(b.step_time_us, b.span_us ?? 0);

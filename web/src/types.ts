@@ -154,7 +154,7 @@ export interface Breakdown {
   mem_us: number;
   busy_us: number;
   idle_us: number;
-  span_us?: number; // the GPU work's span; absent in reports written before it was carried
+  span_us?: number; // the GPU work's span, only where the GPU ran behind the CPU (it outlasts the steps)
 }
 export interface RunSeries {
   run_id: string;
