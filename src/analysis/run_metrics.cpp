@@ -311,8 +311,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     u.mean /= static_cast<double>(utils.size());
     r.gpu_util_pct = u;
-    std::vector<const PackedUtilHistogram*> each;
-    for (const auto& h : util_times) each.push_back(&h);
+    std::vector<UtilHistogram> shares;
+    for (const auto& h : util_times) shares.push_back(util_shares(h));
+    std::vector<const UtilHistogram*> each;
+    for (const auto& h : shares) each.push_back(&h);
     r.gpu_util_time_share = mean_of_shares(each);
     if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(widened(*r.gpu_util_time_share));
   }

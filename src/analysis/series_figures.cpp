@@ -39,13 +39,17 @@ struct SampleCount {
   }
 };
 
-// Per-bin sums (in double: a float sum of a million small times would drift) packed as shares.
+// Per-bin sums (in double: a float sum of a million small times would drift) packed as cumulative
+// shares.
 void store_histogram(const std::array<double, kUtilBins>& sums, PackedUtilHistogram& into) {
   double total = 0;
   for (double w : sums) total += w;
   if (!(total > 0)) return;
-  for (std::size_t b = 0; b < kUtilBins; ++b)
-    into[b] = static_cast<std::uint16_t>(std::lround(sums[b] / total * kPackedShareUnit));
+  double below = 0;
+  for (std::size_t b = 0; b < kUtilBins; ++b) {
+    below += sums[b];
+    into[b] = static_cast<std::uint16_t>(std::lround(std::min(below / total, 1.0) * kPackedShareUnit));
+  }
 }
 
 // No measured times (itwinai's CSV layouts): each sample stands for one probing interval, as

@@ -93,6 +93,29 @@ std::optional<Stat> describe(std::vector<double> values) {
   return s;
 }
 
+std::optional<UtilHistogram> mean_of_shares(const std::vector<const UtilHistogram*>& histograms) {
+  std::array<double, kUtilBins> sum{};
+  std::size_t counted = 0;
+  for (const auto* h : histograms) {
+    double total = 0;
+    for (float w : *h) total += w;
+    if (!(total > 0)) continue;
+    for (std::size_t v = 0; v < kUtilBins; ++v) sum[v] += (*h)[v] / total;
+    ++counted;
+  }
+  if (!counted) return std::nullopt;
+  UtilHistogram out{};
+  for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = static_cast<float>(sum[v] / static_cast<double>(counted));
+  return out;
+}
+
+UtilHistogram util_shares(const PackedUtilHistogram& packed) {
+  UtilHistogram out{};
+  for (std::size_t v = 0; v < kUtilBins; ++v)
+    out[v] = static_cast<float>((packed[v] - (v ? packed[v - 1] : 0)) / kPackedShareUnit);
+  return out;
+}
+
 std::array<double, kUtilBins> widened(const UtilHistogram& h) {
   std::array<double, kUtilBins> out{};
   for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = h[v];
@@ -104,7 +127,7 @@ std::optional<Percentiles> percentiles_of(const std::array<double, kUtilBins>& w
   for (double w : weights) total += w;
   if (!(total > 0)) return std::nullopt;
   auto at = [&](double q) {
-    const double reach = q * total - 1e-6 * total;
+    const double reach = q * total - 1e-5 * total;
     double below = 0;
     for (std::size_t v = 0; v < kUtilBins; ++v)
       if ((below += weights[v]) >= reach && weights[v] > 0) return static_cast<double>(v);

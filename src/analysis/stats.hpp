@@ -27,7 +27,7 @@ double student_t_critical_fractional(double confidence, double nu);
 
 // Percentiles of a distribution over whole percents (weights per value 0…100, DESIGN.md "GPU
 // utilization over time"): each the smallest value at or below which lies at least that share of
-// the weight (ties, within 1e-6 of the total, go to the lower value). None without weight.
+// the weight (ties, within 1e-5 of the total, go to the lower value). None without weight.
 struct Percentiles {
   double p10 = 0, p50 = 0, p90 = 0;
 };
@@ -35,22 +35,9 @@ std::optional<Percentiles> percentiles_of(const std::array<double, kUtilBins>& w
 
 // Histograms merged with each weighing the same (each scaled to sum to 1, then averaged): shares
 // that sum to 1. None when none has weight.
-template <class Histogram>
-std::optional<UtilHistogram> mean_of_shares(const std::vector<const Histogram*>& histograms) {
-  std::array<double, kUtilBins> sum{};
-  std::size_t counted = 0;
-  for (const auto* h : histograms) {
-    double total = 0;
-    for (auto w : *h) total += w;
-    if (!(total > 0)) continue;
-    for (std::size_t v = 0; v < kUtilBins; ++v) sum[v] += (*h)[v] / total;
-    ++counted;
-  }
-  if (!counted) return std::nullopt;
-  UtilHistogram out{};
-  for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = static_cast<float>(sum[v] / static_cast<double>(counted));
-  return out;
-}
+std::optional<UtilHistogram> mean_of_shares(const std::vector<const UtilHistogram*>& histograms);
+// A GPU's packed histogram as each bin's share (all zero when it has none).
+UtilHistogram util_shares(const PackedUtilHistogram& packed);
 // A histogram's weights in double, for percentiles_of.
 std::array<double, kUtilBins> widened(const UtilHistogram& h);
 

@@ -44,8 +44,9 @@ struct GpuSample {
 // "GPU utilization over time"). Weights: seconds, or samples where times are nominal.
 inline constexpr std::size_t kUtilBins = 101;
 using UtilHistogram = std::array<float, kUtilBins>;
-// One GPU's, as each bin's share of its whole in 1/65535: half the size, for a study keeps one per
-// GPU, and the percentiles read from it move only where a share lies within 0.1% of theirs.
+// One GPU's, as the share of its whole at or below each bin, in 1/65535: half the size, for a
+// study keeps one per GPU. Cumulative, so that packing moves each share at or below a value by at
+// most 1/131070 (per-bin shares would add up 101 such errors and break ties).
 inline constexpr double kPackedShareUnit = 65535;
 using PackedUtilHistogram = std::array<std::uint16_t, kUtilBins>;
 // The bin of a utilization in 0…100 %: the nearest whole percent.
@@ -60,7 +61,7 @@ struct GpuSeriesFigures {
   std::size_t samples_inside = 0;         // samples within the window
   std::optional<double> peak_mem_bytes;   // the most memory in use within the window
   std::optional<double> util_pct;         // time-weighted mean utilization (plain mean when time-less)
-  // Its time at each whole percent (shares), whose mean is util_pct (to the bins' rounding): each stretch
+  // Its time at each whole percent (cumulative shares), whose mean is util_pct (to the bins' rounding): each stretch
   // between two samples gives half its time to either end's value, as the trapezoid mean weighs
   // them; per sample where util_pct is a plain mean. All zero without utilization.
   PackedUtilHistogram util_time{};
