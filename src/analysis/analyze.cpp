@@ -540,7 +540,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     }
     if (c.throughput_samples_per_s) c.throughput_per_gpu = *c.throughput_samples_per_s / c.world_size;
     if (have_util) c.gpu_util_pct = RangeStat{*mean_of(utils_mean), util_min, util_max};
-    if (const auto shares = mean_of_shares(util_time_shares)) c.gpu_util_percentiles = percentiles_of(widened(*shares));
+    if (const auto shares = mean_of_shares(util_time_shares)) c.gpu_util_percentiles = percentiles_of(*shares);
     c.peak_gpu_memory_bytes = mean_of(peak_memory);
     c.energy_wh = mean_of(values(energy_wh_of));
     c.energy_j_per_sample = mean_of(j_per_sample);

@@ -251,7 +251,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                                g.uuid.empty() ? std::to_string(g.index) : g.uuid, g.node, it->second->source, g.source)));
   }
   std::vector<double> utils;
-  std::vector<PackedUtilHistogram> util_times;  // each GPU's, for the run's utilization over time
+  std::vector<UtilHistogram> util_times;  // each GPU's shares, for the run's utilization over time
   double energy = 0;
   bool any_energy = false, used_counter = false, used_power = false, nominal = false;
   std::size_t energy_gpus = 0;
@@ -264,7 +264,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     if (f.peak_mem_bytes) r.peak_gpu_memory_bytes = std::max(r.peak_gpu_memory_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, f.samples_inside);
-    if (f.util_pct) utils.push_back(*f.util_pct), util_times.push_back(f.util_time);
+    if (f.util_pct) utils.push_back(*f.util_pct), util_times.push_back(util_shares(f.util_time));
     if (g->nominal_timestamps) {
       // Each sample stands for one probing interval: the run's, else the series' own spacing.
       const double dt = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
@@ -311,12 +311,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     u.mean /= static_cast<double>(utils.size());
     r.gpu_util_pct = u;
-    std::vector<UtilHistogram> shares;
-    for (const auto& h : util_times) shares.push_back(util_shares(h));
     std::vector<const UtilHistogram*> each;
-    for (const auto& h : shares) each.push_back(&h);
+    for (const auto& h : util_times) each.push_back(&h);
     r.gpu_util_time_share = mean_of_shares(each);
-    if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(widened(*r.gpu_util_time_share));
+    if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(*r.gpu_util_time_share);
   }
   if (any_energy) {
     r.energy_j = energy;

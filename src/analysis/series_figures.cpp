@@ -59,6 +59,7 @@ GpuSeriesFigures nominal_figures(const std::vector<GpuSample>& samples) {
   SampleCount count;
   double util_sum = 0;
   std::size_t n_util = 0;
+  std::array<double, kUtilBins> util_count{};
   for (std::size_t k = 0; k < samples.size(); ++k) {
     const GpuSample& s = samples[k];
     count.add(s, k ? &samples[k - 1] : nullptr, true);
@@ -69,13 +70,11 @@ GpuSeriesFigures nominal_figures(const std::vector<GpuSample>& samples) {
     if (!std::isnan(s.util_pct)) {
       util_sum += s.util_pct;
       ++n_util;
+      util_count[util_bin(s.util_pct)] += 1;
     }
   }
   count.into(f);
   if (n_util) f.util_pct = util_sum / static_cast<double>(n_util);
-  std::array<double, kUtilBins> util_count{};
-  for (const GpuSample& s : samples)
-    if (!std::isnan(s.util_pct)) util_count[util_bin(s.util_pct)] += 1;
   store_histogram(util_count, f.util_time);
   return f;
 }

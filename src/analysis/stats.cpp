@@ -116,15 +116,9 @@ UtilHistogram util_shares(const PackedUtilHistogram& packed) {
   return out;
 }
 
-std::array<double, kUtilBins> widened(const UtilHistogram& h) {
-  std::array<double, kUtilBins> out{};
-  for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = h[v];
-  return out;
-}
-
-std::optional<Percentiles> percentiles_of(const std::array<double, kUtilBins>& weights) {
-  double total = 0;
-  for (double w : weights) total += w;
+std::optional<Percentiles> percentiles_of(const UtilHistogram& weights) {
+  double total = 0;  // sums in double, of float weights
+  for (float w : weights) total += w;
   if (!(total > 0)) return std::nullopt;
   auto at = [&](double q) {
     const double reach = q * total - 1e-5 * total;

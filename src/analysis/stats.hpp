@@ -31,15 +31,13 @@ double student_t_critical_fractional(double confidence, double nu);
 struct Percentiles {
   double p10 = 0, p50 = 0, p90 = 0;
 };
-std::optional<Percentiles> percentiles_of(const std::array<double, kUtilBins>& weights);
+std::optional<Percentiles> percentiles_of(const UtilHistogram& weights);
 
 // Histograms merged with each weighing the same (each scaled to sum to 1, then averaged): shares
 // that sum to 1. None when none has weight.
 std::optional<UtilHistogram> mean_of_shares(const std::vector<const UtilHistogram*>& histograms);
 // A GPU's packed histogram as each bin's share (all zero when it has none).
 UtilHistogram util_shares(const PackedUtilHistogram& packed);
-// A histogram's weights in double, for percentiles_of.
-std::array<double, kUtilBins> widened(const UtilHistogram& h);
 
 // Regularized incomplete beta function I_x(a, b), exposed for testing.
 double incomplete_beta(double a, double b, double x);

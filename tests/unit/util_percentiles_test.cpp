@@ -31,7 +31,7 @@ Percentiles percentiles_of_gpu(const GpuSeriesFigures& f) {
   const UtilHistogram own = util_shares(f.util_time);
   const auto shares = mean_of_shares(std::vector<const UtilHistogram*>{&own});
   EXPECT_TRUE(shares);
-  return shares ? percentiles_of(widened(*shares)).value_or(Percentiles{-1, -1, -1}) : Percentiles{-1, -1, -1};
+  return shares ? percentiles_of(*shares).value_or(Percentiles{-1, -1, -1}) : Percentiles{-1, -1, -1};
 }
 
 // The definition, written out: between consecutive samples with a reading, both inside the window,
