@@ -68,7 +68,11 @@ inline void integrate_segment(Integral& r, std::int64_t prev_t, double prev_v, s
     return;
   }
   const double span = static_cast<double>(t - prev_t);
-  auto at = [&](std::int64_t x) { return prev_v + (v - prev_v) * static_cast<double>(x - prev_t) / span; };
+  // An end that is not cut keeps its sample's value exactly: interpolating at it can round to the
+  // next double, which puts a reading of exactly 95.5 % in the 95 % bin of a piece's histogram.
+  auto at = [&](std::int64_t x) {
+    return x == prev_t ? prev_v : x == t ? v : prev_v + (v - prev_v) * static_cast<double>(x - prev_t) / span;
+  };
   const double va = at(a), vb = at(b);
   r.value += 0.5 * (va + vb) * secs;
   r.covered_s += secs;

@@ -243,8 +243,9 @@ Integral trapezoid(const std::vector<std::int64_t>& ts, const std::vector<double
           r.longest_skipped_s = std::max(r.longest_skipped_s, secs);
         } else {
           const double span = static_cast<double>(ts[k] - pt);
-          const double va = pv + (v[k] - pv) * static_cast<double>(a - pt) / span;
-          const double vb = pv + (v[k] - pv) * static_cast<double>(b - pt) / span;
+          // Interpolated only at a cut: an end that is a sample's time is its reading.
+          const double va = a == pt ? pv : pv + (v[k] - pv) * static_cast<double>(a - pt) / span;
+          const double vb = b == ts[k] ? v[k] : pv + (v[k] - pv) * static_cast<double>(b - pt) / span;
           r.value += 0.5 * (va + vb) * secs;
           r.covered_s += secs;
         }

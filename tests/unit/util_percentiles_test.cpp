@@ -34,13 +34,39 @@ Percentiles percentiles_of_gpu(const GpuSeriesFigures& f) {
   return shares ? percentiles_of(*shares).value_or(Percentiles{-1, -1, -1}) : Percentiles{-1, -1, -1};
 }
 
-// The definition, written out: between consecutive samples with a reading, both inside the window,
-// half the stretch's time at either end's value (whole percents here); then the smallest value at
-// or below which lies at least q of the time. Also how near to q the share at or below it, or at
-// or below the value before it, comes.
+// The definition, written out: each stretch between consecutive samples with a reading, clipped to
+// the window (the value interpolated linearly at a cut), gives half its time to either end's value,
+// put at its nearest whole percent; then the smallest value at or below which lies at least q of
+// the time. Also how near to q the share at or below it, or at or below the value before it, comes.
 struct Definition {
   std::map<int, double> time_at;  // value → seconds
   double total = 0;
+  bool cut_near_half = false;  // a cut's value within 1e-9 of x.5, where its bin hangs on rounding
+  static int bin(double x) { return x <= 0 ? 0 : x >= 100 ? 100 : static_cast<int>(std::floor(x + 0.5)); }
+  Definition(const GpuSeries& g, std::int64_t t0, std::int64_t t1) {
+    const GpuSample* prev = nullptr;
+    for (const auto& s : g.samples) {
+      if (std::isnan(s.util_pct)) continue;
+      if (prev) {
+        const std::int64_t a = std::max(prev->t_ns, t0), b = std::min(s.t_ns, t1);
+        if (b > a) {
+          auto at = [&](std::int64_t x) {
+            const double from = prev->util_pct, to = s.util_pct;
+            if (x == prev->t_ns) return from;
+            if (x == s.t_ns) return to;
+            const double v = from + (to - from) * static_cast<double>(x - prev->t_ns) / static_cast<double>(s.t_ns - prev->t_ns);
+            if (std::abs(v - std::floor(v) - 0.5) < 1e-9) cut_near_half = true;
+            return v;
+          };
+          const double secs = static_cast<double>(b - a) * 1e-9;
+          time_at[bin(at(a))] += secs / 2;
+          time_at[bin(at(b))] += secs / 2;
+          total += secs;
+        }
+      }
+      prev = &s;
+    }
+  }
   struct Answer {
     int value;
     double off;  // how near q the share at or below it, or below it, comes
@@ -63,16 +89,28 @@ struct Definition {
     }
     return {100, 0, 100};
   }
+  double mean() const {
+    double m = 0;
+    for (const auto& [v, w] : time_at) m += v * w;
+    return m / total;
+  }
 };
 
+// Half the seeds: whole percents, and a window from one reading's time to a later one's (every
+// stretch inside is whole). The other half: values with two decimals, and a window anywhere, even
+// past the samples, so that stretches are cut and their ends interpolated.
 TEST(UtilOverTime, SketchIsItsDefinitionOverManyGeneratedSeries) {
-  std::size_t compared = 0, near_ties = 0;
+  std::size_t compared = 0, near_ties = 0, cut_series = 0, near_half = 0;
   for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
     SCOPED_TRACE(fmt::format("seed {}", seed));
     std::mt19937_64 rng(seed);
     auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
     // Idle and busy phases (as training with data loading or evaluation), or values anywhere.
-    const bool phases = chance(0.5);
+    const bool phases = chance(0.5), whole = seed % 2;
+    auto value = [&](int lo, int hi) {  // in lo…hi, whole or to two decimals
+      return whole ? static_cast<float>(lo + static_cast<int>(rng() % (hi - lo + 1)))
+                   : static_cast<float>(lo * 100 + static_cast<int>(rng() % ((hi - lo) * 100 + 1))) / 100.f;
+    };
     GpuSeries g;
     const std::size_t n = 20 + rng() % 500;
     std::int64_t t = 1'700'000'000'000'000'000;
@@ -80,32 +118,30 @@ TEST(UtilOverTime, SketchIsItsDefinitionOverManyGeneratedSeries) {
       GpuSample s;
       t += 50'000'000 + static_cast<std::int64_t>(rng() % 3'000'000'000ULL);
       s.t_ns = t;
-      if (!chance(0.1))
-        s.util_pct = static_cast<float>(phases ? (chance(0.3) ? rng() % 3 : 90 + rng() % 11) : rng() % 101);
+      if (!chance(0.1)) s.util_pct = phases ? (chance(0.3) ? value(0, 2) : value(90, 100)) : value(0, 100);
       g.samples.push_back(s);
     }
-    // A window from one reading's time to a later one's: every stretch inside is whole.
     std::vector<std::int64_t> read_at;
     for (const auto& s : g.samples)
       if (!std::isnan(s.util_pct)) read_at.push_back(s.t_ns);
     if (read_at.empty()) continue;
-    const std::size_t a = rng() % read_at.size(), b = a + rng() % (read_at.size() - a);
-    const std::int64_t t0 = read_at[a], t1 = read_at[b];
-    const GpuSeriesFigures f = gpu_series_figures(g, t0, t1);
-
-    Definition d;
-    const GpuSample* prev = nullptr;
-    for (const auto& s : g.samples) {
-      if (std::isnan(s.util_pct) || s.t_ns < t0 || s.t_ns > t1) continue;
-      if (prev) {
-        const double secs = static_cast<double>(s.t_ns - prev->t_ns) * 1e-9;
-        d.time_at[static_cast<int>(prev->util_pct)] += secs / 2;
-        d.time_at[static_cast<int>(s.util_pct)] += secs / 2;
-        d.total += secs;
-      }
-      prev = &s;
+    std::int64_t t0, t1;
+    if (whole) {
+      const std::size_t a = rng() % read_at.size(), b = a + rng() % (read_at.size() - a);
+      t0 = read_at[a], t1 = read_at[b];
+    } else {
+      const std::int64_t first = g.samples.front().t_ns, span = g.samples.back().t_ns - first;
+      t0 = first - span / 10 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+      t1 = t0 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+      ++cut_series;
     }
-    if (d.total == 0) continue;  // under two readings inside: a plain mean, below
+    const GpuSeriesFigures f = gpu_series_figures(g, t0, t1);
+    const Definition d(g, t0, t1);
+    if (d.total == 0) continue;  // no stretch inside: a plain mean, below
+    if (d.cut_near_half) {
+      ++near_half;
+      continue;
+    }
     ASSERT_TRUE(f.util_pct);
     double mean = 0, shares = 0;
     const UtilHistogram own = util_shares(f.util_time);
@@ -114,7 +150,9 @@ TEST(UtilOverTime, SketchIsItsDefinitionOverManyGeneratedSeries) {
       shares += own[v];
     }
     EXPECT_NEAR(shares, 1, 1e-6);
-    EXPECT_NEAR(mean, *f.util_pct, 0.1) << "the sketch's mean is the GPU's trapezoid mean";
+    EXPECT_NEAR(mean, d.mean(), 0.01) << "the sketch holds the definition's time at each percent";
+    // Its mean is the GPU's trapezoid mean, to the bins' rounding (none for whole percents but at cuts).
+    EXPECT_NEAR(mean, *f.util_pct, whole ? 0.1 : 0.51);
     const Percentiles p = percentiles_of_gpu(f);
     const double got[] = {p.p10, p.p50, p.p90};
     const double qs[] = {0.10, 0.50, 0.90};
@@ -134,7 +172,9 @@ TEST(UtilOverTime, SketchIsItsDefinitionOverManyGeneratedSeries) {
     }
   }
   EXPECT_GT(compared, 2500u);
+  EXPECT_GT(cut_series, 450u);
   EXPECT_LT(near_ties, compared / 50) << "near-ties are rare";
+  EXPECT_LT(near_half, 10u) << "cuts that land on a rounding edge are rare";
 }
 
 // Where the mean is a plain one (one reading inside, or nominal times), each sample weighs one.
@@ -191,6 +231,18 @@ TEST(UtilOverTime, ValuesGoToTheirNearestWholePercent) {
   EXPECT_EQ(util_bin(99.5), 100u);
   EXPECT_EQ(util_bin(100), 100u);
   EXPECT_EQ(util_bin(-0.0), 0u);
+}
+
+// A stretch's end keeps its reading exactly: interpolated at its own time, 0.34 → 95.5 over these
+// 1.96 s gave 95.49999999999999 (the product and quotient round), so the 95.5 % went to 95.
+TEST(UtilOverTime, AStretchsEndIsItsReadingExactly) {
+  GpuSeries g;
+  constexpr std::int64_t span = 1'962'923'437;
+  g.samples.push_back({0, kMissing, 0.34f});
+  g.samples.push_back({span, kMissing, 95.5f});
+  const auto p = percentiles_of_gpu(gpu_series_figures(g, 0, span));
+  EXPECT_EQ(p.p10, 0);
+  EXPECT_EQ(p.p90, 96);
 }
 
 TEST(UtilOverTime, PercentilesOfNoWeightAreNone) {
