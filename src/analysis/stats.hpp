@@ -17,6 +17,9 @@ struct Stat {
   double cv() const { return mean != 0 ? std / mean : 0; }
 };
 
+// Values whose spread is at most this share of their size differ by the rounding of the arithmetic
+// that made them, not by measurement: describe() gives them no spread.
+inline constexpr double kRoundingSpread = 1e-12;
 // nullopt for an empty sample.
 std::optional<Stat> describe(std::vector<double> values);
 

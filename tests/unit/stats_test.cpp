@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -49,6 +50,27 @@ TEST(Describe, EqualValuesHaveExactlyNoSpread) {
     EXPECT_EQ(s->ci95_low, v);
     EXPECT_EQ(s->ci95_high, v);
   }
+}
+
+// Values that differ only by an ulp or two (the same time summed in another order) have no spread
+// either, and their mean lies between them; a spread of a nanosecond in a second is kept.
+TEST(Describe, ValuesThatDifferByRoundingHaveNoSpread) {
+  for (double v : {1.8, 0.1, 3e7, -2.5}) {
+    std::vector<double> values;
+    double x = v;
+    for (int k = 0; k < 6; ++k) values.push_back(x), x = std::nextafter(x, 2 * x + 1);
+    auto s = describe(values);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->std, 0) << v;
+    EXPECT_EQ(s->ci95_low, s->mean);
+    EXPECT_EQ(s->ci95_high, s->mean);
+    EXPECT_GE(s->mean, std::min(values.front(), values.back()));
+    EXPECT_LE(s->mean, std::max(values.front(), values.back()));
+  }
+  auto kept = describe({1.0, 1.0 + 1e-9, 1.0 + 2e-9});
+  ASSERT_TRUE(kept);
+  EXPECT_GT(kept->std, 0);
+  EXPECT_LT(kept->ci95_low, kept->mean);
 }
 
 // The 95% interval every time figure carries (epoch, run and now step time pooled over steps):
