@@ -76,7 +76,8 @@ std::optional<Stat> describe(std::vector<double> values) {
     s.ci95_low = s.ci95_high = std::numeric_limits<double>::quiet_NaN();
     return s;
   }
-  if (values.back() - values.front() <= kRoundingSpread * std::max(std::fabs(values.front()), std::fabs(values.back()))) {
+  if (values.front() == values.back() ||
+      values.back() - values.front() <= kRoundingSpread * std::max(std::fabs(values.front()), std::fabs(values.back()))) {
     // Equal values, or values that differ only by the rounding of the arithmetic that made them
     // (a sum in another order): the spread would be ~1e-16, which the table then printed as
     // "1.8 ± 3.11e-15". No spread, and the mean taken from the smallest so that it lies between.

@@ -67,6 +67,13 @@ TEST(Describe, ValuesThatDifferByRoundingHaveNoSpread) {
     EXPECT_GE(s->mean, std::min(values.front(), values.back()));
     EXPECT_LE(s->mean, std::max(values.front(), values.back()));
   }
+  // Summed and divided, five 7.15 and one an ulp above give a mean below them all.
+  std::vector<double> sevens(5, 7.15);
+  sevens.push_back(std::nextafter(7.15, 8.0));
+  auto seven = describe(sevens);
+  ASSERT_TRUE(seven);
+  EXPECT_GE(seven->mean, 7.15);
+  EXPECT_LE(seven->mean, sevens.back());
   auto kept = describe({1.0, 1.0 + 1e-9, 1.0 + 2e-9});
   ASSERT_TRUE(kept);
   EXPECT_GT(kept->std, 0);
