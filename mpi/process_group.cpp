@@ -1,12 +1,14 @@
 #include "process_group.hpp"
 
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace scalelens {
 
@@ -23,11 +25,28 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Comm node;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &local_size_);
+    // The cores of this node's processes. Launchers bind each process to its own (mpirun: one core
+    // each), and rank 0 goes on alone once the group is dropped (analysis, writing, gnuplot): the
+    // others' cores are free then. A mask of more than CPU_SETSIZE CPUs is not read: no widening.
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
+    std::vector<cpu_set_t> each(static_cast<std::size_t>(local_size_));
+    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, each.data(), sizeof mine, MPI_BYTE, node);
+    CPU_ZERO(&node_cpus_);
+    node_cpus_known_ = true;
+    for (auto& s : each) {
+      node_cpus_known_ = node_cpus_known_ && CPU_COUNT(&s) > 0;
+      CPU_OR(&node_cpus_, &node_cpus_, &s);
+    }
     MPI_Comm_free(&node);
   }
   ~MpiProcessGroup() override {
     MPI_Comm_free(&comm_);
     MPI_Finalize();
+    // Rank 0 writes alone from here: it, the threads it starts and their gnuplot may use every
+    // core its node's processes had, instead of sharing its one core while the others stand idle.
+    if (rank_ == 0 && node_cpus_known_) sched_setaffinity(0, sizeof node_cpus_, &node_cpus_);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -90,6 +109,8 @@ class MpiProcessGroup final : public ProcessGroup {
   std::uint64_t max_message_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_size_ = 1;
+  cpu_set_t node_cpus_;
+  bool node_cpus_known_ = false;
 };
 
 }  // namespace

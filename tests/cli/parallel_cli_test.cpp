@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "support/gpu_study_writer.hpp"
@@ -143,6 +144,26 @@ TEST(ParallelLoop, AFailingProcessEndsTheJobNamingTheFile) {
   EXPECT_EQ(r.exit_code, 6) << "the job's exit code is the failing process's (124: the other was left waiting)";
   EXPECT_NE(r.err.find("failed: trace-2.json: not a Kineto trace after all"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("gathered"), std::string::npos);
+}
+
+// mpirun binds each process to its own core; once the others have left, rank 0 (which analyses
+// and writes, and starts gnuplot) may run on all of them, not on its one core alone.
+TEST(ParallelLoop, TheFirstProcessTakesItsNodesCoresWhenTheOthersLeave) {
+  ScratchDir mpi;
+  auto r = run_command(mpirun(mpi, 2) + SCALELENS_SHARED_FOR_PROBE " cores");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> before, alone;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string who, rank, word;
+    words >> who;
+    if (who == "rank") words >> rank;
+    words >> word;  // "cpus"
+    for (std::string cpu; words >> cpu;) (who == "alone" ? alone : before).insert(cpu);
+  }
+  ASSERT_FALSE(before.empty()) << r.out;
+  EXPECT_EQ(alone, before) << r.out;
 }
 
 TEST(ParallelSrun, TasksWithoutMpisInterfaceAreToldHowAndTasksWithPmixShareTheWork) {
