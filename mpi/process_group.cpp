@@ -25,9 +25,9 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Comm node;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &local_size_);
-    // The cores of this node's processes. Launchers bind each process to its own (mpirun: one core
-    // each), and rank 0 goes on alone once the group is dropped (analysis, writing, gnuplot): the
-    // others' cores are free then. A mask of more than CPU_SETSIZE CPUs is not read: no widening.
+    // The cores of this node's processes. Launchers bind each process to its own core or socket,
+    // and rank 0 goes on alone once the group is dropped (analysis, writing, gnuplot): the others'
+    // cores are free then. A mask of more than CPU_SETSIZE CPUs is not read: no widening.
     cpu_set_t mine;
     CPU_ZERO(&mine);
     if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
