@@ -37,6 +37,7 @@ struct SweepArgs {
   std::string sbatch, srun;
   std::string template_file;
   std::string run_args_line;
+  std::string workdir;
   bool mpi_comm = false, no_mpirun = false;
   bool status = false, resume = false, dry_run = false, wait = false, next = false;
   int target_gpus = 0;
@@ -153,7 +154,7 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), plan.sbatch_args.begin(), plan.sbatch_args.end());
   argv.push_back(file.string());
-  auto r = run_capture(argv);
+  auto r = run_capture(argv, plan.workdir);
   if (r.status != 0) {
     e.state = State::failed;
     e.note = "sbatch: " + stripped(r.err.empty() ? r.out : r.err);
@@ -185,7 +186,9 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
   std::vector<std::pair<std::string, std::string>> env;
   if (::geteuid() == 0) env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};  // Open MPI refuses root otherwise
   e.state = State::running;
-  auto outcome = collect::run_child(argv, env);
+  collect::ChildOptions options;
+  options.cwd = plan.workdir;
+  auto outcome = collect::run_child(argv, env, options);
   e.exit_status = outcome.status;
   std::optional<int> code;
   auto folder = sweep::state_from_run_folder(study, e, code);
@@ -322,6 +325,20 @@ int run_sweep(SweepArgs a) {
     }
     tmpl = std::move(text.value());
   }
+  if (!a.workdir.empty()) plan.workdir = fs::absolute(a.workdir).lexically_normal().string();
+  else if (plan.workdir.empty()) plan.workdir = fs::current_path(ec).string();
+  if (plan.workdir.empty()) {
+    std::fprintf(stderr, "scalelens sweep: the current folder cannot be read (%s); --workdir names where the commands run\n",
+                 ec.message().c_str());
+    return 2;
+  }
+  if (!a.status && !a.dry_run && !fs::is_directory(plan.workdir, ec)) {
+    std::fprintf(stderr,
+                 "scalelens sweep: %s, where this sweep's commands run, is not a folder (any more); "
+                 "--workdir names another\n",
+                 plan.workdir.c_str());
+    return 2;
+  }
   if (plan.launcher == "slurm" && !a.dry_run && !on_path("sbatch")) {
     std::fprintf(stderr, "scalelens sweep: sbatch is not on PATH (--launcher local runs on this machine; --dry-run prints the scripts)\n");
     return 1;
@@ -362,7 +379,8 @@ int run_sweep(SweepArgs a) {
       const std::string wrap = fmt::format("{} report {} -o {} -q", shell_quote(self_path()), shell_quote(study.string()),
                                            shell_quote(fs::absolute(a.report_dir).string()));
       auto r = run_capture({"sbatch", "--parsable", "--dependency=afterany:" + ids, "--job-name=sl-report",
-                            "--output=" + (study / ".sweep" / "report.%j.out").string(), "--wrap", wrap});
+                            "--output=" + (study / ".sweep" / "report.%j.out").string(), "--wrap", wrap},
+                           plan.workdir);
       if (r.status != 0) std::fprintf(stderr, "scalelens sweep: the report job was not submitted: %s\n", r.err.c_str());
       else say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
     }
@@ -408,6 +426,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--template", a->template_file, "Your own batch script with {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} "
                                                   "{run_id} {study} and {scalelens_run} (the measured command line)");
   cmd->add_option("--run-args", a->run_args_line, "More options for 'scalelens run', as one string (\"--global-batch-size 256\")");
+  cmd->add_option("--workdir", a->workdir, "Where the commands run and jobs are submitted from (default: where the sweep was first planned)");
   cmd->add_flag("--mpi-comm", a->mpi_comm, "Time MPI communication per step (scalelens run --mpi-comm)");
   cmd->add_flag("--no-mpirun", a->no_mpirun, "Local: run the command as given instead of under 'mpirun -n {tasks}'");
   cmd->add_flag("--status", a->status, "What is planned, queued, running, done and failed");

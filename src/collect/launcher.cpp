@@ -137,8 +137,14 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     }
     for (int s : kForwarded) ::signal(s, SIG_DFL);
     ::pthread_sigmask(SIG_SETMASK, &g_original_mask, nullptr);
-    ::execvpe(args[0], args.data(), envp.data());
-    int err = errno;
+    // A failed chdir reports its errno negated, to tell it from a failed exec.
+    int err = 0;
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) {
+      err = -errno;
+    } else {
+      ::execvpe(args[0], args.data(), envp.data());
+      err = errno;
+    }
     [[maybe_unused]] auto n = ::write(exec_pipe[1], &err, sizeof err);
     ::_exit(127);
   }
@@ -161,7 +167,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     int st;
     ::waitpid(child, &st, 0);
     out.status = exec_errno == ENOENT ? 127 : 126;
-    out.error = fmt::format("cannot run '{}': {}", argv[0], errno_text(exec_errno));
+    out.error = exec_errno < 0 ? fmt::format("cannot enter the working folder {}: {}", options.cwd, errno_text(-exec_errno))
+                               : fmt::format("cannot run '{}': {}", argv[0], errno_text(exec_errno));
     return out;
   }
   out.ran = true;

@@ -26,6 +26,8 @@ struct ChildOptions {
   // Seconds between a terminating signal (SIGTERM, SIGINT, SIGHUP) forwarded to the job's group,
   // or the end of the command with processes of its group still running, and SIGKILL to the group.
   double kill_after_s = 10.0;
+  // The command's working folder ("" = this process's).
+  std::string cwd;
 };
 
 // Starts argv[0] (searched in PATH) with the current environment plus `env_set` as the leader of

@@ -117,7 +117,7 @@ Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
   for (const auto& a : plan.sbatch_args) w.value(a);
   w.end_array().key("srun_args").begin_array();
   for (const auto& a : plan.srun_args) w.value(a);
-  w.end_array().key("template").value(plan.template_file).key("run_args").begin_array();
+  w.end_array().key("template").value(plan.template_file).key("workdir").value(plan.workdir).key("run_args").begin_array();
   for (const auto& a : plan.run_args) w.value(a);
   w.end_array().key("mpirun").value(plan.mpirun).key("entries").begin_array();
   for (const auto& e : plan.entries) {
@@ -162,6 +162,10 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
   if (root["launcher"].get(sv)) return bad("no launcher");
   plan.launcher = std::string(sv);
   if (!root["template"].get(sv)) plan.template_file = std::string(sv);
+  if (auto w = root["workdir"]; w.error() != simdjson::NO_SUCH_FIELD) {
+    if (w.get(sv)) return bad("workdir is not a string");
+    plan.workdir = std::string(sv);
+  }
   bool b;
   if (!root["mpirun"].get(b)) plan.mpirun = b;
   if (!strings(root["sbatch_args"], plan.sbatch_args) || !strings(root["run_args"], plan.run_args) ||

@@ -35,6 +35,10 @@ struct Plan {
   std::vector<std::string> sbatch_args;    // --sbatch, split as a shell does
   std::vector<std::string> srun_args;      // --srun: options of our script's srun (e.g. --mpi=pmix for MPI programs)
   std::string template_file;               // --template: the user's batch script ("" = ours)
+  // Where the commands run (jobs are submitted from there): the folder the sweep was planned in, or
+  // --workdir; a --resume from elsewhere runs them where the first runs ran. "" (plans written
+  // before it was kept): the current folder.
+  std::string workdir;
   std::vector<std::string> run_args;       // more options for `scalelens run` (--mpi-comm, --global-batch-size N, ...)
   bool mpirun = true;                      // local: start the wrapped command under `mpirun -n {tasks}`
   std::vector<Entry> entries;

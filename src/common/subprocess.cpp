@@ -13,7 +13,7 @@ extern char** environ;
 
 namespace scalelens {
 
-Captured run_capture(const std::vector<std::string>& argv) {
+Captured run_capture(const std::vector<std::string>& argv, const std::string& cwd) {
   Captured c;
   if (argv.empty()) return c;
   int out[2], err[2];
@@ -28,6 +28,7 @@ Captured run_capture(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -12,7 +12,8 @@ struct Captured {
   bool ran() const { return status != 127 || !err.empty(); }
 };
 
-Captured run_capture(const std::vector<std::string>& argv);
+// `cwd`, when given, is the program's working folder (sbatch submits its job from there).
+Captured run_capture(const std::vector<std::string>& argv, const std::string& cwd = {});
 
 // Waits for child `pid` to end (again after a signal interrupts the wait, so that no child is left
 // a zombie); its status as Captured::status has it, -1 when it cannot be waited for.

@@ -43,6 +43,10 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
   return plan ? plan.value() : scalelens::sweep::Plan{};
 }
 
+// A shell prefix that runs the command in `folder`: the folder a sweep is planned in is where its
+// commands run, so it must outlive the command (run_command's own working folder does not).
+std::string in_folder(const fs::path& folder) { return "cd " + quoted(folder) + " &&"; }
+
 TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   ScratchDir dir;
   auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 1,2 --tasks-per-node 4 --gpus-per-task 1 "
@@ -93,6 +97,10 @@ TEST(SweepCli, UsageErrorsAreNamed) {
   auto r = run_scalelens("sweep --study " + quoted(dir / "r") + " --status");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("entries[0].run_id"), std::string::npos) << r.err;
+  dir.write("r/sweep.json", R"({"schema": "scalelens.sweep/1", "launcher": "local", "workdir": 5, "entries": []})");
+  auto w = run_scalelens("sweep --study " + quoted(dir / "r") + " --status");
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_NE(w.err.find("workdir is not a string"), std::string::npos) << w.err;
 }
 
 TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
@@ -101,7 +109,8 @@ TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
   const auto marker = dir / "fail-r2";
   std::ofstream(marker) << "x";
   const std::string cmd = fmt::format("sh -c 'if [ {{repeat}} = 2 ] && [ -e {} ]; then exit 3; fi; exit 0'", marker.string());
-  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label sh --tasks 1 --repeats 2 --launcher local --no-mpirun -- " + cmd);
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label sh --tasks 1 --repeats 2 --launcher local --no-mpirun -- " + cmd,
+                         in_folder(dir.path()));
   EXPECT_EQ(r.exit_code, 5) << r.out << r.err;  // a run failed
   auto plan = plan_of(dir / "runs");
   ASSERT_EQ(plan.entries.size(), 2u);
@@ -122,6 +131,39 @@ TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
   auto third = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");
   EXPECT_EQ(third.exit_code, 0);
   EXPECT_EQ(read(dir / "runs/sh-1n1t-r1/scalelens.json"), first_manifest);
+}
+
+TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
+  ScratchDir dir;
+  const auto work = dir / "work";
+  fs::create_directories(work);
+  // Relative paths, as in `python train.py`: they name files of the folder the sweep was planned in.
+  const std::string cmd = "sh -c 'test -e go && pwd > ran-here'";
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label w --tasks 1 --launcher local --no-mpirun -q -- " + cmd,
+                         in_folder(work));
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;  // no ./go yet
+  std::ofstream(work / "go") << "x";
+  // Resumed from another folder (run_command's own): the command still runs in `work`.
+  auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(plan_of(dir / "runs").entries.at(0).state, scalelens::sweep::State::done);
+  EXPECT_EQ(read(work / "ran-here"), fs::canonical(work).string() + "\n");
+
+  // The folder gone: refused before anything runs, and --workdir names another.
+  fs::remove_all(work);
+  auto gone = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label w --tasks 2 --launcher local --no-mpirun -q -- " + cmd);
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_NE(gone.err.find(work.string() + ", where this sweep's commands run, is not a folder"), std::string::npos) << gone.err;
+  EXPECT_NE(gone.err.find("--workdir"), std::string::npos) << gone.err;
+  EXPECT_FALSE(fs::exists(dir / "runs/w-1n2t-r1"));
+  const auto other = dir / "other";
+  fs::create_directories(other);
+  std::ofstream(other / "go") << "x";
+  auto moved = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label w --tasks 2 --launcher local --no-mpirun -q --workdir " +
+                             quoted(other) + " -- " + cmd);
+  EXPECT_EQ(moved.exit_code, 0) << moved.out << moved.err;
+  EXPECT_EQ(read(other / "ran-here"), fs::canonical(other).string() + "\n") << "the planned size ran in --workdir";
+  EXPECT_EQ(plan_of(dir / "runs").workdir, other.string());
 }
 
 TEST(SweepCli, NextMeasuresTheSizeTheScalingModelSuggestsOrSaysWhyNot) {
@@ -167,7 +209,8 @@ TEST(SweepCli, LocalSweepOfTheMpiExampleFillsTheStudyAndResumesOnlyWhatIsMissing
   ScratchDir mpi_tmp;
   const std::string env = private_mpi_env(mpi_tmp) + MPIRUN_ENV;
   auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label mpi --tasks 1,2 --repeats 2 --launcher local --mpi-comm "
-                         "--run-args '--global-batch-size 256' --report-dir " + quoted(dir / "report") + " -q -- " + kTrain, env);
+                         "--run-args '--global-batch-size 256' --report-dir " + quoted(dir / "report") + " -q -- " + kTrain,
+                         in_folder(dir.path()) + env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"mpi-1n1t-r1", "mpi-1n1t-r2", "mpi-1n2t-r1", "mpi-1n2t-r2"}));
   auto s = report_of((dir / "runs").string());
@@ -219,7 +262,7 @@ TEST(SweepSlurm, ASweepWaitsForItsJobsAndReportsTwoConfigurationsOfTwoRuns) {
   auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label mpi --tasks 1,2 --repeats 2 --launcher slurm "
                          "--srun=--mpi=pmix --mpi-comm --wait --poll 0.5 --run-args '--global-batch-size 256' --report-dir " +
                          quoted(dir / "report") + " -q -- " + kTrain,
-                         MPIRUN_ENV);
+                         in_folder(dir.path()) + MPIRUN_ENV);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << read(dir / "runs/.sweep/mpi-1n1t-r1.sh");
   EXPECT_EQ(run_folders(dir / "runs").size(), 4u);
   std::set<std::string> jobs;
@@ -250,7 +293,10 @@ TEST(SweepSlurm, ACancelledJobIsResubmittedAndNothingRunsTwice) {
   std::ofstream(hold) << "x";
   // Each job waits while the hold file exists.
   const std::string cmd = fmt::format("sh -c 'while [ -e {} ]; do sleep 0.2; done'", hold.string());
-  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label wait --tasks 1 --repeats 2 --launcher slurm -q -- " + cmd);
+  // Planned in `dir`: the jobs start there, also those that start after this command's own
+  // scratch folder is gone.
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label wait --tasks 1 --repeats 2 --launcher slurm -q -- " + cmd,
+                         in_folder(dir.path()));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto plan = plan_of(dir / "runs");
   ASSERT_EQ(plan.entries.size(), 2u);
@@ -295,7 +341,7 @@ TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
   }
 
   // scancel of a batch job: the wrapper forwards the signal and still completes its manifest.
-  auto job = run_command("sbatch --parsable -n 1 --output=" + quoted(dir / "job.out") + " --wrap " +
+  auto job = run_command("sbatch --parsable -n 1 --chdir=" + quoted(dir.path()) + " --output=" + quoted(dir / "job.out") + " --wrap " +
                          quoted(fs::path(std::string("srun ") + SCALELENS_BIN + " run --study " + (dir / "cancel").string() + " --label c -q -- sleep 60")));
   ASSERT_EQ(job.exit_code, 0) << job.err;
   const std::string id(job.out.substr(0, job.out.find_first_of(";\n")));

@@ -32,6 +32,20 @@ TEST(Launcher, CommandThatCannotStartIs127Or126WithAReason) {
   EXPECT_EQ(run_child({plain.string()}, {}).status, 126);
 }
 
+TEST(Launcher, ChildStartsInItsWorkingFolderOrSaysWhyNot) {
+  scalelens::testing::ScratchDir d;
+  ChildOptions options;
+  options.cwd = d.path().string();
+  auto r = run_child({"sh", "-c", "pwd -P > here"}, {}, options);
+  EXPECT_EQ(r.status, 0) << r.error;
+  EXPECT_EQ(scalelens::testing::slurp(d / "here"), std::filesystem::canonical(d.path()).string() + "\n");
+  options.cwd = (d / "gone").string();
+  auto gone = run_child({"sh", "-c", "true"}, {}, options);
+  EXPECT_FALSE(gone.ran);
+  EXPECT_EQ(gone.status, 126);
+  EXPECT_NE(gone.error.find("cannot enter the working folder " + options.cwd), std::string::npos) << gone.error;
+}
+
 TEST(Launcher, ChildGetsTheExtraEnvironmentAndUnblockedSignals) {
   auto r = run_child({"sh", "-c", "test \"$SCALELENS_RANK\" = 7 && grep -q '^SigBlk:\\s*0*$' /proc/self/status"},
                      {{"SCALELENS_RANK", "7"}});
