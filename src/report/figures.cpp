@@ -265,13 +265,10 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
           for (auto i : c.run_indices) {
             auto it = runs.find(summary.runs[i].run_id);
             if (it == runs.end()) continue;
-            double step = 0, span = 0, comp = 0, overlap = 0, exposed = 0, mem = 0, idle = 0;
+            double step = 0, comp = 0, overlap = 0, exposed = 0, mem = 0, idle = 0;
             for (const auto* b : measured_breakdown(*it->second))
-              step += b->step_time_us, span += b->span_us, comp += b->comp_us, overlap += b->overlap_us,
-                  exposed += b->exposed_comm_us, mem += b->mem_us, idle += b->idle_us;
-            // Where the GPU ran behind the CPU its work outlasts the steps: shares of its span then,
-            // so that no part is drawn above the whole (launch lag alone changes nothing).
-            if (gpu_ran_behind(span, step)) step = span;
+              step += b->breakdown_whole_us(), comp += b->comp_us, overlap += b->overlap_us, exposed += b->exposed_comm_us,
+                  mem += b->mem_us, idle += b->idle_us;
             if (step <= 0) continue;
             double parts[5] = {std::max(comp - overlap, 0.0) / step, overlap / step, exposed / step, mem / step, idle / step};
             double used = 0;

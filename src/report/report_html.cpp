@@ -139,10 +139,10 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
   if (parts.empty()) {
     out += "null";
   } else {
-    double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0, span = 0;
+    double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0, whole = 0;
     for (const auto* b : parts) {
       step += b->step_time_us, comp += b->comp_us, comm += b->comm_us, overlap += b->overlap_us;
-      exposed += b->exposed_comm_us, mem += b->mem_us, busy += b->busy_us, idle += b->idle_us, span += b->span_us;
+      exposed += b->exposed_comm_us, mem += b->mem_us, busy += b->busy_us, idle += b->idle_us, whole += b->breakdown_whole_us();
     }
     out += fmt::format(
         "{{\"ranks\":{},\"step_time_us\":{},\"comp_us\":{},\"comm_us\":{},\"overlap_us\":{},\"exposed_comm_us\":{},"
@@ -150,9 +150,9 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
         parts.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
         compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
         compact_number(idle, 1));
-    // The GPU work's span only where the GPU ran behind the CPU: the page then takes shares of it,
-    // as the figure does (launch lag alone changes nothing).
-    if (gpu_ran_behind(span, step)) out += fmt::format(",\"span_us\":{}", compact_number(span, 1));
+    // What the parts are shares of, only where some rank's GPU ran behind the CPU (its GPU work's
+    // span counts instead of its steps), as the figure takes them; launch lag alone changes nothing.
+    if (whole != step) out += fmt::format(",\"whole_us\":{}", compact_number(whole, 1));
     out += '}';
   }
   out += '}';

@@ -267,7 +267,7 @@ TEST(ReportHtml, BreakdownFigureUsesTheSameRanksAsTheSummary) {
   const auto shares = breakdown_row(out);
   ASSERT_EQ(shares.size(), 6u);
   EXPECT_NEAR(shares[2], 500.0 / 3000, 1e-5) << "exposed communication of the trace alone";
-  EXPECT_EQ(render_series_json(study, summary).find("\"span_us\""), std::string::npos);
+  EXPECT_EQ(render_series_json(study, summary).find("\"whole_us\""), std::string::npos);
 }
 
 TEST(ReportHtml, BreakdownOfAGpuThatRanBehindIsNoMoreThanTheWhole) {
@@ -288,7 +288,37 @@ TEST(ReportHtml, BreakdownOfAGpuThatRanBehindIsNoMoreThanTheWhole) {
     whole += v;
   }
   EXPECT_NEAR(whole, 1.0, 1e-5);
-  EXPECT_NE(render_series_json(study, summary).find("\"span_us\":4000}"), std::string::npos);
+  EXPECT_NE(render_series_json(study, summary).find("\"whole_us\":4000}"), std::string::npos);
+}
+
+TEST(ReportHtml, OneRankThatRanBehindAmongEightCountsItsSpan) {
+  // Seven ranks whose GPU work fits their steps and one whose 3000 µs of steps launched 4000 µs of
+  // it. Summed over ranks the span is only 4.5% over the steps, which launch lag could explain; per
+  // rank, the eighth's parts are shares of its span, and no part exceeds the whole.
+  ScratchDir out;
+  Study study = study_with_gpus(10, 8);
+  auto& ranks = study.runs[0].breakdown;
+  // Each part once: (comp − overlap) + overlap + exposed + memory + idle = the span.
+  ranks[0].span_us = 3000, ranks[0].busy_us = 3000, ranks[0].idle_us = 0, ranks[0].comp_us = 2500, ranks[0].overlap_us = 300;
+  for (int k = 1; k < 8; ++k) {
+    RankBreakdown b = ranks[0];
+    b.rank = k;
+    ranks.push_back(b);
+  }
+  ranks[7].span_us = 4000, ranks[7].busy_us = 3200, ranks[7].idle_us = 800, ranks[7].comp_us = 2700;
+  double span = 0, step = 0;
+  for (const auto& b : ranks) span += b.span_us, step += b.step_time_us;
+  ASSERT_FALSE(gpu_ran_behind(span, step)) << "the sums alone would not tell";
+  Summary summary = analyze(study, {});
+  ASSERT_TRUE(write_report_without_gnuplot(summary, &study, out));
+  const auto shares = breakdown_row(out);
+  ASSERT_EQ(shares.size(), 6u);
+  const double whole = 7 * 3000 + 4000;
+  EXPECT_NEAR(shares[0], (7 * 2200 + 2400) / whole, 1e-5);
+  double sum = 0;
+  for (double v : shares) sum += v;
+  EXPECT_NEAR(sum, 1.0, 1e-5) << "the parts fill the whole, none drawn above it";
+  EXPECT_NE(render_series_json(study, summary).find("\"whole_us\":25000}"), std::string::npos);
 }
 
 TEST(ReportHtml, OutputFolderHasReportAndFigures) {

@@ -157,11 +157,11 @@ export const BREAKDOWN_PARTS = [
   "other (CPU, launch)",
 ] as const;
 
-// Shares of step time from a run's trace breakdown (summed over ranks); of the GPU work's span
-// where the GPU ran behind the CPU (span_us is given only then), so no part exceeds the whole.
+// Shares of step time from a run's trace breakdown (summed over ranks); of whole_us where a rank's
+// GPU ran behind the CPU (its GPU work's span counts instead of its steps), so no part exceeds the whole.
 export function breakdownShares(b: Breakdown | null): number[] | null {
   if (!b || !(b.step_time_us > 0)) return null;
-  const s = Math.max(b.step_time_us, b.span_us ?? 0);
+  const s = b.whole_us ?? b.step_time_us;
   const parts = [Math.max(0, b.comp_us - b.overlap_us) / s, b.overlap_us / s, b.exposed_comm_us / s, b.mem_us / s, b.idle_us / s];
   const used = parts.reduce((a, x) => a + x, 0);
   return [...parts, Math.max(0, 1 - used)];

@@ -146,7 +146,7 @@ describe("breakdown", () => {
   });
   it("takes shares of the GPU work's span where it outlasts the steps", () => {
     // 3000 µs of steps, GPU work over 4000 µs: no part above the whole, the parts add up to it.
-    const s = breakdownShares({ ranks: 1, step_time_us: 3000, comp_us: 2700, comm_us: 800, overlap_us: 300, exposed_comm_us: 500, mem_us: 0, busy_us: 3500, idle_us: 500, span_us: 4000 })!;
+    const s = breakdownShares({ ranks: 1, step_time_us: 3000, comp_us: 2700, comm_us: 800, overlap_us: 300, exposed_comm_us: 500, mem_us: 0, busy_us: 3500, idle_us: 500, whole_us: 4000 })!;
     expect(s[0]).toBeCloseTo(0.6);
     expect(s.reduce((a, x) => a + x, 0)).toBeCloseTo(1);
     expect(Math.max(...s)).toBeLessThanOrEqual(1);
