@@ -368,19 +368,40 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
       [&](std::uint32_t name) { return class_of_name[name] == static_cast<std::int8_t>(KernelClass::communication); },
       r.shaped_ops);
   if (r.ops.size() > RankSummary::kMaxOps) r.ops.resize(RankSummary::kMaxOps);
+  double span_sum = 0, profiler_step_sum = 0;
   for (const auto& s : r.steps)
-    if (!s.cut_off) {
-      add_into(r.total, s);
-      ++r.steps_analysed;
-    }
-  if (r.steps_analysed > 0 && gpu_ran_behind(r.total.span_us, r.total.step_time_us)) {
+    if (!s.cut_off) span_sum += s.span_us, profiler_step_sum += s.step_time_us, ++r.steps_analysed;
+  if (r.steps_analysed > 0 && gpu_ran_behind(span_sum, profiler_step_sum)) {
+    // The CPU queued the steps' work faster than the GPU did it, so a ProfilerStep ends when its
+    // launches are queued: short while the queue fills, the GPU's pace once it is full. A step then
+    // lasts from its first GPU work to the next step's (DESIGN.md, "Trace breakdown"); the last
+    // step, with no next one to tell, keeps its ProfilerStep. Where even that pace is outlasted
+    // (one step's GPU work runs on into the next's), the ProfilerSteps stand, and are said wrong.
+    std::vector<double> profiler_steps;
+    for (const auto& s : r.steps) profiler_steps.push_back(s.step_time_us);
+    for (std::size_t k = 0; k + 1 < r.steps.size(); ++k)
+      if (per_step[k].events > 0 && per_step[k + 1].events > 0) r.steps[k].step_time_us = us(per_step[k + 1].first - per_step[k].first);
+    double paced_sum = 0;
+    bool forward = true;  // a step whose GPU work starts before the one before's (another stream) gives no pace
+    for (const auto& s : r.steps)
+      if (!s.cut_off) paced_sum += s.step_time_us, forward &= s.step_time_us > 0;
+    const bool paced = forward && !gpu_ran_behind(span_sum, paced_sum);
+    if (!paced)
+      for (std::size_t k = 0; k < r.steps.size(); ++k) r.steps[k].step_time_us = profiler_steps[k];
     const double n = r.steps_analysed;
     r.warnings.push_back(fmt::format(
         "the GPU ran behind the CPU: the GPU work of its {} analysed step{} spans {:.2f} ms a step, {:.0f}% more than their "
-        "ProfilerSteps ({:.2f} ms); step times (ProfilerStep durations) understate the time a step takes",
-        r.steps_analysed, r.steps_analysed == 1 ? "" : "s", r.total.span_us / n / 1000,
-        100 * (r.total.span_us / r.total.step_time_us - 1), r.total.step_time_us / n / 1000));
+        "ProfilerSteps ({:.2f} ms); {}",
+        r.steps_analysed, r.steps_analysed == 1 ? "" : "s", span_sum / n / 1000, 100 * (span_sum / profiler_step_sum - 1),
+        profiler_step_sum / n / 1000,
+        paced ? fmt::format("step times are taken at the GPU's pace instead, from a step's first GPU work to the next step's "
+                            "({:.2f} ms a step)",
+                            paced_sum / n / 1000)
+              : std::string("each step's GPU work runs on into the next step's, so step times (ProfilerStep durations) "
+                            "understate the time a step takes")));
   }
+  for (const auto& s : r.steps)
+    if (!s.cut_off) add_into(r.total, s);
   r.no_step = figures_of(outside);
   if (r.no_step.gpu_events > 0 && !steps.empty())
     r.warnings.push_back(fmt::format("{} GPU events were not launched inside any ProfilerStep; reported apart as \"no step\"",

@@ -101,7 +101,7 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
                      pct(t.idle_us, t.step_time_us), fixed(r.computation_score(), 3), fixed(r.raw_share(), 3),
                      short_file(r.file));
   }
-  o += "(step ms: mean ProfilerStep time; %: share of step time; score = comp / (comp + exposed comm); raw = comp / (comp + comm))\n";
+  o += "(step ms: mean ProfilerStep time, or the GPU's pace where it ran behind; %: share of step time; score = comp / (comp + exposed comm); raw = comp / (comp + comm))\n";
 
   for (const auto& r : set.ranks)
     if (r.no_step.gpu_events > 0 && !r.steps.empty())

@@ -123,6 +123,27 @@ TEST(TraceBreakdown, LastStepEndingAfterTheProfilerWindowIsCutOff) {
   EXPECT_DOUBLE_EQ(r.total.step_time_us, 100);  // step 1 only
 }
 
+TEST(TraceBreakdown, WhereTheGpuRanBehindAStepLastsFromItsFirstGpuWorkToTheNextSteps) {
+  // The CPU queues steps 1 and 2 in 10 µs each; the GPU takes 90 µs a step, 5 µs apart: kernels at
+  // 5..95, 100..190 and 195..285. Step 3's ProfilerStep (20..115) is at the GPU's pace again.
+  auto text = trace_of(step(1, "0", "10") + launch(1, 1) + gpu("kernel", "gemm", 1, "5", "90") + step(2, "10", "10") + launch(2, 11) +
+                           gpu("kernel", "gemm", 2, "100", "90") + step(3, "20", "95") + launch(3, 21) +
+                           gpu("kernel", "gemm", 3, "195", "90"),
+                       "0, \"dur\": 300");
+  auto r = analyse(parse(text), CommMatcher());
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps_analysed, 3);
+  EXPECT_DOUBLE_EQ(r.steps[0].step_time_us, 95);  // 100 − 5, not its 10 µs ProfilerStep
+  EXPECT_DOUBLE_EQ(r.steps[1].step_time_us, 95);  // 195 − 100
+  EXPECT_DOUBLE_EQ(r.steps[2].step_time_us, 95);  // the last keeps its ProfilerStep: no next step to tell
+  EXPECT_DOUBLE_EQ(r.total.step_time_us, 285);
+  EXPECT_DOUBLE_EQ(r.total.span_us, 270);
+  EXPECT_FALSE(gpu_ran_behind(r.total.span_us, r.total.step_time_us)) << "no part exceeds its step any more";
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("the GPU ran behind the CPU"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("ProfilerSteps (0.04 ms); step times are taken at the GPU's pace"), std::string::npos) << r.warnings[0];
+}
+
 TEST(TraceBreakdown, FloatTimestampsKeepTheirNanoseconds) {
   // ts 1712195495502094.5 µs does not fit a double exactly; the kernel lasts 10.125 µs.
   auto text = trace_of(step(1, "1712195495502000.000", "1000.0") + launch(1, 1712195495502001.0) +
