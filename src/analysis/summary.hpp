@@ -29,8 +29,9 @@ struct RunSummary {
   std::size_t epochs_logged = 0, warmup_excluded = 0;
   std::vector<double> epoch_times_s;  // after warm-up exclusion, by epoch number
   std::optional<double> run_time_s;
-  // Step time (DESIGN.md, "Step time"): per step, the slowest rank's duration, from the traces'
-  // ProfilerSteps (else steps.csv), after leaving out the first warm-up steps; by step number.
+  // Step time (DESIGN.md, "Time"): per step, the slowest rank's duration, from the traces' step
+  // times (the ProfilerStep, or the GPU's pace where the GPU ran behind; else steps.csv), after
+  // leaving out the first warm-up steps; by step number.
   std::size_t steps_timed = 0, warmup_steps_excluded = 0;
   std::vector<double> step_times_s;
   std::optional<double> throughput_samples_per_s;

@@ -374,19 +374,26 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   if (r.steps_analysed > 0 && gpu_ran_behind(span_sum, profiler_step_sum)) {
     // The CPU queued the steps' work faster than the GPU did it, so a ProfilerStep ends when its
     // launches are queued: short while the queue fills, the GPU's pace once it is full. A step then
-    // lasts from its first GPU work to the next step's (DESIGN.md, "Trace breakdown"); the last
-    // step, with no next one to tell, keeps its ProfilerStep. Where even that pace is outlasted
-    // (one step's GPU work runs on into the next's), the ProfilerSteps stand, and are said wrong.
+    // lasts from its first GPU work to the next step's that has any (DESIGN.md, "Trace
+    // breakdown"); the last such step, with none after it to tell, its ProfilerStep or its GPU
+    // work's span, the longer; a step without GPU work keeps its ProfilerStep. Where a step's GPU
+    // work still outlasts its time, the ProfilerSteps stand, and are said to understate the steps.
     std::vector<double> profiler_steps;
     for (const auto& s : r.steps) profiler_steps.push_back(s.step_time_us);
-    for (std::size_t k = 0; k + 1 < r.steps.size(); ++k)
-      if (per_step[k].events > 0 && per_step[k + 1].events > 0) r.steps[k].step_time_us = us(per_step[k + 1].first - per_step[k].first);
+    for (std::size_t k = 0; k < r.steps.size(); ++k) {
+      if (per_step[k].events == 0) continue;
+      std::size_t next = k + 1;
+      while (next < r.steps.size() && per_step[next].events == 0) ++next;
+      r.steps[k].step_time_us = next < r.steps.size() ? us(per_step[next].first - per_step[k].first)
+                                                      : std::max(r.steps[k].step_time_us, r.steps[k].span_us);
+    }
+    // Each step on its own: summed, the steps whose work fits would hide one whose work runs 5% on
+    // into the next step's. (A time ≤ 0: the next step's GPU work started first, on another stream.)
     double paced_sum = 0;
-    bool forward = true;  // a step whose GPU work starts before the one before's (another stream) gives no pace
+    bool fits = true;
     for (const auto& s : r.steps)
-      if (!s.cut_off) paced_sum += s.step_time_us, forward &= s.step_time_us > 0;
-    const bool paced = forward && !gpu_ran_behind(span_sum, paced_sum);
-    if (!paced)
+      if (!s.cut_off) paced_sum += s.step_time_us, fits &= s.step_time_us > 0 && !gpu_ran_behind(s.span_us, s.step_time_us);
+    if (!fits)
       for (std::size_t k = 0; k < r.steps.size(); ++k) r.steps[k].step_time_us = profiler_steps[k];
     const double n = r.steps_analysed;
     r.warnings.push_back(fmt::format(
@@ -394,11 +401,11 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
         "ProfilerSteps ({:.2f} ms); {}",
         r.steps_analysed, r.steps_analysed == 1 ? "" : "s", span_sum / n / 1000, 100 * (span_sum / profiler_step_sum - 1),
         profiler_step_sum / n / 1000,
-        paced ? fmt::format("step times are taken at the GPU's pace instead, from a step's first GPU work to the next step's "
-                            "({:.2f} ms a step)",
-                            paced_sum / n / 1000)
-              : std::string("each step's GPU work runs on into the next step's, so step times (ProfilerStep durations) "
-                            "understate the time a step takes")));
+        fits ? fmt::format("step times are taken at the GPU's pace instead, from a step's first GPU work to the next step's "
+                           "({:.2f} ms a step)",
+                           paced_sum / n / 1000)
+             : std::string("even at the GPU's pace (from a step's first GPU work to the next step's) its work outlasts "
+                           "the steps, so step times (ProfilerStep durations) understate the time a step takes")));
   }
   for (const auto& s : r.steps)
     if (!s.cut_off) add_into(r.total, s);

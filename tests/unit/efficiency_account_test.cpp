@@ -157,7 +157,7 @@ void expect_refused_at_one_gpu(const Summary& s, const std::string& why) {
   EXPECT_EQ(count_warnings(s, "no-efficiency-account"), 2u);
   EXPECT_EQ(count_warnings(s, "trace", "the GPU ran behind the CPU"), 1u) << "one trace, at 1 GPU";
   // Its GPU work starts at every step's own pace but outlasts it: no pace to take the step from.
-  EXPECT_EQ(count_warnings(s, "trace", "runs on into the next step's, so step times (ProfilerStep durations) understate"), 1u);
+  EXPECT_EQ(count_warnings(s, "trace", "its work outlasts the steps, so step times (ProfilerStep durations) understate"), 1u);
   auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "no-efficiency-account"; });
   ASSERT_NE(it, s.warnings.end());
   EXPECT_EQ(it->configuration, one.key());

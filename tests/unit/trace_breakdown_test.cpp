@@ -144,6 +144,24 @@ TEST(TraceBreakdown, WhereTheGpuRanBehindAStepLastsFromItsFirstGpuWorkToTheNextS
   EXPECT_NE(r.warnings[0].find("ProfilerSteps (0.04 ms); step times are taken at the GPU's pace"), std::string::npos) << r.warnings[0];
 }
 
+TEST(TraceBreakdown, AtTheGpusPaceAStepWithoutGpuWorkKeepsItsProfilerStepAndTheLastItsSpan) {
+  // The CPU queues four steps in 10 µs each, never waiting; step 3 launches nothing. The GPU runs
+  // 5..95, 100..190 and (step 4) 195..285.
+  auto text = trace_of(step(1, "0", "10") + launch(1, 1) + gpu("kernel", "gemm", 1, "5", "90") + step(2, "10", "10") + launch(2, 11) +
+                           gpu("kernel", "gemm", 2, "100", "90") + step(3, "20", "10") + step(4, "30", "10") + launch(4, 31) +
+                           gpu("kernel", "gemm", 4, "195", "90"),
+                       "0, \"dur\": 300");
+  auto r = analyse(parse(text), CommMatcher());
+  ASSERT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.steps_analysed, 4);
+  EXPECT_DOUBLE_EQ(r.steps[0].step_time_us, 95);  // 100 − 5
+  EXPECT_DOUBLE_EQ(r.steps[1].step_time_us, 95);  // 195 − 100: to step 4, the next with GPU work
+  EXPECT_DOUBLE_EQ(r.steps[2].step_time_us, 10);  // no GPU work: its ProfilerStep
+  EXPECT_DOUBLE_EQ(r.steps[3].step_time_us, 90);  // the last: its span, longer than its 10 µs ProfilerStep
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("step times are taken at the GPU's pace"), std::string::npos) << r.warnings[0];
+}
+
 TEST(TraceBreakdown, FloatTimestampsKeepTheirNanoseconds) {
   // ts 1712195495502094.5 µs does not fit a double exactly; the kernel lasts 10.125 µs.
   auto text = trace_of(step(1, "1712195495502000.000", "1000.0") + launch(1, 1712195495502001.0) +
