@@ -325,9 +325,10 @@ int run_sweep(SweepArgs a) {
     }
     tmpl = std::move(text.value());
   }
+  // --status only looks: a plan written before its folder was kept takes one when it next launches.
   if (!a.workdir.empty()) plan.workdir = fs::absolute(a.workdir).lexically_normal().string();
-  else if (plan.workdir.empty()) plan.workdir = fs::current_path(ec).string();
-  if (plan.workdir.empty()) {
+  else if (plan.workdir.empty() && !a.status) plan.workdir = fs::current_path(ec).string();
+  if (!a.status && plan.workdir.empty()) {
     std::fprintf(stderr, "scalelens sweep: the current folder cannot be read (%s); --workdir names where the commands run\n",
                  ec.message().c_str());
     return 2;

@@ -164,6 +164,12 @@ TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   EXPECT_EQ(moved.exit_code, 0) << moved.out << moved.err;
   EXPECT_EQ(read(other / "ran-here"), fs::canonical(other).string() + "\n") << "the planned size ran in --workdir";
   EXPECT_EQ(plan_of(dir / "runs").workdir, other.string());
+
+  // A plan written before the folder was kept: --status from elsewhere does not pin it there.
+  dir.write("old/sweep.json", R"({"schema": "scalelens.sweep/1", "launcher": "local", "entries": []})");
+  auto status = run_scalelens("sweep --study " + quoted(dir / "old") + " --status");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(plan_of(dir / "old").workdir, "");
 }
 
 TEST(SweepCli, NextMeasuresTheSizeTheScalingModelSuggestsOrSaysWhyNot) {
