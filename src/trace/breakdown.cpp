@@ -395,6 +395,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
       if (!s.cut_off) paced_sum += s.step_time_us, fits &= s.step_time_us > 0 && !gpu_ran_behind(s.span_us, s.step_time_us);
     if (!fits)
       for (std::size_t k = 0; k < r.steps.size(); ++k) r.steps[k].step_time_us = profiler_steps[k];
+    r.gpu_paced = fits;
     const double n = r.steps_analysed;
     r.warnings.push_back(fmt::format(
         "the GPU ran behind the CPU: the GPU work of its {} analysed step{} spans {:.2f} ms a step, {:.0f}% more than their "

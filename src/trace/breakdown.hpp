@@ -78,6 +78,9 @@ struct RankSummary {
   StepFigures no_step;              // GPU events launched outside every ProfilerStep
   StepFigures total;                // summed over the steps analysed
   int steps_analysed = 0;
+  // Its step times at the GPU's pace, not its ProfilerSteps': its GPU ran behind its CPU (DESIGN.md,
+  // "Trace breakdown").
+  bool gpu_paced = false;
   std::vector<CollectiveFigures> collectives;
   std::vector<CollectiveCall> calls;  // the collective kernels one by one, in start order
   std::vector<KernelFigures> kernels;  // every kernel name, by time, descending

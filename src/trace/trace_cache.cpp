@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/11";
+constexpr std::string_view kSchema = "scalelens.trace-cache/12";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -262,6 +262,7 @@ std::string summary_to_json(const RankSummary& r) {
   w.key("rank").value(r.rank).key("rank_known").value(r.rank_known).key("world_size").value(r.world_size);
   w.key("backend").value(r.backend).key("start_ns").value(r.start_ns);
   w.key("device").value(r.device).key("visible_gpus").value(r.visible_gpus).key("steps_analysed").value(r.steps_analysed).key("gpu_events").value(r.gpu_events);
+  w.key("gpu_paced").value(r.gpu_paced);
   w.key("steps").begin_array();
   for (const auto& s : r.steps) write_step(w, s);
   w.end_array();
@@ -320,7 +321,8 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   RankSummary r;
   dom::element v;
   if (!integer(e, "rank", r.rank) || !boolean(e, "rank_known", r.rank_known) || !text(e, "device", r.device) ||
-      !integer(e, "visible_gpus", r.visible_gpus) || !integer(e, "steps_analysed", r.steps_analysed) || !integer(e, "gpu_events", r.gpu_events))
+      !integer(e, "visible_gpus", r.visible_gpus) || !integer(e, "steps_analysed", r.steps_analysed) || !integer(e, "gpu_events", r.gpu_events) ||
+      !boolean(e, "gpu_paced", r.gpu_paced))
     return std::nullopt;
   if (!text(e, "backend", r.backend) || e["start_ns"].get(v)) return std::nullopt;
   if (!v.is_null()) {

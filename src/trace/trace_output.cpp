@@ -302,9 +302,10 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
   for (const auto& r : set.ranks) {
     if (!first_rank) o += ",";
     first_rank = false;
-    o += fmt::format("\n  {{\"rank\": {}, \"file\": {}, \"world_size\": {}, \"device\": {}, \"steps\": {}, ", r.rank,
-                     json_quote(r.file), r.world_size ? std::to_string(*r.world_size) : "null", json_quote(r.device),
-                     r.steps_analysed);
+    o += fmt::format("\n  {{\"rank\": {}, \"file\": {}, \"world_size\": {}, \"device\": {}, \"steps\": {}, "
+                     "\"step_time_from\": \"{}\", ",
+                     r.rank, json_quote(r.file), r.world_size ? std::to_string(*r.world_size) : "null", json_quote(r.device),
+                     r.steps_analysed, r.gpu_paced ? "gpu_pace" : "profiler_step");
     step_fields(o, r.total);
     o += fmt::format(", \"computation_score\": {}, \"comp_comm_raw_share\": {}, \"overlap_ratio\": {}",
                      json_number(r.computation_score()), json_number(r.raw_share()), json_number(r.overlap_ratio()));

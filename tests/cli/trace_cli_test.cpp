@@ -65,6 +65,7 @@ TEST(TraceCli, JsonFollowsTheTraceSchema) {
   simdjson::dom::array ranks = doc["ranks"];
   EXPECT_EQ(ranks.size(), 8u);
   for (auto rank : ranks) {
+    EXPECT_EQ(std::string_view(rank["step_time_from"]), "profiler_step");  // its GPUs kept up
     for (const char* key : {"rank", "file", "steps", "step_time_us", "comp_us", "comm_us", "overlap_us", "exposed_comm_us",
                             "mem_us", "idle_us", "busy_us", "span_us", "computation_score", "overlap_ratio", "collectives",
                             "comm_wait_us", "comm_transfer_us", "arrived_last", "arrived_first"})

@@ -235,6 +235,7 @@ TEST(EfficiencyAccount, RealTraceWhoseGpuRunsBehindIsNamedAndPacedByItsGpu) {
   auto set = trace::analyse_traces(options);
   ASSERT_EQ(set.ranks.size(), 1u);
   const auto& r = set.ranks[0];
+  EXPECT_TRUE(r.gpu_paced);
   ASSERT_GE(r.steps.size(), 3u);
   const double steady = r.steps.back().step_time_us;  // the last step keeps its ProfilerStep
   for (const auto& st : r.steps) {

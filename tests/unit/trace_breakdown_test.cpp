@@ -139,6 +139,7 @@ TEST(TraceBreakdown, WhereTheGpuRanBehindAStepLastsFromItsFirstGpuWorkToTheNextS
   EXPECT_DOUBLE_EQ(r.total.step_time_us, 285);
   EXPECT_DOUBLE_EQ(r.total.span_us, 270);
   EXPECT_FALSE(gpu_ran_behind(r.total.span_us, r.total.step_time_us)) << "no part exceeds its step any more";
+  EXPECT_TRUE(r.gpu_paced);
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("the GPU ran behind the CPU"), std::string::npos) << r.warnings[0];
   EXPECT_NE(r.warnings[0].find("ProfilerSteps (0.04 ms); step times are taken at the GPU's pace"), std::string::npos) << r.warnings[0];

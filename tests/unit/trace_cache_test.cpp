@@ -197,6 +197,11 @@ TEST(TraceCache, SummaryRoundTripsExactly) {
   auto back = summary_from_json(json);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(summary_to_json(*back), json);
+  auto paced = r.value();
+  paced.gpu_paced = !paced.gpu_paced;  // the one field whose every value the traces above do not give
+  auto paced_back = summary_from_json(summary_to_json(paced));
+  ASSERT_TRUE(paced_back.has_value());
+  EXPECT_EQ(paced_back->gpu_paced, paced.gpu_paced);
   EXPECT_FALSE(summary_from_json("{}").has_value());
   EXPECT_FALSE(summary_from_json("not json").has_value());
 }
