@@ -451,7 +451,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "  scalelens sweep --study runs/ --label ddp --tasks 1,2 --dry-run -- ./train   print the job scripts\n"
       "  scalelens sweep --study runs/ --label ddp --next --target-gpus 512 --nodes 1 --tasks-per-node 4 -- ...\n"
       "Each (label, size, repeat) is one job wrapped in 'scalelens run --run-id <label>-<N>n<T>t-r<R>'; the plan and\n"
-      "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. See docs/sweep.md.\n"
+      "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
+      "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
+      "See docs/sweep.md.\n"
       "Exit codes: 0 launched (or all done), 1 usage or a launch that failed, 2 no plan or nothing to use, 5 some run failed.");
   cmd->callback([a, &exit_code] {
     if (a->nodes.empty() == false && a->tasks.empty() == false) {

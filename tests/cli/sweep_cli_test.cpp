@@ -101,6 +101,10 @@ TEST(SweepCli, UsageErrorsAreNamed) {
   auto w = run_scalelens("sweep --study " + quoted(dir / "r") + " --status");
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_NE(w.err.find("workdir is not a string"), std::string::npos) << w.err;
+  // --help says where the commands run.
+  auto help = run_scalelens("sweep --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("in the folder the sweep was first planned in"), std::string::npos) << help.out;
 }
 
 TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
