@@ -425,7 +425,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         ts.comp_max_us = std::max(ts.comp_max_us, b->comp_us / n);
         // Per rank, against its own steps: the rank that ran behind is the one whose CPU ran
         // ahead, with the shorter steps, which the slowest rank's step would hide.
-        ts.gpu_behind |= gpu_ran_behind(b->span_us, b->step_time_us);
+        ts.gpu_behind |= b->ran_behind();
         ts.comp_sum_us += b->comp_us / n;
         ts.exposed_comm_us += b->exposed_comm_us / n;
         ts.idle_us += b->idle_us / n;

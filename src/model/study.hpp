@@ -234,10 +234,11 @@ struct RankBreakdown {
     const double achieved = achieved_flops_per_s(*flops, step_time_us);
     return std::isfinite(achieved) ? std::optional<double>(achieved / *peak_flops) : std::nullopt;
   }
+  // Per rank: summed over ranks, one rank's excess would hide below the others' 5%.
+  bool ran_behind() const { return gpu_ran_behind(span_us, step_time_us); }
   // The time its parts are shares of in the breakdown charts: its steps', or its GPU work's span
-  // where the GPU ran behind (so no part exceeds the whole). Per rank: summed over ranks, one
-  // rank's excess would hide below the others' 5%.
-  double breakdown_whole_us() const { return gpu_ran_behind(span_us, step_time_us) ? span_us : step_time_us; }
+  // where the GPU ran behind (so no part exceeds the whole).
+  double breakdown_whole_us() const { return ran_behind() ? span_us : step_time_us; }
 };
 
 // itwinai's profiler averages (torch.profiler key_averages() as CSV, one file per rank:

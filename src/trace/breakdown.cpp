@@ -378,23 +378,24 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     // breakdown"); the last such step, with none after it to tell, its ProfilerStep or its GPU
     // work's span, the longer; a step without GPU work keeps its ProfilerStep. Where a step's GPU
     // work still outlasts its time, the ProfilerSteps stand, and are said to understate the steps.
-    std::vector<double> profiler_steps;
-    for (const auto& s : r.steps) profiler_steps.push_back(s.step_time_us);
+    std::vector<double> paced(r.steps.size());
     for (std::size_t k = 0; k < r.steps.size(); ++k) {
+      paced[k] = r.steps[k].step_time_us;
       if (per_step[k].events == 0) continue;
       std::size_t next = k + 1;
       while (next < r.steps.size() && per_step[next].events == 0) ++next;
-      r.steps[k].step_time_us = next < r.steps.size() ? us(per_step[next].first - per_step[k].first)
-                                                      : std::max(r.steps[k].step_time_us, r.steps[k].span_us);
+      paced[k] = next < r.steps.size() ? us(per_step[next].first - per_step[k].first)
+                                       : std::max(r.steps[k].step_time_us, r.steps[k].span_us);
     }
     // Each step on its own: summed, the steps whose work fits would hide one whose work runs 5% on
     // into the next step's. (A time ≤ 0: the next step's GPU work started first, on another stream.)
     double paced_sum = 0;
     bool fits = true;
-    for (const auto& s : r.steps)
-      if (!s.cut_off) paced_sum += s.step_time_us, fits &= s.step_time_us > 0 && !gpu_ran_behind(s.span_us, s.step_time_us);
-    if (!fits)
-      for (std::size_t k = 0; k < r.steps.size(); ++k) r.steps[k].step_time_us = profiler_steps[k];
+    for (std::size_t k = 0; k < r.steps.size(); ++k)
+      if (!r.steps[k].cut_off)
+        paced_sum += paced[k], fits &= paced[k] > 0 && !gpu_ran_behind(r.steps[k].span_us, paced[k]);
+    if (fits)
+      for (std::size_t k = 0; k < r.steps.size(); ++k) r.steps[k].step_time_us = paced[k];
     r.gpu_paced = fits;
     const double n = r.steps_analysed;
     r.warnings.push_back(fmt::format(
