@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "analysis/analyze.hpp"
@@ -197,6 +198,32 @@ TEST(RunFolder, GpuCsvNamingANewGpuOnEveryLineTakesLinearMemory) {
   std::size_t capacity = 0;
   for (const auto& g : study.runs[0].gpus) capacity += g.samples.capacity();
   EXPECT_LE(capacity, 4u * n) << "samples reserved in all";
+}
+
+TEST(RunFolder, ATimeLikeTheLineBeforesIsReadAsWritten) {
+  // A tick's GPUs share one time, so a line's t_ns is compared with the line before's text rather
+  // than converted again: times that share the text before them only in part, that are that text
+  // and one digit more, or that follow a line sent the general way, must each be read as written.
+  const std::vector<std::string> times{"1234567890123456780", "1234567890123456780", "123456789012345678",
+                                       "1234567890123456789", "1234567890123456789", "5",  "55", "5",
+                                       "0000000000000000005", "65", "65", "65"};
+  std::string text = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const std::string gpu = std::to_string(i % 2);
+    // The eleventh line's blank sends it the general way; the twelfth's time is its text again.
+    text += times[i] + "," + gpu + ",GPU-" + gpu + "," + std::to_string(i) + (i == 10 ? ", 1" : ",1") + ",1,100,1,1,1\n";
+  }
+  ScratchDir dir;
+  write_run(dir, "a", 2, "0,0,0,1000,1\n");
+  dir.write("a/nodes/h/gpu.csv", text);
+  auto study = read_study(dir, true);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_TRUE(study.diagnostics.empty()) << format_location(study.diagnostics[0]);
+  std::map<int, std::int64_t> time_of_util;  // each line's utilization is its index
+  for (const auto& g : study.runs[0].gpus)
+    for (const auto& sample : g.samples) time_of_util[static_cast<int>(sample.util_pct)] = sample.t_ns;
+  ASSERT_EQ(time_of_util.size(), times.size());
+  for (std::size_t i = 0; i < times.size(); ++i) EXPECT_EQ(time_of_util[static_cast<int>(i)], std::stoll(times[i])) << "line " << i + 2;
 }
 
 TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {

@@ -28,6 +28,22 @@ TEST(ParseDouble, FastPathAgreesWithFromCharsBitForBit) {
   }
 }
 
+TEST(SameBytes, AgreesWithMemcmpWhereverTheBytesDiffer) {
+  // Eight bytes at a time with the last eight overlapping: a difference at any place of any length
+  // must be seen, and equal texts found equal.
+  std::mt19937_64 rng(11);
+  for (std::size_t n = 0; n <= 48; ++n) {
+    std::string a(n, ' ');
+    for (auto& c : a) c = static_cast<char>('0' + rng() % 10);
+    EXPECT_TRUE(same_bytes(a.data(), std::string(a).data(), n)) << n;
+    for (std::size_t at = 0; at < n; ++at) {
+      std::string b = a;
+      b[at] = static_cast<char>(b[at] ^ (1 << (rng() % 8)));
+      EXPECT_FALSE(same_bytes(a.data(), b.data(), n)) << "length " << n << ", differing at " << at;
+    }
+  }
+}
+
 TEST(ParseDouble, RejectsWhatIsNotAFiniteNumber) {
   EXPECT_FALSE(parse_double(""));
   EXPECT_FALSE(parse_double("nan"));
