@@ -19,6 +19,10 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create the output folder: {}", ec.message()), dir.string()};
   std::vector<std::filesystem::path> written;
+  // The figures (gnuplot, in other processes, its longest part) are made while this thread writes
+  // the summaries and the page (a jthread: an early return waits for it).
+  FiguresResult figures;
+  std::jthread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
   // summary.json and the page are written as they are rendered, the summary once for both, and
   // the series a batch of runs at a time: a large study's report is never whole in memory
   // (issue 17, part 2).
@@ -36,9 +40,6 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   const auto csv_path = dir / "summary.csv";
   if (auto ok = write_file_atomic(csv_path, render_summary_csv(summary)); !ok) return ok.error();
   written.push_back(csv_path);
-  // The figures (gnuplot, in other processes) are made while this thread renders the series.
-  FiguresResult figures;
-  std::thread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
   page.data(kReportDataSeriesKey);
   if (study) render_series_json_to(*study, summary, [&](std::string_view part) { page.data(part); });
   else page.data("null");
