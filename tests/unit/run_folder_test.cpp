@@ -203,27 +203,45 @@ TEST(RunFolder, GpuCsvNamingANewGpuOnEveryLineTakesLinearMemory) {
 TEST(RunFolder, ATimeLikeTheLineBeforesIsReadAsWritten) {
   // A tick's GPUs share one time, so a line's t_ns is compared with the line before's text rather
   // than converted again: times that share the text before them only in part, that are that text
-  // and one digit more, or that follow a line sent the general way, must each be read as written.
-  const std::vector<std::string> times{"1234567890123456780", "1234567890123456780", "123456789012345678",
-                                       "1234567890123456789", "1234567890123456789", "5",  "55", "5",
-                                       "0000000000000000005", "65", "65", "65"};
-  std::string text = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
-  for (std::size_t i = 0; i < times.size(); ++i) {
-    const std::string gpu = std::to_string(i % 2);
-    // The eleventh line's blank sends it the general way; the twelfth's time is its text again.
-    text += times[i] + "," + gpu + ",GPU-" + gpu + "," + std::to_string(i) + (i == 10 ? ", 1" : ",1") + ",1,100,1,1,1\n";
+  // and one digit more, or that follow a line sent the general way (a blank, a CRLF line end, a
+  // field too many), must each be read as written, and the last line, cut, still named.
+  std::vector<std::string> times{"1234567890123456780", "1234567890123456780", "123456789012345678",
+                                 "1234567890123456789", "1234567890123456789", "5",  "55", "5",
+                                 "0000000000000000005", "65", "65", "65", "65"};
+  // The collector's layout, and another (t_ns and gpu, which name the format, then a column that
+  // is not read): each has its own in-place parser.
+  for (const bool reordered : {false, true}) {
+    std::string text = reordered ? "t_ns,gpu,note,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+                                 : "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    // Each line's utilization is its index in `times`.
+    auto line = [&](const std::string& t, std::size_t i, const std::string& mem_util, const std::string& extra) {
+      const std::string gpu = std::to_string(i % 2);
+      return t + "," + gpu + (reordered ? ",n" : "") + ",GPU-" + gpu + "," + std::to_string(i) + "," + mem_util + ",1,100,1,1,1" + extra;
+    };
+    for (std::size_t i = 0; i + 1 < times.size(); ++i)
+      text += line(times[i], i, i == 10 ? " 1" : "1", "") + (i == 7 ? "\r\n" : "\n");
+    text += line("65", 99, "1", ",1") + "\n";                             // a field too many: line 14, bad
+    text += line(times.back(), times.size() - 1, "1", "") + "\n";         // line 15
+    text += line("65", 98, "1", "");                                      // line 16, cut: no line end
+    ScratchDir dir;
+    write_run(dir, "a", 2, "0,0,0,1000,1\n");
+    dir.write("a/nodes/h/gpu.csv", text);
+    auto study = read_study(dir, true);
+    ASSERT_EQ(study.runs.size(), 1u);
+    std::map<int, std::int64_t> time_of_util;
+    for (const auto& g : study.runs[0].gpus)
+      for (const auto& sample : g.samples) time_of_util[static_cast<int>(sample.util_pct)] = sample.t_ns;
+    ASSERT_EQ(time_of_util.size(), times.size()) << "reordered: " << reordered;
+    for (std::size_t i = 0; i < times.size(); ++i)
+      EXPECT_EQ(time_of_util[static_cast<int>(i)], std::stoll(times[i])) << "reordered: " << reordered << ", line " << i + 2;
+    ASSERT_EQ(study.diagnostics.size(), 2u) << format_location(study.diagnostics[0]);
+    auto* bad = find(study.diagnostics, "bad-lines");
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->line, 14);
+    auto* cut = find(study.diagnostics, "truncated-line");
+    ASSERT_TRUE(cut);
+    EXPECT_EQ(cut->line, 16);
   }
-  ScratchDir dir;
-  write_run(dir, "a", 2, "0,0,0,1000,1\n");
-  dir.write("a/nodes/h/gpu.csv", text);
-  auto study = read_study(dir, true);
-  ASSERT_EQ(study.runs.size(), 1u);
-  EXPECT_TRUE(study.diagnostics.empty()) << format_location(study.diagnostics[0]);
-  std::map<int, std::int64_t> time_of_util;  // each line's utilization is its index
-  for (const auto& g : study.runs[0].gpus)
-    for (const auto& sample : g.samples) time_of_util[static_cast<int>(sample.util_pct)] = sample.t_ns;
-  ASSERT_EQ(time_of_util.size(), times.size());
-  for (std::size_t i = 0; i < times.size(); ++i) EXPECT_EQ(time_of_util[static_cast<int>(i)], std::stoll(times[i])) << "line " << i + 2;
 }
 
 TEST(RunFolder, BadGpuLinesAreCountedWhicheverParserMeetsThem) {
