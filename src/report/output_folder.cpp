@@ -20,7 +20,7 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   if (ec) return Error{fmt::format("cannot create the output folder: {}", ec.message()), dir.string()};
   std::vector<std::filesystem::path> written;
   // The figures (gnuplot, in other processes, its longest part) are made while this thread writes
-  // the summaries and the page (a jthread: an early return waits for it).
+  // the summaries and the page (a jthread: an error return waits for it, and keeps what it drew).
   FiguresResult figures;
   std::jthread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
   // summary.json and the page are written as they are rendered, the summary once for both, and
