@@ -12,6 +12,7 @@
 #include "trace/trace_cache.hpp"
 #include "ingest/ingest.hpp"
 #include "report/output_folder.hpp"
+#include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
 #include "terminal.hpp"
 
@@ -61,6 +62,8 @@ int run_report(const ReportArgs& args) {
   in.run_names = args.run_names;
   in.threads = args.threads;
   in.defaults = args.defaults;
+  // Run folders' GPU logs summarized as they are read: a large study holds no record per GPU.
+  in.summarize_gpus = summarize_gpu_log;
   auto job = join_launched_processes("report");
   if (!job) return 1;
   in.group = job->group.get();

@@ -105,7 +105,7 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
 // Around a launcher the wrapper's record is not a rank's: there, the monitor must also have found
 // no GPU on the node.
 bool used_no_gpu(const Run& run) {
-  if (run.format != "scalelens" || run.ranks.empty() || !run.gpus.empty() || run.gpus_per_node || !run.gpu_model.empty())
+  if (run.format != "scalelens" || run.ranks.empty() || run.has_gpus() || run.gpus_per_node || !run.gpu_model.empty())
     return false;
   if (!run.launcher.empty() && !run.missing.contains("gpu")) return false;
   for (const auto& r : run.ranks)
@@ -188,6 +188,7 @@ std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSu
     warmup_steps += r.warmup_steps_excluded;
     if (auto how = src.detected_from.find("run"); how != src.detected_from.end()) runs_from.insert(how->second);
     if (auto how = src.detected_from.find("label"); how != src.detected_from.end()) label_from.insert(how->second);
+    if (src.gpu_digest) with_uuid += src.gpu_digest->with_uuid, by_index += src.gpu_digest->by_index;
     for (const auto& g : src.gpus) ++(g.uuid.empty() ? by_index : with_uuid);
   }
   std::vector<std::string> parts;

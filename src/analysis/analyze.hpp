@@ -33,6 +33,10 @@ std::vector<const RankBreakdown*> measured_breakdown(const Run& run);
 void keep_top_losses(std::vector<OpLoss>& ops);
 
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
+// The GPU half of a run's summary from `gpus`: the run's own, or (where `scalelens report` reads a
+// run folder's only GPU log) that log's, before they are merged. The same figures and warnings
+// either way; the run's window, world size and format must be final.
+GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus);
 
 Summary analyze(const Study& study, const AnalysisOptions& options);
 

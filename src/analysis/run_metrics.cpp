@@ -118,6 +118,126 @@ std::optional<double> RunSummary::time_on(std::string_view basis) const {
   return std::nullopt;
 }
 
+GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
+  GpuDigest d;
+  // Each physical GPU counted once, whichever sources saw it.
+  const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
+  const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
+  std::map<std::string, const GpuSeries*> chosen;
+  for (const auto& g : gpus) {
+    std::string key = g.node + "/" + (g.uuid.empty() ? std::to_string(g.index) : g.uuid);
+    auto [it, inserted] = chosen.emplace(key, &g);
+    if (inserted) continue;
+    d.warnings.push_back(run_warning(run, "energy-double-counted",
+                                     fmt::format("GPU {} of node '{}' appears in two sources ({} and {}); it is counted once, from the first",
+                                                 g.uuid.empty() ? std::to_string(g.index) : g.uuid, g.node, it->second->source, g.source)));
+  }
+  std::vector<UtilHistogram> util_times;  // each GPU's shares, for the run's utilization over time
+  double energy = 0;
+  bool any_energy = false, used_counter = false, used_power = false, nominal = false;
+  std::size_t energy_gpus = 0;
+  std::size_t min_samples = std::numeric_limits<std::size_t>::max();
+  double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
+  std::size_t gap_gpus = 0;
+  const GpuSeries* longest_gap_gpu = nullptr;
+  for (const auto& [key, g] : chosen) {
+    const GpuSeriesFigures f = figures_of(*g, run_t0, run_t1);
+    if (f.peak_mem_bytes) d.peak_mem_bytes = std::max(d.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
+    nominal |= g->nominal_timestamps;
+    min_samples = std::min(min_samples, f.samples_inside);
+    if (f.util_pct) d.util_means.push_back(*f.util_pct), util_times.push_back(util_shares(f.util_time));
+    if (g->nominal_timestamps) {
+      // Each sample stands for one probing interval: the run's, else the series' own spacing.
+      const double dt = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
+      if (f.power_samples && dt > 0) {
+        energy += f.power_sum_w * dt;
+        any_energy = used_power = true;
+        ++energy_gpus;
+      }
+      continue;
+    }
+    if (f.impossible_counter_mj) {
+      Diagnostic w = run_warning(
+          run, "implausible-value",
+          fmt::format("energy_mj of GPU {} jumps to {:.6g} mJ at t_ns {}, more than {:g} W per GPU allows since the "
+                      "reading before; its energy counter is left out and its energy taken from power_w where it has it",
+                      g->uuid.empty() ? std::to_string(g->index) : g->uuid, *f.impossible_counter_mj,
+                      f.impossible_counter_t_ns, limits::kMaxGpuPowerW));
+      w.path = g->source;
+      d.warnings.push_back(std::move(w));
+    }
+    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
+      energy += f.energy_j;
+      any_energy = true;
+      (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
+      ++energy_gpus;
+    }
+    if (f.skipped_s > 0) {
+      gap_s += f.skipped_s;
+      ++gap_gpus;
+      if (f.longest_skipped_s > longest_gap_s) {
+        longest_gap_s = f.longest_skipped_s;
+        longest_gap_gpu = g;
+      }
+    }
+  }
+  d.gpus = chosen.size();
+  d.min_samples = chosen.empty() ? 0 : min_samples;
+  if (!d.util_means.empty()) {
+    std::vector<const UtilHistogram*> each;
+    for (const auto& h : util_times) each.push_back(&h);
+    d.util_time_share = mean_of_shares(each);
+  }
+  if (any_energy) {
+    d.energy_j = energy;
+    d.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
+    d.energy_gpus = energy_gpus;
+    d.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
+    // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
+    // each: the job's energy is then the measured GPUs' mean times its GPUs, marked as such.
+    const bool itwinai = run.format.rfind("itwinai", 0) == 0;
+    if (itwinai && run.world_size && energy_gpus < static_cast<std::size_t>(*run.world_size)) {
+      d.energy_extrapolated = true;
+      d.energy_j = *d.energy_j_per_gpu * *run.world_size;
+      d.warnings.push_back(run_warning(
+          run, "partial-gpu-data",
+          fmt::format("GPU data for {} of {} GPUs (itwinai logs GPU metrics only on the ranks in log_on_workers, rank 0 "
+                      "by default): GPU utilization is theirs; energy is {:.4g} Wh per GPU measured, and the job's "
+                      "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
+                      energy_gpus, *run.world_size, *d.energy_j_per_gpu / 3600, *d.energy_j / 3600, *run.world_size)));
+    }
+  }
+  if (!chosen.empty() && d.min_samples < 20)
+    d.warnings.push_back(run_warning(run, "coarse-sampling",
+                                     fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
+                                                 "are rough; sample more often (scalelens run --interval)",
+                                                 d.min_samples, d.min_samples == 1 ? "" : "s")));
+  if (gap_gpus > 0)
+    d.warnings.push_back(run_warning(
+        run, "energy-gaps",
+        fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
+                    "than {} sampling intervals (the logger paused, the node was drained?); the longest gap, {:.1f} s, "
+                    "is GPU {} of node '{}' in {}",
+                    gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
+                    longest_gap_gpu->uuid.empty() ? std::to_string(longest_gap_gpu->index) : longest_gap_gpu->uuid,
+                    longest_gap_gpu->node, longest_gap_gpu->source)));
+  if (nominal)
+    d.warnings.push_back(run_warning(run, "nominal-timestamps",
+                                     "GPU sample times were rebuilt from sample index × probing interval, not measured; "
+                                     "energy counts each sample for one probing interval (as itwinai does), assuming "
+                                     "the sampler kept its interval exactly",
+                                     Severity::note));
+
+  std::set<std::string> nodes;
+  for (const auto& g : gpus) {
+    nodes.insert(g.node);
+    ++(g.uuid.empty() ? d.by_index : d.with_uuid);
+    if (d.name.empty()) d.name = g.name;
+  }
+  d.nodes.assign(nodes.begin(), nodes.end());
+  return d;
+}
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
   r.run_id = run.run_id;
@@ -133,9 +253,12 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.gpus_per_node = run.gpus_per_node;
   r.global_batch_size = run.global_batch_size;
   r.gpu_model = run.gpu_model;
+  // Its GPUs summarized: where they were read, else here (one function either way).
+  std::optional<GpuDigest> digested_here;
+  if (!run.gpu_digest) digested_here = digest_gpus(run, run.gpus);
+  const GpuDigest& gpus = run.gpu_digest ? *run.gpu_digest : *digested_here;
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
-  for (const auto& g : run.gpus)
-    if (r.gpu_model.empty() && !g.name.empty()) r.gpu_model = g.name;
+  if (r.gpu_model.empty()) r.gpu_model = gpus.name;
   r.exit_status = run.exit_status;
   if (run.start_ns && run.end_ns) r.run_time_s = static_cast<double>(*run.end_ns - *run.start_ns) * 1e-9;
 
@@ -238,71 +361,12 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     r.samples = *run.global_batch_size * static_cast<double>(step_ids.size());
   }
 
-  // GPUs: each physical GPU counted once, whichever sources saw it.
-  const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
-  const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
-  std::map<std::string, const GpuSeries*> chosen;
-  for (const auto& g : run.gpus) {
-    std::string key = g.node + "/" + (g.uuid.empty() ? std::to_string(g.index) : g.uuid);
-    auto [it, inserted] = chosen.emplace(key, &g);
-    if (inserted) continue;
-    warnings.push_back(run_warning(run, "energy-double-counted",
-                                   fmt::format("GPU {} of node '{}' appears in two sources ({} and {}); it is counted once, from the first",
-                                               g.uuid.empty() ? std::to_string(g.index) : g.uuid, g.node, it->second->source, g.source)));
-  }
-  std::vector<double> utils;
-  std::vector<UtilHistogram> util_times;  // each GPU's shares, for the run's utilization over time
-  double energy = 0;
-  bool any_energy = false, used_counter = false, used_power = false, nominal = false;
-  std::size_t energy_gpus = 0;
-  std::size_t min_samples = std::numeric_limits<std::size_t>::max();
-  double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
-  std::size_t gap_gpus = 0;
-  const GpuSeries* longest_gap_gpu = nullptr;
-  for (const auto& [key, g] : chosen) {
-    const GpuSeriesFigures f = figures_of(*g, run_t0, run_t1);
-    if (f.peak_mem_bytes) r.peak_gpu_memory_bytes = std::max(r.peak_gpu_memory_bytes.value_or(0.0), *f.peak_mem_bytes);
-    nominal |= g->nominal_timestamps;
-    min_samples = std::min(min_samples, f.samples_inside);
-    if (f.util_pct) utils.push_back(*f.util_pct), util_times.push_back(util_shares(f.util_time));
-    if (g->nominal_timestamps) {
-      // Each sample stands for one probing interval: the run's, else the series' own spacing.
-      const double dt = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
-      if (f.power_samples && dt > 0) {
-        energy += f.power_sum_w * dt;
-        any_energy = used_power = true;
-        ++energy_gpus;
-      }
-      continue;
-    }
-    if (f.impossible_counter_mj) {
-      Diagnostic d = run_warning(
-          run, "implausible-value",
-          fmt::format("energy_mj of GPU {} jumps to {:.6g} mJ at t_ns {}, more than {:g} W per GPU allows since the "
-                      "reading before; its energy counter is left out and its energy taken from power_w where it has it",
-                      g->uuid.empty() ? std::to_string(g->index) : g->uuid, *f.impossible_counter_mj,
-                      f.impossible_counter_t_ns, limits::kMaxGpuPowerW));
-      d.path = g->source;
-      warnings.push_back(std::move(d));
-    }
-    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
-      energy += f.energy_j;
-      any_energy = true;
-      (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
-      ++energy_gpus;
-    }
-    if (f.skipped_s > 0) {
-      gap_s += f.skipped_s;
-      ++gap_gpus;
-      if (f.longest_skipped_s > longest_gap_s) {
-        longest_gap_s = f.longest_skipped_s;
-        longest_gap_gpu = g;
-      }
-    }
-  }
-  r.gpus = chosen.size();
-  r.min_gpu_samples = chosen.empty() ? 0 : min_samples;
-  if (!utils.empty()) {
+  // GPUs (above): each physical GPU counted once, whichever sources saw it.
+  r.peak_gpu_memory_bytes = gpus.peak_mem_bytes;
+  r.gpus = gpus.gpus;
+  r.min_gpu_samples = gpus.min_samples;
+  if (!gpus.util_means.empty()) {
+    const auto& utils = gpus.util_means;
     RangeStat u{0, utils.front(), utils.front()};
     for (double x : utils) {
       u.mean += x;
@@ -311,54 +375,23 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     u.mean /= static_cast<double>(utils.size());
     r.gpu_util_pct = u;
-    std::vector<const UtilHistogram*> each;
-    for (const auto& h : util_times) each.push_back(&h);
-    r.gpu_util_time_share = mean_of_shares(each);
+    r.gpu_util_time_share = gpus.util_time_share;
     if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(*r.gpu_util_time_share);
   }
-  if (any_energy) {
-    r.energy_j = energy;
-    r.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
-    r.energy_gpus = energy_gpus;
-    r.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
-    // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
-    // each: the job's energy is then the measured GPUs' mean times its GPUs, marked as such.
-    const bool itwinai = run.format.rfind("itwinai", 0) == 0;
-    if (itwinai && run.world_size && energy_gpus < static_cast<std::size_t>(*run.world_size)) {
-      r.energy_extrapolated = true;
-      r.energy_j = *r.energy_j_per_gpu * *run.world_size;
-      warnings.push_back(run_warning(
-          run, "partial-gpu-data",
-          fmt::format("GPU data for {} of {} GPUs (itwinai logs GPU metrics only on the ranks in log_on_workers, rank 0 "
-                      "by default): GPU utilization is theirs; energy is {:.4g} Wh per GPU measured, and the job's "
-                      "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
-                      energy_gpus, *run.world_size, *r.energy_j_per_gpu / 3600, *r.energy_j / 3600, *run.world_size)));
-    }
+  if (gpus.energy_j) {
+    r.energy_j = gpus.energy_j;
+    r.energy_from = gpus.energy_from;
+    r.energy_gpus = gpus.energy_gpus;
+    r.energy_j_per_gpu = gpus.energy_j_per_gpu;
+    r.energy_extrapolated = gpus.energy_extrapolated;
     if (r.samples && *r.samples > 0) r.energy_j_per_sample = *r.energy_j / *r.samples;
   }
+  warnings.insert(warnings.end(), gpus.warnings.begin(), gpus.warnings.end());
   r.profiler_averages = run.profiler_averages;
-  if (!chosen.empty() && r.min_gpu_samples < 20)
-    warnings.push_back(run_warning(run, "coarse-sampling",
-                                   fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
-                                               "are rough; sample more often (scalelens run --interval)",
-                                               r.min_gpu_samples, r.min_gpu_samples == 1 ? "" : "s")));
-  if (gap_gpus > 0)
-    warnings.push_back(run_warning(
-        run, "energy-gaps",
-        fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
-                    "than {} sampling intervals (the logger paused, the node was drained?); the longest gap, {:.1f} s, "
-                    "is GPU {} of node '{}' in {}",
-                    gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
-                    longest_gap_gpu->uuid.empty() ? std::to_string(longest_gap_gpu->index) : longest_gap_gpu->uuid,
-                    longest_gap_gpu->node, longest_gap_gpu->source)));
-  if (nominal)
-    warnings.push_back(run_warning(run, "nominal-timestamps",
-                                   "GPU sample times were rebuilt from sample index × probing interval, not measured; "
-                                   "energy counts each sample for one probing interval (as itwinai does), assuming "
-                                   "the sampler kept its interval exactly",
-                                   Severity::note));
 
   // Host CPU energy, per node from its package-energy counter.
+  const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
+  const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
   double host_energy = 0;
   bool any_host = false;
   for (const auto& h : run.host_series)
@@ -395,9 +428,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                    : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
                                  expected)));
   }
-  if (run.nodes && (!run.gpus.empty() || !run.host_series.empty())) {
-    std::set<std::string> nodes;
-    for (const auto& g : run.gpus) nodes.insert(g.node);
+  if (run.nodes && (run.has_gpus() || !run.host_series.empty())) {
+    std::set<std::string> nodes(gpus.nodes.begin(), gpus.nodes.end());
     for (const auto& h : run.host_series) nodes.insert(h.node);
     if (static_cast<int>(nodes.size()) < *run.nodes)
       warnings.push_back(run_warning(run, "missing-nodes",

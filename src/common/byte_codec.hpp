@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,11 @@ class ByteWriter {
   template <class T>
   void put(const std::optional<T>& v) {
     put(static_cast<std::uint8_t>(v.has_value()));
+    if (v) put(*v);
+  }
+  template <class T>
+  void put(const std::shared_ptr<const T>& v) {  // an immutable value held by pointer: as an optional
+    put(static_cast<std::uint8_t>(v != nullptr));
     if (v) put(*v);
   }
   template <class T>
@@ -103,6 +109,15 @@ class ByteReader {
     get(has);
     if (has) get(v.emplace());
     else v.reset();
+  }
+  template <class T>
+  void get(std::shared_ptr<const T>& v) {
+    std::uint8_t has = 0;
+    get(has);
+    if (!has) return v.reset();
+    auto value = std::make_shared<T>();
+    get(*value);
+    v = std::move(value);
   }
   template <class T>
   void get(std::vector<T>& v) {

@@ -70,6 +70,7 @@ void merge_data_into(Run& target, RunData&& src) {
   append(target.epochs, src.epochs);
   append(target.steps, src.steps);
   append(target.gpus, src.gpus);
+  if (src.gpu_digest) target.gpu_digest = std::move(src.gpu_digest);  // its folder's only GPU log (ingest)
   append(target.host_series, src.host_series);
   append(target.ranks, src.ranks);
   append(target.breakdown, src.breakdown);
@@ -125,7 +126,7 @@ void fill_defaults(Run& run, const Run& manifest) {
 }
 
 bool has_data(const Run& r) {
-  return !r.epochs.empty() || !r.steps.empty() || !r.gpus.empty() || !r.host_series.empty() || !r.ranks.empty() ||
+  return !r.epochs.empty() || !r.steps.empty() || r.has_gpus() || !r.host_series.empty() || !r.ranks.empty() ||
          !r.breakdown.empty() || r.profiler_averages || r.start_ns || r.end_ns;
 }
 
@@ -366,6 +367,15 @@ Study ingest(const IngestOptions& options) {
   };
   std::size_t gpu_files = 0;
   for (std::size_t i : others) gpu_files += files[i].gpu_series;
+  // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
+  // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
+  // GPU figures depend on: its label, window, world size, sampling interval).
+  std::map<const fs::path*, std::size_t> gpu_logs_in, run_files_in;
+  for (std::size_t k = 0; k < others.size(); ++k)
+    if (owner[k]) {
+      gpu_logs_in[owner[k]] += files[others[k]].gpu_series;
+      run_files_in[owner[k]] += defines_named_runs(readers[files[others[k]].reader]->name());
+    }
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
@@ -375,6 +385,10 @@ Study ingest(const IngestOptions& options) {
     for (auto& h : out.attach.host_series) reduce_host_series(h, window->first, window->second);
     for (auto& g : out.attach.gpus)
       reduce_gpu_series(g, window->first, window->second, g.chart_points ? g.chart_points : kChartPointsPerSeries);
+    const Run& run = folder_run(*owner[k]);
+    if (options.summarize_gpus && files[others[k]].gpu_series && !out.attach.gpus.empty() && run.world_size &&
+        gpu_logs_in.at(owner[k]) == 1 && run_files_in.at(owner[k]) == 0)  // at(): read from many threads
+      options.summarize_gpus(run, out.attach);
   };
   SharedWork<ReadOutput> work;
   // Shared out by content, not by size on disk (a gzipped file holds several times its size); only

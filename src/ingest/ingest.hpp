@@ -47,6 +47,12 @@ struct IngestOptions {
   // as `serve` shows one run at a time). True: every sample is kept (the Python API).
   bool keep_samples = false;
   std::size_t gpu_chart_point_budget = kGpuChartPointBudget;
+  // Called in the reading threads on a run folder's GPU log, its samples reduced, where nothing
+  // read later can change that run's GPU figures (its folder has no other GPU log and no file that
+  // defines runs, and its scalelens.json states the window and the world size): it may put a
+  // GpuDigest in place of the log's GPUs, so that a large study does not hold a record per GPU
+  // (`scalelens report` does: report_html.hpp, summarize_gpu_log). Null: the GPUs are kept.
+  std::function<void(const Run& run, RunData& log)> summarize_gpus;
 };
 
 Study ingest(const IngestOptions& options);

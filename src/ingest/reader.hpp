@@ -37,7 +37,7 @@ struct ReadOutput {
     diagnostics.push_back({Severity::error, std::move(code), std::move(message), path.string(), line, {}});
   }
   bool has_attachment() const {
-    return !attach.epochs.empty() || !attach.steps.empty() || !attach.gpus.empty() ||
+    return !attach.epochs.empty() || !attach.steps.empty() || attach.has_gpus() ||
            !attach.host_series.empty() || !attach.ranks.empty() || !attach.breakdown.empty();
   }
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -256,6 +257,31 @@ struct ProfilerAverages {
   }
 };
 
+// A run's GPUs summarized: what its summary and the report's drill-down take from them
+// (analysis/run_metrics.cpp makes it, analysis and the report's reading threads alike). `scalelens
+// report` makes it where a run folder's GPU log is read, in place of that log's GPUs, when nothing
+// read later can change the run's GPU figures (ingest.cpp, IngestOptions::summarize_gpus): a
+// large study then holds a few hundred bytes a run instead of a record per GPU (issue 17, part 2).
+struct GpuDigest {
+  std::size_t gpus = 0;          // distinct GPUs, each counted once whichever sources saw it
+  std::size_t min_samples = 0;   // fewest samples of one GPU inside the run
+  std::optional<double> peak_mem_bytes;
+  std::vector<double> util_means;  // each GPU's mean utilization, in the order the run's mean adds them
+  std::optional<UtilHistogram> util_time_share;  // the GPUs' shares of time at each percent, averaged
+  std::optional<double> energy_j;  // extrapolated to the world size where energy_extrapolated
+  std::string energy_from;
+  std::size_t energy_gpus = 0;
+  std::optional<double> energy_j_per_gpu;
+  bool energy_extrapolated = false;
+  std::vector<Diagnostic> warnings;  // about the GPUs, in the order the run's summary gives them
+  std::vector<std::string> nodes;    // the GPUs' nodes, each once, sorted
+  std::size_t with_uuid = 0, by_index = 0;  // GPUs told apart by UUID, by node and index
+  std::string name;                  // the first GPU's model name that is not empty
+  // The GPUs' drill-down series as report.html carries them (the members of its "gpus" array);
+  // empty where the GPUs are kept (report/report_html.cpp renders them then).
+  std::string page_json;
+};
+
 // What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the
 // world size and GPU model it states. Readers fill one per file (ReadOutput::attach) and ingest
 // merges it into the run; a run's metadata stays with the run, so that the thousands of per-file
@@ -269,6 +295,10 @@ struct RunData {
   std::vector<HostSeries> host_series;
   std::vector<RankRecord> ranks;
   std::vector<RankBreakdown> breakdown;
+  // In place of `gpus` where the GPUs were summarized as they were read (GpuDigest); by pointer, so
+  // that the many outputs that have none stay small.
+  std::shared_ptr<const GpuDigest> gpu_digest;
+  bool has_gpus() const { return !gpus.empty() || gpu_digest; }
 };
 
 // Everything known about one execution of one configuration: its metadata here, its data in

@@ -74,27 +74,18 @@ std::vector<RankSteps> rank_step_times(const Run& run) {
   return out;
 }
 
-// One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
-// `gpu_cap` for series without a share of ingest's chart budget (GpuSeries::chart_points).
-std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank_steps, std::size_t gpu_cap,
-                              std::size_t step_cap, std::size_t max_points) {
-  std::string out;
-  std::vector<double> t, util, power;
-  // Time origin: the run's start, else its first sample.
-  std::int64_t t0 = run.start_ns.value_or(0);
-  if (!run.start_ns) {
-    bool any = false;
-    for (const auto& g : run.gpus)
-      if (g.sample_count() && (!any || g.first_t_ns() < t0)) t0 = g.first_t_ns(), any = true;
-  }
-  out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(run.run_id),
-                     json_quote(run.label), run.world_size ? std::to_string(*run.world_size) : "null", t0);
+// The members of a run's "gpus" array: its GPUs in a stable order (node, then index), each chart
+// of at most its share of points (GpuSeries::chart_points, else `gpu_cap`) and `max_points`; times
+// in seconds since `t0`.
+void append_gpu_series(std::string& out, const std::vector<GpuSeries>& all, std::int64_t t0, std::size_t gpu_cap,
+                       std::size_t max_points) {
   // GPUs in a stable order: node, then index.
   std::vector<const GpuSeries*> gpus;
-  for (const auto& g : run.gpus) gpus.push_back(&g);
+  for (const auto& g : all) gpus.push_back(&g);
   std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
     return a->node != b->node ? a->node < b->node : a->index < b->index;
   });
+  std::vector<double> t, util, power;
   bool first = true;
   for (const auto* g : gpus) {
     const std::vector<GpuChartPoint> chart =
@@ -121,6 +112,27 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
     if (has_power) append_array(out, power, idx, 1); else out += "null";
     out += '}';
   }
+}
+
+// One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
+// `gpu_cap` for series without a share of ingest's chart budget (GpuSeries::chart_points).
+std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank_steps, std::size_t gpu_cap,
+                              std::size_t step_cap, std::size_t max_points) {
+  std::string out;
+  // Time origin: the run's start, else its first sample.
+  std::int64_t t0 = run.start_ns.value_or(0);
+  if (!run.start_ns) {
+    bool any = false;
+    for (const auto& g : run.gpus)
+      if (g.sample_count() && (!any || g.first_t_ns() < t0)) t0 = g.first_t_ns(), any = true;
+  }
+  out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(run.run_id),
+                     json_quote(run.label), run.world_size ? std::to_string(*run.world_size) : "null", t0);
+  // Its GPUs: summarized where they were read (their series rendered then, by the function below),
+  // else rendered here.
+  if (run.gpu_digest) out += run.gpu_digest->page_json;
+  else append_gpu_series(out, run.gpus, t0, gpu_cap, max_points);
+  bool first = true;
   out += "],\"ranks\":[";
   first = true;
   for (const auto& r : rank_steps) {
@@ -166,6 +178,16 @@ std::string_view trim_json_end(std::string_view s) {
 }
 
 }  // namespace
+
+void summarize_gpu_log(const Run& run, RunData& log) {
+  GpuDigest digest = digest_gpus(run, log.gpus);
+  // As render_series_json_to draws them with its default limits (`scalelens report`'s): each
+  // chart its share of points, which ingest set (run folders' GPU logs always have one).
+  append_gpu_series(digest.page_json, log.gpus, run.start_ns.value_or(0), SeriesLimits{}.max_points_per_series,
+                    SeriesLimits{}.max_points_per_series);
+  log.gpu_digest = std::make_shared<const GpuDigest>(std::move(digest));
+  std::vector<GpuSeries>().swap(log.gpus);
+}
 
 void render_series_json_to(const Study& study, const Summary& summary, const std::function<void(std::string_view)>& sink,
                            const SeriesLimits& limits, std::string_view run_id) {

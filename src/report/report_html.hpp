@@ -34,6 +34,12 @@ std::string render_series_json(const Study& study, const Summary& summary, const
 // that a large study's series are written as they are made, never whole in memory.
 void render_series_json_to(const Study& study, const Summary& summary, const std::function<void(std::string_view)>& sink,
                            const SeriesLimits& limits = {}, std::string_view run_id = {});
+// A run whose GPUs were summarized as they were read (GpuDigest) keeps the series drawn then, with
+// the default limits (`scalelens report`'s).
+
+// For ingest (IngestOptions::summarize_gpus), `scalelens report`'s: a run folder's GPU log, as it is
+// read, becomes the run's GPU figures and the page's series of them, and its GPUs are let go.
+void summarize_gpu_log(const Run& run, RunData& log);
 
 // {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
 //  "series": <series json or null>, "figures": <figures json or null>[, "compare": {"before":

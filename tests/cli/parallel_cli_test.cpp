@@ -91,9 +91,21 @@ TEST(ParallelReport, TwoProcessesWriteWhatOneWritesOnTheSharedData) {
   shape.runs = 6, shape.gpus = 4, shape.nvsmi_too = true;
   const ScratchDir gpu_study;
   write_gpu_study(gpu_study, rng, shape);
+  // And GPU logs alone in their folders: summarized where they are read (GpuDigest), then gathered.
+  GpuStudyShape alone = shape;
+  alone.nvsmi_too = false;
+  const ScratchDir gpu_logs_alone;
+  write_gpu_study(gpu_logs_alone, rng, alone);
+  for (int r = 0; r < alone.runs; ++r) {  // run ids of their own, not copies of the study's above
+    const fs::path manifest = gpu_logs_alone.path() / fmt::format("run-{}/scalelens.json", r);
+    std::string text = slurp(manifest);
+    const std::string id = "\"run_id\": \"r";
+    text.replace(text.find(id), id.size(), "\"run_id\": \"alone-r");
+    gpu_logs_alone.write(fmt::format("run-{}/scalelens.json", r), text);
+  }
   const std::string in = quoted(data / "kineto") + " " + quoted(data / "mlperf-hpc-v1.0-deepcam") + " " +
-                         quoted(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study") + " " + quoted(gpu_study.path()) +
-                         " --no-cache";
+                         quoted(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study") + " " + quoted(gpu_study.path()) + " " +
+                         quoted(gpu_logs_alone.path()) + " --no-cache";
   auto report = [&](const std::string& where, const std::string& launch, const std::string& more) {
     fs::create_directories(dir / where);
     return run_command("cd " + quoted(dir / where) + " && " + launch + SCALELENS_BIN " report " + in + " -o out " + more);

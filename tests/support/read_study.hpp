@@ -1,15 +1,26 @@
 #pragma once
-// The study in a scratch folder as `scalelens report` reads it (one thread), for tests of what the
-// readers make of files.
+// The study in a scratch folder as `scalelens report` reads it, for tests of what the readers make
+// of files.
 #include "ingest/ingest.hpp"
+#include "report/report_html.hpp"
 #include "support/test_support.hpp"
 
 namespace scalelens::testing {
 
-// keep_samples: every GPU sample kept, as the Python API asks, instead of reduced as it is read.
+// One thread, each GPU kept as a record (the report summarizes a run folder's GPU log as it is
+// read: read_study_as_report). keep_samples: every GPU sample kept, as the Python API asks,
+// instead of reduced as it is read.
 inline Study read_study(const ScratchDir& dir, bool keep_samples = false) {
   IngestOptions options{{dir.path().string()}, {}, 1, {}};
   options.keep_samples = keep_samples;
+  return ingest(options);
+}
+
+// Exactly as `scalelens report` reads it, run folders' GPU logs summarized as they are read
+// (GpuDigest), on `threads` threads.
+inline Study read_study_as_report(const ScratchDir& dir, unsigned threads = 2) {
+  IngestOptions options{{dir.path().string()}, {}, threads, {}};
+  options.summarize_gpus = summarize_gpu_log;
   return ingest(options);
 }
 

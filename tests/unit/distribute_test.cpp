@@ -160,6 +160,22 @@ ReadOutput filled_output() {
   run.profiler_averages = ProfilerAverages{10, 5, 2, 1};
   out.runs.push_back(run);
   out.attach.steps.push_back({1, 2, 3, 4, 5.0});
+  GpuDigest digest;  // a GPU log summarized where it was read (`scalelens report`)
+  digest.gpus = 2;
+  digest.min_samples = 7;
+  digest.peak_mem_bytes = 4e10;
+  digest.util_means = {50.5, std::nan("")};
+  digest.util_time_share.emplace()[100] = 0.25f;
+  digest.energy_j = 12.5;
+  digest.energy_from = "counter";
+  digest.energy_gpus = 2;
+  digest.energy_j_per_gpu = 6.25;
+  digest.warnings.push_back({Severity::note, "coarse-sampling", "a GPU has only 7 samples", "/runs/a", 0, "ddp/8"});
+  digest.nodes = {"node01", ""};
+  digest.with_uuid = 2;
+  digest.name = "NVIDIA H100 80GB HBM3";
+  digest.page_json = R"({"node":"node01","index":3})";
+  out.attach.gpu_digest = std::make_shared<const GpuDigest>(std::move(digest));
   out.warn("bad-csv", "a line with 3 fields, 5 expected", "/runs/a/gpu.csv", 17);
   out.diagnostics.back().configuration = "ddp/8";
   return out;
@@ -195,6 +211,15 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   EXPECT_EQ(r.breakdown[0].op_losses[0].bound, "compute");
   EXPECT_EQ(r.profiler_averages->files, 1);
   EXPECT_EQ(back->attach.steps[0].samples, 5.0);
+  ASSERT_TRUE(back->attach.gpu_digest);
+  const GpuDigest& d = *back->attach.gpu_digest;
+  EXPECT_EQ(d.min_samples, 7u);
+  EXPECT_TRUE(std::isnan(d.util_means[1]));
+  EXPECT_EQ((*d.util_time_share)[100], 0.25f);
+  EXPECT_EQ(d.warnings[0].configuration, "ddp/8");
+  EXPECT_EQ(d.nodes, (std::vector<std::string>{"node01", ""}));
+  EXPECT_EQ(d.page_json, R"({"node":"node01","index":3})");
+  EXPECT_FALSE(back->runs[0].gpu_digest);  // none where none was made
   ASSERT_EQ(back->diagnostics.size(), 1u);
   EXPECT_EQ(back->diagnostics[0].line, 17);
   EXPECT_EQ(back->diagnostics[0].configuration, "ddp/8");

@@ -32,6 +32,7 @@ namespace scalelens {
 namespace {
 
 using scalelens::testing::read_study;
+using scalelens::testing::read_study_as_report;
 
 using testing::ScratchDir;
 using testing::GpuStudyShape;
@@ -43,20 +44,27 @@ std::string diagnostics_text(const std::vector<Diagnostic>& ds) {
   return s;
 }
 
+// A small study drawn from `seed` into `dir`: 1-4 runs of 1-4 GPUs, a third with an nvidia-smi log
+// of the same GPUs, half of mixed GPU counts, a third with some runs stating no window.
+GpuStudyShape write_drawn_study(const ScratchDir& dir, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  GpuStudyShape shape;
+  shape.runs = 1 + static_cast<int>(rng() % 4);
+  shape.gpus = 1 + static_cast<int>(rng() % 4);
+  shape.nvsmi_too = rng() % 3 == 0;
+  shape.vary_gpus = rng() % 2 == 0;
+  shape.no_window = rng() % 3 == 0 ? 0.3 : 0;
+  write_gpu_study(dir, rng, shape);
+  return shape;
+}
+
 TEST(GpuReduction, ReducedSeriesGiveTheSameReportAsEverySampleOverManyGeneratedStudies) {
   std::size_t reduced_series = 0, host_energies = 0;
   std::set<std::string> codes;  // the warnings the generated studies met
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     SCOPED_TRACE(fmt::format("seed {}", seed));
-    std::mt19937_64 rng(seed);
     ScratchDir dir;
-    GpuStudyShape shape;
-    shape.runs = 1 + static_cast<int>(rng() % 4);
-    shape.gpus = 1 + static_cast<int>(rng() % 4);
-    shape.nvsmi_too = rng() % 3 == 0;
-    shape.vary_gpus = rng() % 2 == 0;
-    shape.no_window = rng() % 3 == 0 ? 0.3 : 0;
-    write_gpu_study(dir, rng, shape);
+    const GpuStudyShape shape = write_drawn_study(dir, seed);
 
     const Study kept = read_study(dir, true), reduced = read_study(dir, false);
     ASSERT_EQ(kept.runs.size(), static_cast<std::size_t>(shape.runs));
@@ -90,6 +98,44 @@ TEST(GpuReduction, ReducedSeriesGiveTheSameReportAsEverySampleOverManyGeneratedS
   // The shapes that take the figures' other paths were met.
   for (const char* code : {"energy-gaps", "implausible-value", "energy-double-counted", "coarse-sampling"})
     EXPECT_TRUE(codes.count(code)) << code;
+}
+
+// `scalelens report` summarizes a run folder's GPU log as it is read (GpuDigest) where nothing read
+// later can change the run's GPU figures, and holds no record per GPU (issue 17, part 2): its
+// summary, warnings and page series must be those of the GPUs kept, byte for byte, over the same
+// generated studies (windows cut anywhere, pauses, counter jumps, coarse sampling; folders with a
+// second GPU log, the same GPUs in an nvidia-smi log, or no window, which keep their GPUs).
+TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
+  std::size_t summarized = 0, kept_whole = 0;
+  std::set<std::string> codes;  // warnings the summarized runs gave
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    ScratchDir dir;
+    const GpuStudyShape shape = write_drawn_study(dir, seed);
+
+    const Study kept = read_study(dir, true), as_report = read_study_as_report(dir);
+    ASSERT_EQ(as_report.runs.size(), kept.runs.size());
+    for (const auto& run : as_report.runs) {
+      if (run.gpu_digest) {
+        EXPECT_TRUE(run.gpus.empty()) << run.path;  // the records are let go
+        EXPECT_TRUE(run.start_ns && run.end_ns) << run.path;
+        ++summarized;
+      } else {
+        kept_whole += !run.gpus.empty();
+      }
+    }
+    EXPECT_EQ(diagnostics_text(as_report.diagnostics), diagnostics_text(kept.diagnostics));
+    const Summary from_kept = analyze(kept, {}), from_report = analyze(as_report, {});
+    EXPECT_EQ(render_summary_json(from_report), render_summary_json(from_kept));
+    EXPECT_EQ(render_series_json(as_report, from_report), render_series_json(kept, from_kept));
+    for (std::size_t i = 0; i < from_report.runs.size(); ++i)
+      if (as_report.runs[i].gpu_digest)
+        for (const auto& d : as_report.runs[i].gpu_digest->warnings) codes.insert(d.code);
+  }
+  // Both ways were taken, and the summarized runs met the figures' warnings.
+  EXPECT_GT(summarized, 40u);
+  EXPECT_GT(kept_whole, 10u);
+  for (const char* code : {"energy-gaps", "implausible-value", "coarse-sampling"}) EXPECT_TRUE(codes.count(code)) << code;
 }
 
 // Charts share one point budget among all GPU files: a study of many long series, of 1 to 4 GPUs
