@@ -8,7 +8,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 200 && sizeof(Run) == 840 && sizeof(GpuDigest) == 672 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 200 && sizeof(Run) == 840 && sizeof(GpuDigest) == 680 && sizeof(PackedText) == 40 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -48,6 +48,10 @@ void fields(C& c, RankBreakdown& v) {
   c(v.rank, v.source, v.steps, v.step_time_us, v.comp_us, v.comm_us, v.overlap_us, v.exposed_comm_us, v.mem_us,
     v.busy_us, v.idle_us, v.span_us, v.step_times_us, v.step_ids, v.step_numbers, v.from_mpi, v.flops, v.peak_flops,
     v.world_size, v.backend, v.start_ns, v.calls, v.op_losses, v.dataloader_gpu_idle_us);
+}
+template <class C>
+void fields(C& c, PackedText& v) {
+  c(v.deflated, v.size);
 }
 template <class C>
 void fields(C& c, GpuDigest& v) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/diagnostics.hpp"
+#include "common/packed_text.hpp"
 
 namespace scalelens {
 
@@ -277,9 +278,9 @@ struct GpuDigest {
   std::vector<std::string> nodes;    // the GPUs' nodes, each once, sorted
   std::size_t with_uuid = 0, by_index = 0;  // GPUs told apart by UUID, by node and index
   std::string name;                  // the first GPU's model name that is not empty
-  // The GPUs' drill-down series as report.html carries them (the members of its "gpus" array);
-  // empty where the GPUs are kept (report/report_html.cpp renders them then).
-  std::string page_json;
+  // The GPUs' drill-down series as report.html carries them (the members of its "gpus" array),
+  // deflated while it waits; empty where the GPUs are kept (report_html.cpp renders them then).
+  PackedText page_json;
 };
 
 // What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the

@@ -130,7 +130,7 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
                      json_quote(run.label), run.world_size ? std::to_string(*run.world_size) : "null", t0);
   // Its GPUs: summarized where they were read (their series rendered then, by the function below),
   // else rendered here.
-  if (run.gpu_digest) out += run.gpu_digest->page_json;
+  if (run.gpu_digest) run.gpu_digest->page_json.unpack_to(out);
   else append_gpu_series(out, run.gpus, t0, gpu_cap, max_points);
   bool first = true;
   out += "],\"ranks\":[";
@@ -183,8 +183,10 @@ void summarize_gpu_log(const Run& run, RunData& log) {
   GpuDigest digest = digest_gpus(run, log.gpus);
   // As render_series_json_to draws them with its default limits (`scalelens report`'s): each
   // chart its share of points, which ingest set (run folders' GPU logs always have one).
-  append_gpu_series(digest.page_json, log.gpus, run.start_ns.value_or(0), SeriesLimits{}.max_points_per_series,
+  std::string page;
+  append_gpu_series(page, log.gpus, run.start_ns.value_or(0), SeriesLimits{}.max_points_per_series,
                     SeriesLimits{}.max_points_per_series);
+  digest.page_json = PackedText::pack(page);
   log.gpu_digest = std::make_shared<const GpuDigest>(std::move(digest));
   std::vector<GpuSeries>().swap(log.gpus);
 }

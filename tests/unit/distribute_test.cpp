@@ -174,7 +174,7 @@ ReadOutput filled_output() {
   digest.nodes = {"node01", ""};
   digest.with_uuid = 2;
   digest.name = "NVIDIA H100 80GB HBM3";
-  digest.page_json = R"({"node":"node01","index":3})";
+  digest.page_json = PackedText::pack(R"({"node":"node01","index":3})");
   out.attach.gpu_digest = std::make_shared<const GpuDigest>(std::move(digest));
   out.warn("bad-csv", "a line with 3 fields, 5 expected", "/runs/a/gpu.csv", 17);
   out.diagnostics.back().configuration = "ddp/8";
@@ -218,7 +218,7 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   EXPECT_EQ((*d.util_time_share)[100], 0.25f);
   EXPECT_EQ(d.warnings[0].configuration, "ddp/8");
   EXPECT_EQ(d.nodes, (std::vector<std::string>{"node01", ""}));
-  EXPECT_EQ(d.page_json, R"({"node":"node01","index":3})");
+  EXPECT_EQ(d.page_json.text(), R"({"node":"node01","index":3})");
   EXPECT_FALSE(back->runs[0].gpu_digest);  // none where none was made
   ASSERT_EQ(back->diagnostics.size(), 1u);
   EXPECT_EQ(back->diagnostics[0].line, 17);

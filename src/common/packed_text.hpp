@@ -1,0 +1,22 @@
+#pragma once
+// Text held deflated until it is written out: a large report's pieces of page text wait at about a
+// quarter of their size (issue 17, part 2). Raw DEFLATE at libdeflate's fastest level; packing and
+// unpacking are safe from many threads at once (each keeps its own compressor).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace scalelens {
+
+struct PackedText {
+  std::string deflated;    // the text as raw DEFLATE
+  std::uint64_t size = 0;  // the text's own size
+
+  static PackedText pack(std::string_view text);
+  // Appends the text to `out`. Bytes that do not inflate to `size` (only a fault of this program or
+  // of memory can make them) are a std::logic_error.
+  void unpack_to(std::string& out) const;
+  std::string text() const;
+};
+
+}  // namespace scalelens
