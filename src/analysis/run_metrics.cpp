@@ -186,7 +186,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   if (!d.util_means.empty()) {
     std::vector<const UtilHistogram*> each;
     for (const auto& h : util_times) each.push_back(&h);
-    d.util_time_share = mean_of_shares(each);
+    if (auto mean = mean_of_shares(each)) d.util_time_share = std::make_shared<const UtilHistogram>(*mean);
   }
   if (any_energy) {
     d.energy_j = energy;

@@ -8,7 +8,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 200 && sizeof(Run) == 840 && sizeof(GpuDigest) == 680 && sizeof(PackedText) == 40 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 200 && sizeof(Run) == 840 && sizeof(GpuDigest) == 288 && sizeof(PackedText) == 40 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,

@@ -268,7 +268,8 @@ struct GpuDigest {
   std::size_t min_samples = 0;   // fewest samples of one GPU inside the run
   std::optional<double> peak_mem_bytes;
   std::vector<double> util_means;  // each GPU's mean utilization, in the order the run's mean adds them
-  std::optional<UtilHistogram> util_time_share;  // the GPUs' shares of time at each percent, averaged
+  // The GPUs' shares of time at each percent, averaged; shared with the run's summary (400 bytes).
+  std::shared_ptr<const UtilHistogram> util_time_share;
   std::optional<double> energy_j;  // extrapolated to the world size where energy_extrapolated
   std::string energy_from;
   std::size_t energy_gpus = 0;

@@ -165,7 +165,9 @@ ReadOutput filled_output() {
   digest.min_samples = 7;
   digest.peak_mem_bytes = 4e10;
   digest.util_means = {50.5, std::nan("")};
-  digest.util_time_share.emplace()[100] = 0.25f;
+  auto share = std::make_shared<UtilHistogram>();
+  (*share)[100] = 0.25f;
+  digest.util_time_share = share;
   digest.energy_j = 12.5;
   digest.energy_from = "counter";
   digest.energy_gpus = 2;
