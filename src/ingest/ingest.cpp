@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -69,8 +70,12 @@ void merge_data_into(Run& target, RunData&& src) {
   fill(target.world_size, src.world_size);
   append(target.epochs, src.epochs);
   append(target.steps, src.steps);
+  // A digest is made only where its folder has no other GPU source (summarize_gpus, below): GPUs
+  // merged beside one would be left out of the run's figures, so that is a fault of this program.
+  if ((src.gpu_digest && target.has_gpus()) || (target.gpu_digest && !src.gpus.empty()))
+    throw std::logic_error("a run's GPUs summarized as they were read met more GPUs: " + target.path);
   append(target.gpus, src.gpus);
-  if (src.gpu_digest) target.gpu_digest = std::move(src.gpu_digest);  // its folder's only GPU log (ingest)
+  if (src.gpu_digest) target.gpu_digest = std::move(src.gpu_digest);
   append(target.host_series, src.host_series);
   append(target.ranks, src.ranks);
   append(target.breakdown, src.breakdown);

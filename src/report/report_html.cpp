@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -202,6 +203,13 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
     auto it = by_id.find(rs.run_id);
     if (it != by_id.end()) runs.push_back(it->second);
   }
+  // Runs whose GPUs were summarized as they were read carry their series drawn then, with the
+  // default limits (`scalelens report`'s): other limits would not apply to them.
+  if (limits.max_points_per_series != SeriesLimits{}.max_points_per_series)
+    for (const Run* run : runs)
+      if (run->gpu_digest)
+        throw std::logic_error("the page's series of run '" + run->run_id +
+                               "' were drawn with the default limits when its GPUs were summarized");
   // Step times gathered once per run: counted here for the budget, rendered below.
   std::vector<std::vector<RankSteps>> rank_steps(runs.size());
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;

@@ -138,6 +138,24 @@ TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
   for (const char* code : {"energy-gaps", "implausible-value", "coarse-sampling"}) EXPECT_TRUE(codes.count(code)) << code;
 }
 
+// A run whose GPUs were summarized as they were read keeps its series as drawn then, with the
+// default limits: asked for with others, the page refuses rather than drawing them wrong.
+TEST(GpuReduction, SeriesSummarizedAsReadAreNotRedrawnToOtherLimits) {
+  ScratchDir dir;
+  GpuStudyShape shape;
+  shape.may_be_empty = false;
+  std::mt19937_64 rng(5);
+  write_gpu_study(dir, rng, shape);
+  const Study study = read_study_as_report(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_TRUE(study.runs[0].gpu_digest);
+  const Summary summary = analyze(study, {});
+  EXPECT_EQ(render_series_json(study, summary, SeriesLimits{}), render_series_json(study, summary));
+  SeriesLimits fewer;
+  fewer.max_points_per_series = 100;
+  EXPECT_THROW(render_series_json(study, summary, fewer), std::logic_error);
+}
+
 // Charts share one point budget among all GPU files: a study of many long series, of 1 to 4 GPUs
 // per run, some without a stated window, keeps about the budget in all, not every sample, and the
 // report draws the same charts from them.
