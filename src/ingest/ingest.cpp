@@ -375,12 +375,17 @@ Study ingest(const IngestOptions& options) {
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
   // GPU figures depend on: its label, window, world size, sampling interval).
-  std::map<const fs::path*, std::size_t> gpu_logs_in, run_files_in;
-  for (std::size_t k = 0; k < others.size(); ++k)
-    if (owner[k]) {
-      gpu_logs_in[owner[k]] += files[others[k]].gpu_series;
-      run_files_in[owner[k]] += defines_named_runs(readers[files[others[k]].reader]->name());
-    }
+  struct FolderFiles {
+    std::size_t gpu_logs = 0, run_files = 0;
+  };
+  std::map<const fs::path*, FolderFiles> folder_files;
+  if (options.summarize_gpus)
+    for (std::size_t k = 0; k < others.size(); ++k)
+      if (owner[k]) {
+        auto& f = folder_files[owner[k]];
+        f.gpu_logs += files[others[k]].gpu_series;
+        f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
+      }
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
@@ -390,10 +395,10 @@ Study ingest(const IngestOptions& options) {
     for (auto& h : out.attach.host_series) reduce_host_series(h, window->first, window->second);
     for (auto& g : out.attach.gpus)
       reduce_gpu_series(g, window->first, window->second, g.chart_points ? g.chart_points : kChartPointsPerSeries);
+    if (!options.summarize_gpus || !files[others[k]].gpu_series || out.attach.gpus.empty()) return;
     const Run& run = folder_run(*owner[k]);
-    if (options.summarize_gpus && files[others[k]].gpu_series && !out.attach.gpus.empty() && run.world_size &&
-        gpu_logs_in.at(owner[k]) == 1 && run_files_in.at(owner[k]) == 0)  // at(): read from many threads
-      options.summarize_gpus(run, out.attach);
+    const FolderFiles& folder = folder_files.at(owner[k]);  // at(): read from many threads
+    if (run.world_size && folder.gpu_logs == 1 && folder.run_files == 0) options.summarize_gpus(run, out.attach);
   };
   SharedWork<ReadOutput> work;
   // Shared out by content, not by size on disk (a gzipped file holds several times its size); only

@@ -133,9 +133,8 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
   // else rendered here.
   if (run.gpu_digest) run.gpu_digest->page_json.unpack_to(out);
   else append_gpu_series(out, run.gpus, t0, gpu_cap, max_points);
-  bool first = true;
   out += "],\"ranks\":[";
-  first = true;
+  bool first = true;
   for (const auto& r : rank_steps) {
     const std::size_t n = r.ms.size();
     auto idx = decimate_indices(n, step_cap, {&r.ms});
