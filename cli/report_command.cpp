@@ -86,7 +86,7 @@ int run_report(const ReportArgs& args) {
   options.baseline = args.baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
   if (args.baseline_gpus > 0) options.baseline_gpus = args.baseline_gpus;
   if (args.scaling != "auto") options.scaling = args.scaling;
-  Summary summary = analyze(study, options);
+  Summary summary = analyze_releasing(study, options);  // the study stays for the page and figures
   const double analyze_s = timer.lap();
 
   const bool color = terminal(STDOUT_FILENO);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/parallel.hpp"
+#include "common/process_memory.hpp"
 
 namespace scalelens {
 
@@ -377,9 +378,32 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
   }
 }
 
+// What only a run's summary needed from it, let go once the summary is made (analyze_releasing):
+// its epochs, and its GPUs' figures. Its digest keeps what the rest of the analysis and the
+// report's page read: that it has GPUs, how they were told apart, and the page's series.
+void release_summarized(Run& run) {
+  std::vector<Interval>().swap(run.epochs);
+  if (run.gpu_digest) {
+    auto kept = std::make_shared<GpuDigest>();
+    kept->gpus = run.gpu_digest->gpus;
+    kept->with_uuid = run.gpu_digest->with_uuid;
+    kept->by_index = run.gpu_digest->by_index;
+    kept->page_json = run.gpu_digest->page_json;
+    run.gpu_digest = std::move(kept);
+  }
+}
+
+Summary analyze_study(const Study& study, const AnalysisOptions& options, Study* releasing);
+
 }  // namespace
 
-Summary analyze(const Study& study, const AnalysisOptions& options) {
+Summary analyze(const Study& study, const AnalysisOptions& options) { return analyze_study(study, options, nullptr); }
+
+Summary analyze_releasing(Study& study, const AnalysisOptions& options) { return analyze_study(study, options, &study); }
+
+namespace {
+
+Summary analyze_study(const Study& study, const AnalysisOptions& options, Study* releasing) {
   Summary summary;
   summary.warnings = study.diagnostics;
   if (options.baseline_gpus) summary.baseline = std::to_string(*options.baseline_gpus);
@@ -404,11 +428,25 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
     sources.push_back(&run);
     study_index.push_back(i);
   }
-  summary.runs.resize(sources.size());
-  parallel_for(sources.size(), default_threads(options.threads), [&](std::size_t k) {
-    summary.runs[k] = summarize_run(*sources[k], options, warnings_of[study_index[k]]);
-    if (summary.runs[k].label.empty()) summary.runs[k].label = "unlabelled";
-  });
+  // A batch at a time, each summary moved into place as its batch ends: the list of summaries
+  // grows with them, so that a study whose runs let go of what their summaries took
+  // (analyze_releasing) never holds both whole (issue 17, part 2).
+  const unsigned threads = default_threads(options.threads);
+  const std::size_t batch = std::size_t{64} * threads;
+  summary.runs.reserve(sources.size());
+  std::vector<RunSummary> made(std::min(batch, sources.size()));
+  for (std::size_t first = 0; first < sources.size(); first += batch) {
+    const std::size_t n = std::min(batch, sources.size() - first);
+    parallel_for(n, threads, [&](std::size_t i) {
+      const std::size_t k = first + i;
+      made[i] = summarize_run(*sources[k], options, warnings_of[study_index[k]]);
+      if (made[i].label.empty()) made[i].label = "unlabelled";
+      if (releasing) release_summarized(releasing->runs[study_index[k]]);
+    });
+    for (std::size_t i = 0; i < n; ++i) summary.runs.push_back(std::move(made[i]));
+    if (releasing) give_back_freed_memory();  // the released runs' pages, before the next batch's summaries
+  }
+  decltype(made)().swap(made);
   for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), w.begin(), w.end());
   std::vector<Diagnostic> config_warnings;
   std::map<std::string, std::string> split_notes;  // curve → why its runs were split from others
@@ -709,5 +747,7 @@ Summary analyze(const Study& study, const AnalysisOptions& options) {
   summary.warnings.insert(summary.warnings.end(), config_warnings.begin(), config_warnings.end());
   return summary;
 }
+
+}  // namespace
 
 }  // namespace scalelens

@@ -39,6 +39,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
 GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus);
 
 Summary analyze(const Study& study, const AnalysisOptions& options);
+// As analyze(), for a caller that keeps the study only for the report's page and figures
+// (`scalelens report`): each run lets go of what only its summary needed once it is made (its
+// epochs, its GPUs' figures; its digest keeps the page's series), so that a large study and its
+// summaries are not both whole in memory (issue 17, part 2). The same summary either way.
+Summary analyze_releasing(Study& study, const AnalysisOptions& options);
 
 // Integral over [t0, t1] of the piecewise-linear function through (t_ns[i], v[i]) (NaN values
 // skipped), restricted to where samples exist. Returns {integral in value·seconds, seconds covered}.

@@ -138,6 +138,77 @@ TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
   for (const char* code : {"energy-gaps", "implausible-value", "coarse-sampling"}) EXPECT_TRUE(codes.count(code)) << code;
 }
 
+// `scalelens report` analyses with analyze_releasing: each run lets go of its epochs and its GPUs'
+// figures once summarized, a batch of runs at a time (issue 17, part 2). The summary, warnings and
+// page series must be analyze()'s, byte for byte, and what only the summaries needed must be gone.
+void expect_releasing_gives_the_same_report(const std::vector<std::string>& inputs, unsigned threads,
+                                            std::size_t& released_epochs, std::size_t& released_digests) {
+  IngestOptions in{inputs, {}, 2, {}};
+  in.summarize_gpus = summarize_gpu_log;
+  const Study whole = ingest(in);
+  Study releasing = ingest(in);
+  AnalysisOptions options;
+  options.threads = threads;
+  const Summary expected = analyze(whole, options), got = analyze_releasing(releasing, options);
+  EXPECT_EQ(render_summary_json(got), render_summary_json(expected));
+  EXPECT_EQ(render_summary_csv(got), render_summary_csv(expected));
+  EXPECT_EQ(render_series_json(releasing, got), render_series_json(whole, expected));
+  ASSERT_EQ(releasing.runs.size(), whole.runs.size());
+  for (std::size_t i = 0; i < whole.runs.size(); ++i) {
+    const Run &before = whole.runs[i], &after = releasing.runs[i];
+    if (!before.world_size) {  // not summarized: left as read
+      EXPECT_EQ(after.epochs.size(), before.epochs.size());
+      continue;
+    }
+    EXPECT_TRUE(after.epochs.empty()) << after.path;
+    released_epochs += before.epochs.size();
+    ASSERT_EQ(static_cast<bool>(after.gpu_digest), static_cast<bool>(before.gpu_digest)) << after.path;
+    if (!after.gpu_digest) continue;
+    EXPECT_TRUE(after.gpu_digest->util_means.empty() && !after.gpu_digest->util_time_share &&
+                after.gpu_digest->nodes.empty() && after.gpu_digest->warnings.empty())
+        << after.path;
+    released_digests += !before.gpu_digest->util_means.empty();
+  }
+}
+
+TEST(GpuReduction, ReleasingWhatSummariesTookGivesTheSameReport) {
+  std::size_t epochs = 0, digests = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    ScratchDir dir;
+    write_drawn_study(dir, seed);
+    expect_releasing_gives_the_same_report({dir.path().string()}, 2, epochs, digests);
+  }
+  {
+    // More runs than a batch (64 a thread): summaries made over several batches keep the study's order.
+    SCOPED_TRACE("150 runs, one thread");
+    ScratchDir dir;
+    std::mt19937_64 rng(77);
+    GpuStudyShape shape;
+    shape.runs = 150;
+    shape.vary_gpus = true;
+    shape.gpus = 3;
+    write_gpu_study(dir, rng, shape);
+    expect_releasing_gives_the_same_report({dir.path().string()}, 1, epochs, digests);
+  }
+  {
+    SCOPED_TRACE("toy study");
+    expect_releasing_gives_the_same_report({std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"}, 2, epochs, digests);
+  }
+  EXPECT_GT(epochs, 500u);
+  EXPECT_GT(digests, 150u);
+}
+
+TEST(GpuReduction, ReleasingWhatSummariesTookGivesTheSameReportOnRealData) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  std::size_t epochs = 0, digests = 0;
+  for (const char* study : {"kineto", "mlperf-hpc-v1.0-deepcam"}) {
+    SCOPED_TRACE(study);
+    expect_releasing_gives_the_same_report({(data / study).string()}, 2, epochs, digests);
+  }
+  EXPECT_GT(epochs, 0u);  // MLPerf's epochs
+}
+
 // A run whose GPUs were summarized as they were read keeps its series as drawn then, with the
 // default limits: asked for with others, the page refuses rather than drawing them wrong.
 TEST(GpuReduction, SeriesSummarizedAsReadAreNotRedrawnToOtherLimits) {
