@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -344,27 +345,33 @@ Study ingest(const IngestOptions& options) {
   decltype(manifest_folders)().swap(manifest_folders);
   for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
-  auto folder_run = [&](const fs::path& folder) -> Run& { return folder_run_list[folder_runs.at(folder)]; };
-  auto enclosing_folder = [&](const fs::path& file) -> const fs::path* {
+  // The run folder a file lies in (the nearest above it), as its run's place in folder_run_list.
+  constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();
+  auto enclosing_run = [&](const fs::path& file) -> std::size_t {
     for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {
       auto it = folder_runs.find(dir);
-      if (it != folder_runs.end()) return &it->first;
-      if (!dir.has_relative_path() || dir == dir.parent_path()) return nullptr;
+      if (it != folder_runs.end()) return it->second;
+      if (!dir.has_relative_path() || dir == dir.parent_path()) return kNoRun;
     }
   };
 
   // 4. Everything else, in parallel (across the group's processes too), largest first so one big
   // file does not come last.
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
-  std::vector<const fs::path*> owner(others.size());
-  for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_folder(files[others[k]].path);
+  std::vector<std::size_t> owner(others.size());
+  for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_run(files[others[k]].path);
+  // From here on a file's run is its place in folder_run_list: the map of folders (each path held
+  // as its parts, a few hundred bytes a run) goes before the files are read (issue 17, part 2).
+  // Nothing is lost: a folder run's path is its folder's, and the runs lie in the folders' order.
+  decltype(folder_runs)().swap(folder_runs);
+  auto folder_run = [&](std::size_t r) -> Run& { return folder_run_list[r]; };
   // Samples reduced as they are read where the run's window is final: stated by its scalelens.json
   // (what is merged in later only fills what a run lacks), and the file's data goes to that run
   // (itwinai's trace folders go to the MLflow run of their name, whose window is its own). GPU
   // logs share one chart budget, so that charts take about the same memory whatever the study's
   // size; each series keeps its share whether it is reduced or kept, so the charts are the same.
   auto window_of = [&](std::size_t k) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
-    const Run* run = owner[k] ? &folder_run(*owner[k]) : nullptr;
+    const Run* run = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     if (options.keep_samples || !run || !run->start_ns || !run->end_ns ||
         !itwinai_trace_run_name(files[others[k]].path).empty())
       return std::nullopt;
@@ -378,10 +385,10 @@ Study ingest(const IngestOptions& options) {
   struct FolderFiles {
     std::size_t gpu_logs = 0, run_files = 0;
   };
-  std::map<const fs::path*, FolderFiles> folder_files;
+  std::vector<FolderFiles> folder_files(options.summarize_gpus ? folder_run_list.size() : 0);
   if (options.summarize_gpus)
     for (std::size_t k = 0; k < others.size(); ++k)
-      if (owner[k]) {
+      if (owner[k] != kNoRun) {
         auto& f = folder_files[owner[k]];
         f.gpu_logs += files[others[k]].gpu_series;
         f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
@@ -396,8 +403,8 @@ Study ingest(const IngestOptions& options) {
     for (auto& g : out.attach.gpus)
       reduce_gpu_series(g, window->first, window->second, g.chart_points ? g.chart_points : kChartPointsPerSeries);
     if (!options.summarize_gpus || !files[others[k]].gpu_series || out.attach.gpus.empty()) return;
-    const Run& run = folder_run(*owner[k]);
-    const FolderFiles& folder = folder_files.at(owner[k]);  // at(): read from many threads
+    const Run& run = folder_run(owner[k]);
+    const FolderFiles& folder = folder_files[owner[k]];
     if (run.world_size && folder.gpu_logs == 1 && folder.run_files == 0) options.summarize_gpus(run, out.attach);
   };
   SharedWork<ReadOutput> work;
@@ -407,7 +414,7 @@ Study ingest(const IngestOptions& options) {
   work.threads = threads;
   work.work = [&](std::size_t k) {
     ReadOutput out;
-    const Run* header = owner[k] ? &folder_run(*owner[k]) : nullptr;
+    const Run* header = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     readers[files[others[k]].reader]->read(ReadContext{files[others[k]].path, header}, out);
     reduce_samples(k, out);
     return out;
@@ -464,16 +471,16 @@ Study ingest(const IngestOptions& options) {
   // A manifest above several runs that their own files define (an MLflow store, a folder of
   // itwinai CSVs) holds defaults for them; above exactly one (a run folder's own MLPerf log) it is
   // that run.
-  std::map<const fs::path*, std::size_t> runs_below;
+  std::vector<std::size_t> runs_below(folder_run_list.size(), 0);
   for (std::size_t k = 0; k < outputs.size(); ++k)
-    if (owner[k]) runs_below[owner[k]] += outputs[k]->runs.size();
+    if (owner[k] != kNoRun) runs_below[owner[k]] += outputs[k]->runs.size();
 
   // 6. Merge in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return others[a] < others[b]; });
   std::vector<Run> standalone;
-  std::set<const fs::path*> defaults_only;
+  std::vector<bool> defaults_only(folder_run_list.size(), false);
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
@@ -482,7 +489,7 @@ Study ingest(const IngestOptions& options) {
     const auto& path = files[others[k]].path;
     const std::string_view reader = readers[files[others[k]].reader]->name();
     append(study.diagnostics, out.diagnostics);
-    Run* target = owner[k] ? &folder_run(*owner[k]) : nullptr;
+    Run* target = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     for (auto& run : out.runs) {
       if (target && runs_below[owner[k]] == 1) {
         merge_run_into(*target, std::move(run));
@@ -490,7 +497,7 @@ Study ingest(const IngestOptions& options) {
       }
       if (target) {
         fill_defaults(run, *target);
-        defaults_only.insert(owner[k]);
+        defaults_only[owner[k]] = true;
       }
       standalone.push_back(std::move(run));
     }
@@ -531,8 +538,8 @@ Study ingest(const IngestOptions& options) {
       merge_data_into(*named[0], std::move(outputs[k]->attach));
       continue;
     }
-    if (owner[k] && named.empty()) {
-      merge_data_into(folder_run(*owner[k]), std::move(outputs[k]->attach));
+    if (owner[k] != kNoRun && named.empty()) {
+      merge_data_into(folder_run(owner[k]), std::move(outputs[k]->attach));
       continue;
     }
     study.diagnostics.push_back(
@@ -550,13 +557,12 @@ Study ingest(const IngestOptions& options) {
 
   // A manifest whose folder held only other runs' data defined no run of its own.
   std::vector<bool> no_run(folder_run_list.size(), false);
-  for (const fs::path* dir : defaults_only)
-    if (const std::size_t r = folder_runs.at(*dir); !has_data(folder_run_list[r])) no_run[r] = true;
+  for (std::size_t r = 0; r < folder_run_list.size(); ++r)
+    if (defaults_only[r] && !has_data(folder_run_list[r])) no_run[r] = true;
 
   // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
-  for (auto& [dir, r] : folder_runs)
-    if (!no_run[r]) drop_duplicate_traces(folder_run_list[r], dir.string(), study.diagnostics);
-  folder_runs.clear();
+  for (std::size_t r = 0; r < folder_run_list.size(); ++r)
+    if (!no_run[r]) drop_duplicate_traces(folder_run_list[r], folder_run_list[r].path, study.diagnostics);
   std::size_t folder_runs_kept = 0;
   for (std::size_t r = 0; r < folder_run_list.size(); ++r) {
     if (no_run[r]) continue;
