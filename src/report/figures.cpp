@@ -11,7 +11,6 @@
 #include <functional>
 #include <map>
 #include <thread>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -20,6 +19,7 @@
 #include "common/json.hpp"
 #include "common/parallel.hpp"
 #include "common/subprocess.hpp"
+#include "report/report_html.hpp"
 
 namespace scalelens {
 
@@ -258,15 +258,13 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
                "# configuration computation overlapped_comm exposed_comm memory idle other\n", ""};
       bool any = false;
       if (study) {
-        std::unordered_map<std::string, const Run*> runs;
-        for (const auto& r : study->runs) runs.emplace(r.run_id, &r);
+        const std::vector<const Run*> runs = study_runs_of(*study, summary);
         for (const auto& c : summary.configurations) {
           double sums[6] = {}, n = 0;
           for (auto i : c.run_indices) {
-            auto it = runs.find(summary.runs[i].run_id);
-            if (it == runs.end()) continue;
+            if (!runs[i]) continue;
             double step = 0, comp = 0, overlap = 0, exposed = 0, mem = 0, idle = 0;
-            for (const auto* b : measured_breakdown(*it->second))
+            for (const auto* b : measured_breakdown(*runs[i]))
               step += b->breakdown_whole_us(), comp += b->comp_us, overlap += b->overlap_us, exposed += b->exposed_comm_us,
                   mem += b->mem_us, idle += b->idle_us;
             if (step <= 0) continue;

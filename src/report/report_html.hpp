@@ -37,6 +37,10 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
 // A run whose GPUs were summarized as they were read (GpuDigest) keeps the series drawn then, with
 // the default limits (`scalelens report`'s).
 
+// Each of the summary's runs as the study holds it, by run id (the first of an id, in the study's
+// order), in the summary's order; nullptr where the study has none. For the page and the figures.
+std::vector<const Run*> study_runs_of(const Study& study, const Summary& summary);
+
 // For ingest (IngestOptions::summarize_gpus), `scalelens report`'s: a run folder's GPU log, as it is
 // read, becomes the run's GPU figures and the page's series of them, and its GPUs are let go.
 void summarize_gpu_log(const Run& run, RunData& log);
