@@ -383,12 +383,9 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
 // report's page read: that it has GPUs, how they were told apart, and the page's series.
 void release_summarized(Run& run) {
   std::vector<Interval>().swap(run.epochs);
-  if (run.gpu_digest) {
-    auto kept = std::make_shared<GpuDigest>();
-    kept->gpus = run.gpu_digest->gpus;
-    kept->with_uuid = run.gpu_digest->with_uuid;
-    kept->by_index = run.gpu_digest->by_index;
-    kept->page_json = run.gpu_digest->page_json;
+  if (run.gpu_digest && run.gpu_digest->figures) {
+    auto kept = std::make_shared<GpuDigest>(*run.gpu_digest);
+    kept->figures.reset();
     run.gpu_digest = std::move(kept);
   }
 }

@@ -1,5 +1,6 @@
 // Figures of one run: epoch times, throughput, GPU utilization, energy, trace breakdown.
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -120,6 +121,7 @@ std::optional<double> RunSummary::time_on(std::string_view basis) const {
 
 GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   GpuDigest d;
+  GpuFigures figures;
   // Each physical GPU counted once, whichever sources saw it.
   const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
   const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
@@ -128,7 +130,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     std::string key = g.node + "/" + (g.uuid.empty() ? std::to_string(g.index) : g.uuid);
     auto [it, inserted] = chosen.emplace(key, &g);
     if (inserted) continue;
-    d.warnings.push_back(run_warning(run, "energy-double-counted",
+    figures.warnings.push_back(run_warning(run, "energy-double-counted",
                                      fmt::format("GPU {} of node '{}' appears in two sources ({} and {}); it is counted once, from the first",
                                                  g.uuid.empty() ? std::to_string(g.index) : g.uuid, g.node, it->second->source, g.source)));
   }
@@ -142,10 +144,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   const GpuSeries* longest_gap_gpu = nullptr;
   for (const auto& [key, g] : chosen) {
     const GpuSeriesFigures f = figures_of(*g, run_t0, run_t1);
-    if (f.peak_mem_bytes) d.peak_mem_bytes = std::max(d.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
+    if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, f.samples_inside);
-    if (f.util_pct) d.util_means.push_back(*f.util_pct), util_times.push_back(util_shares(f.util_time));
+    if (f.util_pct) figures.util_means.push_back(*f.util_pct), util_times.push_back(util_shares(f.util_time));
     if (g->nominal_timestamps) {
       // Each sample stands for one probing interval: the run's, else the series' own spacing.
       const double dt = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
@@ -164,7 +166,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                       g->uuid.empty() ? std::to_string(g->index) : g->uuid, *f.impossible_counter_mj,
                       f.impossible_counter_t_ns, limits::kMaxGpuPowerW));
       w.path = g->source;
-      d.warnings.push_back(std::move(w));
+      figures.warnings.push_back(std::move(w));
     }
     if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
       energy += f.energy_j;
@@ -182,38 +184,38 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     }
   }
   d.gpus = chosen.size();
-  d.min_samples = chosen.empty() ? 0 : min_samples;
-  if (!d.util_means.empty()) {
+  figures.min_samples = chosen.empty() ? 0 : min_samples;
+  if (!figures.util_means.empty()) {
     std::vector<const UtilHistogram*> each;
     for (const auto& h : util_times) each.push_back(&h);
-    if (auto mean = mean_of_shares(each)) d.util_time_share = std::make_shared<const UtilHistogram>(*mean);
+    if (auto mean = mean_of_shares(each)) figures.util_time_share = std::make_shared<const UtilHistogram>(*mean);
   }
   if (any_energy) {
-    d.energy_j = energy;
-    d.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
-    d.energy_gpus = energy_gpus;
-    d.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
+    figures.energy_j = energy;
+    figures.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
+    figures.energy_gpus = energy_gpus;
+    figures.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
     // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
     // each: the job's energy is then the measured GPUs' mean times its GPUs, marked as such.
     const bool itwinai = run.format.rfind("itwinai", 0) == 0;
     if (itwinai && run.world_size && energy_gpus < static_cast<std::size_t>(*run.world_size)) {
-      d.energy_extrapolated = true;
-      d.energy_j = *d.energy_j_per_gpu * *run.world_size;
-      d.warnings.push_back(run_warning(
+      figures.energy_extrapolated = true;
+      figures.energy_j = *figures.energy_j_per_gpu * *run.world_size;
+      figures.warnings.push_back(run_warning(
           run, "partial-gpu-data",
           fmt::format("GPU data for {} of {} GPUs (itwinai logs GPU metrics only on the ranks in log_on_workers, rank 0 "
                       "by default): GPU utilization is theirs; energy is {:.4g} Wh per GPU measured, and the job's "
                       "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
-                      energy_gpus, *run.world_size, *d.energy_j_per_gpu / 3600, *d.energy_j / 3600, *run.world_size)));
+                      energy_gpus, *run.world_size, *figures.energy_j_per_gpu / 3600, *figures.energy_j / 3600, *run.world_size)));
     }
   }
-  if (!chosen.empty() && d.min_samples < 20)
-    d.warnings.push_back(run_warning(run, "coarse-sampling",
+  if (!chosen.empty() && figures.min_samples < 20)
+    figures.warnings.push_back(run_warning(run, "coarse-sampling",
                                      fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
                                                  "are rough; sample more often (scalelens run --interval)",
-                                                 d.min_samples, d.min_samples == 1 ? "" : "s")));
+                                                 figures.min_samples, figures.min_samples == 1 ? "" : "s")));
   if (gap_gpus > 0)
-    d.warnings.push_back(run_warning(
+    figures.warnings.push_back(run_warning(
         run, "energy-gaps",
         fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
                     "than {} sampling intervals (the logger paused, the node was drained?); the longest gap, {:.1f} s, "
@@ -222,7 +224,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                     longest_gap_gpu->uuid.empty() ? std::to_string(longest_gap_gpu->index) : longest_gap_gpu->uuid,
                     longest_gap_gpu->node, longest_gap_gpu->source)));
   if (nominal)
-    d.warnings.push_back(run_warning(run, "nominal-timestamps",
+    figures.warnings.push_back(run_warning(run, "nominal-timestamps",
                                      "GPU sample times were rebuilt from sample index × probing interval, not measured; "
                                      "energy counts each sample for one probing interval (as itwinai does), assuming "
                                      "the sampler kept its interval exactly",
@@ -232,9 +234,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   for (const auto& g : gpus) {
     nodes.insert(g.node);
     ++(g.uuid.empty() ? d.by_index : d.with_uuid);
-    if (d.name.empty()) d.name = g.name;
+    if (figures.name.empty()) figures.name = g.name;
   }
-  d.nodes.assign(nodes.begin(), nodes.end());
+  figures.nodes.assign(nodes.begin(), nodes.end());
+  d.figures = std::make_shared<const GpuFigures>(std::move(figures));
   return d;
 }
 
@@ -256,7 +259,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Its GPUs summarized: where they were read, else here (one function either way).
   std::optional<GpuDigest> digested_here;
   if (!run.gpu_digest) digested_here = digest_gpus(run, run.gpus);
-  const GpuDigest& gpus = run.gpu_digest ? *run.gpu_digest : *digested_here;
+  const GpuDigest& digest = run.gpu_digest ? *run.gpu_digest : *digested_here;
+  if (!digest.figures)
+    throw std::logic_error("the GPU figures of run '" + run.run_id + "' were let go when it was summarized");
+  const GpuFigures& gpus = *digest.figures;
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
   r.exit_status = run.exit_status;
@@ -363,7 +369,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
 
   // GPUs (above): each physical GPU counted once, whichever sources saw it.
   r.peak_gpu_memory_bytes = gpus.peak_mem_bytes;
-  r.gpus = gpus.gpus;
+  r.gpus = digest.gpus;
   r.min_gpu_samples = gpus.min_samples;
   if (!gpus.util_means.empty()) {
     const auto& utils = gpus.util_means;

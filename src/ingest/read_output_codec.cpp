@@ -8,7 +8,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 200 && sizeof(Run) == 840 && sizeof(GpuDigest) == 288 && sizeof(PackedText) == 40 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 200 && sizeof(Run) == 840 && sizeof(GpuDigest) == 80 && sizeof(GpuFigures) == 224 && sizeof(PackedText) == 40 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -54,9 +54,13 @@ void fields(C& c, PackedText& v) {
   c(v.deflated, v.size);
 }
 template <class C>
+void fields(C& c, GpuFigures& v) {
+  c(v.min_samples, v.peak_mem_bytes, v.util_means, v.util_time_share, v.energy_j, v.energy_from, v.energy_gpus,
+    v.energy_j_per_gpu, v.energy_extrapolated, v.warnings, v.nodes, v.name);
+}
+template <class C>
 void fields(C& c, GpuDigest& v) {
-  c(v.gpus, v.min_samples, v.peak_mem_bytes, v.util_means, v.util_time_share, v.energy_j, v.energy_from, v.energy_gpus,
-    v.energy_j_per_gpu, v.energy_extrapolated, v.warnings, v.nodes, v.with_uuid, v.by_index, v.name, v.page_json);
+  c(v.gpus, v.with_uuid, v.by_index, v.figures, v.page_json);
 }
 template <class C>
 void fields(C& c, RunData& v) {

@@ -258,13 +258,8 @@ struct ProfilerAverages {
   }
 };
 
-// A run's GPUs summarized: what its summary and the report's drill-down take from them
-// (analysis/run_metrics.cpp makes it, analysis and the report's reading threads alike). `scalelens
-// report` makes it where a run folder's GPU log is read, in place of that log's GPUs, when nothing
-// read later can change the run's GPU figures (ingest.cpp, IngestOptions::summarize_gpus): a
-// large study then holds a few hundred bytes a run instead of a record per GPU (issue 17, part 2).
-struct GpuDigest {
-  std::size_t gpus = 0;          // distinct GPUs, each counted once whichever sources saw it
+// What a run's summary takes from its GPUs (analysis/run_metrics.cpp, digest_gpus).
+struct GpuFigures {
   std::size_t min_samples = 0;   // fewest samples of one GPU inside the run
   std::optional<double> peak_mem_bytes;
   std::vector<double> util_means;  // each GPU's mean utilization, in the order the run's mean adds them
@@ -277,8 +272,21 @@ struct GpuDigest {
   bool energy_extrapolated = false;
   std::vector<Diagnostic> warnings;  // about the GPUs, in the order the run's summary gives them
   std::vector<std::string> nodes;    // the GPUs' nodes, each once, sorted
-  std::size_t with_uuid = 0, by_index = 0;  // GPUs told apart by UUID, by node and index
   std::string name;                  // the first GPU's model name that is not empty
+};
+
+// A run's GPUs summarized: their figures for its summary, and what the configuration's provenance
+// and the report's drill-down read (analysis/run_metrics.cpp makes it, analysis and the report's
+// reading threads alike). `scalelens report` makes it where a run folder's GPU log is read, in
+// place of that log's GPUs, when nothing read later can change the run's GPU figures (ingest.cpp,
+// IngestOptions::summarize_gpus): a large study then holds a few hundred bytes a run instead of a
+// record per GPU (issue 17, part 2).
+struct GpuDigest {
+  std::size_t gpus = 0;  // distinct GPUs, each counted once whichever sources saw it
+  std::size_t with_uuid = 0, by_index = 0;  // GPUs told apart by UUID, by node and index
+  // Let go once the run's summary is made where the study is kept only for the page
+  // (analyze_releasing): a digest then holds only what is read after.
+  std::shared_ptr<const GpuFigures> figures;
   // The GPUs' drill-down series as report.html carries them (the members of its "gpus" array),
   // deflated while it waits; empty where the GPUs are kept (report_html.cpp renders them then).
   PackedText page_json;
