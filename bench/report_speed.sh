@@ -28,24 +28,26 @@ for ((round = 0; round < rounds; ++round)); do
   /usr/bin/time -f '%M' -o /tmp/scalelens-bench-rss "$bin/cli/scalelens" report "$study" -q --timings --format json -o /tmp/scalelens-bench-out >/dev/null 2>/tmp/scalelens-bench-err || { cat /tmp/scalelens-bench-err; exit 1; }
   t2=$(now)
   read_s=$(sed -n 's/^timings: read \([0-9.]*\) s.*/\1/p' /tmp/scalelens-bench-err)
+  self_mib=$(sed -n 's/^peak memory: scalelens \([0-9.]*\) MiB.*/\1/p' /tmp/scalelens-bench-err)
   grep '^timings:' /tmp/scalelens-bench-err
-  times+=("$t0,$t1,$t2,$(cat /tmp/scalelens-bench-rss),$read_s")
+  times+=("$t0,$t1,$t2,$(cat /tmp/scalelens-bench-rss),$read_s,$self_mib")
 done
 python3 - "$bytes" "$(nproc)" "$runs" "$gpus" "$samples" "${times[@]}" <<'PY'
 import statistics, sys
 b, cores, runs, gpus, samples = sys.argv[1:6]
 b = int(b); cores = int(cores)
 rows = [[float(x) for x in r.split(",")] for r in sys.argv[6:]]
-wcs = [t1 - t0 for t0, t1, t2, rss, read in rows]
-sls = [t2 - t1 for t0, t1, t2, rss, read in rows]
-reads = [read for *_, read in rows]
+wcs = [r[1] - r[0] for r in rows]
+sls = [r[2] - r[1] for r in rows]
+reads = [r[4] for r in rows]
 wc, sl, read_s, rss = statistics.median(wcs), statistics.median(sls), statistics.median(reads), max(r[3] for r in rows)
+self_rss = max(r[5] for r in rows)  # MiB, scalelens alone (%M is the larger of it and gnuplot)
 n = int(runs) * int(gpus) * int(samples)
 print(f"study: {runs} runs x {gpus} GPUs x {samples} samples = {n/1e6:.1f} M samples, {b/1e6:.0f} MB of CSV")
 if len(rows) > 1:
     print(f"medians of {len(rows)} rounds; each round's report / wc -l: " + " ".join(f"{s/w:.2f}" for s, w in zip(sls, wcs)))
 print(f"wc -l (cat | wc -l):     {wc:7.2f} s  {b/1e6/wc:8.0f} MB/s")
-print(f"scalelens report:        {sl:7.2f} s  {b/1e6/sl:8.0f} MB/s  ({b/1e6/sl/cores:.0f} MB/s per core, {cores} cores), peak RSS {rss/1024:.0f} MiB")
+print(f"scalelens report:        {sl:7.2f} s  {b/1e6/sl:8.0f} MB/s  ({b/1e6/sl/cores:.0f} MB/s per core, {cores} cores), peak RSS {rss/1024:.0f} MiB (scalelens itself {self_rss:.0f} MiB)")
 print(f"  of which reading:      {read_s:7.2f} s  {b/1e6/read_s:8.0f} MB/s  ({b/1e6/read_s/cores:.0f} MB/s per core)")
 print(f"ratio scalelens / wc -l: {sl/wc:7.2f}x")
 PY

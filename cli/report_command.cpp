@@ -124,6 +124,9 @@ int run_report(const ReportArgs& args) {
     const double mb = static_cast<double>(study.bytes_read) / 1e6;
     std::fprintf(stderr, "timings: read %.2f s (%zu files, %.0f MB, %.0f MB/s), analyze %.2f s, write %.2f s\n", read_s,
                  study.files_read, mb, read_s > 0 ? mb / read_s : 0.0, analyze_s, write_s);
+    const PeakMemory peak = peak_memory();
+    std::fprintf(stderr, "peak memory: scalelens %.1f MiB, gnuplot (the figures) %.1f MiB\n", peak.self_kib / 1024.0,
+                 peak.children_kib / 1024.0);
   }
   if (args.format == "json") {
     // Streamed as it is rendered: a large study's summary is never whole in memory (issue 17, part 2).
@@ -189,7 +192,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
   cmd->add_option("--threads", args->threads, "Reader threads (default: every core this process may use)");
   add_max_inflated_option(cmd);
-  cmd->add_flag("--timings", args->timings, "Print how long reading, analysis and writing took (standard error)");
+  cmd->add_flag("--timings", args->timings,
+                "Print how long reading, analysis and writing took, and the peak memory (standard error)");
   add_cache_flags(cmd, args->cache);
   cmd->footer(
       "Examples:\n"

@@ -1,6 +1,7 @@
 #include "common/process_memory.hpp"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -38,6 +39,14 @@ void give_back_freed_memory() {
 #if defined(__GLIBC__)
   malloc_trim(0);  // the free pages inside every arena (a thread heap's free top stays: glibc trims it on free)
 #endif
+}
+
+PeakMemory peak_memory() {
+  PeakMemory peak;
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0) peak.self_kib = usage.ru_maxrss;  // KiB on Linux
+  if (::getrusage(RUSAGE_CHILDREN, &usage) == 0) peak.children_kib = usage.ru_maxrss;
+  return peak;
 }
 
 }  // namespace scalelens

@@ -24,4 +24,12 @@ void keep_freed_memory_for_reuse();
 // a 10,000-run report's 140 MB peak (bench/RESULTS.md).
 void give_back_freed_memory();
 
+// The most memory (resident set, KiB) this process has held, and the most any one of its finished
+// child processes held (the report's gnuplot): what `--timings` prints. /usr/bin/time's %M is the
+// larger of the two, so a small study's figure there is gnuplot's, not this program's.
+struct PeakMemory {
+  long self_kib = 0, children_kib = 0;
+};
+PeakMemory peak_memory();
+
 }  // namespace scalelens
