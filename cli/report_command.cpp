@@ -124,9 +124,6 @@ int run_report(const ReportArgs& args) {
     const double mb = static_cast<double>(study.bytes_read) / 1e6;
     std::fprintf(stderr, "timings: read %.2f s (%zu files, %.0f MB, %.0f MB/s), analyze %.2f s, write %.2f s\n", read_s,
                  study.files_read, mb, read_s > 0 ? mb / read_s : 0.0, analyze_s, write_s);
-    const PeakMemory peak = peak_memory();
-    std::fprintf(stderr, "peak memory: scalelens %.1f MiB, gnuplot (the figures) %.1f MiB\n", peak.self_kib / 1024.0,
-                 peak.children_kib / 1024.0);
   }
   if (args.format == "json") {
     // Streamed as it is rendered: a large study's summary is never whole in memory (issue 17, part 2).
@@ -142,6 +139,11 @@ int run_report(const ReportArgs& args) {
     if (!args.quiet) std::cout << fmt::format("\nWrote {}\n", out_dir.string());
   }
   std::cout.flush();
+  if (args.timings) {  // after standard output is rendered, which the peak includes
+    const PeakMemory peak = peak_memory();
+    std::fprintf(stderr, "peak memory: scalelens %.1f MiB, gnuplot (the figures) %.1f MiB\n", peak.self_kib / 1024.0,
+                 peak.children_kib / 1024.0);
+  }
   // Like compilers that skip freeing at exit: the process's end returns a large study's memory at
   // once, where destroying it vector by vector took a tenth of the whole report's time. Held from
   // a static, so leak checkers still see it as reachable (volatile, or an optimising build drops the

@@ -384,6 +384,7 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
 void release_summarized(Run& run) {
   std::vector<Interval>().swap(run.epochs);
   if (run.gpu_digest && run.gpu_digest->figures) {
+    // A copy (the digest is shared and const): one run's page text is held twice for a moment.
     auto kept = std::make_shared<GpuDigest>(*run.gpu_digest);
     kept->figures.reset();
     run.gpu_digest = std::move(kept);
@@ -425,9 +426,10 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     sources.push_back(&run);
     study_index.push_back(i);
   }
-  // A batch at a time, each summary moved into place as its batch ends: the list of summaries
-  // grows with them, so that a study whose runs let go of what their summaries took
-  // (analyze_releasing) never holds both whole (issue 17, part 2).
+  // A batch at a time, each summary moved into place as its batch ends: the list's pages are
+  // reserved at once but written, and so resident, only as the batches fill them, so that a study
+  // whose runs let go of what their summaries took (analyze_releasing) never holds both whole
+  // (issue 17, part 2).
   const unsigned threads = default_threads(options.threads);
   const std::size_t batch = std::size_t{64} * threads;
   summary.runs.reserve(sources.size());

@@ -1,10 +1,10 @@
 // Figures of one run: epoch times, throughput, GPU utilization, energy, trace breakdown.
 #include <algorithm>
-#include <stdexcept>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 

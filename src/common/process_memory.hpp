@@ -25,7 +25,8 @@ void keep_freed_memory_for_reuse();
 void give_back_freed_memory();
 
 // The most memory (resident set, KiB) this process has held, and the most any one of its finished
-// child processes held (the report's gnuplot): what `--timings` prints. /usr/bin/time's %M is the
+// child processes held (the report's children are the gnuplots that draw its figures): what
+// `--timings` prints. /usr/bin/time's %M is the
 // larger of the two, so a small study's figure there is gnuplot's, not this program's.
 struct PeakMemory {
   long self_kib = 0, children_kib = 0;

@@ -345,21 +345,23 @@ Study ingest(const IngestOptions& options) {
   decltype(manifest_folders)().swap(manifest_folders);
   for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
-  // The run folder a file lies in (the nearest above it), as its run's place in folder_run_list.
-  constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();
-  auto enclosing_run = [&](const fs::path& file) -> std::size_t {
-    for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {
-      auto it = folder_runs.find(dir);
-      if (it != folder_runs.end()) return it->second;
-      if (!dir.has_relative_path() || dir == dir.parent_path()) return kNoRun;
-    }
-  };
+  constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();  // a file in no run folder
 
   // 4. Everything else, in parallel (across the group's processes too), largest first so one big
   // file does not come last.
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
   std::vector<std::size_t> owner(others.size());
-  for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_run(files[others[k]].path);
+  {
+    // The run folder a file lies in (the nearest above it), as its run's place in folder_run_list.
+    auto enclosing_run = [&](const fs::path& file) -> std::size_t {
+      for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {
+        auto it = folder_runs.find(dir);
+        if (it != folder_runs.end()) return it->second;
+        if (!dir.has_relative_path() || dir == dir.parent_path()) return kNoRun;
+      }
+    };
+    for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_run(files[others[k]].path);
+  }
   // From here on a file's run is its place in folder_run_list: the map of folders (each path held
   // as its parts, a few hundred bytes a run) goes before the files are read (issue 17, part 2).
   // Nothing is lost: a folder run's path is its folder's, and the runs lie in the folders' order.
