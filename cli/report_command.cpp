@@ -140,9 +140,8 @@ int run_report(const ReportArgs& args) {
   }
   std::cout.flush();
   if (args.timings) {  // after standard output is rendered, which the peak includes
-    const PeakMemory peak = peak_memory();
-    std::fprintf(stderr, "peak memory: scalelens %.1f MiB, gnuplot (the figures) %.1f MiB\n", peak.self_kib / 1024.0,
-                 peak.children_kib / 1024.0);
+    std::fprintf(stderr, "peak memory: scalelens %.1f MiB (itself; gnuplot, which draws the figures, apart)\n",
+                 peak_memory_kib() / 1024.0);
   }
   // Like compilers that skip freeing at exit: the process's end returns a large study's memory at
   // once, where destroying it vector by vector took a tenth of the whole report's time. Held from

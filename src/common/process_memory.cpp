@@ -41,12 +41,9 @@ void give_back_freed_memory() {
 #endif
 }
 
-PeakMemory peak_memory() {
-  PeakMemory peak;
+long peak_memory_kib() {
   rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) == 0) peak.self_kib = usage.ru_maxrss;  // KiB on Linux
-  if (::getrusage(RUSAGE_CHILDREN, &usage) == 0) peak.children_kib = usage.ru_maxrss;
-  return peak;
+  return ::getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : 0;  // KiB on Linux
 }
 
 }  // namespace scalelens

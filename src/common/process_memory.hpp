@@ -24,13 +24,10 @@ void keep_freed_memory_for_reuse();
 // a 10,000-run report's 140 MB peak (bench/RESULTS.md).
 void give_back_freed_memory();
 
-// The most memory (resident set, KiB) this process has held, and the most any one of its finished
-// child processes held (the report's children are the gnuplots that draw its figures): what
-// `--timings` prints. /usr/bin/time's %M is the
-// larger of the two, so a small study's figure there is gnuplot's, not this program's.
-struct PeakMemory {
-  long self_kib = 0, children_kib = 0;
-};
-PeakMemory peak_memory();
+// The most memory (resident set, KiB) this process has held: what `--timings` prints.
+// /usr/bin/time's %M is the larger of it and its children's (the report's gnuplot, ~25 MiB), so a
+// small study's figure there is gnuplot's. (The children's own peak is not told apart: a child
+// started with vfork, as posix_spawn does, is charged this process's peak at its start.)
+long peak_memory_kib();
 
 }  // namespace scalelens
