@@ -343,6 +343,8 @@ Study ingest(const IngestOptions& options) {
   }
   decltype(folder_run_manifest)().swap(folder_run_manifest);
   decltype(manifest_folders)().swap(manifest_folders);
+  // The manifests' paths are not needed again (their runs hold their folders): not held through reading.
+  for (std::size_t i : manifests) std::string().swap(files[i].path);
   for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
   constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();  // a file in no run folder
