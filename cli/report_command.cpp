@@ -62,11 +62,14 @@ int run_report(const ReportArgs& args) {
   in.run_names = args.run_names;
   in.threads = args.threads;
   in.defaults = args.defaults;
-  // Run folders' GPU logs summarized as they are read: a large study holds no record per GPU.
-  in.summarize_gpus = summarize_gpu_log;
   auto job = join_launched_processes("report");
   if (!job) return 1;
   in.group = job->group.get();
+  // Run folders' GPU logs summarized as they are read: a large study holds no record per GPU. In
+  // one process their page series wait in a temporary file (between processes they travel in the
+  // read outputs).
+  const std::shared_ptr<TextSpill> spill = !in.group || in.group->size() == 1 ? TextSpill::create() : nullptr;
+  in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
   in.threads = job->threads(args.threads);
   // Launched processes write through the launcher, whose pseudo-terminal says nothing of where the
   // output goes: plain text, no progress bar.

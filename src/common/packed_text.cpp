@@ -21,14 +21,30 @@ PackedText PackedText::pack(std::string_view text) {
   return packed;
 }
 
+void PackedText::spill_to(const std::shared_ptr<TextSpill>& to) {
+  if (!to || spill) return;
+  const auto at = to->put(deflated);
+  if (!at) return;
+  spill = to;
+  place = *at;
+  std::string().swap(deflated);
+}
+
 void PackedText::unpack_to(std::string& out) const {
   thread_local std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> decompressor(
       libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   if (!decompressor) throw std::bad_alloc();
+  thread_local std::string read_back;  // a spilled text's deflated bytes, one buffer a thread
+  std::string_view bytes = deflated;
+  if (spill) {
+    read_back.clear();
+    spill->get(place, read_back);
+    bytes = read_back;
+  }
   const std::size_t at = out.size();
   out.resize(at + size);
   std::size_t actual = 0;
-  const auto rc = libdeflate_deflate_decompress(decompressor.get(), deflated.data(), deflated.size(), out.data() + at,
+  const auto rc = libdeflate_deflate_decompress(decompressor.get(), bytes.data(), bytes.size(), out.data() + at,
                                                 size, &actual);
   if (rc != LIBDEFLATE_SUCCESS || actual != size) {
     out.resize(at);

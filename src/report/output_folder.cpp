@@ -41,8 +41,12 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   if (auto ok = write_file_atomic(csv_path, render_summary_csv(summary)); !ok) return ok.error();
   written.push_back(csv_path);
   page.data(kReportDataSeriesKey);
-  if (study) render_series_json_to(*study, summary, [&](std::string_view part) { page.data(part); });
-  else page.data("null");
+  try {
+    if (study) render_series_json_to(*study, summary, [&](std::string_view part) { page.data(part); });
+    else page.data("null");
+  } catch (const std::runtime_error& e) {  // a series set aside in a temporary file could not be read back
+    return Error{fmt::format("cannot write the page: {}", e.what()), page_path.string()};
+  }
   figures_thread.join();
   const std::string figures_json = figures.json();
   for (std::string_view piece : report_data_tail(figures_json)) page.data(piece);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -178,7 +180,7 @@ std::string_view trim_json_end(std::string_view s) {
 
 }  // namespace
 
-void summarize_gpu_log(const Run& run, RunData& log) {
+void summarize_gpu_log(const Run& run, RunData& log, const std::shared_ptr<TextSpill>& spill) {
   GpuDigest digest = digest_gpus(run, log.gpus);
   // As render_series_json_to draws them with its default limits (`scalelens report`'s): each
   // chart its share of points, which ingest set (run folders' GPU logs always have one).
@@ -186,6 +188,7 @@ void summarize_gpu_log(const Run& run, RunData& log) {
   append_gpu_series(page, log.gpus, run.start_ns.value_or(0), SeriesLimits{}.max_points_per_series,
                     SeriesLimits{}.max_points_per_series);
   digest.page_json = PackedText::pack(page);
+  digest.page_json.spill_to(spill);
   log.gpu_digest = std::make_shared<const GpuDigest>(std::move(digest));
   std::vector<GpuSeries>().swap(log.gpus);
 }
@@ -245,10 +248,18 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
   sink("{\"runs\":[");
   for (std::size_t first = 0; first < runs.size(); first += batch) {
     const std::size_t n = std::min(batch, runs.size() - first);
+    std::exception_ptr failed;  // the first run that could not be rendered, raised here
+    std::mutex failed_mutex;
     parallel_for(n, threads, [&](std::size_t i) {
-      parts[i] = (first + i ? "," : "") +
-                 render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap, step_cap, limits.max_points_per_series);
+      try {
+        parts[i] = (first + i ? "," : "") + render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap, step_cap,
+                                                              limits.max_points_per_series);
+      } catch (...) {
+        std::lock_guard lock(failed_mutex);
+        if (!failed) failed = std::current_exception();
+      }
     });
+    if (failed) std::rethrow_exception(failed);
     for (std::size_t i = 0; i < n; ++i) {
       sink(parts[i]);
       std::string().swap(parts[i]);

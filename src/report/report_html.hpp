@@ -31,7 +31,8 @@ struct SeriesLimits {
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits = {},
                                std::string_view run_id = {});
 // The same handed to `sink` in parts, in order (a batch of runs rendered in parallel at a time), so
-// that a large study's series are written as they are made, never whole in memory.
+// that a large study's series are written as they are made, never whole in memory. A series set
+// aside in a temporary file that cannot be read back is a std::runtime_error, on the caller's thread.
 void render_series_json_to(const Study& study, const Summary& summary, const std::function<void(std::string_view)>& sink,
                            const SeriesLimits& limits = {}, std::string_view run_id = {});
 // A run whose GPUs were summarized as they were read (GpuDigest) keeps the series drawn then, with
@@ -42,8 +43,9 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
 std::vector<const Run*> study_runs_of(const Study& study, const Summary& summary);
 
 // For ingest (IngestOptions::summarize_gpus), `scalelens report`'s: a run folder's GPU log, as it is
-// read, becomes the run's GPU figures and the page's series of them, and its GPUs are let go.
-void summarize_gpu_log(const Run& run, RunData& log);
+// read, becomes the run's GPU figures and the page's series of them, and its GPUs are let go. With
+// `spill`, the series wait there rather than in memory (one process only: they cannot travel).
+void summarize_gpu_log(const Run& run, RunData& log, const std::shared_ptr<TextSpill>& spill = nullptr);
 
 // {"schema": kReportDataSchema, "mode": "static"|"live", "ui_built": bool, "summary": <summary.json>,
 //  "series": <series json or null>, "figures": <figures json or null>[, "compare": {"before":

@@ -232,6 +232,20 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   EXPECT_EQ(back->diagnostics[0].severity, Severity::warning);
 }
 
+// A page text set aside in this process's temporary file means nothing to another process: the
+// report sets texts aside only when it runs alone, and sending one is an internal error.
+TEST(ReadOutputCodec, ATextSetAsideInThisProcessIsNeverSent) {
+  const auto spill = TextSpill::create();
+  ASSERT_TRUE(spill);
+  GpuDigest digest;
+  digest.page_json = PackedText::pack(R"({"node":"node01","index":3})");
+  digest.page_json.spill_to(spill);
+  ASSERT_TRUE(digest.page_json.spill);
+  ReadOutput out;
+  out.attach.gpu_digest = std::make_shared<const GpuDigest>(std::move(digest));
+  EXPECT_THROW(encode_read_output(out), std::logic_error);
+}
+
 TEST(ReadOutputCodec, ShortOrGarbledBytesAreRefusedNeverReadPast) {
   const std::string bytes = encode_read_output(filled_output());
   for (std::size_t n = 0; n < bytes.size(); n += 1 + n / 64) EXPECT_FALSE(decode_read_output(bytes.substr(0, n))) << n;

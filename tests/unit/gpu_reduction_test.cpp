@@ -22,6 +22,7 @@
 #include "common/decimate.hpp"
 #include "ingest/ingest.hpp"
 #include "model/limits.hpp"
+#include "report/output_folder.hpp"
 #include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
 #include "support/gpu_study_writer.hpp"
@@ -106,18 +107,23 @@ TEST(GpuReduction, ReducedSeriesGiveTheSameReportAsEverySampleOverManyGeneratedS
 // generated studies (windows cut anywhere, pauses, counter jumps, coarse sampling; folders with a
 // second GPU log, the same GPUs in an nvidia-smi log, or no window, which keep their GPUs).
 TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
-  std::size_t summarized = 0, kept_whole = 0;
+  std::size_t summarized = 0, kept_whole = 0, spilled = 0;
   std::set<std::string> codes;  // warnings the summarized runs gave
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     SCOPED_TRACE(fmt::format("seed {}", seed));
     ScratchDir dir;
     const GpuStudyShape shape = write_drawn_study(dir, seed);
 
-    const Study kept = read_study(dir, true), as_report = read_study_as_report(dir);
+    // Every other study with its page series set aside in a temporary file, as the report does in
+    // one process.
+    const auto spill = seed % 2 ? nullptr : TextSpill::create();
+    const Study kept = read_study(dir, true), as_report = read_study_as_report(dir, 2, spill);
     ASSERT_EQ(as_report.runs.size(), kept.runs.size());
     for (const auto& run : as_report.runs) {
       if (run.gpu_digest) {
         EXPECT_TRUE(run.gpus.empty()) << run.path;  // the records are let go
+        EXPECT_EQ(run.gpu_digest->page_json.spill != nullptr, spill != nullptr) << run.path;
+        spilled += run.gpu_digest->page_json.spill != nullptr;
         EXPECT_TRUE(run.start_ns && run.end_ns) << run.path;
         ++summarized;
       } else {
@@ -135,6 +141,7 @@ TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
   // Both ways were taken, and the summarized runs met the figures' warnings.
   EXPECT_GT(summarized, 40u);
   EXPECT_GT(kept_whole, 10u);
+  EXPECT_GT(spilled, 15u);
   for (const char* code : {"energy-gaps", "implausible-value", "coarse-sampling"}) EXPECT_TRUE(codes.count(code)) << code;
 }
 
@@ -144,7 +151,8 @@ TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
 void expect_releasing_gives_the_same_report(const std::vector<std::string>& inputs, unsigned threads,
                                             std::size_t& released_epochs, std::size_t& released_digests) {
   IngestOptions in{inputs, {}, 2, {}};
-  in.summarize_gpus = summarize_gpu_log;
+  const auto spill = TextSpill::create();  // as the report reads in one process
+  in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
   const Study whole = ingest(in);
   Study releasing = ingest(in);
   AnalysisOptions options;
@@ -206,6 +214,31 @@ TEST(GpuReduction, ReleasingWhatSummariesTookGivesTheSameReportOnRealData) {
     expect_releasing_gives_the_same_report({(data / study).string()}, 2, epochs, digests);
   }
   EXPECT_GT(epochs, 0u);  // MLPerf's epochs
+}
+
+// A page series set aside in a temporary file that cannot be read back (the file lost its bytes)
+// makes writing the report an error naming the page, which is not left half written.
+TEST(GpuReduction, APageSeriesThatCannotBeReadBackIsAnErrorNamingThePage) {
+  ScratchDir dir;
+  GpuStudyShape shape;
+  shape.may_be_empty = false;
+  std::mt19937_64 rng(5);
+  write_gpu_study(dir, rng, shape);
+  const auto spill = TextSpill::create();
+  ASSERT_TRUE(spill);
+  Study study = read_study_as_report(dir, 2, spill);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_TRUE(study.runs[0].gpu_digest && study.runs[0].gpu_digest->page_json.spill);
+  auto lost = std::make_shared<GpuDigest>(*study.runs[0].gpu_digest);
+  lost->page_json.place.offset += 1u << 30;
+  study.runs[0].gpu_digest = lost;
+  const Summary summary = analyze(study, {});
+  ScratchDir out;
+  const auto written = write_report_files(summary, study, out.path());
+  ASSERT_FALSE(written);
+  EXPECT_NE(written.error().message.find("cannot read back"), std::string::npos) << written.error().message;
+  EXPECT_EQ(written.error().path, (out.path() / "report.html").string());
+  EXPECT_FALSE(std::filesystem::exists(out.path() / "report.html"));
 }
 
 // A run whose GPUs were summarized as they were read keeps its series as drawn then, with the

@@ -1,6 +1,7 @@
 // Text held deflated (common/packed_text.hpp) comes back exactly: empty, short, repetitive like
 // page series, and random bytes that do not compress; appended after what the output holds; from
-// many threads at once. Bytes that are not what was packed are an error, never a short text.
+// many threads at once; and the same set aside in a temporary file (common/text_spill.hpp). Bytes
+// that are not what was packed, or cannot be read back, are an error, never a short text.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/packed_text.hpp"
+#include "common/text_spill.hpp"
 
 namespace scalelens {
 namespace {
@@ -62,6 +64,68 @@ TEST(PackedText, BytesThatAreNotWhatWasPackedAreAnErrorAndLeaveTheOutputAsItWas)
     EXPECT_THROW(bad->unpack_to(out), std::logic_error);
     EXPECT_EQ(out, "kept");
   }
+}
+
+TEST(TextSpill, BytesPutFromManyThreadsComeBackFromTheirPlaces) {
+  const auto spill = TextSpill::create();
+  ASSERT_TRUE(spill) << "no temporary file could be made";
+  const auto texts = sample_texts();
+  std::vector<std::vector<TextSpill::Place>> places(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10; ++round)
+        for (const auto& text : texts) places[t].push_back(spill->put(text).value_or(TextSpill::Place{~0ull, 0}));
+    });
+  for (auto& th : threads) th.join();
+  std::uint64_t total = 0;
+  for (int t = 0; t < 8; ++t)
+    for (std::size_t i = 0; i < places[t].size(); ++i) {
+      const std::string& text = texts[i % texts.size()];
+      ASSERT_EQ(places[t][i].size, text.size());
+      ASSERT_NE(places[t][i].offset, ~0ull);
+      std::string out = "kept|";
+      spill->get(places[t][i], out);
+      EXPECT_EQ(out, "kept|" + text) << "thread " << t << ", text " << i;
+      total += text.size();
+    }
+  // Ranges never overlap: every byte put has its own place.
+  EXPECT_EQ(total, 80 * (texts[0].size() + texts[1].size() + texts[2].size() + texts[3].size() + texts[4].size()));
+}
+
+TEST(TextSpill, APlaceBeyondWhatWasPutIsAnErrorAndLeavesTheOutputAsItWas) {
+  const auto spill = TextSpill::create();
+  ASSERT_TRUE(spill);
+  const auto place = spill->put("0123456789");
+  ASSERT_TRUE(place);
+  std::string out = "kept";
+  EXPECT_THROW(spill->get({place->offset + 5, 10}, out), std::runtime_error);  // runs past the end
+  EXPECT_EQ(out, "kept");
+}
+
+TEST(PackedText, SpilledTextComesBackAndHoldsNoBytesInMemory) {
+  const auto spill = TextSpill::create();
+  ASSERT_TRUE(spill);
+  for (const auto& text : sample_texts()) {
+    PackedText packed = PackedText::pack(text);
+    const std::string deflated = packed.deflated;
+    packed.spill_to(spill);
+    EXPECT_TRUE(packed.deflated.empty());
+    EXPECT_EQ(packed.place.size, deflated.size());
+    EXPECT_EQ(packed.text(), text);
+    const PackedText copy = packed;  // copies share the file
+    EXPECT_EQ(copy.text(), text);
+  }
+  PackedText kept = PackedText::pack("no spill");
+  kept.spill_to(nullptr);  // where no file could be made the bytes stay
+  EXPECT_EQ(kept.text(), "no spill");
+  EXPECT_FALSE(kept.deflated.empty());
+  PackedText lost = PackedText::pack(sample_texts()[3]);
+  lost.spill_to(spill);
+  lost.place.offset += 1u << 30;  // as if the file had lost its bytes
+  std::string out = "kept";
+  EXPECT_THROW(lost.unpack_to(out), std::runtime_error);
+  EXPECT_EQ(out, "kept");
 }
 
 }  // namespace
