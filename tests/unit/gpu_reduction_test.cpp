@@ -59,6 +59,14 @@ GpuStudyShape write_drawn_study(const ScratchDir& dir, std::uint64_t seed) {
   return shape;
 }
 
+// One run folder of one GPU whose log holds samples.
+void write_one_run_study(const ScratchDir& dir) {
+  GpuStudyShape shape;
+  shape.may_be_empty = false;
+  std::mt19937_64 rng(5);
+  write_gpu_study(dir, rng, shape);
+}
+
 TEST(GpuReduction, ReducedSeriesGiveTheSameReportAsEverySampleOverManyGeneratedStudies) {
   std::size_t reduced_series = 0, host_energies = 0;
   std::set<std::string> codes;  // the warnings the generated studies met
@@ -220,10 +228,7 @@ TEST(GpuReduction, ReleasingWhatSummariesTookGivesTheSameReportOnRealData) {
 // makes writing the report an error naming the page, which is not left half written.
 TEST(GpuReduction, APageSeriesThatCannotBeReadBackIsAnErrorNamingThePage) {
   ScratchDir dir;
-  GpuStudyShape shape;
-  shape.may_be_empty = false;
-  std::mt19937_64 rng(5);
-  write_gpu_study(dir, rng, shape);
+  write_one_run_study(dir);
   const auto spill = TextSpill::create();
   ASSERT_TRUE(spill);
   Study study = read_study_as_report(dir, 2, spill);
@@ -245,10 +250,7 @@ TEST(GpuReduction, APageSeriesThatCannotBeReadBackIsAnErrorNamingThePage) {
 // default limits: asked for with others, the page refuses rather than drawing them wrong.
 TEST(GpuReduction, SeriesSummarizedAsReadAreNotRedrawnToOtherLimits) {
   ScratchDir dir;
-  GpuStudyShape shape;
-  shape.may_be_empty = false;
-  std::mt19937_64 rng(5);
-  write_gpu_study(dir, rng, shape);
+  write_one_run_study(dir);
   const Study study = read_study_as_report(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_TRUE(study.runs[0].gpu_digest);
