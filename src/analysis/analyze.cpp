@@ -384,7 +384,8 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
 void release_summarized(Run& run) {
   std::vector<Interval>().swap(run.epochs);
   if (run.gpu_digest && run.gpu_digest->figures) {
-    // A copy (the digest is shared and const): one run's page text is held twice for a moment.
+    // A copy (the digest is shared and const): where its page text waits in memory, one run's is
+    // held twice for a moment.
     auto kept = std::make_shared<GpuDigest>(*run.gpu_digest);
     kept->figures.reset();
     run.gpu_digest = std::move(kept);

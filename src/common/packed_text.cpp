@@ -48,6 +48,9 @@ void PackedText::unpack_to(std::string& out) const {
                                                 size, &actual);
   if (rc != LIBDEFLATE_SUCCESS || actual != size) {
     out.resize(at);
+    // Bytes read back from a file may have been spoiled there (a full or failing disk): an error
+    // the caller reports. Bytes held in memory can be wrong only by a fault of this program.
+    if (spill) throw std::runtime_error("the bytes read back from a temporary file are not those set aside there");
     throw std::logic_error("packed text does not inflate to its size");
   }
 }

@@ -21,9 +21,9 @@ struct PackedText {
   static PackedText pack(std::string_view text);
   // Moves the deflated bytes into `to`; they stay here where they cannot be written there.
   void spill_to(const std::shared_ptr<TextSpill>& to);
-  // Appends the text to `out`. Bytes that do not inflate to `size` (only a fault of this program or
-  // of memory can make them) are a std::logic_error; spilled bytes that cannot be read back, a
-  // std::runtime_error.
+  // Appends the text to `out`. Bytes held here that do not inflate to `size` (only a fault of this
+  // program or of memory can make them) are a std::logic_error; spilled bytes that cannot be read
+  // back, or do not inflate, a std::runtime_error.
   void unpack_to(std::string& out) const;
   std::string text() const;
 };

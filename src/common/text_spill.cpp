@@ -5,10 +5,11 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "common/file_io.hpp"
 
 namespace scalelens {
 
@@ -57,7 +58,7 @@ void TextSpill::get(Place place, std::string& out) const {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    const std::string why = n == 0 ? "it ends early" : std::strerror(errno);
+    const std::string why = n == 0 ? "it ends early" : errno_text(errno);
     out.resize(at);
     throw std::runtime_error(fmt::format("cannot read back the bytes set aside in a temporary file in {}: {}", folder_, why));
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace scalelens {
 
@@ -16,8 +17,9 @@ class TextSpill {
   struct Place {
     std::uint64_t offset = 0, size = 0;
   };
-  // A file in $TMPDIR, else /tmp, gone from its folder at once (it ends with the process);
-  // nullptr where none can be made there: the caller keeps its bytes in memory.
+  // A file in $TMPDIR (/tmp where it is not set), gone from its folder at once (it ends with the
+  // process); nullptr where none can be made there: the caller keeps its bytes in memory. Where
+  // that folder is a tmpfs, the bytes stay in memory, outside the process's own.
   static std::shared_ptr<TextSpill> create();
   ~TextSpill();
   TextSpill(const TextSpill&) = delete;
