@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -35,29 +38,52 @@ inline unsigned default_threads(unsigned requested) { return requested ? request
 // Runs `work(i)` for i in [0, n) on up to `threads` threads (the caller's among them); `progress`,
 // when given, is called from the caller's thread with (done, n) between items and once at the end.
 // When `stop` is given and becomes true, no new item is started (those running finish).
+// An exception from any item, on any thread, stops new items and is raised again on the caller's
+// thread once every thread has joined: the first one thrown, the others dropped. A worker thread
+// must never let one escape, which would end the program.
 template <class Work>
 void parallel_for(std::size_t n, unsigned threads, Work&& work,
                   const std::function<void(std::size_t, std::size_t)>& progress = {}, const std::atomic<bool>* stop = nullptr) {
   std::atomic<std::size_t> next{0}, done{0};
-  auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
-  auto worker = [&] {
-    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
-      work(i);
-      done.fetch_add(1);
+  std::atomic<bool> failing{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto stopped = [&] {
+    return failing.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed));
+  };
+  // Runs `step` so that what it throws is kept, not thrown past its thread; false once it threw.
+  auto guarded = [&](auto&& step) {
+    try {
+      step();
+      return true;
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      failing.store(true, std::memory_order_relaxed);
+      return false;
     }
+  };
+  auto worker = [&] {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;)
+      if (guarded([&] { work(i); })) done.fetch_add(1);
   };
   std::vector<std::thread> pool;
   const unsigned extra = threads > 1 ? static_cast<unsigned>(std::min<std::size_t>(threads - 1, n)) : 0;
-  for (unsigned t = 0; t < extra; ++t) pool.emplace_back(worker);
-  if (progress) {
-    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
-      work(i);
-      progress(done.fetch_add(1) + 1, n);
+  for (unsigned t = 0; t < extra; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones started, and this one, share the items
     }
+  }
+  if (progress) {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;)
+      if (guarded([&] { work(i); })) guarded([&] { progress(done.fetch_add(1) + 1, n); });
   } else {
     worker();
   }
   for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   if (progress) progress(n, n);
 }
 

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -248,18 +246,10 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
   sink("{\"runs\":[");
   for (std::size_t first = 0; first < runs.size(); first += batch) {
     const std::size_t n = std::min(batch, runs.size() - first);
-    std::exception_ptr failed;  // the first run that could not be rendered, raised here
-    std::mutex failed_mutex;
-    parallel_for(n, threads, [&](std::size_t i) {
-      try {
-        parts[i] = (first + i ? "," : "") + render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap, step_cap,
-                                                              limits.max_points_per_series);
-      } catch (...) {
-        std::lock_guard lock(failed_mutex);
-        if (!failed) failed = std::current_exception();
-      }
+    parallel_for(n, threads, [&](std::size_t i) {  // a run that cannot be rendered is raised here
+      parts[i] = (first + i ? "," : "") + render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap, step_cap,
+                                                            limits.max_points_per_series);
     });
-    if (failed) std::rethrow_exception(failed);
     for (std::size_t i = 0; i < n; ++i) {
       sink(parts[i]);
       std::string().swap(parts[i]);

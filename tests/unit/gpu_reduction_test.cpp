@@ -224,6 +224,27 @@ TEST(GpuReduction, ReleasingWhatSummariesTookGivesTheSameReportOnRealData) {
   EXPECT_GT(epochs, 0u);  // MLPerf's epochs
 }
 
+// A study whose runs let go of their GPU figures cannot be summarized again: analysing it twice
+// is a logic_error naming the run, raised to the caller from the analysis threads, not an end of
+// the program.
+TEST(GpuReduction, AnalysingAReleasedStudyAgainIsAnErrorNamingTheRun) {
+  ScratchDir dir;
+  write_one_run_study(dir);
+  Study study = read_study_as_report(dir, 2, nullptr);
+  ASSERT_EQ(study.runs.size(), 1u);
+  AnalysisOptions options;
+  options.threads = 2;
+  (void)analyze_releasing(study, options);
+  ASSERT_TRUE(study.runs[0].gpu_digest);
+  ASSERT_FALSE(study.runs[0].gpu_digest->figures);
+  try {
+    (void)analyze(study, options);
+    ADD_FAILURE() << "a released digest was summarized";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find(study.runs[0].run_id), std::string::npos) << e.what();
+  }
+}
+
 // A page series set aside in a temporary file that cannot be read back (the file lost its bytes)
 // makes writing the report an error naming the page, which is not left half written.
 TEST(GpuReduction, APageSeriesThatCannotBeReadBackIsAnErrorNamingThePage) {

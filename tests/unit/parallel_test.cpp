@@ -5,6 +5,13 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "common/parallel.hpp"
 #include "support/test_support.hpp"
@@ -82,6 +89,84 @@ TEST(Parallel, UnreadableOrMalformedQuotasSetNoLimit) {
   EXPECT_EQ(cgroup_cpu_quota_cores("0::/\n", root.path()), std::nullopt);
   EXPECT_EQ(cgroup_cpu_quota_cores("not a cgroup line\n", root.path()), std::nullopt);
   EXPECT_EQ(cgroup_cpu_quota_cores("0::/\n", root / "missing"), std::nullopt);
+}
+
+// Without exceptions every item runs exactly once, whatever the threads, and progress ends at n.
+TEST(Parallel, EveryItemRunsOnceAndProgressEndsAtTheCount) {
+  for (unsigned threads : {1u, 2u, 4u, 9u}) {
+    std::vector<std::atomic<int>> runs(257);
+    std::size_t last_done = 0, calls = 0;
+    parallel_for(runs.size(), threads, [&](std::size_t i) { runs[i].fetch_add(1); },
+                 [&](std::size_t done, std::size_t n) {
+                   EXPECT_EQ(n, runs.size());
+                   EXPECT_GE(done, last_done);
+                   last_done = done, ++calls;
+                 });
+    for (const auto& r : runs) EXPECT_EQ(r.load(), 1) << threads << " threads";
+    EXPECT_EQ(last_done, runs.size());
+    EXPECT_GE(calls, 1u);
+  }
+}
+
+// An item that throws, on a worker thread or on the caller's, reaches the caller as that exception
+// after every thread joined (an escape from a thread would have ended this test's process), and
+// no item is started after it.
+TEST(Parallel, AnItemsExceptionReachesTheCallerAndStopsNewItems) {
+  for (unsigned threads : {1u, 2u, 4u}) {
+    for (bool with_progress : {false, true}) {
+      const std::size_t n = 10000, bad = 37;
+      std::atomic<std::size_t> started{0}, after_bad{0};
+      std::atomic<bool> bad_thrown{false};
+      std::function<void(std::size_t, std::size_t)> progress;
+      if (with_progress) progress = [](std::size_t, std::size_t) {};
+      try {
+        parallel_for(n, threads, [&](std::size_t i) {
+          started.fetch_add(1);
+          if (bad_thrown.load()) after_bad.fetch_add(1);
+          if (i == bad) {
+            bad_thrown.store(true);
+            throw std::runtime_error("item 37 is unreadable");
+          }
+          // Long enough that the other threads are still at work when item 37 throws.
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }, progress);
+        ADD_FAILURE() << "no exception reached the caller";
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "item 37 is unreadable");
+      }
+      // A thread may start an item or two while the exception is being thrown; without the stop,
+      // thousands would follow.
+      EXPECT_LT(after_bad.load(), 100u) << threads << " threads";
+      EXPECT_LT(started.load(), n);
+    }
+  }
+}
+
+// When several items throw, one of their exceptions is raised, and each thread's is caught.
+TEST(Parallel, OfManyFailingItemsOneExceptionIsRaised) {
+  try {
+    parallel_for(64, 4, [](std::size_t i) { throw std::out_of_range("item " + std::to_string(i)); });
+    ADD_FAILURE() << "no exception reached the caller";
+  } catch (const std::out_of_range& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("item ", 0), 0u) << e.what();
+  }
+}
+
+// A progress callback that throws (the caller's own, on the caller's thread) is carried the same
+// way, after the workers joined, and the final progress call is not made.
+TEST(Parallel, AProgressCallbackThatThrowsReachesTheCaller) {
+  std::atomic<std::size_t> ran{0};
+  std::size_t calls = 0;
+  EXPECT_THROW(parallel_for(1000, 3, [&](std::size_t) {
+                 ran.fetch_add(1);
+                 std::this_thread::sleep_for(std::chrono::microseconds(20));
+               },
+                            [&](std::size_t, std::size_t) {
+                              if (++calls == 5) throw std::length_error("stop here");
+                            }),
+               std::length_error);
+  EXPECT_EQ(calls, 5u);
+  EXPECT_LT(ran.load(), 1000u);
 }
 
 }  // namespace
