@@ -75,7 +75,7 @@ std::optional<double> time_of(const ConfigurationSummary& c, const std::string& 
 
 // Whether a label's curve is weak scaling: declared by its runs, or its global batch grows in
 // proportion to the GPU count.
-std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, const std::vector<RunSummary>& runs,
+std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, const std::deque<RunSummary>& runs,
                            const std::vector<const Run*>& sources, std::vector<Diagnostic>& warnings) {
   std::set<std::string> declared;
   for (auto* c : curve)
@@ -151,7 +151,7 @@ std::string common_folder(const std::vector<std::string>& paths) {
 
 // Repeats that disagree this much are more likely different inputs pooled by mistake than noise:
 // the message lists what could tell them apart.
-std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spread, const std::vector<RunSummary>& runs) {
+std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spread, const std::deque<RunSummary>& runs) {
   std::set<std::string> systems, benchmarks, instance_ids;
   std::set<double> batches;
   for (auto i : c.run_indices) {
@@ -169,7 +169,7 @@ std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spre
 }
 
 // One line on where a configuration's figures came from (DESIGN.md, "provenance").
-std::string provenance_of(const ConfigurationSummary& c, const std::vector<RunSummary>& runs,
+std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSummary>& runs,
                           const std::vector<const Run*>& sources, const std::map<std::string, std::string>& split_notes,
                           const std::vector<Diagnostic>& ingest_notes) {
   std::vector<std::string> paths;
@@ -427,13 +427,11 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     sources.push_back(&run);
     study_index.push_back(i);
   }
-  // A batch at a time, each summary moved into place as its batch ends: the list's pages are
-  // reserved at once but written, and so resident, only as the batches fill them, so that a study
-  // whose runs let go of what their summaries took (analyze_releasing) never holds both whole
-  // (issue 17, part 2).
+  // A batch at a time, each summary moved into its own node as its batch ends, so that a study
+  // whose runs let go of what their summaries took (analyze_releasing) never holds both whole, and
+  // the summaries reuse what the released runs left (issue 17, part 2).
   const unsigned threads = default_threads(options.threads);
   const std::size_t batch = std::size_t{64} * threads;
-  summary.runs.reserve(sources.size());
   std::vector<RunSummary> made(std::min(batch, sources.size()));
   for (std::size_t first = 0; first < sources.size(); first += batch) {
     const std::size_t n = std::min(batch, sources.size() - first);

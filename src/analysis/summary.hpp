@@ -1,6 +1,7 @@
 #pragma once
 // What analysis produces and every renderer (table, CSV, JSON, HTML) reads. Field names follow
 // the summary.json contract (DESIGN.md, "Outputs"). Absent figures are nullopt, never 0.
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -207,7 +208,9 @@ struct Summary {
   // Distinct systems of the configurations ("" = unknown); several: tables show a system column.
   std::vector<std::string> systems;
   std::vector<ConfigurationSummary> configurations;  // by label, system, then world size
-  std::vector<RunSummary> runs;
+  // A node each (not one array): a large study's summaries, made as its runs let go of their
+  // epochs and GPU figures, fill the memory those leave instead of a new block (issue 17, part 2).
+  std::deque<RunSummary> runs;
   std::vector<CurveModel> curves;    // one per curve with a time, in configuration order
   std::vector<Diagnostic> warnings;  // ingest's and analysis's, in that order
 };
