@@ -4,6 +4,7 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -349,8 +350,8 @@ Study ingest(const IngestOptions& options) {
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
   constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();  // a file in no run folder
 
-  // 4. Everything else, in parallel (across the group's processes too), largest first so one big
-  // file does not come last.
+  // 4. Everything else, in parallel (across the group's processes too), in batches of whole run
+  // folders (IngestOptions::files_per_batch), each largest first so one big file does not come last.
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
   std::vector<std::size_t> owner(others.size());
   {
@@ -411,36 +412,83 @@ Study ingest(const IngestOptions& options) {
     const FolderFiles& folder = folder_files[owner[k]];
     if (run.world_size && folder.gpu_logs == 1 && folder.run_files == 0) options.summarize_gpus(run, out.attach);
   };
-  SharedWork<ReadOutput> work;
-  // Shared out by content, not by size on disk (a gzipped file holds several times its size); only
-  // rank 0 knows the files, so it weighs them and the list it sends carries the weights.
-  for (std::size_t i : others) work.sizes.push_back(files[i].weight);
-  work.threads = threads;
-  work.work = [&](std::size_t k) {
+  auto read_other = [&](std::size_t k) {
     ReadOutput out;
     const Run* header = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     readers[files[others[k]].reader]->read(ReadContext{files[others[k]].path, header}, out);
     reduce_samples(k, out);
     return out;
   };
-  work.name = [&](std::size_t k) { return files[others[k]].path; };
-  work.encode = encode_read_output;
-  work.decode = decode_read_output;
-  work.progress = options.progress;
-  work.cancel = options.cancel;
-  auto read = shared_for(group, work);
-  if (group.rank() != 0) return Study{};  // rank 0 has every file's output and makes the study
-  if (options.cancel && options.cancel->load()) {
-    study.cancelled = true;
-    return study;
-  }
-  auto& outputs = read;  // each is set (nothing was cancelled)
+  // A run folder is plain when its files only add data to its run: none defines runs (those are
+  // weighed against every file's runs, below) and none is an itwinai trace (linked by run name once
+  // every run is known). A plain folder's files are merged into its run as soon as their batch is
+  // read; the others' outputs are held for the merge below.
+  std::vector<char> plain(folder_run_list.size(), 1);
+  for (std::size_t k = 0; k < others.size(); ++k)
+    if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
+                               !itwinai_trace_run_name(files[others[k]].path).empty()))
+      plain[owner[k]] = 0;
+  // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
+  std::vector<std::size_t> order(others.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return others[a] < others[b]; });
+  std::vector<std::size_t> last_file_of(folder_run_list.size(), 0);  // a run folder's last file in that order
+  for (std::size_t p = 0; p < order.size(); ++p)
+    if (owner[order[p]] != kNoRun) last_file_of[owner[order[p]]] = p;
+  std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
+  std::vector<std::vector<Diagnostic>> merged_diagnostics(others.size());  // those of outputs merged in their batch
+  // Batches of whole folders in path order: a batch ends only where no folder it touched has a file
+  // after it (a run folder may hold another's). A group of processes reads every file in one batch.
+  const std::size_t per_batch = group.size() == 1 && options.files_per_batch ? options.files_per_batch : order.size();
+  std::size_t begin = 0;
+  do {
+    std::size_t end = begin, reach = 0;
+    while (end < order.size()) {
+      if (owner[order[end]] != kNoRun) reach = std::max(reach, last_file_of[owner[order[end]]]);
+      ++end;
+      if (end - begin >= per_batch && reach < end) break;
+    }
+    std::vector<std::size_t> batch(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   order.begin() + static_cast<std::ptrdiff_t>(end));
+    std::sort(batch.begin(), batch.end());  // largest first (others are by size), so one big file does not come last
+    SharedWork<ReadOutput> work;
+    // Shared out by content, not by size on disk (a gzipped file holds several times its size); only
+    // rank 0 knows the files, so it weighs them and the list it sends carries the weights.
+    for (std::size_t k : batch) work.sizes.push_back(files[others[k]].weight);
+    work.threads = threads;
+    work.work = [&](std::size_t j) { return read_other(batch[j]); };
+    work.name = [&](std::size_t j) { return files[others[batch[j]]].path; };
+    work.encode = encode_read_output;
+    work.decode = decode_read_output;
+    if (options.progress)
+      work.progress = [&, before = begin](std::size_t done, std::size_t) { options.progress(before + done, others.size()); };
+    work.cancel = options.cancel;
+    auto read = shared_for(group, work);
+    if (group.rank() != 0) return Study{};  // rank 0 has every file's output and makes the study
+    if (options.cancel && options.cancel->load()) {
+      study.cancelled = true;
+      return study;
+    }
+    for (std::size_t p = begin; p < end; ++p) {  // each is set (nothing was cancelled)
+      const std::size_t k = order[p];
+      auto& out = read[static_cast<std::size_t>(std::lower_bound(batch.begin(), batch.end(), k) - batch.begin())];
+      if (owner[k] == kNoRun || !plain[owner[k]]) {
+        held[k] = std::make_unique<ReadOutput>(std::move(*out));
+      } else {  // what the merge below does with a plain folder's file (it defines no run)
+        merged_diagnostics[k] = std::move(out->diagnostics);
+        if (out->has_attachment()) merge_data_into(folder_run(owner[k]), std::move(out->attach));
+      }
+      out.reset();
+    }
+    begin = end;
+  } while (begin < order.size());
 
-  // 5. Which runs are kept: --pattern by name (for files whose path it did not match), then
+  // 5. Which runs are held: --pattern by name (for files whose path it did not match), then
   // --experiment and --run-names, which select MLflow runs as itwinai's own report does.
   std::set<std::string> experiments_seen, run_names_seen;
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    auto& runs = outputs[k]->runs;
+  for (std::size_t k = 0; k < held.size(); ++k) {
+    if (!held[k]) continue;
+    auto& runs = held[k]->runs;
     const bool by_name = !files[others[k]].path_matched;
     runs.erase(std::remove_if(runs.begin(), runs.end(),
                               [&](const Run& run) {
@@ -476,20 +524,21 @@ Study ingest(const IngestOptions& options) {
   // itwinai CSVs) holds defaults for them; above exactly one (a run folder's own MLPerf log) it is
   // that run.
   std::vector<std::size_t> runs_below(folder_run_list.size(), 0);
-  for (std::size_t k = 0; k < outputs.size(); ++k)
-    if (owner[k] != kNoRun) runs_below[owner[k]] += outputs[k]->runs.size();
+  for (std::size_t k = 0; k < held.size(); ++k)
+    if (owner[k] != kNoRun && held[k]) runs_below[owner[k]] += held[k]->runs.size();
 
-  // 6. Merge in path order (that of `files`), so the study does not depend on thread timing.
-  std::vector<std::size_t> order(others.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return others[a] < others[b]; });
+  // 6. Merge in path order; the warnings of files merged in their batch keep their place.
   std::vector<Run> standalone;
   std::vector<bool> defaults_only(folder_run_list.size(), false);
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
-    auto& out = *outputs[k];
+    if (!held[k]) {
+      append(study.diagnostics, merged_diagnostics[k]);
+      continue;
+    }
+    auto& out = *held[k];
     const auto& path = files[others[k]].path;
     const std::string_view reader = readers[files[others[k]].reader]->name();
     append(study.diagnostics, out.diagnostics);
@@ -506,7 +555,7 @@ Study ingest(const IngestOptions& options) {
       standalone.push_back(std::move(run));
     }
     if (!out.has_attachment()) {
-      outputs[k].reset();  // merged: let it go now, so the study and its outputs are not held together
+      held[k].reset();  // merged: let it go now, so the study and its outputs are not held together
       continue;
     }
     if (auto name = itwinai_trace_run_name(path); !name.empty() && (!target || runs_below[owner[k]] > 1)) {
@@ -530,7 +579,7 @@ Study ingest(const IngestOptions& options) {
                                    "write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
                                    path, 0, {}});
     }
-    outputs[k].reset();
+    held[k].reset();
   }
   // itwinai's traces belong to the MLflow train run of that name.
   for (auto& [k, name] : itwinai_traces) {
@@ -539,11 +588,11 @@ Study ingest(const IngestOptions& options) {
     for (auto& run : standalone)
       if (run.format == "itwinai-mlflow" && run.run_name == name) named.push_back(&run);
     if (named.size() == 1) {
-      merge_data_into(*named[0], std::move(outputs[k]->attach));
+      merge_data_into(*named[0], std::move(held[k]->attach));
       continue;
     }
     if (owner[k] != kNoRun && named.empty()) {
-      merge_data_into(folder_run(owner[k]), std::move(outputs[k]->attach));
+      merge_data_into(folder_run(owner[k]), std::move(held[k]->attach));
       continue;
     }
     study.diagnostics.push_back(
@@ -556,7 +605,8 @@ Study ingest(const IngestOptions& options) {
                                      name, named.size()),
          path, 0, {}});
   }
-  decltype(read)().swap(read);  // all of it is merged by now: the emptied outputs go
+  decltype(held)().swap(held);  // all of it is merged by now: the emptied outputs go
+  decltype(merged_diagnostics)().swap(merged_diagnostics);
   decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
 
   // A manifest whose folder held only other runs' data defined no run of its own.

@@ -53,6 +53,11 @@ struct IngestOptions {
   // GpuDigest in place of the log's GPUs, so that a large study does not hold a record per GPU
   // (`scalelens report` does: report_html.hpp, summarize_gpu_log). Null: the GPUs are kept.
   std::function<void(const Run& run, RunData& log)> summarize_gpus;
+  // One process reads the files in batches of about this many (whole run folders, in path order)
+  // and merges a batch's plain run folders before the next, so that a study of thousands of runs
+  // never holds every file's output at once (issue 17, part 2); the study is the same whatever the
+  // batch. 0: every file in one batch (as a group of processes always reads).
+  std::size_t files_per_batch = 4096;
 };
 
 Study ingest(const IngestOptions& options);

@@ -7,8 +7,14 @@
 #include <map>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "report/report_html.hpp"
+#include "report/summary_writers.hpp"
+#include "support/gpu_study_writer.hpp"
+#include "support/kineto_writer.hpp"
 #include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
@@ -443,6 +449,128 @@ TEST(RunFolder, BrokenLinkIsReportedAsUnreadable) {
   ASSERT_TRUE(d);
   EXPECT_NE(d->path.find("steps.csv"), std::string::npos);
   EXPECT_EQ(study.runs.size(), 1u);
+}
+
+// One process reads a large study's files in batches of whole run folders and merges a batch's
+// plain folders before reading the next (issue 17, part 2). The study must be the one read in a
+// single batch, whatever the batch: its runs, their data, and its warnings in the same order.
+// The study mixes plain run folders, a run folder holding another (their files interleave in path
+// order, so a batch must not end between them), files in no run folder, files with bad columns,
+// an MLPerf log inside a run folder (not plain: merged after every file is read) and a copied run.
+namespace {
+
+// "" when equal; else where `got` first departs from `expected`, with a little of each around it
+// (the studies' texts are long, mostly one line of series).
+std::string first_difference(const std::string& got, const std::string& expected) {
+  if (got == expected) return "";
+  std::size_t at = 0;
+  while (at < got.size() && at < expected.size() && got[at] == expected[at]) ++at;
+  const std::size_t from = at > 120 ? at - 120 : 0;
+  return fmt::format("at byte {}:\n got: ...{}\nwant: ...{}", at, got.substr(from, 240), expected.substr(from, 240));
+}
+
+std::string study_as_read_in_batches(const std::vector<std::string>& inputs, std::size_t files_per_batch) {
+  IngestOptions options{inputs, {}, 2, {}};
+  options.files_per_batch = files_per_batch;
+  options.summarize_gpus = [](const Run& run, RunData& log) { summarize_gpu_log(run, log); };
+  std::size_t last_done = 0, total = 0;
+  options.progress = [&](std::size_t done, std::size_t of) {
+    EXPECT_GE(done, last_done);  // one count over every batch, never going back
+    last_done = done, total = of;
+  };
+  const Study study = ingest(options);
+  EXPECT_EQ(last_done, total);
+  std::string text;
+  for (const auto& d : study.diagnostics) text += d.code + ": " + d.message + " @ " + d.path + "\n";
+  for (const auto& run : study.runs)
+    text += fmt::format("{} {} {} epochs {} steps {} gpus {} digest {} hosts {} ranks {} breakdown {} world {}\n", run.run_id,
+                        run.path, run.format, run.epochs.size(), run.steps.size(), run.gpus.size(),
+                        run.gpu_digest ? run.gpu_digest->gpus : 0, run.host_series.size(), run.ranks.size(),
+                        run.breakdown.size(), run.world_size.value_or(-1));
+  AnalysisOptions analysis;
+  analysis.threads = 2;
+  const Summary summary = analyze(study, analysis);
+  return text + render_summary_json(summary) + render_series_json(study, summary);
+}
+
+void write_mixed_study(const ScratchDir& dir, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  scalelens::testing::GpuStudyShape shape;
+  shape.runs = 6 + static_cast<int>(rng() % 10);
+  shape.gpus = 3;
+  shape.vary_gpus = true;
+  shape.nvsmi_too = seed % 2 == 0;
+  shape.no_window = 0.2;
+  scalelens::testing::write_gpu_study(dir, rng, shape);
+  write_run(dir, "outer", 2, "0,0,1000000000,6000000000,100\n0,1,6000000000,11000000000,100\n");
+  write_run(dir, "outer/inner", 1, "0,0,1000000000,3000000000,10\n0,1,3000000000,5000000000,10\n");
+  dir.write("outer/nodes/n01/host.csv", "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n"
+                                        "1000000000,50,1000,0\n21000000000,50,1000,2000000000\n");
+  dir.write("outer/steps.csv", "rank,step,begin,end\n0,0,0,1\n");  // lacks start_ns: a warning
+  dir.write("orphan/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
+  dir.write("run-0/zz/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");  // a second epochs file in run-0
+  write_run(dir, "zz-copy-of-outer", 2, "0,0,1000000000,6000000000,100\n");
+  dir.write("zz-copy-of-outer/scalelens.json",
+            R"({"schema": "scalelens.run/1", "run_id": "outer", "label": "ddp", "world_size": 2})");
+  // A run whose world size only its trace states: its GPU log, read after the trace, is kept as
+  // read (the manifest, which readers see, says no world size), not summarized.
+  dir.write("late-world/scalelens.json",
+            R"({"schema": "scalelens.run/1", "run_id": "late-world", "label": "ddp", "start_ns": 1000000000, "end_ns": 21000000000})");
+  scalelens::testing::KinetoTraceSpec trace;
+  trace.step_us = {1000, 1000, 1000};
+  dir.write("late-world/a-trace.json", scalelens::testing::kineto_trace(trace));
+  dir.write("late-world/nodes/n01/gpu.csv",
+            "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n"
+            "1000000000,0,GPU-a,50,10,1e9,100,,1400,60\n21000000000,0,GPU-a,50,10,1e9,100,,1400,60\n");
+  write_run(dir, "with-mlperf", 4, "");
+  dir.write("with-mlperf/result.txt",  // its run is the folder's (merged after every file is read)
+            ":::MLLOG {\"time_ms\": 1000, \"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n"
+            ":::MLLOG {\"time_ms\": 1000, \"key\": \"epoch_start\", \"metadata\": {\"epoch_num\": 1}}\n"
+            ":::MLLOG {\"time_ms\": 3000, \"key\": \"epoch_stop\", \"metadata\": {\"epoch_num\": 1}}\n"
+            ":::MLLOG {\"time_ms\": 3000, \"key\": \"epoch_start\", \"metadata\": {\"epoch_num\": 2}}\n"
+            ":::MLLOG {\"time_ms\": 5500, \"key\": \"epoch_stop\", \"metadata\": {\"epoch_num\": 2}}\n"
+            ":::MLLOG {\"time_ms\": 6000, \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}\n");
+}
+
+}  // namespace
+
+TEST(Ingest, ReadingInBatchesOfFoldersGivesTheSameStudy) {
+  std::size_t batched = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    ScratchDir dir;
+    write_mixed_study(dir, seed);
+    const std::vector<std::string> inputs{dir.path().string(), std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"};
+    const std::string whole = study_as_read_in_batches(inputs, 0);
+    EXPECT_NE(whole.find("no-manifest"), std::string::npos);
+    EXPECT_NE(whole.find("duplicate-run-id"), std::string::npos);
+    // What the merge must make of the folders, read in one batch or many: the MLPerf log's epochs in
+    // its folder's run; the GPU log of a run whose manifest states no world size kept as read; a run
+    // folder's files on either side of the folder it holds, and that one's own.
+    auto run_line = [&](const std::string& id) {
+      const std::size_t at = whole.find("\n" + id + " ");
+      return at == std::string::npos ? std::string() : whole.substr(at + 1, whole.find('\n', at + 1) - at - 1);
+    };
+    EXPECT_NE(run_line("with-mlperf").find(" epochs 2 "), std::string::npos) << run_line("with-mlperf");
+    EXPECT_NE(run_line("late-world").find(" gpus 1 digest 0 "), std::string::npos) << run_line("late-world");
+    EXPECT_NE(run_line("outer").find(" epochs 2 steps 0 gpus 0 digest 0 hosts 1 "), std::string::npos) << run_line("outer");
+    EXPECT_NE(run_line("outer/inner").find(" epochs 2 "), std::string::npos) << run_line("outer/inner");
+    for (std::size_t per_batch : {1u, 2u, 3u, 5u, 17u}) {
+      SCOPED_TRACE(fmt::format("{} files a batch", per_batch));
+      EXPECT_EQ(first_difference(study_as_read_in_batches(inputs, per_batch), whole), "");
+      ++batched;
+    }
+  }
+  EXPECT_EQ(batched, 30u);
+}
+
+TEST(Ingest, ReadingInBatchesOfFoldersGivesTheSameStudyOnRealData) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  const std::vector<std::string> inputs{(data / "kineto").string(), (data / "mlperf-hpc-v1.0-deepcam").string(),
+                                        std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"};
+  const std::string whole = study_as_read_in_batches(inputs, 0);
+  for (std::size_t per_batch : {1u, 4u})
+    EXPECT_EQ(first_difference(study_as_read_in_batches(inputs, per_batch), whole), "") << per_batch << " files a batch";
 }
 
 TEST(Ingest, PatternFiltersPathsInsideInputs) {
