@@ -81,6 +81,7 @@ int run_report(const ReportArgs& args) {
   bar.finish();
   if (!job->finish()) return 0;  // the first one analyses and writes
   const double read_s = timer.lap();
+  const long peak_after_reading_kib = peak_memory_kib();  // which phase set the peak, for --timings
   give_back_freed_memory();  // the readers' heaps: analysis and writing run on this thread
 
   AnalysisOptions options = args.analysis;
@@ -91,6 +92,7 @@ int run_report(const ReportArgs& args) {
   if (args.scaling != "auto") options.scaling = args.scaling;
   Summary summary = analyze_releasing(study, options);  // the study stays for the page and figures
   const double analyze_s = timer.lap();
+  const long peak_after_analysis_kib = peak_memory_kib();
 
   const bool color = terminal(STDOUT_FILENO);
   const std::string diagnostics = render_diagnostics(summary, TableStyle{terminal(STDERR_FILENO)});
@@ -117,6 +119,7 @@ int run_report(const ReportArgs& args) {
                                                : std::filesystem::current_path() / "scalelens-report";
   auto written = write_report_files(summary, study, out_dir);
   const double write_s = timer.lap();
+  const long peak_after_writing_kib = peak_memory_kib();
   if (!written) {
     std::fprintf(stderr, "error: %s: %s%s\n", written.error().path.c_str(), written.error().message.c_str(),
                  chosen ? "" : " (the report goes to ./scalelens-report unless -o DIR names another folder)");
@@ -143,8 +146,13 @@ int run_report(const ReportArgs& args) {
   }
   std::cout.flush();
   if (args.timings) {  // after standard output is rendered, which the peak includes
-    std::fprintf(stderr, "peak memory: scalelens %.1f MiB (itself; gnuplot, which draws the figures, apart)\n",
-                 peak_memory_kib() / 1024.0);
+    // The peak so far at the end of each phase (it only grows): the first that reaches the whole
+    // peak is where it was set.
+    std::fprintf(stderr,
+                 "peak memory: scalelens %.1f MiB (itself; gnuplot, which draws the figures, apart); "
+                 "by the end of reading %.1f, of analysis %.1f, of writing %.1f MiB\n",
+                 peak_memory_kib() / 1024.0, peak_after_reading_kib / 1024.0, peak_after_analysis_kib / 1024.0,
+                 peak_after_writing_kib / 1024.0);
   }
   // Like compilers that skip freeing at exit: the process's end returns a large study's memory at
   // once, where destroying it vector by vector took a tenth of the whole report's time. Held from
@@ -197,7 +205,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "Reader threads (default: every core this process may use)");
   add_max_inflated_option(cmd);
   cmd->add_flag("--timings", args->timings,
-                "Print how long reading, analysis and writing took, and the peak memory (standard error)");
+                "Print how long reading, analysis and writing took, and the peak memory (standard error), with the peak so far at the end of each phase");
   add_cache_flags(cmd, args->cache);
   cmd->footer(
       "Examples:\n"

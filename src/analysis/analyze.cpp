@@ -392,16 +392,6 @@ void release_summarized(Run& run) {
   }
 }
 
-Summary analyze_study(const Study& study, const AnalysisOptions& options, Study* releasing);
-
-}  // namespace
-
-Summary analyze(const Study& study, const AnalysisOptions& options) { return analyze_study(study, options, nullptr); }
-
-Summary analyze_releasing(Study& study, const AnalysisOptions& options) { return analyze_study(study, options, &study); }
-
-namespace {
-
 Summary analyze_study(const Study& study, const AnalysisOptions& options, Study* releasing) {
   Summary summary;
   summary.warnings = study.diagnostics;
@@ -747,5 +737,9 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
 }
 
 }  // namespace
+
+Summary analyze(const Study& study, const AnalysisOptions& options) { return analyze_study(study, options, nullptr); }
+
+Summary analyze_releasing(Study& study, const AnalysisOptions& options) { return analyze_study(study, options, &study); }
 
 }  // namespace scalelens

@@ -142,6 +142,18 @@ TEST(ReportCli, TimingsNameThePhasesAndTheBytesRead) {
   ASSERT_EQ(std::sscanf(r.err.c_str() + at, "peak memory: scalelens %lf MiB (itself", &self_mib), 1) << r.err;
   EXPECT_GT(self_mib, 2);
   EXPECT_LT(self_mib, 1024);
+  // And the peak so far at the end of each phase, which can only grow, up to the whole peak.
+  double reading = 0, analysis = 0, writing = 0;
+  const auto phases = r.err.find("by the end of reading ", at);
+  ASSERT_NE(phases, std::string::npos) << r.err;
+  ASSERT_EQ(std::sscanf(r.err.c_str() + phases, "by the end of reading %lf, of analysis %lf, of writing %lf MiB", &reading,
+                        &analysis, &writing),
+            3)
+      << r.err;
+  EXPECT_GT(reading, 2);
+  EXPECT_LE(reading, analysis);
+  EXPECT_LE(analysis, writing);
+  EXPECT_LE(writing, self_mib);
   auto plain = run_scalelens("report " + quoted(dir.path()) + " -q --format csv -o " + quoted(dir.path() / "out"));
   EXPECT_EQ(plain.err.find("timings:"), std::string::npos) << plain.err;
   EXPECT_EQ(plain.err.find("peak memory"), std::string::npos) << plain.err;
