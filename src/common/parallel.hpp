@@ -69,6 +69,7 @@ void parallel_for(std::size_t n, unsigned threads, Work&& work,
   };
   std::vector<std::thread> pool;
   const unsigned extra = threads > 1 ? static_cast<unsigned>(std::min<std::size_t>(threads - 1, n)) : 0;
+  pool.reserve(extra);  // before any thread starts: adding one then cannot fail for memory
   for (unsigned t = 0; t < extra; ++t) {
     try {
       pool.emplace_back(worker);

@@ -460,7 +460,9 @@ Study ingest(const IngestOptions& options) {
     work.name = [&](std::size_t j) { return files[others[batch[j]]].path; };
     work.encode = encode_read_output;
     work.decode = decode_read_output;
-    if (options.progress)
+    if (per_batch >= order.size())  // one batch: (done, of this process's share), as before batches
+      work.progress = options.progress;
+    else if (options.progress)  // one process: one count over every batch
       work.progress = [&, before = begin](std::size_t done, std::size_t) { options.progress(before + done, others.size()); };
     work.cancel = options.cancel;
     auto read = shared_for(group, work);
