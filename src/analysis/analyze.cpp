@@ -501,16 +501,17 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
         averages->add(*r.profiler_averages);
       }
       if (r.host_energy_j) host_wh_of[group] += *r.host_energy_j / 3600;
-      if (r.computation_score) score.push_back(*r.computation_score);
-      if (r.comp_comm_raw_share) raw.push_back(*r.comp_comm_raw_share);
-      if (r.overlap_ratio) overlap.push_back(*r.overlap_ratio);
-      if (r.exposed_comm_share) exposed.push_back(*r.exposed_comm_share);
-      if (r.idle_share) idle.push_back(*r.idle_share);
-      if (r.straggler_spread) spread.push_back(*r.straggler_spread);
-      if (r.mfu) mfu.push_back(*r.mfu);
-      if (r.comm_wait_share) comm_wait.push_back(*r.comm_wait_share);
-      if (r.exposed_comm_wait_share) exposed_wait.push_back(*r.exposed_comm_wait_share);
-      for (auto [list, into] : {std::pair{&r.roofline_ops, &roofline_ops}, std::pair{&r.op_times, &op_times}})
+      const RunTraceFigures& tr = r.trace();
+      if (tr.computation_score) score.push_back(*tr.computation_score);
+      if (tr.comp_comm_raw_share) raw.push_back(*tr.comp_comm_raw_share);
+      if (tr.overlap_ratio) overlap.push_back(*tr.overlap_ratio);
+      if (tr.exposed_comm_share) exposed.push_back(*tr.exposed_comm_share);
+      if (tr.idle_share) idle.push_back(*tr.idle_share);
+      if (tr.straggler_spread) spread.push_back(*tr.straggler_spread);
+      if (tr.mfu) mfu.push_back(*tr.mfu);
+      if (tr.comm_wait_share) comm_wait.push_back(*tr.comm_wait_share);
+      if (tr.exposed_comm_wait_share) exposed_wait.push_back(*tr.exposed_comm_wait_share);
+      for (auto [list, into] : {std::pair{&tr.roofline_ops, &roofline_ops}, std::pair{&tr.op_times, &op_times}})
         for (const auto& o : *list) {
           auto& [t, n] = (*into)[{o.name, o.shapes}];
           if (n == 0) t = OpLoss{o.name, o.shapes, o.bound, 0, 0};
@@ -518,7 +519,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
           t.lost_us += o.lost_us;
           ++n;
         }
-      for (const auto& p : r.collective_bandwidth) {
+      for (const auto& p : tr.collective_bandwidth) {
         auto& t = bandwidth[{p.collective, std::ilogb(p.bytes)}];
         t.collective = p.collective;
         const auto n = static_cast<double>(p.calls);

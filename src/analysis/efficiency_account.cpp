@@ -14,7 +14,7 @@ std::optional<RunSummary::TraceStep> trace_means(const Summary& summary, const C
   RunSummary::TraceStep m;
   int runs = 0;
   for (auto i : c.run_indices) {
-    const auto& t = summary.runs[i].trace_step;
+    const auto& t = summary.runs[i].trace().trace_step;
     if (!t) continue;
     m.step_us += t->step_us;
     m.comp_mean_us += t->comp_mean_us;

@@ -107,6 +107,16 @@ std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
   return parts;
 }
 
+const RunTraceFigures& RunSummary::trace() const {
+  static const RunTraceFigures none;
+  return trace_box.figures ? *trace_box.figures : none;
+}
+
+RunTraceFigures& RunSummary::trace_to_fill() {
+  if (!trace_box.figures) trace_box.figures = std::make_unique<RunTraceFigures>();
+  return *trace_box.figures;
+}
+
 std::optional<double> RunSummary::time_on(std::string_view basis) const {
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
@@ -446,14 +456,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Trace breakdown summed over ranks and steps (`parts`: the ranks' breakdowns, above).
   const bool any_trace = !parts.empty() && !parts.front()->from_mpi;
   if (!parts.empty()) {
+    RunTraceFigures& t = r.trace_to_fill();
     double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, step = 0;
     for (const auto* pb : parts) {
       const auto& b = *pb;
       comp += b.comp_us; comm += b.comm_us; overlap += b.overlap_us; exposed += b.exposed_comm_us;
       idle += b.idle_us; step += b.step_time_us;
     }
-    if (comp + exposed > 0) r.computation_score = comp / (comp + exposed);
-    if (comp + comm > 0) r.comp_comm_raw_share = comp / (comp + comm);
+    if (comp + exposed > 0) t.computation_score = comp / (comp + exposed);
+    if (comp + comm > 0) t.comp_comm_raw_share = comp / (comp + comm);
     {  // GPU traces, else the MPI interposer (computation = time outside MPI; all MPI time exposed)
       RunSummary::TraceStep ts;
       for (const auto* b : parts) {
@@ -475,14 +486,14 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         ts.exposed_comm_us /= ts.ranks;
         ts.idle_us /= ts.ranks;
         ts.dataloader_idle_us /= ts.ranks;
-        r.trace_step = ts;
+        t.trace_step = ts;
       }
     }
-    if (comm > 0) r.overlap_ratio = overlap / comm;
+    if (comm > 0) t.overlap_ratio = overlap / comm;
     if (step > 0) {
-      r.exposed_comm_share = exposed / step;
+      t.exposed_comm_share = exposed / step;
       // The MPI interposer sees CPU time only: GPU idle time is unknown there, not zero.
-      if (any_trace) r.idle_share = idle / step;
+      if (any_trace) t.idle_share = idle / step;
     }
     // Straggler spread: per step, (slowest − fastest rank) / mean; averaged over steps.
     std::size_t steps = 0;
@@ -502,7 +513,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         ++counted;
       }
     }
-    if (counted) r.straggler_spread = spread / static_cast<double>(counted);
+    if (counted) t.straggler_spread = spread / static_cast<double>(counted);
     // MFU per rank = FLOPs / step time / peak FLOP/s (DESIGN.md); ranks without either are left out.
     double mfu_sum = 0;
     std::size_t mfu_ranks = 0;
@@ -512,7 +523,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         ++mfu_ranks;
       }
     }
-    if (mfu_ranks) r.mfu = mfu_sum / static_cast<double>(mfu_ranks);
+    if (mfu_ranks) t.mfu = mfu_sum / static_cast<double>(mfu_ranks);
     // Collective calls matched across the run's traced ranks: the share of their kernel time spent
     // waiting for the last rank to arrive (the rest is transfer).
     if (any_trace) {
@@ -526,9 +537,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         exposed_wait += s.exposed_wait_us;
         exposed_transfer += s.exposed_transfer_us;
       }
-      if (wait + transfer > 0) r.comm_wait_share = wait / (wait + transfer);
-      if (exposed_wait + exposed_transfer > 0) r.exposed_comm_wait_share = exposed_wait / (exposed_wait + exposed_transfer);
-      r.collective_bandwidth = trace::bandwidth_by_size(match.instances);
+      if (wait + transfer > 0) t.comm_wait_share = wait / (wait + transfer);
+      if (exposed_wait + exposed_transfer > 0) t.exposed_comm_wait_share = exposed_wait / (exposed_wait + exposed_transfer);
+      t.collective_bandwidth = trace::bandwidth_by_size(match.instances);
       // Ops against the roofline, per step and traced rank: Σ over ranks / Σ of their steps.
       std::map<std::pair<std::string, std::string>, OpLoss> ops;
       double steps_traced = 0;
@@ -545,10 +556,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         for (auto& [key, o] : ops) {
           o.gpu_us /= steps_traced;
           o.lost_us /= steps_traced;
-          r.op_times.push_back(o);
-          if (std::isfinite(o.lost_us) && !o.bound.empty()) r.roofline_ops.push_back(o);
+          t.op_times.push_back(o);
+          if (std::isfinite(o.lost_us) && !o.bound.empty()) t.roofline_ops.push_back(o);
         }
-      keep_top_losses(r.roofline_ops);
+      keep_top_losses(t.roofline_ops);
     }
   }
   return r;

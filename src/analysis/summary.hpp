@@ -19,6 +19,37 @@ struct RangeStat {
   double mean = 0, min = 0, max = 0;
 };
 
+// A run's figures from its traces (RunSummary::trace()).
+struct RunTraceFigures {
+  // Trace breakdown, summed over ranks and steps (DESIGN.md, "Trace breakdown").
+  std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
+      straggler_spread;
+  // Model FLOP utilization: mean over the ranks whose traces carry FLOPs and a known GPU peak.
+  std::optional<double> mfu;
+  // Of the collective kernel time of its calls matched across ranks, the share spent waiting for
+  // the last rank to arrive (DESIGN.md, "Collective wait and transfer"); the rest is transfer.
+  std::optional<double> comm_wait_share;
+  // The same split of exposed communication (not overlapped by computation): its waiting share.
+  std::optional<double> exposed_comm_wait_share;
+  // Per profiler step, from its GPU traces, else per step of the MPI interposer's records (DESIGN.md,
+  // "Where the efficiency went"): the slowest
+  // rank's step time, and per rank the mean (and the largest, and the sum over ranks of)
+  // computation, exposed communication, idle and GPU idle while loading data. µs.
+  struct TraceStep {
+    double step_us = 0;
+    double comp_mean_us = 0, comp_max_us = 0, comp_sum_us = 0;
+    bool gpu_behind = false;  // some rank's GPU ran behind its own steps (the trace's warning)
+    double exposed_comm_us = 0, idle_us = 0, dataloader_idle_us = 0;
+    int ranks = 0;
+  };
+  std::optional<TraceStep> trace_step;
+  // Roofline: per step and traced rank, the ops that lose most GPU time (at most 5), and the bus
+  // bandwidth of the matched collectives by message size.
+  std::vector<OpLoss> roofline_ops;
+  std::vector<BandwidthPoint> collective_bandwidth;
+  std::vector<OpLoss> op_times;  // every traced op signature's GPU time per step and rank (not written out)
+};
+
 struct RunSummary {
   std::string run_id, label, path, format;
   std::string system, benchmark;  // "" when the source does not say
@@ -55,36 +86,27 @@ struct RunSummary {
   bool energy_extrapolated = false;           // energy_j = energy_j_per_gpu x world size (partial GPU data)
   std::optional<ProfilerAverages> profiler_averages;  // itwinai's, for its computation fraction
   std::optional<double> host_energy_j;
-  // Trace breakdown, summed over ranks and steps (DESIGN.md, "Trace breakdown").
-  std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
-      straggler_spread;
-  // Model FLOP utilization: mean over the ranks whose traces carry FLOPs and a known GPU peak.
-  std::optional<double> mfu;
-  // Of the collective kernel time of its calls matched across ranks, the share spent waiting for
-  // the last rank to arrive (DESIGN.md, "Collective wait and transfer"); the rest is transfer.
-  std::optional<double> comm_wait_share;
-  // The same split of exposed communication (not overlapped by computation): its waiting share.
-  std::optional<double> exposed_comm_wait_share;
-  // Per profiler step, from its GPU traces, else per step of the MPI interposer's records (DESIGN.md,
-  // "Where the efficiency went"): the slowest
-  // rank's step time, and per rank the mean (and the largest, and the sum over ranks of)
-  // computation, exposed communication, idle and GPU idle while loading data. µs.
-  struct TraceStep {
-    double step_us = 0;
-    double comp_mean_us = 0, comp_max_us = 0, comp_sum_us = 0;
-    bool gpu_behind = false;  // some rank's GPU ran behind its own steps (the trace's warning)
-    double exposed_comm_us = 0, idle_us = 0, dataloader_idle_us = 0;
-    int ranks = 0;
-  };
-  std::optional<TraceStep> trace_step;
-  // Roofline: per step and traced rank, the ops that lose most GPU time (at most 5), and the bus
-  // bandwidth of the matched collectives by message size.
-  std::vector<OpLoss> roofline_ops;
-  std::vector<BandwidthPoint> collective_bandwidth;
-  std::vector<OpLoss> op_times;  // every traced op signature's GPU time per step and rank (not written out)
+  // Its figures from traces (none for a run without any: a fresh RunTraceFigures). Held apart, as
+  // most runs of a large study have no trace: 288 bytes a run less (issue 17, part 2).
+  const RunTraceFigures& trace() const;
+  RunTraceFigures& trace_to_fill();  // made where it is missing
+  using TraceStep = RunTraceFigures::TraceStep;
   std::optional<int> exit_status;
   // Its time on a basis: "epoch" (the mean of its epoch times), "run", "step" (the mean step time).
   std::optional<double> time_on(std::string_view basis) const;
+
+  // Copies with the summary; empty where the run has no trace figures.
+  struct TraceBox {
+    std::unique_ptr<RunTraceFigures> figures;
+    TraceBox() = default;
+    TraceBox(const TraceBox& o) : figures(o.figures ? std::make_unique<RunTraceFigures>(*o.figures) : nullptr) {}
+    TraceBox(TraceBox&&) noexcept = default;
+    TraceBox& operator=(const TraceBox& o) {
+      if (this != &o) figures = o.figures ? std::make_unique<RunTraceFigures>(*o.figures) : nullptr;
+      return *this;
+    }
+    TraceBox& operator=(TraceBox&&) noexcept = default;
+  } trace_box;
 };
 
 struct ConfigurationSummary {

@@ -302,7 +302,7 @@ Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOp
         cc.metrics.push_back(judged(*metric, estimate_change(before, after, change_options), change_options));
         continue;
       } else if (name == "computation_score") {
-        of = [](const RunSummary& r) { return r.computation_score; };
+        of = [](const RunSummary& r) { return r.trace().computation_score; };
       } else if (name == "gpu_util") {
         of = [](const RunSummary& r) { return r.gpu_util_pct ? std::optional<double>(r.gpu_util_pct->mean) : std::nullopt; };
       } else if (name == "energy_per_sample") {

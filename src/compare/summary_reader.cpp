@@ -147,7 +147,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       r.throughput_samples_per_s = f.number("throughput_samples_per_s");
       if (auto u = f.mean_of("gpu_util_pct")) r.gpu_util_pct = RangeStat{*u, *u, *u};
       r.energy_j_per_sample = f.number("energy_j_per_sample");
-      r.computation_score = f.number("computation_score");
+      if (auto score = f.number("computation_score")) r.trace_to_fill().computation_score = score;
       if (auto gib = f.number("peak_gpu_memory_gib")) r.peak_gpu_memory_bytes = *gib * (1ull << 30);
       if (!error.empty()) return fail(error);
       // Configurations name their runs by id: one id for two runs would give one's figures to both.
@@ -216,7 +216,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       r.throughput_samples_per_s = c.throughput_samples_per_s;
       r.gpu_util_pct = c.gpu_util_pct;
       r.energy_j_per_sample = c.energy_j_per_sample;
-      r.computation_score = c.computation_score;
+      if (c.computation_score) r.trace_to_fill().computation_score = c.computation_score;
       r.peak_gpu_memory_bytes = c.peak_gpu_memory_bytes;
       c.run_indices.push_back(s.runs.size());
       s.runs.push_back(std::move(r));

@@ -191,12 +191,13 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("energy_gpus").value(r.energy_gpus).key("energy_extrapolated").value(r.energy_extrapolated);
     w.key("energy_wh_per_gpu").value(wh(r.energy_j_per_gpu));
     w.key("host_energy_wh").value(wh(r.host_energy_j));
-    w.key("computation_score").value(r.computation_score).key("comp_comm_raw_share").value(r.comp_comm_raw_share);
-    w.key("overlap_ratio").value(r.overlap_ratio).key("exposed_comm_share").value(r.exposed_comm_share);
-    w.key("idle_share").value(r.idle_share).key("straggler_spread").value(r.straggler_spread);
-    w.key("mfu").value(r.mfu).key("comm_wait_share").value(r.comm_wait_share);
-    w.key("exposed_comm_wait_share").value(r.exposed_comm_wait_share);
-    write_roofline_and_bandwidth(w, r.roofline_ops, r.collective_bandwidth);
+    const RunTraceFigures& tr = r.trace();
+    w.key("computation_score").value(tr.computation_score).key("comp_comm_raw_share").value(tr.comp_comm_raw_share);
+    w.key("overlap_ratio").value(tr.overlap_ratio).key("exposed_comm_share").value(tr.exposed_comm_share);
+    w.key("idle_share").value(tr.idle_share).key("straggler_spread").value(tr.straggler_spread);
+    w.key("mfu").value(tr.mfu).key("comm_wait_share").value(tr.comm_wait_share);
+    w.key("exposed_comm_wait_share").value(tr.exposed_comm_wait_share);
+    write_roofline_and_bandwidth(w, tr.roofline_ops, tr.collective_bandwidth);
     w.key("exit_status").value(r.exit_status);
     w.end_object();
   }

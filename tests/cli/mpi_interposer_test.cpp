@@ -45,8 +45,8 @@ TEST(MpiInterposer, WaitBehindASleepingRankIsMeasuredAsCommunication) {
   EXPECT_GT(rank(1).comp_us, 3 * 190e3);   // its sleep is time outside MPI
   // Rank 0's step is almost all communication; rank 1's almost all computation.
   auto s = scalelens::analyze(study, {});
-  ASSERT_TRUE(s.runs[0].computation_score);
-  EXPECT_NEAR(*s.runs[0].computation_score, 0.5, 0.15);
+  ASSERT_TRUE(s.runs[0].trace().computation_score);
+  EXPECT_NEAR(*s.runs[0].trace().computation_score, 0.5, 0.15);
 }
 
 // Another job's Open MPI session directory in the shared temporary folder (here a file where the

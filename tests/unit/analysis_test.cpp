@@ -412,7 +412,7 @@ TEST(Breakdown, GpuTraceWinsOverMpiInterposerForTheSameRun) {
   mpi.from_mpi = true;
   r.breakdown = {mpi, trace};
   st.runs.push_back(r);
-  EXPECT_NEAR(*analyze(st, {}).runs[0].computation_score, 0.9, 1e-12);  // 90 / (90 + 10)
+  EXPECT_NEAR(*analyze(st, {}).runs[0].trace().computation_score, 0.9, 1e-12);  // 90 / (90 + 10)
   st.runs[0].breakdown = {mpi};
-  EXPECT_NEAR(*analyze(st, {}).runs[0].computation_score, 0.5, 1e-12);  // 50 / (50 + 50)
+  EXPECT_NEAR(*analyze(st, {}).runs[0].trace().computation_score, 0.5, 1e-12);  // 50 / (50 + 50)
 }

@@ -195,8 +195,8 @@ TEST(ReportHtml, PageBreakdownUsesTheSameRanksAsTheSummary) {
   mpi.step_times_us = {2000, 2000};
   study.runs[0].breakdown.push_back(mpi);
   Summary summary = analyze(study, {});
-  ASSERT_TRUE(summary.runs[0].exposed_comm_share);
-  EXPECT_DOUBLE_EQ(*summary.runs[0].exposed_comm_share, 500.0 / 3000);  // the trace's figures
+  ASSERT_TRUE(summary.runs[0].trace().exposed_comm_share);
+  EXPECT_DOUBLE_EQ(*summary.runs[0].trace().exposed_comm_share, 500.0 / 3000);  // the trace's figures
   auto json = render_series_json(study, summary);
   EXPECT_NE(json.find("\"breakdown\":{\"ranks\":1,\"step_time_us\":3000,"), std::string::npos)
       << json.substr(json.find("\"breakdown\""), 200);

@@ -605,8 +605,8 @@ TEST(RunFolder, MpiCommCsvBecomesACpuSideBreakdown) {
   EXPECT_DOUBLE_EQ(b.comp_us, 160000);
   EXPECT_DOUBLE_EQ(b.exposed_comm_us, 40000);
   auto s = analyze(study, {});
-  EXPECT_NEAR(*s.runs[0].computation_score, 0.8, 1e-12);  // 160 / (160 + 40)
-  EXPECT_FALSE(s.runs[0].idle_share) << "the interposer cannot see GPU idle time";
+  EXPECT_NEAR(*s.runs[0].trace().computation_score, 0.8, 1e-12);  // 160 / (160 + 40)
+  EXPECT_FALSE(s.runs[0].trace().idle_share) << "the interposer cannot see GPU idle time";
   EXPECT_TRUE(study.diagnostics.empty());
 }
 

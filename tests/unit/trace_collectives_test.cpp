@@ -324,7 +324,7 @@ TEST(CollectiveMatch, ReportGivesBandwidthBySizeAndOpsAgainstTheRoofline) {
   EXPECT_DOUBLE_EQ(p.busbw_gbps, 1048576.0 * 4 / 400e3 * 2 * 3 / 4);
   const auto& run = summary.runs.at(0);
   ASSERT_GE(run.steps_timed, 1u);
-  EXPECT_EQ(p.calls, run.collective_bandwidth.at(0).calls);
+  EXPECT_EQ(p.calls, run.trace().collective_bandwidth.at(0).calls);
   ASSERT_EQ(c.roofline_ops.size(), 1u);
   const auto& op = c.roofline_ops[0];
   EXPECT_EQ(op.name, "aten::mm");

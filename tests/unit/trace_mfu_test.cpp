@@ -83,8 +83,8 @@ TEST(TraceMfu, ReportCarriesMfuPerRunAndConfiguration) {
   ASSERT_EQ(study.runs[0].breakdown.size(), 2u);
   auto s = analyze(study, {});
   ASSERT_EQ(s.runs.size(), 1u);
-  ASSERT_TRUE(s.runs[0].mfu);
-  EXPECT_NEAR(*s.runs[0].mfu, 156.5 / 312.0, 1e-12);
+  ASSERT_TRUE(s.runs[0].trace().mfu);
+  EXPECT_NEAR(*s.runs[0].trace().mfu, 156.5 / 312.0, 1e-12);
   ASSERT_EQ(s.configurations.size(), 1u);
   ASSERT_TRUE(s.configurations[0].mfu);
   EXPECT_NEAR(*s.configurations[0].mfu, 156.5 / 312.0, 1e-12);
@@ -103,7 +103,7 @@ TEST(TraceMfu, NoFlopsNoMfu) {
   run.world_size = 1;
   run.breakdown.push_back(b);
   std::vector<scalelens::Diagnostic> warnings;
-  EXPECT_FALSE(scalelens::summarize_run(run, {}, warnings).mfu);
+  EXPECT_FALSE(scalelens::summarize_run(run, {}, warnings).trace().mfu);
 }
 
 TEST(TraceInputPipeline, DataLoadingPerStepAndGpuIdleDuringIt) {
