@@ -28,6 +28,19 @@ void write_roofline_and_bandwidth(JsonWriter& w, const std::vector<OpLoss>& ops,
   w.end_array();
 }
 
+// The figures traces give, from a run's RunTraceFigures or a configuration's means, which bear
+// the same names: the breakdown's shares, MFU, the collective wait, then the roofline's ops and the
+// bus bandwidth.
+template <class TraceFigures>
+void write_trace_figures(JsonWriter& w, const TraceFigures& f) {
+  w.key("computation_score").value(f.computation_score).key("comp_comm_raw_share").value(f.comp_comm_raw_share);
+  w.key("overlap_ratio").value(f.overlap_ratio).key("exposed_comm_share").value(f.exposed_comm_share);
+  w.key("idle_share").value(f.idle_share).key("straggler_spread").value(f.straggler_spread);
+  w.key("mfu").value(f.mfu).key("comm_wait_share").value(f.comm_wait_share);
+  w.key("exposed_comm_wait_share").value(f.exposed_comm_wait_share);
+  write_roofline_and_bandwidth(w, f.roofline_ops, f.collective_bandwidth);
+}
+
 void write_stat(JsonWriter& w, const std::optional<Stat>& s) {
   if (!s) {
     w.null();
@@ -119,12 +132,7 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("host_energy_wh").value(c.host_energy_wh);
     w.key("energy_wh_per_gpu").value(c.energy_wh_per_gpu).key("energy_extrapolated").value(c.energy_extrapolated);
     w.key("itwinai_computation_fraction").value(c.itwinai_computation_fraction);
-    w.key("computation_score").value(c.computation_score).key("comp_comm_raw_share").value(c.comp_comm_raw_share);
-    w.key("overlap_ratio").value(c.overlap_ratio).key("exposed_comm_share").value(c.exposed_comm_share);
-    w.key("idle_share").value(c.idle_share).key("straggler_spread").value(c.straggler_spread);
-    w.key("mfu").value(c.mfu).key("comm_wait_share").value(c.comm_wait_share);
-    w.key("exposed_comm_wait_share").value(c.exposed_comm_wait_share);
-    write_roofline_and_bandwidth(w, c.roofline_ops, c.collective_bandwidth);
+    write_trace_figures(w, c);
     w.key("time_to_solution_s").value(c.time_to_solution_s).key("energy_per_time_unit_wh").value(c.energy_per_time_unit_wh);
     w.key("edp_js").value(c.edp_js).key("co2e_g").value(c.co2e_g).key("pareto").value(c.pareto);
     w.key("pop");
@@ -191,13 +199,7 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("energy_gpus").value(r.energy_gpus).key("energy_extrapolated").value(r.energy_extrapolated);
     w.key("energy_wh_per_gpu").value(wh(r.energy_j_per_gpu));
     w.key("host_energy_wh").value(wh(r.host_energy_j));
-    const RunTraceFigures& tr = r.trace();
-    w.key("computation_score").value(tr.computation_score).key("comp_comm_raw_share").value(tr.comp_comm_raw_share);
-    w.key("overlap_ratio").value(tr.overlap_ratio).key("exposed_comm_share").value(tr.exposed_comm_share);
-    w.key("idle_share").value(tr.idle_share).key("straggler_spread").value(tr.straggler_spread);
-    w.key("mfu").value(tr.mfu).key("comm_wait_share").value(tr.comm_wait_share);
-    w.key("exposed_comm_wait_share").value(tr.exposed_comm_wait_share);
-    write_roofline_and_bandwidth(w, tr.roofline_ops, tr.collective_bandwidth);
+    write_trace_figures(w, r.trace());
     w.key("exit_status").value(r.exit_status);
     w.end_object();
   }
