@@ -485,7 +485,7 @@ Study ingest(const IngestOptions& options) {
     begin = end;
   } while (begin < order.size());
 
-  // 5. Which runs are held: --pattern by name (for files whose path it did not match), then
+  // 5. Which runs are kept: --pattern by name (for files whose path it did not match), then
   // --experiment and --run-names, which select MLflow runs as itwinai's own report does.
   std::set<std::string> experiments_seen, run_names_seen;
   for (std::size_t k = 0; k < held.size(); ++k) {
