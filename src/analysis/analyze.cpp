@@ -108,7 +108,7 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
 bool used_no_gpu(const Run& run) {
   if (run.format != "scalelens" || run.ranks.empty() || run.has_gpus() || run.gpus_per_node || !run.gpu_model.empty())
     return false;
-  if (!run.launcher.empty() && !run.missing.contains("gpu")) return false;
+  if (!run.details().launcher.empty() && !run.details().missing.contains("gpu")) return false;
   for (const auto& r : run.ranks)
     if (!r.devices.empty()) return false;
   for (const auto& b : run.breakdown)
@@ -464,7 +464,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
       const auto group = r.instance_of.empty() ? "#" + std::to_string(i) : r.instance_of;
-      for (const auto& [key, reason] : sources[i]->missing)
+      for (const auto& [key, reason] : sources[i]->details().missing)
         missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
       if (r.run_time_s) run_times.push_back(*r.run_time_s);

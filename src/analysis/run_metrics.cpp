@@ -107,16 +107,6 @@ std::vector<const RankBreakdown*> measured_breakdown(const Run& run) {
   return parts;
 }
 
-const RunTraceFigures& RunSummary::trace() const {
-  static const RunTraceFigures none;
-  return trace_box.figures ? *trace_box.figures : none;
-}
-
-RunTraceFigures& RunSummary::trace_to_fill() {
-  if (!trace_box.figures) trace_box.figures = std::make_unique<RunTraceFigures>();
-  return *trace_box.figures;
-}
-
 std::optional<double> RunSummary::time_on(std::string_view basis) const {
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
@@ -157,7 +147,13 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, f.samples_inside);
-    if (f.util_pct) figures.util_means.push_back(*f.util_pct), util_times.push_back(util_shares(f.util_time));
+    if (f.util_pct) {
+      RangeStat& u = figures.util_pct ? *figures.util_pct : figures.util_pct.emplace(RangeStat{0, *f.util_pct, *f.util_pct});
+      u.mean += *f.util_pct;  // summed here, divided by the GPUs below
+      u.min = std::min(u.min, *f.util_pct);
+      u.max = std::max(u.max, *f.util_pct);
+      util_times.push_back(util_shares(f.util_time));
+    }
     if (g->nominal_timestamps) {
       // Each sample stands for one probing interval: the run's, else the series' own spacing.
       const double dt = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
@@ -195,7 +191,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   }
   d.gpus = chosen.size();
   figures.min_samples = chosen.empty() ? 0 : min_samples;
-  if (!figures.util_means.empty()) {
+  if (figures.util_pct) {
+    figures.util_pct->mean /= static_cast<double>(util_times.size());
     std::vector<const UtilHistogram*> each;
     for (const auto& h : util_times) each.push_back(&h);
     if (auto mean = mean_of_shares(each)) figures.util_time_share = std::make_shared<const UtilHistogram>(*mean);
@@ -258,9 +255,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.path = run.path;
   r.format = run.format;
   r.system = run.system;
-  r.benchmark = run.benchmark;
-  r.instance_of = run.instance_of;
-  r.instance_id = run.instance_id;
+  r.benchmark = run.details().benchmark;
+  r.instance_of = run.details().instance_of;
+  r.instance_id = run.details().instance_id;
   r.world_size = run.world_size;
   r.nodes = run.nodes;
   r.gpus_per_node = run.gpus_per_node;
@@ -381,16 +378,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.peak_gpu_memory_bytes = gpus.peak_mem_bytes;
   r.gpus = digest.gpus;
   r.min_gpu_samples = gpus.min_samples;
-  if (!gpus.util_means.empty()) {
-    const auto& utils = gpus.util_means;
-    RangeStat u{0, utils.front(), utils.front()};
-    for (double x : utils) {
-      u.mean += x;
-      u.min = std::min(u.min, x);
-      u.max = std::max(u.max, x);
-    }
-    u.mean /= static_cast<double>(utils.size());
-    r.gpu_util_pct = u;
+  if (gpus.util_pct) {
+    r.gpu_util_pct = gpus.util_pct;
     r.gpu_util_time_share = gpus.util_time_share;
     if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(*r.gpu_util_time_share);
   }
@@ -403,7 +392,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     if (r.samples && *r.samples > 0) r.energy_j_per_sample = *r.energy_j / *r.samples;
   }
   warnings.insert(warnings.end(), gpus.warnings.begin(), gpus.warnings.end());
-  r.profiler_averages = run.profiler_averages;
+  r.profiler_averages = run.details().profiler_averages;
 
   // Host CPU energy, per node from its package-energy counter.
   const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
@@ -433,14 +422,14 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (run.world_size && !run.ranks.empty()) {
     std::set<int> ranks;
     for (const auto& rk : run.ranks) ranks.insert(rk.rank);
-    const bool wrappers = !run.launcher.empty();
+    const bool wrappers = !run.details().launcher.empty();
     const int expected = wrappers ? run.nodes.value_or(1) : *run.world_size;
     if (static_cast<int>(ranks.size()) < expected)
       warnings.push_back(run_warning(
           run, "missing-ranks",
           wrappers ? fmt::format("{} of {} nodes' wrappers (scalelens run around {}) left a rank record; the others may have "
                                  "failed to start",
-                                 ranks.size(), expected, run.launcher)
+                                 ranks.size(), expected, run.details().launcher)
                    : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
                                  expected)));
   }

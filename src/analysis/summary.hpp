@@ -11,13 +11,10 @@
 #include "analysis/scaling_model.hpp"
 #include "analysis/stats.hpp"
 #include "common/diagnostics.hpp"
+#include "common/held_apart.hpp"
 #include "model/study.hpp"
 
 namespace scalelens {
-
-struct RangeStat {
-  double mean = 0, min = 0, max = 0;
-};
 
 // A run's figures from its traces (RunSummary::trace()).
 struct RunTraceFigures {
@@ -88,25 +85,15 @@ struct RunSummary {
   std::optional<double> host_energy_j;
   // Its figures from traces (none for a run without any: a fresh RunTraceFigures). Held apart, as
   // most runs of a large study have no trace: 288 bytes a run less (issue 17, part 2).
-  const RunTraceFigures& trace() const;
-  RunTraceFigures& trace_to_fill();  // made where it is missing
+  const RunTraceFigures& trace() const { return trace_.get(); }
+  RunTraceFigures& trace_to_fill() { return trace_.to_fill(); }  // made where it is missing
   using TraceStep = RunTraceFigures::TraceStep;
   std::optional<int> exit_status;
   // Its time on a basis: "epoch" (the mean of its epoch times), "run", "step" (the mean step time).
   std::optional<double> time_on(std::string_view basis) const;
 
-  // Copies with the summary; empty where the run has no trace figures.
-  struct TraceBox {
-    std::unique_ptr<RunTraceFigures> figures;
-    TraceBox() = default;
-    TraceBox(const TraceBox& o) : figures(o.figures ? std::make_unique<RunTraceFigures>(*o.figures) : nullptr) {}
-    TraceBox(TraceBox&&) noexcept = default;
-    TraceBox& operator=(const TraceBox& o) {
-      if (this != &o) figures = o.figures ? std::make_unique<RunTraceFigures>(*o.figures) : nullptr;
-      return *this;
-    }
-    TraceBox& operator=(TraceBox&&) noexcept = default;
-  } trace_box;
+ private:
+  HeldApart<RunTraceFigures> trace_;
 };
 
 struct ConfigurationSummary {

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/held_apart.hpp"
+
 namespace scalelens {
 
 class ByteWriter {
@@ -43,6 +45,11 @@ class ByteWriter {
   void put(const std::shared_ptr<const T>& v) {  // an immutable value held by pointer: as an optional
     put(static_cast<std::uint8_t>(v != nullptr));
     if (v) put(*v);
+  }
+  template <class T>
+  void put(const HeldApart<T>& v) {  // as an optional
+    put(static_cast<std::uint8_t>(v.filled()));
+    if (v.filled()) put(v.get());
   }
   template <class T>
   void put(const std::vector<T>& v) {
@@ -118,6 +125,13 @@ class ByteReader {
     auto value = std::make_shared<T>();
     get(*value);
     v = std::move(value);
+  }
+  template <class T>
+  void get(HeldApart<T>& v) {
+    std::uint8_t has = 0;
+    get(has);
+    if (has) get(v.to_fill());
+    else v.reset();
   }
   template <class T>
   void get(std::vector<T>& v) {

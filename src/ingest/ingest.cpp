@@ -88,10 +88,6 @@ void merge_run_into(Run& target, Run&& src) {
   if (target.label.empty()) target.label = src.label;
   if (target.run_id.empty()) target.run_id = src.run_id;
   if (target.system.empty()) target.system = src.system;
-  if (target.benchmark.empty()) target.benchmark = src.benchmark;
-  if (target.experiment.empty()) target.experiment = src.experiment;
-  if (target.run_name.empty()) target.run_name = src.run_name;
-  if (target.hosts.empty()) target.hosts = src.hosts;
   fill(target.nodes, src.nodes);
   fill(target.gpus_per_node, src.gpus_per_node);
   fill(target.cpus_per_node, src.cpus_per_node);
@@ -103,10 +99,18 @@ void merge_run_into(Run& target, Run&& src) {
   fill(target.exit_status, src.exit_status);
   fill(target.sampling_interval_s, src.sampling_interval_s);
   for (auto& [k, v] : src.detected_from) target.detected_from.emplace(k, v);
-  for (auto& [k, v] : src.missing) target.missing.emplace(k, v);
-  if (src.profiler_averages) {
-    if (!target.profiler_averages) target.profiler_averages.emplace();
-    target.profiler_averages->add(*src.profiler_averages);
+  if (src.details_part.filled()) {  // the target's details are made only where the source has some
+    const RunDetails& from = src.details();
+    RunDetails& into = target.details_to_fill();
+    if (into.benchmark.empty()) into.benchmark = from.benchmark;
+    if (into.experiment.empty()) into.experiment = from.experiment;
+    if (into.run_name.empty()) into.run_name = from.run_name;
+    if (into.hosts.empty()) into.hosts = from.hosts;
+    for (auto& [k, v] : from.missing) into.missing.emplace(k, v);
+    if (from.profiler_averages) {
+      if (!into.profiler_averages) into.profiler_averages.emplace();
+      into.profiler_averages->add(*from.profiler_averages);
+    }
   }
   merge_data_into(target, std::move(src));
 }
@@ -134,7 +138,7 @@ void fill_defaults(Run& run, const Run& manifest) {
 
 bool has_data(const Run& r) {
   return !r.epochs.empty() || !r.steps.empty() || r.has_gpus() || !r.host_series.empty() || !r.ranks.empty() ||
-         !r.breakdown.empty() || r.profiler_averages || r.start_ns || r.end_ns;
+         !r.breakdown.empty() || r.details().profiler_averages || r.start_ns || r.end_ns;
 }
 
 // itwinai writes its profiler traces to profiler-traces/<train run name>/torch-traces/: the run
@@ -479,6 +483,9 @@ Study ingest(const IngestOptions& options) {
       } else {  // what the merge below does with a plain folder's file (it defines no run)
         merged_diagnostics[k] = std::move(out->diagnostics);
         if (out->has_attachment()) merge_data_into(folder_run(owner[k]), std::move(out->attach));
+        // Its path is not read again: let it go, so the next batch's data fills its place rather
+        // than new memory (a file of a run folder held its path until the end of reading).
+        std::string().swap(files[others[k]].path);
       }
       out.reset();
     }
@@ -494,15 +501,16 @@ Study ingest(const IngestOptions& options) {
     const bool by_name = !files[others[k]].path_matched;
     runs.erase(std::remove_if(runs.begin(), runs.end(),
                               [&](const Run& run) {
-                                if (by_name && !matches(run.label) && !matches(run.run_name) && !matches(run.experiment) &&
-                                    !matches(run.experiment + "/" + run.run_name))
+                                const RunDetails& names = run.details();
+                                if (by_name && !matches(run.label) && !matches(names.run_name) &&
+                                    !matches(names.experiment) && !matches(names.experiment + "/" + names.run_name))
                                   return true;
                                 if (run.format != "itwinai-mlflow") return false;
-                                experiments_seen.insert(run.experiment);
-                                if (options.experiment && run.experiment != *options.experiment) return true;
-                                run_names_seen.insert(run.run_name);
+                                experiments_seen.insert(names.experiment);
+                                if (options.experiment && names.experiment != *options.experiment) return true;
+                                run_names_seen.insert(names.run_name);
                                 return !options.run_names.empty() &&
-                                       std::find(options.run_names.begin(), options.run_names.end(), run.run_name) ==
+                                       std::find(options.run_names.begin(), options.run_names.end(), names.run_name) ==
                                            options.run_names.end();
                               }),
                runs.end());
@@ -588,7 +596,7 @@ Study ingest(const IngestOptions& options) {
     const auto& path = files[others[k]].path;
     std::vector<Run*> named;
     for (auto& run : standalone)
-      if (run.format == "itwinai-mlflow" && run.run_name == name) named.push_back(&run);
+      if (run.format == "itwinai-mlflow" && run.details().run_name == name) named.push_back(&run);
     if (named.size() == 1) {
       merge_data_into(*named[0], std::move(held[k]->attach));
       continue;
@@ -634,10 +642,10 @@ Study ingest(const IngestOptions& options) {
   // Two MLflow experiments in one study: the experiment is part of each run's identity.
   std::set<std::string> experiments;
   for (const auto& run : standalone)
-    if (!run.experiment.empty()) experiments.insert(run.experiment);
+    if (!run.details().experiment.empty()) experiments.insert(run.details().experiment);
   if (experiments.size() > 1)
     for (auto& run : standalone)
-      if (!run.experiment.empty()) run.label = run.experiment + "/" + run.label;
+      if (!run.details().experiment.empty()) run.label = run.details().experiment + "/" + run.label;
 
   // 7. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
   // The folders' runs are that list already; the copies are dropped in place: a study of many runs

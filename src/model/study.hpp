@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/diagnostics.hpp"
+#include "common/held_apart.hpp"
 #include "common/packed_text.hpp"
 
 namespace scalelens {
@@ -258,11 +259,16 @@ struct ProfilerAverages {
   }
 };
 
+struct RangeStat {
+  double mean = 0, min = 0, max = 0;
+};
+
 // What a run's summary takes from its GPUs (analysis/run_metrics.cpp, digest_gpus).
 struct GpuFigures {
   std::size_t min_samples = 0;   // fewest samples of one GPU inside the run
   std::optional<double> peak_mem_bytes;
-  std::vector<double> util_means;  // each GPU's mean utilization, in the order the run's mean adds them
+  // Of its GPUs' mean utilizations: their mean, min and max (a vector of them was 64 bytes a run more).
+  std::optional<RangeStat> util_pct;
   // The GPUs' shares of time at each percent, averaged; shared with the run's summary (400 bytes).
   std::shared_ptr<const UtilHistogram> util_time_share;
   std::optional<double> energy_j;  // extrapolated to the world size where energy_extrapolated
@@ -311,16 +317,9 @@ struct RunData {
   bool has_gpus() const { return !gpus.empty() || gpu_digest; }
 };
 
-// Everything known about one execution of one configuration: its metadata here, its data in
-// RunData.
-struct Run : RunData {
-  std::string run_id;
-  std::string label;
-  std::string path;    // run folder or file that defines the run
-  std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"
-  // The machine it ran on (MLPerf platform or system file, scalelens.json "system"); "" when the
-  // source does not say. Part of a configuration's identity: (label, system, world size).
-  std::string system;
+// What only some sources say of a run: held apart from it (Run::details()), as most runs of a
+// large study have none of it, 270 bytes a run less (issue 17, part 2).
+struct RunDetails {
   // What was trained, where the source names it (MLPerf submission_benchmark); "" otherwise. Runs
   // of different benchmarks are never repeats of one configuration.
   std::string benchmark;
@@ -332,6 +331,26 @@ struct Run : RunData {
   // Names the source gave the run (MLflow: its experiment's `name` and the train run's name), for
   // --experiment, --run-names and --pattern; two experiments in one study are told apart by label.
   std::string experiment, run_name;
+  std::vector<std::string> hosts;
+  // Set when scalelens run wrapped a launcher (torchrun, mpirun): its rank records are one per
+  // node's wrapper, and their devices say nothing of the training ranks'.
+  std::string launcher;
+  // The collector's own account of what it could not measure: figure key → reason
+  // (docs/collect.md, "missing"), e.g. {"gpu": "no NVML library"}.
+  std::map<std::string, std::string> missing;
+  std::optional<ProfilerAverages> profiler_averages;
+};
+
+// Everything known about one execution of one configuration: its metadata here, its data in
+// RunData.
+struct Run : RunData {
+  std::string run_id;
+  std::string label;
+  std::string path;    // run folder or file that defines the run
+  std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"
+  // The machine it ran on (MLPerf platform or system file, scalelens.json "system"); "" when the
+  // source does not say. Part of a configuration's identity: (label, system, world size).
+  std::string system;
   std::optional<int> nodes, gpus_per_node;  // world_size: in RunData
   std::optional<int> cpus_per_node;  // logical CPUs of a node, to tell oversubscribed runs
   std::optional<double> global_batch_size, samples_per_epoch;
@@ -339,15 +358,10 @@ struct Run : RunData {
   std::optional<std::int64_t> start_ns, end_ns;
   std::optional<int> exit_status;
   std::optional<double> sampling_interval_s;
-  std::vector<std::string> hosts;
-  // Set when scalelens run wrapped a launcher (torchrun, mpirun): its rank records are one per
-  // node's wrapper, and their devices say nothing of the training ranks'.
-  std::string launcher;
   std::map<std::string, std::string> detected_from;
-  // The collector's own account of what it could not measure: figure key → reason
-  // (docs/collect.md, "missing"), e.g. {"gpu": "no NVML library"}.
-  std::map<std::string, std::string> missing;
-  std::optional<ProfilerAverages> profiler_averages;
+  HeldApart<RunDetails> details_part;
+  const RunDetails& details() const { return details_part.get(); }
+  RunDetails& details_to_fill() { return details_part.to_fill(); }  // made where it is missing
 };
 
 struct Study {

@@ -117,7 +117,7 @@ TEST(MachineName, SizeTokenIsCutFromMlperfSystemNames) {
     ASSERT_EQ(study.runs.size(), 1u) << folder;
     EXPECT_EQ(study.runs[0].system, machine) << folder;
     EXPECT_EQ(study.runs[0].scaling, "strong");
-    EXPECT_EQ(study.runs[0].benchmark, "deepcam");
+    EXPECT_EQ(study.runs[0].details().benchmark, "deepcam");
   }
 }
 

@@ -126,8 +126,8 @@ ReadOutput filled_output() {
   run.scaling = "strong";
   run.start_ns = 1700000000000000000;
   run.detected_from = {{"world_size", "scalelens.json"}, {"gpu", "nvidia-smi"}};
-  run.missing["energy"] = "no counter";
-  run.hosts = {"node01", "node02", ""};
+  run.details_to_fill().missing["energy"] = "no counter";
+  run.details_to_fill().hosts = {"node01", "node02", ""};
   run.epochs.push_back({3, 2, 10, 2000000000, 512.0});
   run.steps.push_back({0, 7, 5, 9, std::nullopt});
   GpuSeries gpu;
@@ -157,7 +157,7 @@ ReadOutput filled_output() {
   b.calls.push_back({"pg0", "AllReduce", 100, 50, 4096, 8, {0, 10, 20, 50}});
   b.op_losses.push_back({"aten::mm", "[[16, 512]]", "compute", 30.0, std::nan("")});
   run.breakdown.push_back(b);
-  run.profiler_averages = ProfilerAverages{10, 5, 2, 1};
+  run.details_to_fill().profiler_averages = ProfilerAverages{10, 5, 2, 1};
   out.runs.push_back(run);
   out.attach.steps.push_back({1, 2, 3, 4, 5.0});
   GpuDigest digest;  // a GPU log summarized where it was read (`scalelens report`)
@@ -165,7 +165,7 @@ ReadOutput filled_output() {
   GpuFigures figures;
   figures.min_samples = 7;
   figures.peak_mem_bytes = 4e10;
-  figures.util_means = {50.5, std::nan("")};
+  figures.util_pct = RangeStat{50.5, std::nan(""), 60};
   auto share = std::make_shared<UtilHistogram>();
   (*share)[100] = 0.25f;
   figures.util_time_share = share;
@@ -199,7 +199,7 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   EXPECT_EQ(r.world_size, 8);
   EXPECT_EQ(r.global_batch_size, 1024.5);
   EXPECT_EQ(r.detected_from.at("gpu"), "nvidia-smi");
-  EXPECT_EQ(r.hosts, (std::vector<std::string>{"node01", "node02", ""}));
+  EXPECT_EQ(r.details().hosts, (std::vector<std::string>{"node01", "node02", ""}));
   ASSERT_EQ(r.gpus.size(), 1u);
   ASSERT_EQ(r.gpus[0].samples.size(), 1000u);
   EXPECT_TRUE(r.gpus[0].nominal_timestamps);
@@ -213,14 +213,14 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   EXPECT_TRUE(std::isnan(r.breakdown[0].idle_us));
   EXPECT_EQ(r.breakdown[0].calls[0].exposed_ns, (std::vector<std::int64_t>{0, 10, 20, 50}));
   EXPECT_EQ(r.breakdown[0].op_losses[0].bound, "compute");
-  EXPECT_EQ(r.profiler_averages->files, 1);
+  EXPECT_EQ(r.details().profiler_averages->files, 1);
   EXPECT_EQ(back->attach.steps[0].samples, 5.0);
   ASSERT_TRUE(back->attach.gpu_digest);
   const GpuDigest& d = *back->attach.gpu_digest;
   EXPECT_EQ(d.with_uuid, 2u);
   ASSERT_TRUE(d.figures);
   EXPECT_EQ(d.figures->min_samples, 7u);
-  EXPECT_TRUE(std::isnan(d.figures->util_means[1]));
+  EXPECT_TRUE(std::isnan(d.figures->util_pct->min));
   EXPECT_EQ((*d.figures->util_time_share)[100], 0.25f);
   EXPECT_EQ(d.figures->warnings[0].configuration, "ddp/8");
   EXPECT_EQ(d.figures->nodes, (std::vector<std::string>{"node01", ""}));

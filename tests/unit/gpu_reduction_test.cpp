@@ -182,7 +182,7 @@ void expect_releasing_gives_the_same_report(const std::vector<std::string>& inpu
     if (!after.gpu_digest) continue;
     EXPECT_FALSE(after.gpu_digest->figures) << after.path;
     ASSERT_TRUE(before.gpu_digest->figures) << before.path;
-    released_digests += !before.gpu_digest->figures->util_means.empty();
+    released_digests += before.gpu_digest->figures->util_pct.has_value();
   }
 }
 

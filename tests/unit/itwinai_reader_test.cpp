@@ -446,12 +446,12 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_ComputationDataOfARunFolder_JoinItsRun) {
                   std::to_string(rank) + "\n");
   auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 1u);
-  ASSERT_TRUE(study.runs[0].profiler_averages.has_value());
-  EXPECT_EQ(study.runs[0].profiler_averages->files, 2);
+  ASSERT_TRUE(study.runs[0].details().profiler_averages.has_value());
+  EXPECT_EQ(study.runs[0].details().profiler_averages->files, 2);
   // Per rank: total 1000 µs, ATen 600, ProfilerStep* 100.
-  EXPECT_DOUBLE_EQ(study.runs[0].profiler_averages->total_us, 2000);
-  EXPECT_DOUBLE_EQ(study.runs[0].profiler_averages->aten_us, 1200);
-  EXPECT_DOUBLE_EQ(study.runs[0].profiler_averages->profiler_step_us, 200);
+  EXPECT_DOUBLE_EQ(study.runs[0].details().profiler_averages->total_us, 2000);
+  EXPECT_DOUBLE_EQ(study.runs[0].details().profiler_averages->aten_us, 1200);
+  EXPECT_DOUBLE_EQ(study.runs[0].details().profiler_averages->profiler_step_us, 200);
 }
 
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_ManifestAboveTheStore_GivesDefaults_NeverOneRun) {
@@ -467,7 +467,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_ManifestAboveTheStore_GivesDefaults_Neve
   EXPECT_EQ(run_with_id(study, "t2")->world_size, 2);
   EXPECT_EQ(run_with_id(study, "t4")->world_size, 4);
   EXPECT_EQ(run_with_id(study, "t4")->samples_per_epoch, 60000.0);
-  EXPECT_EQ(run_with_id(study, "t4")->run_name, "ddp-4");
+  EXPECT_EQ(run_with_id(study, "t4")->details().run_name, "ddp-4");
 }
 
 void two_experiments(const ScratchDir& dir) {
@@ -489,7 +489,7 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_TwoExperiments_AreTwoCurves_NotRepeats) 
   ASSERT_EQ(study.runs.size(), 3u);
   EXPECT_EQ(run_with_id(study, "m1")->label, "mnist/torch-ddp");
   EXPECT_EQ(run_with_id(study, "v1")->label, "virgo/torch-ddp");
-  EXPECT_EQ(run_with_id(study, "v1")->experiment, "virgo");
+  EXPECT_EQ(run_with_id(study, "v1")->details().experiment, "virgo");
 }
 
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_ExperimentAndRunNames_SelectLikeItwinai) {

@@ -312,7 +312,7 @@ TEST(RunFolder, CollectorsMissingReasonsBecomeNotesPerConfiguration) {
   }
   auto study = read_study(dir, true);
   ASSERT_EQ(study.runs.size(), 3u);
-  EXPECT_EQ(study.runs[2].missing.at("cpu_energy@n2"), "RAPL counter not readable");
+  EXPECT_EQ(study.runs[2].details().missing.at("cpu_energy@n2"), "RAPL counter not readable");
   auto s = analyze(study, {});
   std::vector<std::string> notes;
   for (const auto& d : s.warnings)

@@ -261,8 +261,8 @@ class ItwinaiMlflowReader final : public Reader {
     run.format = "itwinai-mlflow";
     run.run_id = train.id();
     run.path = train.dir.string();
-    run.experiment = experiment;
-    run.run_name = train.name();
+    run.details_to_fill().experiment = experiment;
+    run.details_to_fill().run_name = train.name();
 
     // Params logged by every worker; they must agree.
     auto param = [&](std::string_view key) -> std::string {
@@ -339,8 +339,9 @@ class ItwinaiMlflowReader final : public Reader {
       std::error_code ec;
       if (fs::is_regular_file(averages, ec)) {
         if (auto sums = read_profiler_averages(averages, out)) {
-          if (!run.profiler_averages) run.profiler_averages.emplace();
-          run.profiler_averages->add(*sums);
+          auto& averages_sum = run.details_to_fill().profiler_averages;
+          if (!averages_sum) averages_sum.emplace();
+          averages_sum->add(*sums);
         }
       }
     }

@@ -455,8 +455,9 @@ class ItwinaiCsvReader final : public Reader {
     }
     for (const auto& f : planned.averages_files) {
       if (auto sums = read_profiler_averages(f, out)) {
-        if (!run.profiler_averages) run.profiler_averages.emplace();
-        run.profiler_averages->add(*sums);
+        auto& averages_sum = run.details_to_fill().profiler_averages;
+        if (!averages_sum) averages_sum.emplace();
+        averages_sum->add(*sums);
       }
     }
     if (!run.world_size)

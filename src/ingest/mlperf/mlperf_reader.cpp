@@ -172,7 +172,7 @@ class MlperfReader final : public Reader {
         std::string_view b;
         if (doc["value"].get_string().get(b) == simdjson::SUCCESS) platform = b;
       } else if (k == "instance_id") {
-        if (auto id = number()) run.instance_id = static_cast<int>(*id);
+        if (auto id = number()) run.details_to_fill().instance_id = static_cast<int>(*id);
       } else if (k == "epoch_start") {
         if (auto e = epoch_num()) epoch_start_ms[*e] = time_ms;
         else bad_line(lines.line_no(), "epoch_start without metadata.epoch_num");
@@ -242,7 +242,7 @@ class MlperfReader final : public Reader {
     }
     if (ctx.enclosing && !ctx.enclosing->label.empty()) run.label = ctx.enclosing->label;
     else run.label = benchmark.empty() ? "mlperf" : benchmark;
-    run.benchmark = benchmark;
+    if (!benchmark.empty()) run.details_to_fill().benchmark = benchmark;
     place_run(run, path, platform, ctx);
     if (const auto place = results_place(path); place && place->pruned) {
       out.diagnostics.push_back({Severity::note, "pruned-instance",
@@ -283,8 +283,8 @@ class MlperfReader final : public Reader {
       run.detected_from["system"] = "submission_platform";
     }
     if (run.system.empty() && ctx.enclosing && !ctx.enclosing->system.empty()) run.system = ctx.enclosing->system;
-    if ((place && place->mode == "weak") || run.instance_id) {
-      run.instance_of = (place ? place->benchmark_dir : path.parent_path()).string();
+    if ((place && place->mode == "weak") || run.details().instance_id) {
+      run.details_to_fill().instance_of = (place ? place->benchmark_dir : path.parent_path()).string();
       run.scaling = "weak";
     }
   }
