@@ -443,7 +443,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
   MissingFigures missing;
   for (auto& c : summary.configurations) {
     std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample, peak_memory;
-    std::vector<const UtilHistogram*> util_time_shares;
+    std::vector<const SparseUtilHistogram*> util_time_shares;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
     std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops, op_times;  // op → sums, runs
     std::map<std::pair<std::string, int>, BandwidthPoint> bandwidth;  // (collective, size bin) → sums

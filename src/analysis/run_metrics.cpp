@@ -195,7 +195,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     figures.util_pct->mean /= static_cast<double>(util_times.size());
     std::vector<const UtilHistogram*> each;
     for (const auto& h : util_times) each.push_back(&h);
-    if (auto mean = mean_of_shares(each)) figures.util_time_share = std::make_shared<const UtilHistogram>(*mean);
+    if (auto mean = mean_of_shares(each))
+      figures.util_time_share = std::make_shared<const SparseUtilHistogram>(SparseUtilHistogram::of(*mean));
   }
   if (any_energy) {
     figures.energy_j = energy;
@@ -381,7 +382,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (gpus.util_pct) {
     r.gpu_util_pct = gpus.util_pct;
     r.gpu_util_time_share = gpus.util_time_share;
-    if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(*r.gpu_util_time_share);
+    if (r.gpu_util_time_share) r.gpu_util_percentiles = percentiles_of(r.gpu_util_time_share->dense());
   }
   if (gpus.energy_j) {
     r.energy_j = gpus.energy_j;

@@ -97,20 +97,34 @@ std::optional<Stat> describe(std::vector<double> values) {
   return s;
 }
 
-std::optional<UtilHistogram> mean_of_shares(const std::vector<const UtilHistogram*>& histograms) {
+namespace {
+// The mean over `histograms` of each one's shares of its own whole; `dense` gives one's bins.
+template <class H, class Dense>
+std::optional<UtilHistogram> mean_of_shares_of(const std::vector<const H*>& histograms, Dense dense) {
   std::array<double, kUtilBins> sum{};
   std::size_t counted = 0;
-  for (const auto* h : histograms) {
+  for (const H* each : histograms) {
+    const UtilHistogram& h = dense(*each);
     double total = 0;
-    for (float w : *h) total += w;
+    for (float w : h) total += w;
     if (!(total > 0)) continue;
-    for (std::size_t v = 0; v < kUtilBins; ++v) sum[v] += (*h)[v] / total;
+    for (std::size_t v = 0; v < kUtilBins; ++v) sum[v] += h[v] / total;
     ++counted;
   }
   if (!counted) return std::nullopt;
   UtilHistogram out{};
   for (std::size_t v = 0; v < kUtilBins; ++v) out[v] = static_cast<float>(sum[v] / static_cast<double>(counted));
   return out;
+}
+}  // namespace
+
+std::optional<UtilHistogram> mean_of_shares(const std::vector<const UtilHistogram*>& histograms) {
+  return mean_of_shares_of(histograms, [](const UtilHistogram& h) -> const UtilHistogram& { return h; });
+}
+
+std::optional<UtilHistogram> mean_of_shares(const std::vector<const SparseUtilHistogram*>& histograms) {
+  UtilHistogram one;  // one at a time: a configuration of many runs is not made dense all at once
+  return mean_of_shares_of(histograms, [&](const SparseUtilHistogram& h) -> const UtilHistogram& { return one = h.dense(); });
 }
 
 UtilHistogram util_shares(const PackedUtilHistogram& packed) {

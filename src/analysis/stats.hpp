@@ -39,6 +39,7 @@ std::optional<Percentiles> percentiles_of(const UtilHistogram& weights);
 // Histograms merged with each weighing the same (each scaled to sum to 1, then averaged): shares
 // that sum to 1. None when none has weight.
 std::optional<UtilHistogram> mean_of_shares(const std::vector<const UtilHistogram*>& histograms);
+std::optional<UtilHistogram> mean_of_shares(const std::vector<const SparseUtilHistogram*>& histograms);
 // A GPU's packed histogram as each bin's share (all zero when it has none).
 UtilHistogram util_shares(const PackedUtilHistogram& packed);
 

@@ -70,7 +70,7 @@ struct RunSummary {
   std::optional<RangeStat> gpu_util_pct;
   // Its GPUs' utilization over time: the share of time at each whole percent, each GPU weighing
   // the same (as in gpu_util_pct's mean), and the percentiles of it (DESIGN.md).
-  std::shared_ptr<const UtilHistogram> gpu_util_time_share;  // shared with its GPUs' figures (GpuFigures): set once, never changed
+  std::shared_ptr<const SparseUtilHistogram> gpu_util_time_share;  // shared with its GPUs' figures (GpuFigures): set once, never changed
   std::optional<Percentiles> gpu_util_percentiles;
   std::optional<double> peak_gpu_memory_bytes;  // the most memory in use on any one of its GPUs, during the run
   std::size_t gpus = 0;             // distinct GPUs seen

@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 200 && sizeof(Run) == 568 && sizeof(RunDetails) == 280 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 232 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 200 && sizeof(Run) == 568 && sizeof(RunDetails) == 280 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 232 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -56,6 +56,10 @@ void fields(C& c, PackedText& v) {
   // Set aside only where one process reads everything (`scalelens report` alone): never sent.
   if (v.spill) throw std::logic_error("a text set aside in this process's temporary file cannot go to another process");
   c(v.deflated, v.size);
+}
+template <class C>
+void fields(C& c, SparseUtilHistogram& v) {
+  c(v.filled, v.values);
 }
 template <class C>
 void fields(C& c, GpuFigures& v) {

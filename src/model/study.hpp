@@ -2,6 +2,7 @@
 // The one study model every reader fills and every analysis reads (see docs/DESIGN.md). Readers
 // never compute figures; analyses never look at file formats.
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +48,32 @@ struct GpuSample {
 // "GPU utilization over time"). Weights: seconds, or samples where times are nominal.
 inline constexpr std::size_t kUtilBins = 101;
 using UtilHistogram = std::array<float, kUtilBins>;
+// A run's, held in the bytes its bins with a value need: a study keeps one per run, and a run's
+// utilization mostly falls in a few whole percents (issue 17, part 2). dense() gives back the same
+// values, bit for bit.
+struct SparseUtilHistogram {
+  std::array<std::uint64_t, 2> filled{};  // bit v: bin v has a value other than +0
+  std::vector<float> values;              // those bins' values, in bin order
+  static SparseUtilHistogram of(const UtilHistogram& dense) {
+    SparseUtilHistogram s;
+    std::size_t count = 0;
+    for (float w : dense) count += std::bit_cast<std::uint32_t>(w) != 0;
+    s.values.reserve(count);
+    for (std::size_t v = 0; v < kUtilBins; ++v)
+      if (std::bit_cast<std::uint32_t>(dense[v]) != 0) {
+        s.filled[v / 64] |= std::uint64_t{1} << (v % 64);
+        s.values.push_back(dense[v]);
+      }
+    return s;
+  }
+  UtilHistogram dense() const {
+    UtilHistogram out{};
+    std::size_t next = 0;
+    for (std::size_t v = 0; v < kUtilBins && next < values.size(); ++v)
+      if (filled[v / 64] >> (v % 64) & 1) out[v] = values[next++];
+    return out;
+  }
+};
 // One GPU's, as the share of its whole at or below each bin, in 1/65535: half the size, for a
 // study keeps one per GPU. Cumulative, so that packing moves each share at or below a value by at
 // most 1/131070 (per-bin shares would add up 101 such errors and break ties).
@@ -269,8 +296,8 @@ struct GpuFigures {
   std::optional<double> peak_mem_bytes;
   // Of its GPUs' mean utilizations: their mean, min and max (a vector of them was 64 bytes a run more).
   std::optional<RangeStat> util_pct;
-  // The GPUs' shares of time at each percent, averaged; shared with the run's summary (400 bytes).
-  std::shared_ptr<const UtilHistogram> util_time_share;
+  // The GPUs' shares of time at each percent, averaged; shared with the run's summary.
+  std::shared_ptr<const SparseUtilHistogram> util_time_share;
   std::optional<double> energy_j;  // extrapolated to the world size where energy_extrapolated
   std::string energy_from;
   std::size_t energy_gpus = 0;

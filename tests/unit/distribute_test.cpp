@@ -166,9 +166,9 @@ ReadOutput filled_output() {
   figures.min_samples = 7;
   figures.peak_mem_bytes = 4e10;
   figures.util_pct = RangeStat{50.5, std::nan(""), 60};
-  auto share = std::make_shared<UtilHistogram>();
-  (*share)[100] = 0.25f;
-  figures.util_time_share = share;
+  UtilHistogram share{};
+  share[100] = 0.25f;
+  figures.util_time_share = std::make_shared<const SparseUtilHistogram>(SparseUtilHistogram::of(share));
   figures.energy_j = 12.5;
   figures.energy_from = "counter";
   figures.energy_gpus = 2;
@@ -221,7 +221,8 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   ASSERT_TRUE(d.figures);
   EXPECT_EQ(d.figures->min_samples, 7u);
   EXPECT_TRUE(std::isnan(d.figures->util_pct->min));
-  EXPECT_EQ((*d.figures->util_time_share)[100], 0.25f);
+  EXPECT_EQ(d.figures->util_time_share->dense()[100], 0.25f);
+  EXPECT_EQ(d.figures->util_time_share->values.size(), 1u);
   EXPECT_EQ(d.figures->warnings[0].configuration, "ddp/8");
   EXPECT_EQ(d.figures->nodes, (std::vector<std::string>{"node01", ""}));
   EXPECT_EQ(d.page_json.text(), R"({"node":"node01","index":3})");

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <random>
@@ -247,7 +249,8 @@ TEST(UtilOverTime, AStretchsEndIsItsReadingExactly) {
 
 TEST(UtilOverTime, PercentilesOfNoWeightAreNone) {
   EXPECT_FALSE(percentiles_of({}));
-  EXPECT_FALSE(mean_of_shares({}));
+  EXPECT_FALSE(mean_of_shares(std::vector<const UtilHistogram*>{}));
+  EXPECT_FALSE(mean_of_shares(std::vector<const SparseUtilHistogram*>{}));
 }
 
 // gpu.csv of a GPU's samples (one node), every `step_s` seconds from t0 for `seconds`.
@@ -262,6 +265,43 @@ std::string gpu_csv(int gpu, double seconds, double step_s, const std::vector<in
 
 // Each GPU weighs the same in its run, and each run in its configuration, whatever their lengths:
 // the mean over GPUs (gpu_util_pct) and the percentiles are of one distribution.
+// A run's histogram is held sparse (the bins with a value): it must give back every value bit for
+// bit (-0, NaN and subnormals too), hold only those bins, and pool like the dense ones.
+TEST(UtilOverTime, ASparseHistogramGivesBackTheSameBinsBitForBit) {
+  std::mt19937_64 rng(17);
+  const float odd[] = {-0.0f, std::nanf(""), 1e-42f, 1.0f, 0.25f};
+  std::vector<UtilHistogram> dense_ones;
+  std::vector<SparseUtilHistogram> sparse_ones;
+  for (int seed = 0; seed < 500; ++seed) {
+    UtilHistogram h{};
+    const double fill = std::uniform_real_distribution<double>(0, 1)(rng);  // from none to every bin
+    std::size_t set = 0;
+    for (std::size_t v = 0; v < kUtilBins; ++v)
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < fill) {
+        h[v] = seed % 7 == 0 ? odd[v % 5] : std::uniform_real_distribution<float>(0, 1)(rng);
+        set += std::bit_cast<std::uint32_t>(h[v]) != 0;
+      }
+    const SparseUtilHistogram sparse = SparseUtilHistogram::of(h);
+    EXPECT_EQ(sparse.values.size(), set) << "seed " << seed;
+    const UtilHistogram back = sparse.dense();
+    for (std::size_t v = 0; v < kUtilBins; ++v)
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(back[v]), std::bit_cast<std::uint32_t>(h[v])) << "seed " << seed << " bin " << v;
+    if (seed % 7) dense_ones.push_back(h), sparse_ones.push_back(sparse);
+  }
+  std::vector<const UtilHistogram*> dense_of;
+  std::vector<const SparseUtilHistogram*> sparse_of;
+  for (std::size_t i = 0; i < dense_ones.size(); ++i) dense_of.push_back(&dense_ones[i]), sparse_of.push_back(&sparse_ones[i]);
+  const auto a = mean_of_shares(dense_of), b = mean_of_shares(sparse_of);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b) << "pooled the same, sparse or dense";
+  // Values beyond those its bits name (a damaged copy) are never read past.
+  SparseUtilHistogram short_one;
+  short_one.filled = {~std::uint64_t{0}, ~std::uint64_t{0}};
+  short_one.values = {0.5f};
+  EXPECT_EQ(short_one.dense()[0], 0.5f);
+  EXPECT_EQ(short_one.dense()[1], 0.0f);
+}
+
 TEST(UtilOverTime, RunAndConfigurationWeighEachGpuAndRunTheSame) {
   ScratchDir dir;
   constexpr const char* manifest = R"({{"run_id": "{}", "label": "ddp", "world_size": 2, "start_ns": 1700000000000000000, "end_ns": {}}})";
@@ -282,7 +322,8 @@ TEST(UtilOverTime, RunAndConfigurationWeighEachGpuAndRunTheSame) {
     ASSERT_TRUE(r.gpu_util_percentiles) << r.run_id;
     ASSERT_TRUE(r.gpu_util_pct);
     double mean = 0;
-    for (std::size_t v = 0; v < kUtilBins; ++v) mean += static_cast<double>(v) * (*r.gpu_util_time_share)[v];
+    const UtilHistogram shares = r.gpu_util_time_share->dense();
+    for (std::size_t v = 0; v < kUtilBins; ++v) mean += static_cast<double>(v) * shares[v];
     EXPECT_NEAR(mean, r.gpu_util_pct->mean, 0.01) << r.run_id;
   }
   const auto& a = s.runs[0].run_id == "a" ? s.runs[0] : s.runs[1];
