@@ -108,7 +108,7 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
 bool used_no_gpu(const Run& run) {
   if (run.format != "scalelens" || run.ranks.empty() || run.has_gpus() || run.gpus_per_node || !run.gpu_model.empty())
     return false;
-  if (!run.details().launcher.empty() && !run.details().missing.contains("gpu")) return false;
+  if (!run.launcher.empty() && !run.details().missing.contains("gpu")) return false;
   for (const auto& r : run.ranks)
     if (!r.devices.empty()) return false;
   for (const auto& b : run.breakdown)

@@ -423,14 +423,14 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (run.world_size && !run.ranks.empty()) {
     std::set<int> ranks;
     for (const auto& rk : run.ranks) ranks.insert(rk.rank);
-    const bool wrappers = !run.details().launcher.empty();
+    const bool wrappers = !run.launcher.empty();
     const int expected = wrappers ? run.nodes.value_or(1) : *run.world_size;
     if (static_cast<int>(ranks.size()) < expected)
       warnings.push_back(run_warning(
           run, "missing-ranks",
           wrappers ? fmt::format("{} of {} nodes' wrappers (scalelens run around {}) left a rank record; the others may have "
                                  "failed to start",
-                                 ranks.size(), expected, run.details().launcher)
+                                 ranks.size(), expected, run.launcher)
                    : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
                                  expected)));
   }

@@ -89,6 +89,7 @@ void merge_run_into(Run& target, Run&& src) {
   if (target.label.empty()) target.label = src.label;
   if (target.run_id.empty()) target.run_id = src.run_id;
   if (target.system.empty()) target.system = src.system;
+  if (target.hosts.empty()) target.hosts = src.hosts;
   fill(target.nodes, src.nodes);
   fill(target.gpus_per_node, src.gpus_per_node);
   fill(target.cpus_per_node, src.cpus_per_node);
@@ -106,7 +107,6 @@ void merge_run_into(Run& target, Run&& src) {
     if (into.benchmark.empty()) into.benchmark = from.benchmark;
     if (into.experiment.empty()) into.experiment = from.experiment;
     if (into.run_name.empty()) into.run_name = from.run_name;
-    if (into.hosts.empty()) into.hosts = from.hosts;
     for (auto& [k, v] : from.missing) into.missing.emplace(k, v);
     if (from.profiler_averages) {
       if (!into.profiler_averages) into.profiler_averages.emplace();

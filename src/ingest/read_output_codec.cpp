@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 200 && sizeof(Run) == 568 && sizeof(RunDetails) == 280 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 232 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 200 && sizeof(Run) == 624 && sizeof(RunDetails) == 224 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 232 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -76,14 +76,13 @@ void fields(C& c, RunData& v) {
 }
 template <class C>
 void fields(C& c, RunDetails& v) {
-  c(v.benchmark, v.instance_of, v.instance_id, v.experiment, v.run_name, v.hosts, v.launcher, v.missing,
-    v.profiler_averages);
+  c(v.benchmark, v.instance_of, v.instance_id, v.experiment, v.run_name, v.missing, v.profiler_averages);
 }
 template <class C>
 void fields(C& c, Run& v) {
   c(static_cast<RunData&>(v), v.run_id, v.label, v.path, v.format, v.system, v.nodes, v.gpus_per_node,
     v.cpus_per_node, v.global_batch_size, v.samples_per_epoch, v.scaling, v.start_ns, v.end_ns, v.exit_status,
-    v.sampling_interval_s, v.detected_from, v.details_part);
+    v.sampling_interval_s, v.hosts, v.launcher, v.detected_from, v.details_part);
 }
 template <class C>
 void fields(C& c, Diagnostic& v) {

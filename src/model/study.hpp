@@ -345,7 +345,8 @@ struct RunData {
 };
 
 // What only some sources say of a run: held apart from it (Run::details()), as most runs of a
-// large study have none of it, 270 bytes a run less (issue 17, part 2).
+// large study have none of it, 216 bytes a run less (issue 17, part 2). What `scalelens run`
+// writes of every run (hosts, launcher) stays in Run, so that a study of collected runs gains too.
 struct RunDetails {
   // What was trained, where the source names it (MLPerf submission_benchmark); "" otherwise. Runs
   // of different benchmarks are never repeats of one configuration.
@@ -358,10 +359,6 @@ struct RunDetails {
   // Names the source gave the run (MLflow: its experiment's `name` and the train run's name), for
   // --experiment, --run-names and --pattern; two experiments in one study are told apart by label.
   std::string experiment, run_name;
-  std::vector<std::string> hosts;
-  // Set when scalelens run wrapped a launcher (torchrun, mpirun): its rank records are one per
-  // node's wrapper, and their devices say nothing of the training ranks'.
-  std::string launcher;
   // The collector's own account of what it could not measure: figure key → reason
   // (docs/collect.md, "missing"), e.g. {"gpu": "no NVML library"}.
   std::map<std::string, std::string> missing;
@@ -385,6 +382,10 @@ struct Run : RunData {
   std::optional<std::int64_t> start_ns, end_ns;
   std::optional<int> exit_status;
   std::optional<double> sampling_interval_s;
+  std::vector<std::string> hosts;
+  // Set when scalelens run wrapped a launcher (torchrun, mpirun): its rank records are one per
+  // node's wrapper, and their devices say nothing of the training ranks'.
+  std::string launcher;
   std::map<std::string, std::string> detected_from;
   HeldApart<RunDetails> details_part;
   const RunDetails& details() const { return details_part.get(); }

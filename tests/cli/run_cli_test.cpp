@@ -236,7 +236,7 @@ TEST(RunCli, FourConcurrentSlurmWrappersOnTwoNodesWriteOneRun) {
   EXPECT_EQ(r.ranks.size(), 4u);
   EXPECT_EQ(r.world_size, 4);
   EXPECT_EQ(r.nodes, 2);
-  EXPECT_EQ(r.details().hosts, (std::vector<std::string>{"gpu01", "gpu02"}));
+  EXPECT_EQ(r.hosts, (std::vector<std::string>{"gpu01", "gpu02"}));
   EXPECT_EQ(r.epochs.size(), 4u);
   EXPECT_EQ(r.detected_from.at("world_size"), "SLURM_NTASKS");
   EXPECT_EQ(r.detected_from.at("run_id"), "SLURM_JOB_ID+SLURM_STEP_ID");

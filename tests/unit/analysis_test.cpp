@@ -375,7 +375,7 @@ TEST(Warnings, WrappersAroundALauncherAreCountedPerNodeNotPerRank) {
   r.nodes = 1;
   st.runs.push_back(r);
   EXPECT_TRUE(has_warning(analyze(st, {}), "missing-ranks"));  // a rank-per-wrapper run: 1 of 8
-  st.runs[0].details_to_fill().launcher = "torchrun";                             // one wrapper around torchrun
+  st.runs[0].launcher = "torchrun";                             // one wrapper around torchrun
   EXPECT_FALSE(has_warning(analyze(st, {}), "missing-ranks"));
   st.runs[0].nodes = 2;  // two nodes, one wrapper's record
   const auto s = analyze(st, {});

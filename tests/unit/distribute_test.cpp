@@ -127,7 +127,7 @@ ReadOutput filled_output() {
   run.start_ns = 1700000000000000000;
   run.detected_from = {{"world_size", "scalelens.json"}, {"gpu", "nvidia-smi"}};
   run.details_to_fill().missing["energy"] = "no counter";
-  run.details_to_fill().hosts = {"node01", "node02", ""};
+  run.hosts = {"node01", "node02", ""};
   run.epochs.push_back({3, 2, 10, 2000000000, 512.0});
   run.steps.push_back({0, 7, 5, 9, std::nullopt});
   GpuSeries gpu;
@@ -199,7 +199,7 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   EXPECT_EQ(r.world_size, 8);
   EXPECT_EQ(r.global_batch_size, 1024.5);
   EXPECT_EQ(r.detected_from.at("gpu"), "nvidia-smi");
-  EXPECT_EQ(r.details().hosts, (std::vector<std::string>{"node01", "node02", ""}));
+  EXPECT_EQ(r.hosts, (std::vector<std::string>{"node01", "node02", ""}));
   ASSERT_EQ(r.gpus.size(), 1u);
   ASSERT_EQ(r.gpus[0].samples.size(), 1000u);
   EXPECT_TRUE(r.gpus[0].nominal_timestamps);

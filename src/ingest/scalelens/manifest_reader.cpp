@@ -120,13 +120,13 @@ class ManifestReader final : public Reader {
       } else if (key == "system") {
         if (auto s = string_of(v)) run.system = *s; else bad("a string");
       } else if (key == "launcher") {
-        if (auto s = string_of(v)) run.details_to_fill().launcher = *s; else bad("a string");
+        if (auto s = string_of(v)) run.launcher = *s; else bad("a string");
       } else if (key == "hosts") {
         od::array arr;
         if (v.get_array().get(arr) != simdjson::SUCCESS) { bad("an array of strings"); continue; }
         for (auto item : arr) {
           std::string_view s;
-          if (item.get_string().get(s) == simdjson::SUCCESS) run.details_to_fill().hosts.emplace_back(s);
+          if (item.get_string().get(s) == simdjson::SUCCESS) run.hosts.emplace_back(s);
         }
       } else if (key == "missing") {
         od::object d;
