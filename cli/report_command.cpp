@@ -71,6 +71,7 @@ int run_report(const ReportArgs& args) {
   const std::shared_ptr<TextSpill> spill = !in.group || in.group->size() == 1 ? TextSpill::create() : nullptr;
   in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
   in.threads = job->threads(args.threads);
+  in.give_back_between_batches = true;  // this process's heap policy is ours (main.cpp)
   // Launched processes write through the launcher, whose pseudo-terminal says nothing of where the
   // output goes: plain text, no progress bar.
   auto terminal = [launched = job->launched()](int fd) { return !launched && is_terminal(fd); };

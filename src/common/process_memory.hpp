@@ -20,8 +20,9 @@ void populate_for_writing(void* begin, std::size_t bytes);
 void keep_freed_memory_for_reuse();
 
 // Gives the blocks kept above back to the kernel, when a phase that took and freed memory is over
-// (the reading threads' heaps, which the later phases on the main thread do not reuse): 12 MB of
-// a 10,000-run report's 140 MB peak (bench/RESULTS.md).
+// (the reading threads' heaps, which the later phases on the main thread do not reuse: 12 MB of
+// a 10,000-run report's 140 MB peak), or a batch of reading (its freed buffers, holes between the
+// data the study keeps, refill from fresh pages: 3 MiB of 41; bench/RESULTS.md).
 void give_back_freed_memory();
 
 // The most memory (resident set, KiB) this process has held: what `--timings` prints.

@@ -490,9 +490,7 @@ Study ingest(const IngestOptions& options) {
       }
       out.reset();
     }
-    // The free pages the batch's reading left inside the heaps go back before the next batch: the
-    // peak then holds what the study keeps, not every batch's holes (bench/RESULTS.md).
-    if (end < order.size()) give_back_freed_memory();
+    if (options.give_back_between_batches && end < order.size()) give_back_freed_memory();
     begin = end;
   } while (begin < order.size());
 

@@ -58,6 +58,11 @@ struct IngestOptions {
   // never holds every file's output at once (issue 17, part 2); the study is the same whatever the
   // batch. 0: every file in one batch (as a group of processes always reads).
   std::size_t files_per_batch = 4096;
+  // Between batches, the free pages the batch's reading left inside the heaps go back to the
+  // kernel (common/process_memory.hpp, give_back_freed_memory): the peak then holds what the study
+  // keeps, not every batch's holes (bench/RESULTS.md). Set by the command-line program only: a
+  // library loaded into someone else's process (Python) leaves the heap's policy to its host.
+  bool give_back_between_batches = false;
 };
 
 Study ingest(const IngestOptions& options);

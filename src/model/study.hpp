@@ -328,7 +328,7 @@ struct GpuDigest {
 // What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the
 // world size and GPU model it states. Readers fill one per file (ReadOutput::attach) and ingest
 // merges it into the run; a run's metadata stays with the run, so that the thousands of per-file
-// outputs a large study holds until they are merged are a quarter of a Run each (issue 17, part 2).
+// outputs a large study holds until they are merged are a third of a Run each (issue 17, part 2).
 struct RunData {
   std::optional<int> world_size;
   std::string gpu_model;

@@ -159,6 +159,9 @@ ReadOutput filled_output() {
   run.breakdown.push_back(b);
   run.details_to_fill().profiler_averages = ProfilerAverages{10, 5, 2, 1};
   out.runs.push_back(run);
+  scalelens::Run plain;  // no details: none is made on the way
+  plain.run_id = "r2";
+  out.runs.push_back(plain);
   out.attach.steps.push_back({1, 2, 3, 4, 5.0});
   GpuDigest digest;  // a GPU log summarized where it was read (`scalelens report`)
   digest.gpus = 2;
@@ -193,8 +196,11 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   auto back = decode_read_output(bytes);
   ASSERT_TRUE(back);
   EXPECT_EQ(encode_read_output(*back), bytes);  // nothing lost or added on the way
-  ASSERT_EQ(back->runs.size(), 1u);
+  ASSERT_EQ(back->runs.size(), 2u);
   const scalelens::Run& r = back->runs[0];
+  EXPECT_TRUE(r.details_part.filled());
+  EXPECT_EQ(back->runs[1].run_id, "r2");
+  EXPECT_FALSE(back->runs[1].details_part.filled());
   EXPECT_EQ(r.label, "ddp");
   EXPECT_EQ(r.world_size, 8);
   EXPECT_EQ(r.global_batch_size, 1024.5);

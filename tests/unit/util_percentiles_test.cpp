@@ -263,8 +263,6 @@ std::string gpu_csv(int gpu, double seconds, double step_s, const std::vector<in
   return out;
 }
 
-// Each GPU weighs the same in its run, and each run in its configuration, whatever their lengths:
-// the mean over GPUs (gpu_util_pct) and the percentiles are of one distribution.
 // A run's histogram is held sparse (the bins with a value): it must give back every value bit for
 // bit (-0, NaN and subnormals too), hold only those bins, and pool like the dense ones.
 TEST(UtilOverTime, ASparseHistogramGivesBackTheSameBinsBitForBit) {
@@ -302,6 +300,8 @@ TEST(UtilOverTime, ASparseHistogramGivesBackTheSameBinsBitForBit) {
   EXPECT_EQ(short_one.dense()[1], 0.0f);
 }
 
+// Each GPU weighs the same in its run, and each run in its configuration, whatever their lengths:
+// the mean over GPUs (gpu_util_pct) and the percentiles are of one distribution.
 TEST(UtilOverTime, RunAndConfigurationWeighEachGpuAndRunTheSame) {
   ScratchDir dir;
   constexpr const char* manifest = R"({{"run_id": "{}", "label": "ddp", "world_size": 2, "start_ns": 1700000000000000000, "end_ns": {}}})";
