@@ -19,7 +19,7 @@ static_assert(sizeof(RunData) == 200 && sizeof(Run) == 624 && sizeof(RunDetails)
 static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copyable_v<GpuChartPoint> &&
               std::is_trivially_copyable_v<GpuSeriesFigures> && std::is_trivially_copyable_v<HostSample> &&
               std::is_trivially_copyable_v<ReducedHostSeries> &&
-              std::is_trivially_copyable_v<Interval> && std::is_trivially_copyable_v<ProfilerAverages>);
+              std::is_trivially_copyable_v<Interval> && sizeof(Interval) == 40 && std::is_trivially_copyable_v<ProfilerAverages>);
 
 template <class C>
 void fields(C& c, ReducedGpuSeries& v) {
