@@ -441,7 +441,9 @@ Study ingest(const IngestOptions& options) {
   for (std::size_t p = 0; p < order.size(); ++p)
     if (owner[order[p]] != kNoRun) last_file_of[owner[order[p]]] = p;
   std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
-  std::vector<std::vector<Diagnostic>> merged_diagnostics(others.size());  // those of outputs merged in their batch
+  // The warnings of outputs merged in their batch, by file: only files that have any (a list per
+  // file was 24 bytes a file of a large study, nearly all empty).
+  std::map<std::size_t, std::vector<Diagnostic>> merged_diagnostics;
   // Batches of whole folders in path order: a batch ends only where no folder it touched has a file
   // after it (a run folder may hold another's). A group of processes reads every file in one batch.
   const std::size_t per_batch = group.size() == 1 && options.files_per_batch ? options.files_per_batch : order.size();
@@ -482,7 +484,7 @@ Study ingest(const IngestOptions& options) {
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)
-        merged_diagnostics[k] = std::move(out->diagnostics);
+        if (!out->diagnostics.empty()) merged_diagnostics[k] = std::move(out->diagnostics);
         if (out->has_attachment()) merge_data_into(folder_run(owner[k]), std::move(out->attach));
         // Its path is not read again: let it go, so the next batch's data fills its place rather
         // than new memory (a file of a run folder held its path until the end of reading).
@@ -547,7 +549,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     if (!held[k]) {
-      append(study.diagnostics, merged_diagnostics[k]);
+      if (auto it = merged_diagnostics.find(k); it != merged_diagnostics.end()) append(study.diagnostics, it->second);
       continue;
     }
     auto& out = *held[k];
@@ -656,19 +658,31 @@ Study ingest(const IngestOptions& options) {
   if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
-  std::map<std::string, std::string> seen;
+  // Each run's first holder of its id, found by sorting places rather than by a map of ids and
+  // paths (that map was ~200 bytes a run at the end of reading, when every run is held).
+  std::vector<std::size_t> first_with_id(all.size());
+  {
+    std::vector<std::size_t> by_id(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) by_id[i] = first_with_id[i] = i;
+    std::stable_sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return all[a].run_id < all[b].run_id; });
+    for (std::size_t j = 1; j < by_id.size(); ++j)
+      if (!all[by_id[j]].run_id.empty() && all[by_id[j]].run_id == all[by_id[j - 1]].run_id)
+        first_with_id[by_id[j]] = first_with_id[by_id[j - 1]];
+  }
   std::size_t kept = 0;
-  for (auto& run : all) {
-    auto [it, inserted] = seen.emplace(run.run_id, run.path);
-    if (!inserted && !run.run_id.empty()) {
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (first_with_id[i] != i) {  // an earlier run, kept, has its id: its new place is its entry now
+      const Run& first = all[first_with_id[first_with_id[i]]];
       study.diagnostics.push_back({Severity::warning, "duplicate-run-id",
-                                   fmt::format("run id '{}' was already read from {}; this copy is left out", run.run_id, it->second),
-                                   run.path, 0, {}});
+                                   fmt::format("run id '{}' was already read from {}; this copy is left out", all[i].run_id, first.path),
+                                   all[i].path, 0, {}});
       continue;
     }
-    if (&run != &all[kept]) all[kept] = std::move(run);
+    first_with_id[i] = kept;  // where it is from now on, for the copies after it
+    if (i != kept) all[kept] = std::move(all[i]);
     ++kept;
   }
+  decltype(first_with_id)().swap(first_with_id);
   all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
   study.runs = std::move(all);
   // The batch the user stated, where a run states none.

@@ -440,6 +440,33 @@ TEST(RunFolder, DuplicateRunIdsKeepTheFirst) {
   EXPECT_NE(d->message.find("'a'"), std::string::npos);
 }
 
+// Copies among others: each is named with the copy it repeats, wherever that first one now lies in
+// the study's list (the runs before it that were left out moved it up).
+TEST(RunFolder, EachDuplicateRunIdNamesItsFirstHolder) {
+  ScratchDir dir;
+  const std::vector<std::pair<std::string, std::string>> folders{{"a", "x"}, {"b", "x"}, {"c", "y"}, {"d", "y"},
+                                                                 {"e", ""},  {"f", ""},  {"g", "z"}, {"h", "z"},
+                                                                 {"i", "z"}, {"j", "y"}};
+  for (const auto& [folder, id] : folders)
+    dir.write(folder + "/scalelens.json", R"({"run_id": ")" + id + R"(", "label": "ddp", "world_size": 1})");
+  auto study = read_study(dir, true);
+  std::vector<std::pair<std::string, std::string>> kept;  // (folder, id)
+  for (const auto& run : study.runs) kept.emplace_back(std::filesystem::path(run.path).filename().string(), run.run_id);
+  // Runs without an id are never copies of one another.
+  const std::vector<std::pair<std::string, std::string>> want{{"a", "x"}, {"c", "y"}, {"e", ""}, {"f", ""}, {"g", "z"}};
+  EXPECT_EQ(kept, want);
+  std::vector<std::pair<std::string, std::string>> copies;  // (copy's folder, the folder its message names)
+  for (const auto& d : study.diagnostics) {
+    if (d.code != "duplicate-run-id") continue;
+    const auto from = d.message.find("read from ");
+    ASSERT_NE(from, std::string::npos) << d.message;
+    const auto first = d.message.substr(from + 10, d.message.find(';', from) - from - 10);
+    copies.emplace_back(std::filesystem::path(d.path).filename().string(), std::filesystem::path(first).filename().string());
+  }
+  const std::vector<std::pair<std::string, std::string>> want_copies{{"b", "a"}, {"d", "c"}, {"h", "g"}, {"i", "g"}, {"j", "c"}};
+  EXPECT_EQ(copies, want_copies);
+}
+
 TEST(RunFolder, BrokenLinkIsReportedAsUnreadable) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");
