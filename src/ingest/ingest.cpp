@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -158,12 +159,9 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                        const std::vector<std::unique_ptr<Reader>>& readers, unsigned threads,
                                        std::vector<Diagnostic>& diagnostics) {
   auto matches = [&](const std::string& text) { return pattern->search(text); };
-  // Sorted and recognized as paths (their order is by component), kept as strings below.
-  struct Found {
-    fs::path path;
-    Candidate file;
-  };
-  std::vector<Found> files;
+  // Held as strings and ordered as paths are (by component): a path object per file was most of
+  // a large study's peak memory (common/walk.hpp, compare_as_paths).
+  std::vector<Candidate> files;
   for (const auto& input : options.inputs) {
     fs::path root(input);
     std::error_code ec;
@@ -179,7 +177,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
-      files.push_back({p, {{}, size, size, -1, matched, false}});
+      files.push_back({p.native(), size, size, -1, matched, false});
     };
     if (fs::is_regular_file(st)) {
       consider(root, fs::file_size(root, ec));
@@ -206,39 +204,42 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
                                    input, 0, {}});
   }
-  std::sort(files.begin(), files.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
-  files.erase(std::unique(files.begin(), files.end(), [](auto& a, auto& b) { return a.path == b.path; }), files.end());
+  std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) < 0; });
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) == 0; }),
+              files.end());
 
-  std::vector<std::vector<Diagnostic>> sniff_diags(files.size());
+  // Files that could not be read, by their place (few: a list per file was 24 bytes a file).
+  std::mutex unreadable_lock;
+  std::vector<std::pair<std::size_t, Diagnostic>> unreadable;
 
   // Recognize each file by its first bytes.
   parallel_for(files.size(), threads, [&](std::size_t i) {
-    auto head = read_head_inflated(files[i].path, kSniffBytes);
+    const fs::path path(files[i].path);
+    auto head = read_head_inflated(path, kSniffBytes);
     if (!head) {
-      sniff_diags[i].push_back({Severity::warning, "unreadable-file", head.error().message, files[i].path.string(), 0, {}});
+      const std::lock_guard lock(unreadable_lock);
+      unreadable.emplace_back(i, Diagnostic{Severity::warning, "unreadable-file", head.error().message, files[i].path, 0, {}});
       return;
     }
     const std::string& text = head.value();
     for (std::size_t r = 0; r < readers.size(); ++r) {
-      if (readers[r]->recognizes(files[i].path, text)) {
-        files[i].file.reader = static_cast<int>(r);
-        files[i].file.gpu_series = readers[r]->attaches_gpu_series(text);
+      if (readers[r]->recognizes(path, text)) {
+        files[i].reader = static_cast<int>(r);
+        files[i].gpu_series = readers[r]->attaches_gpu_series(text);
         break;
       }
     }
   }, nullptr);
-  for (std::size_t i = 0; i < files.size(); ++i)
-    if (files[i].file.path_matched) append(diagnostics, sniff_diags[i]);
+  std::sort(unreadable.begin(), unreadable.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [i, d] : unreadable)
+    if (files[i].path_matched) diagnostics.push_back(std::move(d));
   // Outside --pattern's paths, only files that define named runs stay (their runs are matched by name).
-  std::vector<Candidate> kept;
-  kept.reserve(files.size());
-  for (auto& [path, f] : files) {
-    if (!f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()))) continue;
-    f.path = path.string();
-    fs::path().swap(path);  // both copies of every path are not held at once
-    kept.push_back(std::move(f));
-  }
-  return kept;
+  std::erase_if(files, [&](const Candidate& f) {
+    return !f.path_matched && (f.reader < 0 || !defines_named_runs(readers[f.reader]->name()));
+  });
+  files.shrink_to_fit();  // held through reading: not the doubled room it grew in
+  return files;
 }
 
 // The first process's list of files to every other process of a group, so that all share the same
