@@ -496,10 +496,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
       if (r.energy_j_per_gpu) wh_per_gpu.push_back(*r.energy_j_per_gpu / 3600);
       c.energy_extrapolated |= r.energy_extrapolated;
-      if (r.profiler_averages) {
-        if (!averages) averages.emplace();
-        averages->add(*r.profiler_averages);
-      }
+      if (r.profiler_averages) add_to(averages, *r.profiler_averages);
       if (r.host_energy_j) host_wh_of[group] += *r.host_energy_j / 3600;
       const RunTraceFigures& tr = r.trace();
       if (tr.computation_score) score.push_back(*tr.computation_score);

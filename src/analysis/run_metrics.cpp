@@ -148,7 +148,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, f.samples_inside);
     if (f.util_pct) {
-      RangeStat& u = figures.util_pct ? *figures.util_pct : figures.util_pct.emplace(RangeStat{0, *f.util_pct, *f.util_pct});
+      if (!figures.util_pct) figures.util_pct = RangeStat{0, *f.util_pct, *f.util_pct};
+      RangeStat& u = *figures.util_pct;
       u.mean += *f.util_pct;  // summed here, divided by the GPUs below
       u.min = std::min(u.min, *f.util_pct);
       u.max = std::max(u.max, *f.util_pct);

@@ -109,10 +109,7 @@ void merge_run_into(Run& target, Run&& src) {
     if (into.experiment.empty()) into.experiment = from.experiment;
     if (into.run_name.empty()) into.run_name = from.run_name;
     for (auto& [k, v] : from.missing) into.missing.emplace(k, v);
-    if (from.profiler_averages) {
-      if (!into.profiler_averages) into.profiler_averages.emplace();
-      into.profiler_averages->add(*from.profiler_averages);
-    }
+    if (from.profiler_averages) add_to(into.profiler_averages, *from.profiler_averages);
   }
   merge_data_into(target, std::move(src));
 }

@@ -286,6 +286,12 @@ struct ProfilerAverages {
     files += o.files;
   }
 };
+// Adds `more` to a sum that is none until the first is added (itwinai pools its ranks' files,
+// runs' files and a configuration's runs alike).
+inline void add_to(std::optional<ProfilerAverages>& sum, const ProfilerAverages& more) {
+  if (!sum) sum.emplace();
+  sum->add(more);
+}
 
 struct RangeStat {
   double mean = 0, min = 0, max = 0;

@@ -338,11 +338,7 @@ class ItwinaiMlflowReader final : public Reader {
       const fs::path averages = r->dir / "artifacts" / "torch_profiling_averages" / "torch_profiling_averages.csv";
       std::error_code ec;
       if (fs::is_regular_file(averages, ec)) {
-        if (auto sums = read_profiler_averages(averages, out)) {
-          auto& averages_sum = run.details_to_fill().profiler_averages;
-          if (!averages_sum) averages_sum.emplace();
-          averages_sum->add(*sums);
-        }
+        if (auto sums = read_profiler_averages(averages, out)) add_to(run.details_to_fill().profiler_averages, *sums);
       }
     }
     std::sort(run.epochs.begin(), run.epochs.end(),

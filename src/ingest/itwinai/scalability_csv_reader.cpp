@@ -454,11 +454,7 @@ class ItwinaiCsvReader final : public Reader {
       run.detected_from["world_size"] = planned.world_size_from;
     }
     for (const auto& f : planned.averages_files) {
-      if (auto sums = read_profiler_averages(f, out)) {
-        auto& averages_sum = run.details_to_fill().profiler_averages;
-        if (!averages_sum) averages_sum.emplace();
-        averages_sum->add(*sums);
-      }
+      if (auto sums = read_profiler_averages(f, out)) add_to(run.details_to_fill().profiler_averages, *sums);
     }
     if (!run.world_size)
       out.warn("unknown-world-size",
