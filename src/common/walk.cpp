@@ -8,22 +8,26 @@ namespace scalelens {
 namespace fs = std::filesystem;
 
 int compare_as_paths(std::string_view a, std::string_view b) {
-  // Written plainly: no doubled separator, none at the end, both relative or both absolute. Then
-  // the first byte that differs decides, a separator before any other byte: where one component
-  // ends and the other goes on, the shorter comes first, as path's component order has it.
-  auto plain = [](std::string_view s) { return s.find("//") == std::string_view::npos && (s.empty() || s.back() != '/'); };
-  if (plain(a) && plain(b) && a.starts_with('/') == b.starts_with('/')) {
-    const std::size_t n = std::min(a.size(), b.size());
-    for (std::size_t i = 0; i < n; ++i) {
-      if (a[i] == b[i]) continue;
-      if (a[i] == '/') return -1;
-      if (b[i] == '/') return 1;
-      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+  // A relative path before an absolute one. Then the first byte that differs decides, a separator
+  // before any other byte (where one component ends and the other goes on, the shorter comes
+  // first), a run of separators counting as one (path's components skip them) and one at the end
+  // as an empty last component, as path has it.
+  const bool absolute_a = a.starts_with('/'), absolute_b = b.starts_with('/');
+  if (absolute_a != absolute_b) return absolute_a ? 1 : -1;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const char x = a[i++], y = b[j++];
+    if (x != y) {
+      if (x == '/') return -1;
+      if (y == '/') return 1;
+      return static_cast<unsigned char>(x) < static_cast<unsigned char>(y) ? -1 : 1;
     }
-    return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+    if (x == '/') {
+      while (i < a.size() && a[i] == '/') ++i;
+      while (j < b.size() && b[j] == '/') ++j;
+    }
   }
-  const int c = fs::path(a).compare(fs::path(b));
-  return c < 0 ? -1 : c > 0 ? 1 : 0;
+  return i < a.size() ? 1 : j < b.size() ? -1 : 0;
 }
 
 void walk_tree(const fs::path& root, const std::function<bool(const fs::directory_entry&)>& visit,
