@@ -191,7 +191,6 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     }
   }
   d.gpus = chosen.size();
-  figures.min_samples = chosen.empty() ? 0 : min_samples;
   if (figures.util_pct) {
     figures.util_pct->mean /= static_cast<double>(util_times.size());
     std::vector<const UtilHistogram*> each;
@@ -218,11 +217,11 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                       energy_gpus, *run.world_size, *figures.energy_j_per_gpu / 3600, *figures.energy_j / 3600, *run.world_size)));
     }
   }
-  if (!chosen.empty() && figures.min_samples < 20)
+  if (!chosen.empty() && min_samples < 20)
     figures.warnings.push_back(run_warning(run, "coarse-sampling",
                                      fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
                                                  "are rough; sample more often (scalelens run --interval)",
-                                                 figures.min_samples, figures.min_samples == 1 ? "" : "s")));
+                                                 min_samples, min_samples == 1 ? "" : "s")));
   if (gap_gpus > 0)
     figures.warnings.push_back(run_warning(
         run, "energy-gaps",
@@ -379,7 +378,6 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // GPUs (above): each physical GPU counted once, whichever sources saw it.
   r.peak_gpu_memory_bytes = gpus.peak_mem_bytes;
   r.gpus = digest.gpus;
-  r.min_gpu_samples = gpus.min_samples;
   if (gpus.util_pct) {
     r.gpu_util_pct = gpus.util_pct;
     r.gpu_util_time_share = gpus.util_time_share;

@@ -74,7 +74,6 @@ struct RunSummary {
   std::optional<Percentiles> gpu_util_percentiles;
   std::optional<double> peak_gpu_memory_bytes;  // the most memory in use on any one of its GPUs, during the run
   std::size_t gpus = 0;             // distinct GPUs seen
-  std::size_t min_gpu_samples = 0;  // fewest samples of one GPU inside the run
   std::optional<double> energy_j;   // all GPUs of all nodes
   std::string energy_from;          // "counter" | "power" | "counter+power"
   std::optional<double> energy_j_per_sample;

@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 200 && sizeof(Run) == 624 && sizeof(RunDetails) == 224 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 232 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 200 && sizeof(Run) == 624 && sizeof(RunDetails) == 224 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -63,7 +63,7 @@ void fields(C& c, SparseUtilHistogram& v) {
 }
 template <class C>
 void fields(C& c, GpuFigures& v) {
-  c(v.min_samples, v.peak_mem_bytes, v.util_pct, v.util_time_share, v.energy_j, v.energy_from, v.energy_gpus,
+  c(v.peak_mem_bytes, v.util_pct, v.util_time_share, v.energy_j, v.energy_from, v.energy_gpus,
     v.energy_j_per_gpu, v.energy_extrapolated, v.warnings, v.nodes, v.name);
 }
 template <class C>

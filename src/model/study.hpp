@@ -299,7 +299,6 @@ struct RangeStat {
 
 // What a run's summary takes from its GPUs (analysis/run_metrics.cpp, digest_gpus).
 struct GpuFigures {
-  std::size_t min_samples = 0;   // fewest samples of one GPU inside the run
   std::optional<double> peak_mem_bytes;
   // Of its GPUs' mean utilizations: their mean, min and max (a vector of them was 64 bytes a run more).
   std::optional<RangeStat> util_pct;

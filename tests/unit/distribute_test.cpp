@@ -166,7 +166,6 @@ ReadOutput filled_output() {
   GpuDigest digest;  // a GPU log summarized where it was read (`scalelens report`)
   digest.gpus = 2;
   GpuFigures figures;
-  figures.min_samples = 7;
   figures.peak_mem_bytes = 4e10;
   figures.util_pct = RangeStat{50.5, std::nan(""), 60};
   UtilHistogram share{};
@@ -225,7 +224,8 @@ TEST(ReadOutputCodec, EveryMemberCrossesUnchanged) {
   const GpuDigest& d = *back->attach.gpu_digest;
   EXPECT_EQ(d.with_uuid, 2u);
   ASSERT_TRUE(d.figures);
-  EXPECT_EQ(d.figures->min_samples, 7u);
+  EXPECT_EQ(d.figures->energy_gpus, 2u);
+  EXPECT_EQ(d.figures->energy_j_per_gpu, 6.25);
   EXPECT_TRUE(std::isnan(d.figures->util_pct->min));
   EXPECT_EQ(d.figures->util_time_share->dense()[100], 0.25f);
   EXPECT_EQ(d.figures->util_time_share->values.size(), 1u);
