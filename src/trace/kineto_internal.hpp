@@ -16,6 +16,7 @@
 #include "model/limits.hpp"
 #include "trace/kineto.hpp"
 #include "trace/roofline.hpp"
+#include "trace/simdjson_fields.hpp"
 
 namespace scalelens::trace::detail {
 

@@ -1,0 +1,122 @@
+// The trace walk's own steps over simdjson's On-Demand objects (trace/simdjson_fields.hpp) must
+// be simdjson's object_iterator's, on good JSON and bad.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "trace/kineto_internal.hpp"
+
+namespace scalelens::trace {
+namespace {
+namespace od = simdjson::ondemand;
+
+// Every step of iterating each event object and its "args" object: each key (up to its
+// closing quote), each other value's raw token, and the error where one stops the walk. With
+// `ours`, fields come from for_each_field; else from simdjson's range-for over the object.
+std::string walk_log(const std::string& text, bool ours) {
+  od::parser parser;
+  const simdjson::padded_string padded(text);
+  std::string log;
+  od::document doc;
+  if (auto e = parser.iterate(padded).get(doc)) return std::string("iterate: ") + simdjson::error_message(e);
+  od::array events;
+  // Kineto's object with its traceEvents, or Chrome's array format (the events alone).
+  const bool array_format = text.find_first_not_of(" \t\r\n") < text.size() && text[text.find_first_not_of(" \t\r\n")] == '[';
+  if (auto e = (array_format ? doc.get_array() : doc["traceEvents"].get_array()).get(events))
+    return std::string("traceEvents: ") + simdjson::error_message(e);
+  auto visit = [&](auto& self, od::object& object) -> simdjson::error_code {
+    auto body = [&](od::raw_json_string key, od::value& value) -> simdjson::error_code {
+      const std::string_view raw(key.raw());
+      const std::string_view name = raw.substr(0, std::min(raw.find('"'), std::size_t{40}));
+      log += std::string(name) + "=";
+      if (name == "args") {
+        od::object inner;
+        if (!value.get_object().get(inner)) {
+          log += "{";
+          auto e = self(self, inner);
+          log += "}";
+          return e;
+        }
+      }
+      log += std::string(value.raw_json_token().substr(0, 40)) + ";";
+      return simdjson::SUCCESS;
+    };
+    if (ours) return for_each_field<od::value>(object, body);
+    for (auto field_r : object) {
+      od::field field;
+      if (auto e = std::move(field_r).get(field)) return e;
+      if (auto e = body(field.key(), field.value())) return e;
+    }
+    return simdjson::SUCCESS;
+  };
+  for (auto event_r : events) {
+    od::object event;
+    if (auto e = event_r.get_object().get(event)) {
+      log += std::string(" not an object: ") + simdjson::error_message(e) + "\n";
+      if (e != simdjson::INCORRECT_TYPE) break;
+      continue;
+    }
+    if (auto e = visit(visit, event)) {
+      log += std::string(" stopped: ") + simdjson::error_message(e) + "\n";
+      break;
+    }
+    log += "\n";
+  }
+  return log;
+}
+
+// Small traces in Kineto's shapes: the trace fuzzer's seeds.
+std::vector<std::string> seed_traces() {
+  std::vector<std::string> texts;
+  const std::filesystem::path dir = std::filesystem::path(SCALELENS_SOURCE_DIR) / "fuzz/corpus/trace_reader";
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.is_regular_file()) texts.push_back(scalelens::testing::slurp(entry.path()));
+  return texts;
+}
+
+TEST(TraceWalk, FieldsAreSteppedAsSimdjsonsObjectIteratorStepsThem) {
+  const auto seeds = seed_traces();
+  ASSERT_GE(seeds.size(), 3u);
+  for (const auto& text : seeds) {
+    const std::string log = walk_log(text, true);
+    EXPECT_NE(log.find("ts="), std::string::npos) << text.substr(0, 200);
+    EXPECT_EQ(log, walk_log(text, false));
+  }
+}
+
+TEST(TraceWalk, BrokenJsonStopsTheWalkWhereSimdjsonsIteratorStops) {
+  // Seeds with bytes changed, removed or repeated, mostly to JSON's structural characters, so that
+  // fields lose their colon, comma, quote or closing brace at every depth of the walk.
+  const auto seeds = seed_traces();
+  ASSERT_FALSE(seeds.empty());
+  std::mt19937_64 rng(17);
+  const std::string structural = "{}[],:\"\\ 0a-.e";
+  std::size_t stopped = 0, runs = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = seeds[rng() % seeds.size()];
+    if (text.size() > 6000) text = text.substr(0, 6000);  // cut: most broken inputs end early anyway
+    const int changes = 1 + static_cast<int>(rng() % 3);
+    for (int c = 0; c < changes && !text.empty(); ++c) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = structural[rng() % structural.size()]; break;
+        case 1: text.erase(at, 1 + rng() % 3); break;
+        default: text.insert(at, text.substr(at, std::min<std::size_t>(1 + rng() % 8, text.size() - at)));
+      }
+    }
+    const std::string ours = walk_log(text, true);
+    ASSERT_EQ(ours, walk_log(text, false)) << "input: " << text;
+    stopped += ours.find("stopped:") != std::string::npos;
+    runs += ours.find('\n') != std::string::npos;
+  }
+  // The inputs reached the walk, and many of them broke it partway.
+  EXPECT_GT(runs, 1000u);
+  EXPECT_GT(stopped, 300u);
+}
+
+}  // namespace
+}  // namespace scalelens::trace
