@@ -24,6 +24,7 @@
 
 #include "common/file_io.hpp"
 #include "common/process_memory.hpp"
+#include "common/text.hpp"
 #include "trace/kineto_internal.hpp"
 
 namespace scalelens::trace {
@@ -171,7 +172,13 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
   // 9.2e18 ns = 292 years since 1970: any real timestamp fits; more is corrupt input.
   constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 10 - 10;
   constexpr std::int64_t kMaxAbsNs = 4'000'000'000'000'000'000;
-  std::int64_t whole = 0;
+  // A timestamp's 16 digits a word at a time (16 digits cannot pass the limit below); the rest,
+  // checked, one by one.
+  std::uint64_t leading = 0;
+  const char* at = tok.data() + i;
+  for (int chunk = 0; chunk < 2 && scalelens::detail::take_eight_digits(at, tok.data() + tok.size(), leading); ++chunk) {}
+  i = static_cast<std::size_t>(at - tok.data());
+  std::int64_t whole = static_cast<std::int64_t>(leading);
   for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; ++i) {
     if (whole > kLimit / 100) return NumStatus::out_of_range;
     whole = whole * 10 + (tok[i] - '0');

@@ -1,5 +1,6 @@
 // The trace walk's own steps over simdjson's On-Demand objects (trace/simdjson_fields.hpp) must
-// be simdjson's object_iterator's, on good JSON and bad.
+// be simdjson's object_iterator's, on good JSON and bad; and a timestamp read a word at a time
+// (micros_to_ns) must be exact for every digit count.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,8 @@
 namespace scalelens::trace {
 namespace {
 namespace od = simdjson::ondemand;
+using detail::micros_to_ns;
+using detail::NumStatus;
 
 // Every step of iterating each event object and its "args" object: each key (up to its
 // closing quote), each other value's raw token, and the error where one stops the walk. With
@@ -116,6 +119,54 @@ TEST(TraceWalk, BrokenJsonStopsTheWalkWhereSimdjsonsIteratorStops) {
   // The inputs reached the walk, and many of them broke it partway.
   EXPECT_GT(runs, 1000u);
   EXPECT_GT(stopped, 300u);
+}
+
+// What micros_to_ns must give for a token of digits, '.', more digits, with `negative` and
+// `digits` (the whole part) held exactly: ns rounded to the nearest at the fourth decimal, and
+// out of range beyond ±4e18 ns.
+void expect_exact(const std::string& token) {
+  std::int64_t ns = 0;
+  bool is_float = false;
+  const NumStatus status = micros_to_ns(token, ns, is_float);
+  std::size_t i = token[0] == '-';
+  const bool negative = i == 1;
+  __int128 whole = 0;
+  for (; i < token.size() && token[i] != '.'; ++i) whole = std::min<__int128>(whole * 10 + (token[i] - '0'), __int128{1} << 100);
+  __int128 frac = 0;
+  int digits = 0;
+  bool round_up = false;
+  for (++i; i < token.size(); ++i, ++digits) {
+    if (digits < 3) frac = frac * 10 + (token[i] - '0');
+    else if (digits == 3) round_up = token[i] >= '5';
+  }
+  for (int d = digits; d < 3; ++d) frac *= 10;
+  if (whole > 3'999'999'999'999'999) {
+    EXPECT_EQ(status, NumStatus::out_of_range) << token;
+    return;
+  }
+  ASSERT_EQ(status, NumStatus::ok) << token;
+  const __int128 expected = whole * 1000 + frac + round_up;
+  EXPECT_EQ(ns, static_cast<std::int64_t>(negative ? -expected : expected)) << token;
+  EXPECT_EQ(is_float, token.find('.') != std::string::npos) << token;
+}
+
+TEST(TraceWalk, MicrosecondsAreExactForEveryDigitCount) {
+  std::mt19937_64 rng(5);
+  for (int n = 0; n < 20000; ++n) {
+    std::string token = rng() % 8 == 0 ? "-" : "";
+    const int whole = 1 + static_cast<int>(rng() % 22);
+    for (int d = 0; d < whole; ++d) token += static_cast<char>('0' + (rng() % 5 == 0 ? 0 : rng() % 10));
+    if (rng() % 2) {
+      token += '.';
+      const int fraction = 1 + static_cast<int>(rng() % 7);
+      for (int d = 0; d < fraction; ++d) token += static_cast<char>('0' + rng() % 10);
+    }
+    expect_exact(token);
+  }
+  // The edges: the largest accepted whole part, one more, and 16 digits exactly.
+  for (const char* token : {"3999999999999999", "3999999999999999.9995", "4000000000000000", "1700000000000000.123",
+                            "0000000000000000001", "9999999999999999", "0", "-3999999999999999.999"})
+    expect_exact(token);
 }
 
 }  // namespace
