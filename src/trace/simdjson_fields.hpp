@@ -16,7 +16,8 @@ struct IteratorOf : Of {
 // exactly as simdjson's object_iterator does (its `*`, `!=` and `++`), errors included: the
 // iterator's `*` builds each field as a struct in memory, which GCC copies through the stack with
 // loads wider than the stores before them, and those store-forwarding stalls were three quarters
-// of a trace's walk (bench/RESULTS.md). `Value` is the kernel's ondemand::value.
+// of a trace's walk (bench/RESULTS.md). `Value` is the kernel's ondemand::value. `object` must be
+// one that get_object() just gave (valid, not yet iterated), as object::begin() would require.
 template <class Value, class Object, class Body>
 simdjson::error_code for_each_field(Object& object, Body&& body) {
   auto it = object.*IteratorOf<Object>::member;  // object::begin()

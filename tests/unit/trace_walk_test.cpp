@@ -45,6 +45,17 @@ std::string walk_log(const std::string& text, bool ours) {
           return e;
         }
       }
+      // An array is left partly read, as the trace walk leaves "Input type": its first element only.
+      od::array elements;
+      if (!value.get_array().get(elements)) {
+        for (auto element_r : elements) {
+          od::value element;
+          if (auto e = std::move(element_r).get(element)) return e;
+          log += "[" + std::string(element.raw_json_token().substr(0, 40)) + "...];";
+          break;
+        }
+        return simdjson::SUCCESS;
+      }
       log += std::string(value.raw_json_token().substr(0, 40)) + ";";
       return simdjson::SUCCESS;
     };
@@ -167,6 +178,19 @@ TEST(TraceWalk, MicrosecondsAreExactForEveryDigitCount) {
   for (const char* token : {"3999999999999999", "3999999999999999.9995", "4000000000000000", "1700000000000000.123",
                             "0000000000000000001", "9999999999999999", "0", "-3999999999999999.999"})
     expect_exact(token);
+  // What is not digits and a fraction: blanks after it, an exponent, junk inside the first 16
+  // digits or after them, a sign or a point alone.
+  std::int64_t ns = 0;
+  bool is_float = false;
+  EXPECT_EQ(micros_to_ns("1700000000000000 \n", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1700000000000000000);
+  EXPECT_EQ(micros_to_ns("1.5e3", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1500000);
+  EXPECT_TRUE(is_float);
+  for (const char* junk : {"12345678x9", "1234567890123x45678", "12345678901234567x", "-", "1.", "-.5", ".5", "1,5", "0x10", ""})
+    EXPECT_EQ(micros_to_ns(junk, ns, is_float), NumStatus::not_a_number) << junk;
+  EXPECT_EQ(micros_to_ns("12345678901234567890123", ns, is_float), NumStatus::out_of_range);
+  EXPECT_EQ(micros_to_ns("1e300", ns, is_float), NumStatus::out_of_range);
 }
 
 }  // namespace
