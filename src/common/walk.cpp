@@ -52,7 +52,8 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
       // What was listed before the failure is still walked; the folder is named either way.
       unreadable.push_back({dir, fmt::format("cannot list folder{}: {}", entries.empty() ? "" : " completely", ec.message())});
     }
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path() < b.path(); });
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return compare_as_paths(a.path().native(), b.path().native()) < 0; });
     std::vector<std::string> subfolders;
     for (auto& e : entries) {
       std::error_code e2;

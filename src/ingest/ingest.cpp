@@ -85,12 +85,12 @@ void merge_data_into(Run& target, RunData&& src) {
   append(target.breakdown, src.breakdown);
 }
 
-// Fields the target lacks come from `src`; data is appended.
+// Fields the target lacks come from `src`; data is appended. `src` is spent: what it gives is moved.
 void merge_run_into(Run& target, Run&& src) {
-  if (target.label.empty()) target.label = src.label;
-  if (target.run_id.empty()) target.run_id = src.run_id;
-  if (target.system.empty()) target.system = src.system;
-  if (target.hosts.empty()) target.hosts = src.hosts;
+  if (target.label.empty()) target.label = std::move(src.label);
+  if (target.run_id.empty()) target.run_id = std::move(src.run_id);
+  if (target.system.empty()) target.system = std::move(src.system);
+  if (target.hosts.empty()) target.hosts = std::move(src.hosts);
   fill(target.nodes, src.nodes);
   fill(target.gpus_per_node, src.gpus_per_node);
   fill(target.cpus_per_node, src.cpus_per_node);
