@@ -2,8 +2,12 @@
 // CPUs that have AVX2, BMI and PCLMUL. Compiled with a target pragma rather than -mavx2 so the
 // rest of the library keeps the portable baseline.
 // GCC only: clang refuses to inline simdjson's always_inline helpers across the pragma, so a
-// clang build (the fuzzer) uses the portable walk.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// clang build (the fuzzer) uses the portable walk. Optimized builds only: everything after the
+// pragma is built for AVX2, the standard library's inline functions included, and an unoptimized
+// build emits them all out of line, where the linker may keep this file's copy for the whole
+// program (a Debug build's std::from_chars then ran tzcnt, on any CPU). Optimized builds are
+// checked for such copies by tests/binary/avx2_only_from_avx2.sh.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)
 #pragma GCC target("avx2,bmi,pclmul,lzcnt,popcnt")
 #define SIMDJSON_BUILTIN_IMPLEMENTATION haswell
 #define SCALELENS_HAVE_AVX2_WALK 1
