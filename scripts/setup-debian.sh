@@ -5,7 +5,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 packages=(
   build-essential cmake ninja-build pkg-config ccache
-  libsimdjson-dev libdeflate-dev zlib1g-dev libcli11-dev libfmt-dev
+  libsimdjson-dev libdeflate-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libeigen3-dev
   python3
   openmpi-bin libopenmpi-dev

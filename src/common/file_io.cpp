@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
-#include <zlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,17 +81,65 @@ Error too_large(const std::string& path) {
                path};
 }
 
-// One gzip member inflated by zlib as its bytes come, the output growing with what is actually
+// Streaming inflation is ISA-L's (igzip): about four times zlib's speed on traces, with the same
+// streaming interface; it parses the gzip header and checks the trailer's CRC-32 and length. At a
+// member's end it hands back the bytes it had read ahead, so the next member starts exactly.
+std::unique_ptr<inflate_state> new_gzip_state() {
+  auto state = std::make_unique<inflate_state>();
+  isal_inflate_init(state.get());
+  state->crc_flag = ISAL_GZIP;
+  return state;
+}
+
+void restart_for_next_member(inflate_state& state) {
+  isal_inflate_reset(&state);
+  state.crc_flag = ISAL_GZIP;
+}
+
+struct InflateStep {
+  std::size_t in_used = 0, out_made = 0;
+  int rc = ISAL_DECOMP_OK;
+  bool member_ended = false;
+};
+
+// One call of ISA-L over at most 1 GiB of input and of output (its counts are 32-bit).
+InflateStep inflate_step(inflate_state& state, const char* in, std::size_t in_size, char* out, std::size_t out_size) {
+  const auto in_chunk = static_cast<std::uint32_t>(std::min<std::size_t>(in_size, 1u << 30));
+  const auto out_chunk = static_cast<std::uint32_t>(std::min<std::size_t>(out_size, 1u << 30));
+  state.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(in));
+  state.avail_in = in_chunk;
+  state.next_out = reinterpret_cast<std::uint8_t*>(out);
+  state.avail_out = out_chunk;
+  InflateStep step;
+  step.rc = isal_inflate(&state);
+  step.in_used = in_chunk - state.avail_in;
+  step.out_made = out_chunk - state.avail_out;
+  step.member_ended = step.rc == ISAL_DECOMP_OK && state.block_state == ISAL_BLOCK_FINISH;
+  return step;
+}
+
+Error corrupt_gzip(int rc, const std::string& path) {
+  const char* why = "bad data";
+  switch (rc) {
+    case ISAL_INVALID_BLOCK: why = "invalid deflate block"; break;
+    case ISAL_INVALID_SYMBOL: why = "invalid code"; break;
+    case ISAL_INVALID_LOOKBACK: why = "distance too far back"; break;
+    case ISAL_INVALID_WRAPPER: why = "invalid gzip header"; break;
+    case ISAL_UNSUPPORTED_METHOD: why = "unknown compression method"; break;
+    case ISAL_INCORRECT_CHECKSUM: why = "the trailer's CRC-32 or length does not match the data"; break;
+    case ISAL_NEED_DICT: why = "needs a preset dictionary"; break;
+    default: break;
+  }
+  return Error{fmt::format("corrupt gzip data ({})", why), path};
+}
+
+// One gzip member inflated as its bytes come, the output growing with what is actually
 // inflated: a trailer that lies about the size costs nothing. Returns the compressed bytes used.
 Result<std::size_t> inflate_streaming(std::string_view member, std::string& out, std::uint64_t cap,
                                       const std::string& path) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return Error{"out of memory while inflating", path};
-  std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, &inflateEnd);
+  const auto state = new_gzip_state();
   const std::size_t base = out.size();
-  std::size_t have = base;
-  const unsigned char* next_in = reinterpret_cast<const unsigned char*>(member.data());
-  std::size_t left_in = member.size();
+  std::size_t have = base, in_pos = 0;
   for (;;) {
     if (have == out.size()) {
       if (have - base > cap) return too_large(path);
@@ -99,26 +147,20 @@ Result<std::size_t> inflate_streaming(std::string_view member, std::string& out,
       const std::size_t grow = std::max<std::size_t>(65536, (have - base) / 2);
       out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(have + grow, base + cap + 1)));
     }
-    const auto in_chunk = static_cast<uInt>(std::min<std::size_t>(left_in, 1u << 30));
-    const auto out_chunk = static_cast<uInt>(std::min<std::size_t>(out.size() - have, 1u << 30));
-    zs.next_in = const_cast<Bytef*>(next_in);
-    zs.avail_in = in_chunk;
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + have);
-    zs.avail_out = out_chunk;
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    next_in += in_chunk - zs.avail_in;
-    left_in -= in_chunk - zs.avail_in;
-    have += out_chunk - zs.avail_out;
+    const InflateStep step = inflate_step(*state, member.data() + in_pos, member.size() - in_pos, out.data() + have,
+                                          out.size() - have);
+    in_pos += step.in_used;
+    have += step.out_made;
     if (have - base > cap) return too_large(path);
-    if (rc == Z_STREAM_END) {
+    if (step.member_ended) {
       out.resize(have);
-      return member.size() - left_in;
+      return in_pos;
     }
-    if (rc == Z_OK) continue;
-    if (rc == Z_BUF_ERROR && left_in > 0 && zs.avail_out == 0) continue;  // wanted more room
+    if (step.rc == ISAL_DECOMP_OK && (step.in_used > 0 || step.out_made > 0) && in_pos < member.size()) continue;
+    if (step.rc == ISAL_DECOMP_OK && have == out.size()) continue;  // wanted more room
     out.resize(base);
-    if (rc == Z_BUF_ERROR) return Error{"truncated gzip data", path};
-    return Error{fmt::format("corrupt gzip data ({})", zs.msg ? zs.msg : "bad data"), path};
+    if (step.rc == ISAL_DECOMP_OK) return Error{"truncated gzip data", path};
+    return corrupt_gzip(step.rc, path);
   }
 }
 
@@ -187,13 +229,10 @@ Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::s
 struct GzipStream::State {
   std::string_view compressed;
   std::string path;
-  z_stream zs{};
-  bool started = false, ended = false;
+  std::unique_ptr<inflate_state> inflater;  // made at the first read
+  bool ended = false;
   std::size_t in_pos = 0;  // compressed bytes consumed, members before this one included
   std::uint64_t inflated = 0;
-  ~State() {
-    if (started) inflateEnd(&zs);
-  }
 };
 
 GzipStream::GzipStream(std::string_view compressed, std::string path) : state_(std::make_unique<State>()) {
@@ -213,30 +252,23 @@ Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
   State& s = *state_;
   const std::size_t base = out.size();
   if (s.ended || max == 0) return std::size_t{0};
-  if (!s.started) {
+  if (!s.inflater) {
     if (!is_gzip(s.compressed)) return Error{"not gzip data", s.path};
-    if (inflateInit2(&s.zs, 16 + MAX_WBITS) != Z_OK) return Error{"out of memory while inflating", s.path};
-    s.started = true;
+    s.inflater = new_gzip_state();
   }
   out.resize(base + max);
   std::size_t have = 0;
   while (have < max) {
-    const std::size_t left_in = s.compressed.size() - s.in_pos;
-    const auto in_chunk = static_cast<uInt>(std::min<std::size_t>(left_in, 1u << 30));
-    const auto out_chunk = static_cast<uInt>(std::min<std::size_t>(max - have, 1u << 30));
-    s.zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.compressed.data() + s.in_pos));
-    s.zs.avail_in = in_chunk;
-    s.zs.next_out = reinterpret_cast<Bytef*>(out.data() + base + have);
-    s.zs.avail_out = out_chunk;
-    const int rc = inflate(&s.zs, Z_NO_FLUSH);
-    s.in_pos += in_chunk - s.zs.avail_in;
-    have += out_chunk - s.zs.avail_out;
-    s.inflated += out_chunk - s.zs.avail_out;
+    const InflateStep step = inflate_step(*s.inflater, s.compressed.data() + s.in_pos, s.compressed.size() - s.in_pos,
+                                          out.data() + base + have, max - have);
+    s.in_pos += step.in_used;
+    have += step.out_made;
+    s.inflated += step.out_made;
     if (s.inflated > max_inflated_bytes()) {
       out.resize(base);
       return too_large(s.path);
     }
-    if (rc == Z_STREAM_END) {
+    if (step.member_ended) {
       // Concatenated members (`cat a.gz b.gz`) follow one another.
       const std::string_view rest = s.compressed.substr(s.in_pos);
       if (rest.empty()) {
@@ -247,14 +279,14 @@ Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
         out.resize(base);
         return Error{fmt::format("trailing garbage after gzip data at byte {}", s.in_pos), s.path};
       }
-      inflateReset(&s.zs);
+      restart_for_next_member(*s.inflater);
       continue;
     }
-    if (rc == Z_OK) continue;
-    if (rc == Z_BUF_ERROR && s.zs.avail_out == 0) continue;  // the output is full: the loop ends
+    if (step.rc == ISAL_DECOMP_OK && have == max) break;  // the output is full
+    if (step.rc == ISAL_DECOMP_OK && (step.in_used > 0 || step.out_made > 0) && s.in_pos < s.compressed.size()) continue;
     out.resize(base);
-    if (rc == Z_BUF_ERROR) return Error{"truncated gzip data", s.path};
-    return Error{fmt::format("corrupt gzip data ({})", s.zs.msg ? s.zs.msg : "bad data"), s.path};
+    if (step.rc == ISAL_DECOMP_OK) return Error{"truncated gzip data", s.path};
+    return corrupt_gzip(step.rc, s.path);
   }
   out.resize(base + have);
   return have;
@@ -381,16 +413,11 @@ std::uintmax_t content_size_estimate(const std::filesystem::path& path, std::uin
 Result<std::string> read_head_inflated(const std::filesystem::path& path, std::size_t max_bytes) {
   auto head = read_head(path, max_bytes);
   if (!head || !is_gzip(head.value())) return drop_bom(std::move(head));
+  // What the head's bytes give; an error (the head cut inside a block, say) keeps what came before it.
   std::string out(max_bytes, '\0');
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return std::string();
-  zs.next_in = reinterpret_cast<Bytef*>(head.value().data());
-  zs.avail_in = static_cast<uInt>(head.value().size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  inflate(&zs, Z_SYNC_FLUSH);
-  out.resize(out.size() - zs.avail_out);
-  inflateEnd(&zs);
+  const auto state = new_gzip_state();
+  const InflateStep step = inflate_step(*state, head.value().data(), head.value().size(), out.data(), out.size());
+  out.resize(step.out_made);
   return drop_bom(std::move(out));
 }
 

@@ -80,7 +80,7 @@ Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::s
 // Inflates a gzip buffer; the error names `path_for_errors`.
 Result<std::string> gunzip(std::string_view compressed, const std::string& path_for_errors);
 
-// A gzip buffer's content as it inflates (zlib), piece by piece, for a parser that never holds
+// A gzip buffer's content as it inflates (ISA-L), piece by piece, for a parser that never holds
 // the whole text. Concatenated members follow one another; --max-inflated holds as in
 // gunzip_append. `compressed` must outlive the stream; errors name `path`.
 class GzipStream {

@@ -109,6 +109,111 @@ TEST(GzipStream, InflatedSizeEstimateIsNearTheTruthForEvenText) {
   EXPECT_EQ(stream.inflated_size_estimate(), text.size()) << "once all is read, the guess is the size";
 }
 
+// What the gzip program writes for `text` at `level` (-n: no name or time in the header).
+std::string gzip_program(ScratchDir& dir, const std::string& text, int level, const char* name = "g") {
+  dir.write(name, text);
+  const auto file = dir / name;
+  std::filesystem::remove(file.string() + ".gz");
+  EXPECT_EQ(std::system(fmt::format("gzip -n -{} '{}'", level, file.string()).c_str()), 0);
+  return slurp(file.string() + ".gz");
+}
+
+std::uint32_t crc32_of(std::string_view bytes) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+// Everything GzipStream gives, read `piece` bytes at a time.
+Result<std::string> stream_all(std::string_view compressed, std::size_t piece) {
+  GzipStream stream(compressed, "x.gz");
+  std::string out;
+  for (;;) {
+    auto n = stream.read_into(out, piece);
+    if (!n) return n.error();
+    if (n.value() == 0) return out;
+  }
+}
+
+// The streaming inflater and the whole-buffer one (with a trailer that lies, so that the streaming
+// one runs inside it too) give back what the gzip program compressed: several members one after
+// another, an empty member, headers with every optional field, any read size.
+TEST(GzipStream, InflatesWhatGzipWroteInEveryPieceSize) {
+  ScratchDir dir;
+  std::mt19937_64 rng(5);
+  std::string text, noise;
+  for (int i = 0; text.size() < (600u << 10); ++i) text += fmt::format("{{\"ts\": {}, \"name\": \"k{}\"}},\n", i * 7, rng() % 50);
+  for (int i = 0; i < 100000; ++i) noise += static_cast<char>(rng());  // stored blocks
+  const std::string a = gzip_program(dir, text, 6), b = gzip_program(dir, noise, 1), c = gzip_program(dir, text.substr(0, 5000), 9),
+                    empty = gzip_program(dir, "", 6);
+  // A header with extra field, name, comment and header CRC (flags 0x1E), before c's deflate data.
+  std::string rich = c.substr(0, 3) + '\x1e' + c.substr(4, 6);
+  rich += std::string("\x04\x00", 2) + "abcd" + "trace.json" + '\0' + "a comment" + '\0';
+  const std::uint32_t header_crc = crc32_of(rich);
+  rich += static_cast<char>(header_crc & 0xFF), rich += static_cast<char>((header_crc >> 8) & 0xFF);
+  rich += c.substr(10);
+  const std::string expected = text + noise + text.substr(0, 5000) + text.substr(0, 5000);
+  const std::string all = a + b + empty + c + rich;
+  for (std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{1} << 20}) {
+    if (piece == 1) {  // a byte at a time over one member is enough to see every boundary
+      auto one = stream_all(c, 1);
+      ASSERT_TRUE(one) << one.error().message;
+      EXPECT_EQ(one.value(), text.substr(0, 5000));
+      continue;
+    }
+    auto streamed = stream_all(all, piece);
+    ASSERT_TRUE(streamed) << streamed.error().message;
+    EXPECT_TRUE(streamed.value() == expected) << "piece " << piece;
+  }
+  std::string liar = all;
+  liar[liar.size() - 1] = '\x7f';  // the last trailer's size now 2 GiB: whole-buffer inflation streams
+  auto whole = gunzip(all, "x.gz");
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_TRUE(whole.value() == expected);
+  auto lied = gunzip(liar, "x.gz");
+  ASSERT_FALSE(lied);
+  EXPECT_EQ(lied.error().message, "corrupt gzip data (the trailer's CRC-32 or length does not match the data)");
+  EXPECT_EQ(lied.error().path, "x.gz");
+}
+
+// Damaged gzip data is refused with a reason, never inflated into something else, never a crash
+// (ASan build): cut anywhere, bytes changed anywhere, junk after the end.
+TEST(GzipStream, DamagedDataIsRefusedWithAReason) {
+  ScratchDir dir;
+  std::string text;
+  for (int i = 0; text.size() < (200u << 10); ++i) text += fmt::format("{{\"ts\": {}, \"dur\": {}}},\n", i * 7, i % 13);
+  const std::string good = gzip_program(dir, text, 6);
+  std::mt19937_64 rng(9);
+  int refused = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string bad = good;
+    const int kind = trial % 3;
+    if (kind == 0) bad.resize(rng() % good.size());  // cut
+    if (kind == 1)
+      for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k) bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+    if (kind == 2) bad += std::string(1 + rng() % 20, static_cast<char>('a' + rng() % 26));  // junk after the end
+    for (std::size_t piece : {std::size_t{4096}, std::size_t{1} << 20}) {
+      auto streamed = stream_all(bad, piece);
+      auto whole = gunzip(bad, "x.gz");
+      if (streamed) EXPECT_TRUE(streamed.value() == text) << "trial " << trial;  // a change in the header's time, say
+      if (whole) EXPECT_TRUE(whole.value() == text) << "trial " << trial;
+      EXPECT_EQ(static_cast<bool>(streamed), static_cast<bool>(whole)) << "trial " << trial;
+      if (!streamed) {
+        ++refused;
+        const std::string& why = streamed.error().message;
+        EXPECT_TRUE(why.starts_with("corrupt gzip data (") || why == "truncated gzip data" || why == "not gzip data" ||
+                    why.starts_with("trailing garbage after gzip data at byte "))
+            << why;
+        if (kind == 2) EXPECT_EQ(why, fmt::format("trailing garbage after gzip data at byte {}", good.size()));
+      }
+    }
+  }
+  EXPECT_GT(refused, 500);
+}
+
 // The child of a test starts as a new `scalelens report` would, with no signal blocked: other
 // tests in this process (the launcher's) block the forwarded signals, and a fork inherits that.
 void unblock_all_signals() {
