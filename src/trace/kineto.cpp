@@ -721,12 +721,22 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   };
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < workers; ++t) pool.emplace_back(worker);
+  // With the queue full the inflating thread parses the oldest waiting slice itself rather than
+  // wait: inflation is a fraction of a slice's parse, so waiting would leave its core idle.
   auto submit = [&](Job job) {
     if (workers == 0) return run(job);
     std::unique_lock lock(mutex);
-    changed.wait(lock, [&] { return queue.size() < 2 * workers; });
+    if (queue.size() < 2 * workers) {
+      queue.push_back(std::move(job));
+      changed.notify_all();
+      return;
+    }
+    Job oldest = std::move(queue.front());
+    queue.pop_front();
     queue.push_back(std::move(job));
     changed.notify_all();
+    lock.unlock();
+    if (!failed.load(std::memory_order_relaxed)) run(oldest);
   };
   auto finish = [&] {
     {
