@@ -19,6 +19,7 @@
 #include "compare/compare.hpp"
 #include "compare/summary_reader.hpp"
 #include "collect/sweep.hpp"
+#include "common/file_io.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -27,7 +28,8 @@ namespace scalelens::fuzzing {
 // The readers, by the name their corpus folder has (fuzz/corpus/<name>/).
 inline const std::vector<std::string>& reader_names() {
   static const std::vector<std::string> names{"run_csv", "manifest", "rank_record", "mlperf",
-                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow", "summary_json", "sweep_json"};
+                                              "nvsmi",   "itwinai_csv", "itwinai_mlflow", "summary_json", "sweep_json",
+                                              "gzip"};
   return names;
 }
 
@@ -114,10 +116,37 @@ inline std::string drive_summary_json(std::string_view input) {
   return "";
 }
 
+// Gzip bytes (every compressed input: traces, logs, CSVs): inflated as a stream, in pieces of
+// every size a byte of the input picks, and whole (libdeflate, then ISA-L for a member whose
+// trailer cannot size the output); both must accept the same data and give the same text, or
+// both refuse it with a reason. The head's inflation (used to recognise a file) must not crash.
+inline std::string drive_gzip(std::string_view input) {
+  if (!is_gzip(input)) return "";  // never handed to either: callers check the magic first
+  const std::size_t piece = 1 + static_cast<unsigned char>(input[input.size() / 2]) * 37;
+  GzipStream stream(input, "fuzz.gz");
+  std::string streamed;
+  Result<std::size_t> step = std::size_t{0};
+  while ((step = stream.read_into(streamed, piece)) && step.value() > 0) {}
+  auto whole = gunzip(input, "fuzz.gz");
+  // libdeflate accepts some malformed Huffman codes that gzip, zlib and ISA-L refuse (its output
+  // still passes the trailer's CRC-32); a streamed parse that fails falls back to it, so only that
+  // way round, and only for a fault in the deflate codes, may the two differ.
+  if (!step && whole &&
+      (step.error().message == "corrupt gzip data (invalid code)" || step.error().message == "corrupt gzip data (invalid deflate block)"))
+    return "";
+  if (static_cast<bool>(step) != static_cast<bool>(whole))
+    return fmt::format("the stream {} what the whole inflation {} ({})", step ? "accepts" : "refuses",
+                       whole ? "accepts" : "refuses", step ? whole.error().message : step.error().message);
+  if (!step) return step.error().message.empty() || whole.error().message.empty() ? "refused without a reason" : "";
+  if (streamed != whole.value()) return "the stream and the whole inflation give different text";
+  return "";
+}
+
 // Reads `input` as the format `reader` names, in `scratch` (emptied first), and analyses the
 // result. Returns a broken invariant, or "" when all held.
 inline std::string drive(std::string_view reader, std::string_view input, const std::filesystem::path& scratch) {
   if (reader == "summary_json") return drive_summary_json(input);
+  if (reader == "gzip") return drive_gzip(input);
   if (reader == "sweep_json") {
     // A sweep plan (hand-edited, half-written): refused with a reason, or read with run ids that
     // are single safe path components (they name folders under the study).

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each reader for a bounded time:
 # the Kineto trace reader (trace_reader_fuzzer) and every other input reader (input_reader_fuzzer,
 # one run per format: run_csv manifest rank_record mlperf nvsmi itwinai_csv itwinai_mlflow
-# summary_json sweep_json).
+# summary_json sweep_json, and gzip: the streaming and whole-buffer inflaters against each other).
 # Each corpus is seeded from fuzz/corpus/<reader>/ (small hand-written inputs in each format) and,
 # where it has that format, from the real data (SCALELENS_REALDATA, else ../shared/data), cut to
 # the first 16 KiB; the growing corpora live in the build folder, never in the repository.
@@ -17,7 +17,7 @@ build=${2:-build/fuzz}
 shift $(( $# > 2 ? 2 : $# ))
 readers=("$@")
 if [ ${#readers[@]} -eq 0 ]; then
-  readers=(trace_reader run_csv manifest rank_record mlperf nvsmi itwinai_csv itwinai_mlflow summary_json sweep_json)
+  readers=(trace_reader run_csv manifest rank_record mlperf nvsmi itwinai_csv itwinai_mlflow summary_json sweep_json gzip)
 fi
 if ! command -v clang++ > /dev/null; then
   echo "scripts/fuzz.sh: clang++ not found (apt-get install clang libclang-rt-dev)" >&2

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -118,6 +119,33 @@ InflateStep inflate_step(inflate_state& state, const char* in, std::size_t in_si
   return step;
 }
 
+// What ISA-L and libdeflate judge differently in a gzip member's header, judged here for both
+// paths alike, as gzip and zlib judge it: reserved flag bits set (libdeflate refuses them, ISA-L
+// ignores them) and a header CRC (FHCRC) that does not match (ISA-L checks it, libdeflate skips
+// it). A header cut short is not judged here: inflation then finds the data truncated.
+std::optional<Error> header_problem(std::string_view member, const std::string& path) {
+  constexpr unsigned kHeaderCrc = 0x02, kExtra = 0x04, kName = 0x08, kComment = 0x10, kReserved = 0xE0;
+  if (member.size() < 10) return std::nullopt;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(member[i])); };
+  const unsigned flags = byte(3);
+  if (flags & kReserved) return Error{"corrupt gzip data (reserved header flags set)", path};
+  if (!(flags & kHeaderCrc)) return std::nullopt;
+  std::size_t at = 10;
+  if (flags & kExtra) {
+    if (member.size() < at + 2) return std::nullopt;
+    at += 2 + (byte(at) | byte(at + 1) << 8);
+  }
+  for (unsigned text : {kName, kComment}) {
+    if (!(flags & text)) continue;
+    const std::size_t zero = at < member.size() ? member.find('\0', at) : std::string_view::npos;
+    if (zero == std::string_view::npos) return std::nullopt;
+    at = zero + 1;
+  }
+  if (member.size() < at + 2) return std::nullopt;
+  if ((libdeflate_crc32(0, member.data(), at) & 0xFFFFu) == (byte(at) | byte(at + 1) << 8)) return std::nullopt;
+  return Error{"corrupt gzip data (the header's CRC does not match the header)", path};
+}
+
 Error corrupt_gzip(int rc, const std::string& path) {
   const char* why = "bad data";
   switch (rc) {
@@ -182,6 +210,10 @@ Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::s
     if (!is_gzip(member)) {
       out.resize(start);
       return Error{fmt::format("trailing garbage after gzip data at byte {}", in_pos), path};
+    }
+    if (auto problem = header_problem(member, path)) {
+      out.resize(start);
+      return *problem;
     }
     const std::uint64_t used = out.size() - start;
     // The trailer states the (last) member's size modulo 2^32. When it is plausible, one libdeflate
@@ -254,6 +286,7 @@ Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
   if (s.ended || max == 0) return std::size_t{0};
   if (!s.inflater) {
     if (!is_gzip(s.compressed)) return Error{"not gzip data", s.path};
+    if (auto problem = header_problem(s.compressed, s.path)) return *problem;
     s.inflater = new_gzip_state();
   }
   out.resize(base + max);
@@ -278,6 +311,10 @@ Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
       if (!is_gzip(rest)) {
         out.resize(base);
         return Error{fmt::format("trailing garbage after gzip data at byte {}", s.in_pos), s.path};
+      }
+      if (auto problem = header_problem(rest, s.path)) {
+        out.resize(base);
+        return *problem;
       }
       restart_for_next_member(*s.inflater);
       continue;

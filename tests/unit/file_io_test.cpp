@@ -214,6 +214,45 @@ TEST(GzipStream, DamagedDataIsRefusedWithAReason) {
   EXPECT_GT(refused, 500);
 }
 
+// ISA-L and libdeflate read a gzip header differently (reserved flags, the header's own CRC); both
+// paths refuse the same headers, as gzip does, with the same reason.
+TEST(GzipStream, BothPathsRefuseTheSameHeadersWithTheSameReason) {
+  ScratchDir dir;
+  const std::string text = "t_ns,gpu\n1,0\n2,0\n";
+  const std::string plain = gzip_program(dir, text, 6);
+  std::string reserved = plain;
+  reserved[3] = static_cast<char>(0x80);
+  // A name and a header CRC, first right, then with the name changed after the CRC was taken.
+  std::string named = plain.substr(0, 3) + '\x0a' + plain.substr(4, 6) + "gpu.csv" + '\0';
+  const std::uint32_t crc = crc32_of(named);
+  named += static_cast<char>(crc & 0xFF), named += static_cast<char>((crc >> 8) & 0xFF);
+  named += plain.substr(10);
+  std::string renamed = named;
+  renamed[10] = 'G';
+  struct Case {
+    const std::string* bytes;
+    const char* reason;  // nullptr: read
+  };
+  for (const Case& c : {Case{&plain, nullptr}, Case{&named, nullptr},
+                        Case{&reserved, "corrupt gzip data (reserved header flags set)"},
+                        Case{&renamed, "corrupt gzip data (the header's CRC does not match the header)"}}) {
+    for (const std::string& bytes : {*c.bytes, plain + *c.bytes}) {  // alone, and as a second member
+      auto streamed = stream_all(bytes, 4096);
+      auto whole = gunzip(bytes, "x.gz");
+      if (!c.reason) {
+        ASSERT_TRUE(streamed && whole);
+        EXPECT_EQ(streamed.value(), whole.value());
+        EXPECT_EQ(whole.value().size() % text.size(), 0u);
+        continue;
+      }
+      ASSERT_FALSE(streamed);
+      ASSERT_FALSE(whole);
+      EXPECT_EQ(streamed.error().message, c.reason);
+      EXPECT_EQ(whole.error().message, c.reason);
+    }
+  }
+}
+
 // The child of a test starts as a new `scalelens report` would, with no signal blocked: other
 // tests in this process (the launcher's) block the forwarded signals, and a fork inherits that.
 void unblock_all_signals() {
