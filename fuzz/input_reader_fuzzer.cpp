@@ -2,7 +2,8 @@
 // any bytes, laid out as the format picked by SCALELENS_FUZZ_READER (run_csv, manifest,
 // rank_record, mlperf, nvsmi, itwinai_csv, itwinai_mlflow, summary_json, sweep_json, gzip; see
 // reader_harness.hpp), must be read and analysed without a crash, a sanitizer report, or a value
-// beyond the physical limits reaching the study. Built with -DSCALELENS_BUILD_FUZZERS=ON under clang; run by scripts/fuzz.sh.
+// beyond the physical limits reaching the study. Built with -DSCALELENS_BUILD_FUZZERS=ON under
+// clang; run by scripts/fuzz.sh.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
