@@ -217,10 +217,13 @@ Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::s
       return *problem;
     }
     const std::uint64_t used = out.size() - start;
-    // The trailer states the (last) member's size modulo 2^32: trusted to size the output when
-    // plausible (a later member's size, or one wrapped past 4 GiB, then just grows).
+    // The trailer states the last member's size modulo 2^32: trusted to size the output when
+    // plausible, once, for the first member (a single member is the common case; sized again for
+    // every member of `cat`-joined files it would zero-fill that size each time). Past it, the
+    // output grows as it inflates: a wrong size (a later member's, or one wrapped past 4 GiB) costs
+    // nothing more.
     std::uint64_t isize = 0;
-    if (member.size() >= 18) {
+    if (in_pos == 0 && member.size() >= 18) {
       std::uint32_t t;
       std::memcpy(&t, compressed.data() + compressed.size() - 4, 4);
       isize = t;

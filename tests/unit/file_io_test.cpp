@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -140,9 +141,10 @@ Result<std::string> stream_all(std::string_view compressed, std::size_t piece) {
   }
 }
 
-// The streaming inflater and the whole-buffer one (with a trailer that lies, so that the streaming
-// one runs inside it too) give back what the gzip program compressed: several members one after
-// another, an empty member, headers with every optional field, any read size.
+// Streamed in pieces and inflated whole, gzip data gives back what the gzip program compressed:
+// several members one after another, an empty member, headers with every optional field, any read
+// size. Whole with a trailer that lies about the size, the output grows as it inflates and the lie
+// is refused.
 TEST(GzipStream, InflatesWhatGzipWroteInEveryPieceSize) {
   ScratchDir dir;
   std::mt19937_64 rng(5);
@@ -216,8 +218,9 @@ TEST(GzipStream, DamagedDataIsRefusedWithAReason) {
   EXPECT_GT(refused, 500);
 }
 
-// ISA-L and libdeflate read a gzip header differently (reserved flags, the header's own CRC); both
-// paths refuse the same headers, as gzip does, with the same reason.
+// ISA-L does not judge a gzip header as gzip does (it ignores reserved flags, and reports a header
+// CRC that does not match as a bad trailer): both paths refuse such headers as gzip does, with the
+// same reason.
 TEST(GzipStream, BothPathsRefuseTheSameHeadersWithTheSameReason) {
   ScratchDir dir;
   const std::string text = "t_ns,gpu\n1,0\n2,0\n";
@@ -252,6 +255,22 @@ TEST(GzipStream, BothPathsRefuseTheSameHeadersWithTheSameReason) {
       EXPECT_EQ(streamed.error().message, c.reason);
       EXPECT_EQ(whole.error().message, c.reason);
     }
+  }
+}
+
+// A file's head, read to recognize its format, inflates to the start of its text whatever the size
+// asked for, the compressed bytes then cut mid-stream.
+TEST(GzipStream, AHeadInflatesToTheStartOfTheText) {
+  ScratchDir dir;
+  std::string text;
+  for (int i = 0; text.size() < (200u << 10); ++i) text += fmt::format("{},GPU-{},{}\n", i * 100, i % 8, i % 101);
+  gzip_program(dir, text, 6, "h.csv");
+  for (std::size_t max : {std::size_t{64}, std::size_t{1000}, std::size_t{4096}, std::size_t{65536}, std::size_t{10} << 20}) {
+    auto head = read_head_inflated(dir / "h.csv.gz", max);
+    ASSERT_TRUE(head) << head.error().message;
+    EXPECT_LE(head.value().size(), max);
+    EXPECT_EQ(head.value(), text.substr(0, head.value().size())) << max;
+    if (max >= 4096) EXPECT_GT(head.value().size(), std::min(max, text.size()) / 2) << max;
   }
 }
 
