@@ -162,80 +162,41 @@ Error corrupt_gzip(int rc, const std::string& path) {
   return Error{fmt::format("corrupt gzip data ({})", why), path};
 }
 
-// One gzip member inflated as its bytes come. The output is first sized to `expected` (+1 byte, to
-// notice more) where the caller trusts a size, so that one call does it all; past that it grows with
-// what is actually inflated: a trailer that lies about the size costs nothing. Returns the
-// compressed bytes used.
-Result<std::size_t> inflate_member(std::string_view member, std::string& out, std::uint64_t cap, std::uint64_t expected,
-                                   const std::string& path) {
-  const auto state = new_gzip_state();
-  const std::size_t base = out.size();
-  std::size_t have = base, in_pos = 0;
-  if (expected > 0) out.resize(static_cast<std::size_t>(base + std::min(expected, cap) + 1));
-  for (;;) {
-    if (have == out.size()) {
-      if (have - base > cap) return too_large(path);
-      // Grow by half what is there (at least 64 KiB), never past the cap + 1 byte that detects going over it.
-      const std::size_t grow = std::max<std::size_t>(65536, (have - base) / 2);
-      out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(have + grow, base + cap + 1)));
-    }
-    const InflateStep step = inflate_step(*state, member.data() + in_pos, member.size() - in_pos, out.data() + have,
-                                          out.size() - have);
-    in_pos += step.in_used;
-    have += step.out_made;
-    if (have - base > cap) return too_large(path);
-    if (step.member_ended) {
-      out.resize(have);
-      return in_pos;
-    }
-    if (step.rc == ISAL_DECOMP_OK && (step.in_used > 0 || step.out_made > 0) && in_pos < member.size()) continue;
-    if (step.rc == ISAL_DECOMP_OK && have == out.size()) continue;  // wanted more room
-    out.resize(base);
-    if (step.rc == ISAL_DECOMP_OK) return Error{"truncated gzip data", path};
-    return corrupt_gzip(step.rc, path);
-  }
-}
-
 }  // namespace
 
 void set_max_inflated_bytes(std::uint64_t bytes) { g_max_inflated.store(bytes); }
 std::uint64_t max_inflated_bytes() { return g_max_inflated.load(); }
 
+// The whole buffer is read through the same stream as a streamed parse, so both judge every file
+// alike (members, headers, trailing bytes, --max-inflated), into an output sized from the trailer.
 Result<bool> gunzip_append(std::string_view compressed, std::string& out, std::size_t padding, const std::string& path) {
   const std::uint64_t cap = max_inflated_bytes();
   const std::size_t start = out.size();
-  std::size_t in_pos = 0;
-  // Concatenated members (`cat a.gz b.gz`) are inflated one after the other.
-  while (in_pos < compressed.size()) {
-    std::string_view member = compressed.substr(in_pos);
-    if (!is_gzip(member)) {
-      out.resize(start);
-      return Error{fmt::format("trailing garbage after gzip data at byte {}", in_pos), path};
-    }
-    if (auto problem = header_problem(member, path)) {
-      out.resize(start);
-      return *problem;
-    }
-    const std::uint64_t used = out.size() - start;
-    // The trailer states the last member's size modulo 2^32: trusted to size the output when
-    // plausible, once, for the first member (a single member is the common case; sized again for
-    // every member of `cat`-joined files it would zero-fill that size each time). Past it, the
-    // output grows as it inflates: a wrong size (a later member's, or one wrapped past 4 GiB) costs
+  if (!compressed.empty()) {
+    // The trailer states the last member's size modulo 2^32: trusted, when plausible, to size the
+    // first read (a single member is the common case). Past it the output grows by half what is
+    // there as it inflates, so a wrong size (a later member's, or one wrapped past 4 GiB) costs
     // nothing more.
     std::uint64_t isize = 0;
-    if (in_pos == 0 && member.size() >= 18) {
+    if (compressed.size() >= 18) {
       std::uint32_t t;
       std::memcpy(&t, compressed.data() + compressed.size() - 4, 4);
       isize = t;
     }
-    const bool trusted = isize > 0 && isize <= member.size() * kTrustedRatio && used + isize <= cap;
-    if (trusted) out.reserve(out.size() + isize + 1 + padding);
-    auto in_used = inflate_member(member, out, cap - used, trusted ? isize : 0, path);
-    if (!in_used) {
-      out.resize(start);
-      return in_used.error();
+    const bool trusted = isize > 0 && isize <= compressed.size() * kTrustedRatio && isize <= cap;
+    if (trusted) out.reserve(start + isize + 1 + padding);
+    GzipStream stream(compressed, path);
+    std::uint64_t want = trusted ? isize + 1 : 65536;  // +1: one byte more than stated is noticed
+    for (;;) {
+      const std::uint64_t room = cap + 1 - (out.size() - start);  // +1: going over the cap is noticed
+      auto n = stream.read_into(out, static_cast<std::size_t>(std::min(want, room)));
+      if (!n) {
+        out.resize(start);
+        return n.error();
+      }
+      if (n.value() == 0) break;
+      want = std::max<std::uint64_t>(65536, (out.size() - start) / 2);
     }
-    in_pos += in_used.value();
   }
   if (out.capacity() < out.size() + padding) out.reserve(out.size() + padding);
   return true;
