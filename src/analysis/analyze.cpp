@@ -132,7 +132,7 @@ std::string list_of(const Set& set) {
 // How a run enters the scaling mode split: concurrent instances are weak scaling by definition;
 // other runs as declared ("" when not).
 std::string mode_of(const RunSummary& r, const Run& src) {
-  if (!r.instance_of.empty()) return "weak";
+  if (!r.details().instance_of.empty()) return "weak";
   return src.scaling.value_or("");
 }
 
@@ -157,9 +157,9 @@ std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spre
   for (auto i : c.run_indices) {
     const auto& r = runs[i];
     systems.insert(r.system.empty() ? "unknown" : r.system);
-    benchmarks.insert(r.benchmark.empty() ? "unknown" : r.benchmark);
+    benchmarks.insert(r.details().benchmark.empty() ? "unknown" : r.details().benchmark);
     if (r.global_batch_size) batches.insert(*r.global_batch_size);
-    if (r.instance_id) instance_ids.insert(std::to_string(*r.instance_id));
+    if (r.details().instance_id) instance_ids.insert(std::to_string(*r.details().instance_id));
   }
   return fmt::format("its {} {} times disagree wildly (coefficient of variation {:.0f}%, over 25%): possibly mixed inputs; "
                      "found system {}, benchmark {}, global batch {}, instance ids {}",
@@ -178,7 +178,7 @@ std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSum
   std::size_t warmup = 0, warmup_steps = 0, with_uuid = 0, by_index = 0;
   for (auto i : c.run_indices) {
     const auto& r = runs[i];
-    if (!r.instance_of.empty()) instance_folders.insert(r.instance_of);
+    if (!r.details().instance_of.empty()) instance_folders.insert(r.details().instance_of);
     const auto& src = *sources[i];
     paths.push_back(r.path);
     formats.insert(r.format.empty() ? "unknown" : r.format);
@@ -231,8 +231,10 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   // Instances of one run together make one point: instances × GPUs per instance.
   std::map<std::string, int> instance_gpus;
   for (const auto& r : runs)
-    if (!r.instance_of.empty()) instance_gpus[r.instance_of] += *r.world_size;
-  auto world_size_of = [&](const RunSummary& r) { return r.instance_of.empty() ? *r.world_size : instance_gpus[r.instance_of]; };
+    if (!r.details().instance_of.empty()) instance_gpus[r.details().instance_of] += *r.world_size;
+  auto world_size_of = [&](const RunSummary& r) {
+    return r.details().instance_of.empty() ? *r.world_size : instance_gpus[r.details().instance_of];
+  };
 
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> curves;
   for (std::size_t i = 0; i < runs.size(); ++i) curves[{runs[i].label, runs[i].system}].push_back(i);
@@ -242,10 +244,10 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
     bool instances = false, undeclared = false;
     for (auto i : members) {
       const auto& r = runs[i];
-      if (!r.benchmark.empty()) benchmarks.insert(r.benchmark);
+      if (!r.details().benchmark.empty()) benchmarks.insert(r.details().benchmark);
       const auto mode = mode_of(r, *sources[i]);
       if (!mode.empty()) modes.insert(mode);
-      instances |= !r.instance_of.empty();
+      instances |= !r.details().instance_of.empty();
       undeclared |= mode.empty();
       if (!r.gpu_model.empty()) models.insert(r.gpu_model);
       if (r.global_batch_size && mode != "weak") batches_at[world_size_of(r)].insert(*r.global_batch_size);
@@ -264,7 +266,7 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
     for (auto i : members) {
       auto& r = runs[i];
       std::vector<std::string> tags;
-      if (by_benchmark && !r.benchmark.empty()) tags.push_back(r.benchmark);
+      if (by_benchmark && !r.details().benchmark.empty()) tags.push_back(r.details().benchmark);
       const auto mode = mode_of(r, *sources[i]);
       if (by_mode && !mode.empty()) tags.push_back(mode);
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
@@ -463,7 +465,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     std::vector<double> per_repeat;  // each run's (or instance's) own time, for the consistency check
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
-      const auto group = r.instance_of.empty() ? "#" + std::to_string(i) : r.instance_of;
+      const auto group = r.details().instance_of.empty() ? "#" + std::to_string(i) : r.details().instance_of;
       for (const auto& [key, reason] : sources[i]->details().missing)
         missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
@@ -475,7 +477,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
           break;
         }
       if (r.throughput_samples_per_s) throughput_of[group] += *r.throughput_samples_per_s;
-      if (!r.instance_of.empty()) {
+      if (!r.details().instance_of.empty()) {
         ++instances_of[group];
         instance_sizes.insert(*r.world_size);
         const auto& src = *sources[i];
@@ -496,7 +498,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
       if (r.energy_j_per_gpu) wh_per_gpu.push_back(*r.energy_j_per_gpu / 3600);
       c.energy_extrapolated |= r.energy_extrapolated;
-      if (r.profiler_averages) add_to(averages, *r.profiler_averages);
+      if (r.details().profiler_averages) add_to(averages, *r.details().profiler_averages);
       if (r.host_energy_j) host_wh_of[group] += *r.host_energy_j / 3600;
       const RunTraceFigures& tr = r.trace();
       if (tr.computation_score) score.push_back(*tr.computation_score);
@@ -536,8 +538,10 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     };
     for (const auto& [g, n] : nodes_of) nodes.insert(n);
     std::set<std::string> groups;  // runs: the instances of one count once
-    for (auto i : c.run_indices)
-      groups.insert(summary.runs[i].instance_of.empty() ? "#" + std::to_string(i) : summary.runs[i].instance_of);
+    for (auto i : c.run_indices) {
+      const std::string& of = summary.runs[i].details().instance_of;
+      groups.insert(of.empty() ? "#" + std::to_string(i) : of);
+    }
     c.runs = groups.size();
     c.epoch_time_s = describe(epochs);
     c.run_time_s = describe(run_times);

@@ -256,9 +256,14 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.path = run.path;
   r.format = run.format;
   r.system = run.system;
-  r.benchmark = run.details().benchmark;
-  r.instance_of = run.details().instance_of;
-  r.instance_id = run.details().instance_id;
+  if (const RunDetails& d = run.details();
+      !d.benchmark.empty() || !d.instance_of.empty() || d.instance_id || d.profiler_averages) {
+    RunSummaryDetails& to = r.details_to_fill();
+    to.benchmark = d.benchmark;
+    to.instance_of = d.instance_of;
+    to.instance_id = d.instance_id;
+    to.profiler_averages = d.profiler_averages;
+  }
   r.world_size = run.world_size;
   r.nodes = run.nodes;
   r.gpus_per_node = run.gpus_per_node;
@@ -392,7 +397,6 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     if (r.samples && *r.samples > 0) r.energy_j_per_sample = *r.energy_j / *r.samples;
   }
   warnings.insert(warnings.end(), gpus.warnings.begin(), gpus.warnings.end());
-  r.profiler_averages = run.details().profiler_averages;
 
   // Host CPU energy, per node from its package-energy counter.
   const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());

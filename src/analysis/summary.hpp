@@ -12,6 +12,7 @@
 #include "analysis/stats.hpp"
 #include "common/diagnostics.hpp"
 #include "common/held_apart.hpp"
+#include "common/nan_optional.hpp"
 #include "model/study.hpp"
 
 namespace scalelens {
@@ -47,52 +48,64 @@ struct RunTraceFigures {
   std::vector<OpLoss> op_times;  // every traced op signature's GPU time per step and rank (not written out)
 };
 
+// What only some runs' summaries have (RunSummary::details()): held apart, as most runs of a large
+// study have none of it, 104 bytes a run less (issue 17, part 2).
+struct RunSummaryDetails {
+  std::string benchmark;    // "" when the source does not say
+  std::string instance_of;  // the run this is one concurrent instance of ("" for a run)
+  std::optional<int> instance_id;
+  std::optional<ProfilerAverages> profiler_averages;  // itwinai's, for its computation fraction
+};
+
+// Figures that may be absent are NanOptional (std::optional's interface, none as NaN: 8 bytes, not
+// 16) where present ones are finite by construction; a study holds one summary per run.
 struct RunSummary {
   std::string run_id, label, path, format;
-  std::string system, benchmark;  // "" when the source does not say
-  std::string instance_of;        // the run this is one concurrent instance of ("" for a run)
-  std::string curve;              // its configuration's curve (ConfigurationSummary::curve)
-  std::optional<int> instance_id;
+  std::string system;  // "" when the source does not say
+  std::string curve;   // its configuration's curve (ConfigurationSummary::curve)
   std::optional<int> world_size, nodes, gpus_per_node;
-  std::optional<double> global_batch_size;
+  NanOptional global_batch_size;
   std::string gpu_model;
   std::size_t epochs_logged = 0, warmup_excluded = 0;
   std::vector<double> epoch_times_s;  // after warm-up exclusion, by epoch number
-  std::optional<double> run_time_s;
+  NanOptional run_time_s;
   // Step time (DESIGN.md, "Time"): per step, the slowest rank's duration, from the traces' step
   // times (the ProfilerStep, or the GPU's pace where the GPU ran behind; else steps.csv), after
   // leaving out the first warm-up steps; by step number.
   std::size_t steps_timed = 0, warmup_steps_excluded = 0;
   std::vector<double> step_times_s;
-  std::optional<double> throughput_samples_per_s;
+  NanOptional throughput_samples_per_s;
   std::string throughput_from;     // "samples column" | "samples_per_epoch" | "global_batch_size x steps" | "global_batch_size / step time"
-  std::optional<double> samples;   // processed in the whole run, for energy per sample
+  NanOptional samples;   // processed in the whole run, for energy per sample
   std::optional<RangeStat> gpu_util_pct;
   // Its GPUs' utilization over time: the share of time at each whole percent, each GPU weighing
   // the same (as in gpu_util_pct's mean), and the percentiles of it (DESIGN.md).
   std::shared_ptr<const SparseUtilHistogram> gpu_util_time_share;  // shared with its GPUs' figures (GpuFigures): set once, never changed
   std::optional<Percentiles> gpu_util_percentiles;
-  std::optional<double> peak_gpu_memory_bytes;  // the most memory in use on any one of its GPUs, during the run
+  NanOptional peak_gpu_memory_bytes;  // the most memory in use on any one of its GPUs, during the run
   std::size_t gpus = 0;             // distinct GPUs seen
-  std::optional<double> energy_j;   // all GPUs of all nodes
+  NanOptional energy_j;   // all GPUs of all nodes
   std::string energy_from;          // "counter" | "power" | "counter+power"
-  std::optional<double> energy_j_per_sample;
+  NanOptional energy_j_per_sample;
   std::size_t energy_gpus = 0;                // GPUs whose energy was measured
-  std::optional<double> energy_j_per_gpu;     // measured energy / energy_gpus
+  NanOptional energy_j_per_gpu;     // measured energy / energy_gpus
   bool energy_extrapolated = false;           // energy_j = energy_j_per_gpu x world size (partial GPU data)
-  std::optional<ProfilerAverages> profiler_averages;  // itwinai's, for its computation fraction
-  std::optional<double> host_energy_j;
+  NanOptional host_energy_j;
+  std::optional<int> exit_status;
   // Its figures from traces (none for a run without any: a fresh RunTraceFigures). Held apart, as
   // most runs of a large study have no trace: 288 bytes a run less (issue 17, part 2).
   const RunTraceFigures& trace() const { return trace_.get(); }
   RunTraceFigures& trace_to_fill() { return trace_.to_fill(); }  // made where it is missing
   using TraceStep = RunTraceFigures::TraceStep;
-  std::optional<int> exit_status;
+  // What only some runs have (an empty one where none was filled).
+  const RunSummaryDetails& details() const { return details_.get(); }
+  RunSummaryDetails& details_to_fill() { return details_.to_fill(); }  // made where it is missing
   // Its time on a basis: "epoch" (the mean of its epoch times), "run", "step" (the mean step time).
   std::optional<double> time_on(std::string_view basis) const;
 
  private:
   HeldApart<RunTraceFigures> trace_;
+  HeldApart<RunSummaryDetails> details_;
 };
 
 struct ConfigurationSummary {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/nan_optional.hpp"
+
 namespace scalelens {
 
 // JSON string literal for `s`, quotes included. Invalid UTF-8 bytes become U+FFFD so that the
@@ -43,6 +45,7 @@ class JsonWriter {
   JsonWriter& value(const std::optional<T>& v) {
     return v ? value(*v) : null();
   }
+  JsonWriter& value(const NanOptional& v) { return v ? value(*v) : null(); }
   // Raw, already-valid JSON.
   JsonWriter& raw(std::string_view json);
   const std::string& str() const { return out_; }

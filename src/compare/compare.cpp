@@ -114,8 +114,8 @@ std::vector<double> run_throughputs(const Summary& s, const ConfigurationSummary
   for (auto i : c.run_indices) {
     const auto& r = s.runs[i];
     if (!r.throughput_samples_per_s || !std::isfinite(*r.throughput_samples_per_s)) continue;
-    if (r.instance_of.empty()) v.push_back(*r.throughput_samples_per_s);
-    else by_run[r.instance_of] += *r.throughput_samples_per_s;
+    if (r.details().instance_of.empty()) v.push_back(*r.throughput_samples_per_s);
+    else by_run[r.details().instance_of] += *r.throughput_samples_per_s;
   }
   for (const auto& [run, x] : by_run) v.push_back(x);
   return v;
@@ -180,7 +180,9 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
     const bool weak = ca.scaling == "weak";
     const std::string basis = weak ? "" : ca.time_from;
     auto values = [&](const Summary& s, const ConfigurationSummary& c) {
-      return run_values(s, c, [&](const RunSummary& r) { return weak ? r.throughput_samples_per_s : r.time_on(basis); });
+      return run_values(s, c, [&](const RunSummary& r) {
+        return weak ? std::optional<double>(r.throughput_samples_per_s) : r.time_on(basis);
+      });
     };
     if (basis.empty() && !weak) {
       why = "no time basis";

@@ -139,7 +139,7 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       r.system = f.text("system");
       r.path = f.text("path");
       r.format = f.text("format");
-      r.instance_of = f.text("instance_of");
+      if (auto of = f.text("instance_of"); !of.empty()) r.details_to_fill().instance_of = std::move(of);
       r.world_size = f.count("world_size", limits::kMaxWorldSize);
       r.epoch_times_s = f.numbers("epoch_times_s");
       r.run_time_s = f.number("run_time_s");

@@ -170,8 +170,9 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("path").value(r.path).key("format").value(r.format);
     w.key("curve").value(r.curve);
     if (!r.system.empty()) w.key("system").value(r.system);
-    if (!r.benchmark.empty()) w.key("benchmark").value(r.benchmark);
-    if (!r.instance_of.empty()) w.key("instance_of").value(r.instance_of).key("instance_id").value(r.instance_id);
+    if (!r.details().benchmark.empty()) w.key("benchmark").value(r.details().benchmark);
+    if (!r.details().instance_of.empty())
+      w.key("instance_of").value(r.details().instance_of).key("instance_id").value(r.details().instance_id);
     w.key("nodes").value(r.nodes).key("gpus_per_node").value(r.gpus_per_node);
     w.key("global_batch_size").value(r.global_batch_size);
     if (!r.gpu_model.empty()) w.key("gpu_model").value(r.gpu_model);

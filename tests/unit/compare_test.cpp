@@ -262,7 +262,7 @@ TEST(CompareSummaries, MorePeakMemoryIsARegression) {
   std::mt19937_64 rng(6);
   auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03);
   auto b = a;
-  for (auto& r : b.runs) *r.peak_gpu_memory_bytes *= 1.25;
+  for (auto& r : b.runs) r.peak_gpu_memory_bytes = *r.peak_gpu_memory_bytes * 1.25;
   const auto c = compare_summaries(a, b, {});
   const auto* m = metric(c, 4, "peak_memory");
   ASSERT_TRUE(m);
