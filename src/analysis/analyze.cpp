@@ -385,6 +385,7 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
 // report's page read: that it has GPUs, how they were told apart, and the page's series.
 void release_summarized(Run& run) {
   std::vector<Interval>().swap(run.epochs);
+  std::vector<EpochRow>().swap(run.epoch_table);
   if (run.gpu_digest && run.gpu_digest->figures) {
     // A copy (the digest is shared and const): where its page text waits in memory, one run's is
     // held twice for a moment.

@@ -32,6 +32,9 @@ std::vector<const RankBreakdown*> measured_breakdown(const Run& run);
 // The ops that lose most time against the roofline, most first, at most 5 (run and configuration).
 void keep_top_losses(std::vector<OpLoss>& ops);
 
+// A run's epochs as its summary reads them: a row per epoch number, in order (EpochRow).
+std::vector<EpochRow> tabulate_epochs(const std::vector<Interval>& epochs);
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
 // The GPU half of a run's summary from `gpus`: the run's own, or (where `scalelens report` reads a
 // run folder's only GPU log) that log's, before they are merged. The same figures and warnings

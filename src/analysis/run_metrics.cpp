@@ -25,25 +25,28 @@ Diagnostic run_warning(const Run& run, std::string code, std::string message, Se
   return d;
 }
 
-// Epoch time of epoch e = max over the ranks that logged e of (end − start).
-struct EpochTable {
-  std::map<std::int64_t, double> seconds;
-  std::map<std::int64_t, double> samples;  // summed over ranks
-  std::set<std::int64_t> missing_samples;   // epochs where some rank gave no samples
-};
-
-EpochTable tabulate_epochs(const std::vector<Interval>& epochs) {
-  EpochTable t;
-  for (const auto& e : epochs) {
-    auto& s = t.seconds[e.index];
-    s = std::max(s, e.seconds());
-    if (e.samples) t.samples[e.index] += *e.samples;
-    else t.missing_samples.insert(e.index);
-  }
-  return t;
-}
-
 }  // namespace
+
+// Epoch time of epoch e = max over the ranks that logged e of (end − start); its samples, the sum
+// over them where every one gave some. Summed in the intervals' order, so that a table made where
+// a run folder's files are merged (ingest) gives the figures tabulating them later would.
+std::vector<EpochRow> tabulate_epochs(const std::vector<Interval>& epochs) {
+  struct Sums {
+    double seconds = 0, samples = 0;
+    bool missing = false;
+  };
+  std::map<std::int64_t, Sums> by_index;
+  for (const auto& e : epochs) {
+    auto& s = by_index[e.index];
+    s.seconds = std::max(s.seconds, e.seconds());
+    if (e.samples) s.samples += *e.samples;
+    else s.missing = true;
+  }
+  std::vector<EpochRow> rows;
+  rows.reserve(by_index.size());
+  for (const auto& [index, s] : by_index) rows.push_back({s.seconds, s.missing ? NanOptional() : NanOptional(s.samples)});
+  return rows;
+}
 
 std::vector<double> unwrap_counter(const std::vector<double>& v) {
   std::vector<double> out(v.size(), kNaN);
@@ -282,8 +285,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (run.start_ns && run.end_ns) r.run_time_s = static_cast<double>(*run.end_ns - *run.start_ns) * 1e-9;
 
   // Epochs, with the first `warmup_epochs` left out when the run has more than that.
-  auto table = tabulate_epochs(run.epochs);
-  r.epochs_logged = table.seconds.size();
+  // Held as a table once a run folder's files are merged (ingest), else tabulated here.
+  std::vector<EpochRow> tabulated;
+  const std::vector<EpochRow>& table = run.epochs.empty() ? run.epoch_table : (tabulated = tabulate_epochs(run.epochs));
+  r.epochs_logged = table.size();
   std::size_t skip = 0;
   if (options.warmup_epochs > 0 && r.epochs_logged > 0) {
     if (r.epochs_logged > static_cast<std::size_t>(options.warmup_epochs)) {
@@ -300,11 +305,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   double kept_seconds = 0, kept_samples = 0;
   bool kept_have_samples = true;
   std::size_t i = 0;
-  for (const auto& [index, secs] : table.seconds) {
+  for (const auto& epoch : table) {
     if (i++ < skip) continue;
-    r.epoch_times_s.push_back(secs);
-    kept_seconds += secs;
-    if (table.samples.count(index) && !table.missing_samples.count(index)) kept_samples += table.samples[index];
+    r.epoch_times_s.push_back(epoch.seconds);
+    kept_seconds += epoch.seconds;
+    if (epoch.samples) kept_samples += *epoch.samples;
     else kept_have_samples = false;
   }
 
@@ -370,12 +375,12 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
   }
   // Samples processed in the whole run, for energy per sample (energy covers the whole run).
-  if (!table.seconds.empty() && table.missing_samples.empty()) {
+  if (!table.empty() && std::all_of(table.begin(), table.end(), [](const EpochRow& e) { return e.samples.has_value(); })) {
     double total = 0;
-    for (auto& [idx, s] : table.samples) total += s;
+    for (const auto& e : table) total += *e.samples;
     r.samples = total;
-  } else if (!table.seconds.empty() && run.samples_per_epoch) {
-    r.samples = *run.samples_per_epoch * static_cast<double>(table.seconds.size());
+  } else if (!table.empty() && run.samples_per_epoch) {
+    r.samples = *run.samples_per_epoch * static_cast<double>(table.size());
   } else if (!step_ids.empty() && run.global_batch_size) {
     r.samples = *run.global_batch_size * static_cast<double>(step_ids.size());
   }

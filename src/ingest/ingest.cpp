@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/analyze.hpp"
 #include "analysis/series_figures.hpp"
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
@@ -51,6 +52,7 @@ struct Candidate {
   // runs (below), and only its runs whose names match are kept.
   bool path_matched = true;
   bool gpu_series = false;  // the reader attaches GPU series to its folder's run
+  bool epochs = false;      // the reader attaches epochs to its folder's run
 };
 
 template <class T>
@@ -72,7 +74,13 @@ void append(std::vector<T>& into, std::vector<T>& from) {
 void merge_data_into(Run& target, RunData&& src) {
   if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
   fill(target.world_size, src.world_size);
+  // A table is made only once a run folder's files are all merged (step 4, below): epochs merged
+  // after it would be left out of the run's figures, so that is a fault of this program.
+  if ((!src.epoch_table.empty() && !(target.epochs.empty() && target.epoch_table.empty())) ||
+      (!target.epoch_table.empty() && !src.epochs.empty()))
+    throw std::logic_error("a run's epochs tabulated once its folder was merged met more epochs: " + target.path);
   append(target.epochs, src.epochs);
+  append(target.epoch_table, src.epoch_table);
   append(target.steps, src.steps);
   // A digest is made only where its folder has no other GPU source (summarize_gpus, below): GPUs
   // merged beside one would be left out of the run's figures, so that is a fault of this program.
@@ -135,9 +143,8 @@ void fill_defaults(Run& run, const Run& manifest) {
     run.detected_from["world_size"] = "scalelens.json above it";
 }
 
-bool has_data(const Run& r) {
-  return !r.epochs.empty() || !r.steps.empty() || r.has_gpus() || !r.host_series.empty() || !r.ranks.empty() ||
-         !r.breakdown.empty() || r.details().profiler_averages || r.start_ns || r.end_ns;
+bool run_has_data(const Run& r) {
+  return r.RunData::has_data() || r.details().profiler_averages || r.start_ns || r.end_ns;
 }
 
 // itwinai writes its profiler traces to profiler-traces/<train run name>/torch-traces/: the run
@@ -224,6 +231,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       if (readers[r]->recognizes(path, text)) {
         files[i].reader = static_cast<int>(r);
         files[i].gpu_series = readers[r]->attaches_gpu_series(text);
+        files[i].epochs = readers[r]->attaches_epochs(text);
         break;
       }
     }
@@ -246,7 +254,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   if (group.rank() == 0) {
     ByteWriter out(bytes);
     out(static_cast<std::uint64_t>(files.size()));
-    for (const auto& f : files) out(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
+    for (const auto& f : files) out(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series, f.epochs);
   }
   group.broadcast(bytes);
   if (group.rank() == 0) return;
@@ -256,7 +264,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   files.clear();
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
     Candidate f;
-    in(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series);
+    in(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series, f.epochs);
     files.push_back(std::move(f));
   }
   if (!in.ok() || !in.at_end()) group.abort("the list of files from process 0 arrived garbled");
@@ -389,19 +397,28 @@ Study ingest(const IngestOptions& options) {
   for (std::size_t i : others) gpu_files += files[i].gpu_series;
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
-  // GPU figures depend on: its label, window, world size, sampling interval).
+  // GPU figures depend on: its label, window, world size, sampling interval). Likewise their epochs
+  // are tabulated as they are read where one file gives them all (EpochRow).
   struct FolderFiles {
-    std::size_t gpu_logs = 0, run_files = 0;
+    std::uint32_t gpu_logs = 0, epoch_logs = 0, run_files = 0;
   };
-  std::vector<FolderFiles> folder_files(options.summarize_gpus ? folder_run_list.size() : 0);
-  if (options.summarize_gpus)
-    for (std::size_t k = 0; k < others.size(); ++k)
-      if (owner[k] != kNoRun) {
-        auto& f = folder_files[owner[k]];
-        f.gpu_logs += files[others[k]].gpu_series;
-        f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
-      }
+  const bool by_folder = options.summarize_gpus || options.tabulate_epochs;
+  std::vector<FolderFiles> folder_files(by_folder ? folder_run_list.size() : 0);
+  for (std::size_t k = 0; k < others.size() && by_folder; ++k)
+    if (owner[k] != kNoRun) {
+      auto& f = folder_files[owner[k]];
+      f.gpu_logs += files[others[k]].gpu_series;
+      f.epoch_logs += files[others[k]].epochs;
+      f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
+    }
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
+    // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
+    // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
+    if (options.tabulate_epochs && !out.attach.epochs.empty() && owner[k] != kNoRun &&
+        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0) {
+      out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
+      std::vector<Interval>().swap(out.attach.epochs);
+    }
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
         g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
@@ -624,7 +641,7 @@ Study ingest(const IngestOptions& options) {
   // A manifest whose folder held only other runs' data defined no run of its own.
   std::vector<bool> no_run(folder_run_list.size(), false);
   for (std::size_t r = 0; r < folder_run_list.size(); ++r)
-    if (defaults_only[r] && !has_data(folder_run_list[r])) no_run[r] = true;
+    if (defaults_only[r] && !run_has_data(folder_run_list[r])) no_run[r] = true;
 
   // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
   for (std::size_t r = 0; r < folder_run_list.size(); ++r)

@@ -53,6 +53,11 @@ struct IngestOptions {
   // GpuDigest in place of the log's GPUs, so that a large study does not hold a record per GPU
   // (`scalelens report` does: report_html.hpp, summarize_gpu_log). Null: the GPUs are kept.
   std::function<void(const Run& run, RunData& log)> summarize_gpus;
+  // A run folder's epochs as the table their summary reads (EpochRow, a row per epoch) in place
+  // of its ranks' intervals, made as its epoch log is read where that log is the folder's only one
+  // and no file of the folder defines runs: a study of runs whose every rank logs its epochs then
+  // holds a row per epoch, not per rank and epoch (`scalelens report`). False: the intervals are kept.
+  bool tabulate_epochs = false;
   // One process reads the files in batches of about this many (whole run folders, in path order)
   // and merges a batch's plain run folders before the next, so that a study of thousands of runs
   // never holds every file's output at once (issue 17, part 2); the study is the same whatever the

@@ -36,10 +36,7 @@ struct ReadOutput {
   void error(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::error, std::move(code), std::move(message), path.string(), line, {}});
   }
-  bool has_attachment() const {
-    return !attach.epochs.empty() || !attach.steps.empty() || attach.has_gpus() ||
-           !attach.host_series.empty() || !attach.ranks.empty() || !attach.breakdown.empty();
-  }
+  bool has_attachment() const { return attach.has_data(); }
 };
 
 class Reader {
@@ -52,6 +49,9 @@ class Reader {
   // True when the file (of this format, by its first bytes) holds GPU samples that it attaches to
   // its folder's run (gpu.csv, nvidia-smi logs): ingest shares the chart budget among those files.
   virtual bool attaches_gpu_series(std::string_view /*head*/) const { return false; }
+  // True when the file attaches epochs to its folder's run (epochs.csv). Every reader that does
+  // must say so: a run folder's only such file is tabulated as it is read (ingest, EpochRow).
+  virtual bool attaches_epochs(std::string_view /*head*/) const { return false; }
   // Manifest readers run first so that every other file can see its enclosing run.
   virtual bool is_manifest() const { return false; }
 };

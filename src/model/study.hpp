@@ -331,6 +331,15 @@ struct GpuDigest {
   PackedText page_json;
 };
 
+// One epoch of a run as its summary reads it (analysis/run_metrics.cpp, tabulate_epochs): the
+// slowest rank's time and the samples of all its ranks. A run folder's epochs are held so, in
+// epoch-number order, once its files are merged (ingest): a row per epoch instead of an interval
+// per rank and epoch, and no number or times the summary does not read (issue 17, part 2).
+struct EpochRow {
+  double seconds = 0;   // the longest of its ranks' intervals
+  NanOptional samples;  // summed over its ranks; none where some rank gave none
+};
+
 // What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the
 // world size and GPU model it states. Readers fill one per file (ReadOutput::attach) and ingest
 // merges it into the run; a run's metadata stays with the run, so that the thousands of per-file
@@ -339,6 +348,8 @@ struct RunData {
   std::optional<int> world_size;
   std::string gpu_model;
   std::vector<Interval> epochs;
+  // In place of `epochs` once a run folder's files are merged (EpochRow); never beside them.
+  std::vector<EpochRow> epoch_table;
   std::vector<Interval> steps;
   std::vector<GpuSeries> gpus;
   std::vector<HostSeries> host_series;
@@ -348,6 +359,11 @@ struct RunData {
   // that the many outputs that have none stay small.
   std::shared_ptr<const GpuDigest> gpu_digest;
   bool has_gpus() const { return !gpus.empty() || gpu_digest; }
+  // Whether it holds any data (what a file attaches, or a run has beyond its metadata).
+  bool has_data() const {
+    return !epochs.empty() || !epoch_table.empty() || !steps.empty() || has_gpus() || !host_series.empty() ||
+           !ranks.empty() || !breakdown.empty();
+  }
 };
 
 // What only some sources say of a run: held apart from it (Run::details()), as most runs of a

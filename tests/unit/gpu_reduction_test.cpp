@@ -161,6 +161,7 @@ void expect_releasing_gives_the_same_report(const std::vector<std::string>& inpu
   IngestOptions in{inputs, {}, 2, {}};
   const auto spill = TextSpill::create();  // as the report reads in one process
   in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
+  in.tabulate_epochs = true;
   const Study whole = ingest(in);
   Study releasing = ingest(in);
   AnalysisOptions options;
@@ -174,10 +175,11 @@ void expect_releasing_gives_the_same_report(const std::vector<std::string>& inpu
     const Run &before = whole.runs[i], &after = releasing.runs[i];
     if (!before.world_size) {  // not summarized: left as read
       EXPECT_EQ(after.epochs.size(), before.epochs.size());
+      EXPECT_EQ(after.epoch_table.size(), before.epoch_table.size());
       continue;
     }
-    EXPECT_TRUE(after.epochs.empty()) << after.path;
-    released_epochs += before.epochs.size();
+    EXPECT_TRUE(after.epochs.empty() && after.epoch_table.empty()) << after.path;
+    released_epochs += before.epochs.size() + before.epoch_table.size();
     ASSERT_EQ(static_cast<bool>(after.gpu_digest), static_cast<bool>(before.gpu_digest)) << after.path;
     if (!after.gpu_digest) continue;
     EXPECT_FALSE(after.gpu_digest->figures) << after.path;

@@ -600,6 +600,86 @@ TEST(Ingest, ReadingInBatchesOfFoldersGivesTheSameStudyOnRealData) {
     EXPECT_EQ(first_difference(study_as_read_in_batches(inputs, per_batch), whole), "") << per_batch << " files a batch";
 }
 
+// As `scalelens report` reads a run folder's only epoch log: a row per epoch number (the slowest
+// rank, the ranks' samples summed in the file's order, none where a rank gave none) in place of the
+// intervals; a folder with two epoch logs keeps its intervals. The summaries are the same either
+// way, byte for byte, over folders drawn with ranks in any order, repeated epochs, fractional and
+// missing samples.
+TEST(Ingest, EpochsTabulatedAsReadGiveTheSameSummaries) {
+  std::size_t tabulated = 0, kept = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    std::mt19937_64 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+    ScratchDir dir;
+    std::vector<bool> two_logs;
+    for (int r = 0; r < 8; ++r) {
+      const int p = 1 << pick(4), epochs = 1 + pick(6);
+      std::vector<std::string> rows;
+      for (int e = 0; e < epochs; ++e)
+        for (int rank = 0; rank < p; ++rank) {
+          const std::int64_t start = 1'000'000'000 + e * 2'000'000'000LL + pick(1000);
+          const std::int64_t end = start + 1'000'000'000 + pick(900'000'000);
+          const int kind = pick(4);  // whole, fractional, missing samples, or a repeated row
+          const std::string samples = kind == 0   ? std::to_string(100 + pick(50))
+                                      : kind == 1 ? fmt::format("{:.3f}", 0.1 + pick(9000) / 7.0)
+                                      : kind == 2 ? ""
+                                                  : "64";
+          rows.push_back(fmt::format("{},{},{},{},{}\n", rank, e, start, end, samples));
+          if (kind == 3) rows.push_back(fmt::format("{},{},{},{},{}\n", rank, e, start, end - pick(1000), "32.5"));
+        }
+      std::shuffle(rows.begin(), rows.end(), rng);
+      const std::string name = fmt::format("run-{}", r);
+      const bool split = pick(4) == 0;
+      two_logs.push_back(split);
+      std::string first, second;
+      for (std::size_t i = 0; i < rows.size(); ++i) (split && i % 2 ? second : first) += rows[i];
+      write_run(dir, name, p, first);
+      if (split) dir.write(name + "/more/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n" + second);
+    }
+    IngestOptions options{{dir.path().string()}, {}, 2, {}};
+    const Study as_intervals = ingest(options);
+    options.tabulate_epochs = true;
+    const Study as_table = ingest(options);
+    ASSERT_EQ(as_table.runs.size(), 8u);
+    ASSERT_EQ(as_intervals.runs.size(), 8u);
+    for (std::size_t i = 0; i < 8; ++i) {
+      const scalelens::Run &a = as_intervals.runs[i], &b = as_table.runs[i];
+      ASSERT_EQ(a.run_id, b.run_id);
+      EXPECT_TRUE(a.epoch_table.empty());
+      if (two_logs[std::stoul(a.run_id.substr(4))]) {
+        EXPECT_EQ(b.epochs.size(), a.epochs.size()) << a.run_id;
+        EXPECT_TRUE(b.epoch_table.empty()) << a.run_id;
+        ++kept;
+        continue;
+      }
+      std::map<std::int64_t, std::pair<double, std::optional<double>>> expected;  // by hand, in the file's order
+      std::map<std::int64_t, bool> missing;
+      for (const auto& e : a.epochs) {
+        auto& [seconds, samples] = expected[e.index];
+        seconds = std::max(seconds, e.seconds());
+        if (e.samples) samples = samples.value_or(0) + *e.samples;
+        else missing[e.index] = true;
+      }
+      EXPECT_TRUE(b.epochs.empty()) << a.run_id;
+      ASSERT_EQ(b.epoch_table.size(), expected.size()) << a.run_id;
+      std::size_t row = 0;
+      for (const auto& [index, figures] : expected) {
+        SCOPED_TRACE(fmt::format("{} epoch {}", a.run_id, index));
+        EXPECT_EQ(b.epoch_table[row].seconds, figures.first);
+        if (missing.count(index)) EXPECT_FALSE(b.epoch_table[row].samples);
+        else EXPECT_EQ(*b.epoch_table[row].samples, *figures.second);
+        ++row;
+      }
+      ++tabulated;
+    }
+    EXPECT_EQ(render_summary_json(analyze(as_table, {})), render_summary_json(analyze(as_intervals, {})));
+    EXPECT_EQ(render_summary_csv(analyze(as_table, {})), render_summary_csv(analyze(as_intervals, {})));
+  }
+  EXPECT_GT(tabulated, 50u);
+  EXPECT_GT(kept, 10u);
+}
+
 TEST(Ingest, PatternFiltersPathsInsideInputs) {
   ScratchDir dir;
   write_run(dir, "ddp-1", 1, "0,0,0,1000,1\n");
