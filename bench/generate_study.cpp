@@ -1,6 +1,7 @@
 // Writes a synthetic scalelens study for the ingest benchmark: RUNS run folders, each with a
-// manifest, epochs.csv and one gpu.csv per node holding GPUS GPUs × SAMPLES samples (0.5 s apart).
-// Usage: generate_study DIR [RUNS=1000] [GPUS=8] [SAMPLES=3600]
+// manifest, epochs.csv (EPOCHS epochs, logged by rank 0, or with EVERY_RANK=1 by each of the run's
+// ranks) and one gpu.csv per node holding GPUS GPUs × SAMPLES samples (0.5 s apart).
+// Usage: generate_study DIR [RUNS=1000] [GPUS=8] [SAMPLES=3600] [EPOCHS=10] [EVERY_RANK=0]
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,13 +11,15 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [RUNS] [GPUS] [SAMPLES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR [RUNS] [GPUS] [SAMPLES] [EPOCHS] [EVERY_RANK]\n", argv[0]);
     return 1;
   }
   std::filesystem::path root(argv[1]);
   const int runs = argc > 2 ? std::atoi(argv[2]) : 1000;
   const int gpus = argc > 3 ? std::atoi(argv[3]) : 8;
   const int samples = argc > 4 ? std::atoi(argv[4]) : 3600;
+  const int epochs = argc > 5 ? std::atoi(argv[5]) : 10;
+  const bool every_rank = argc > 6 && std::atoi(argv[6]) != 0;
   const long long t0 = 1'700'000'000'000'000'000LL, step = 500'000'000LL;
   std::string buf;
   for (int r = 0; r < runs; ++r) {
@@ -34,9 +37,12 @@ int main(int argc, char** argv) {
                       "\"nodes\": 1, \"gpus_per_node\": {}, \"samples_per_epoch\": 50000, \"start_ns\": {}, \"end_ns\": {}}}\n",
                       r, p, gpus, t0, end));
     buf = "rank,epoch,start_ns,end_ns,samples\n";
-    const long long epoch = (end - t0) / 10;
-    for (int e = 0; e < 10; ++e)
-      buf += fmt::format("0,{},{},{},{}\n", e, t0 + e * epoch, t0 + (e + 1) * epoch, 50000 / p);
+    const long long epoch = (end - t0) / epochs;
+    for (int e = 0; e < epochs; ++e)
+      for (int rank = 0; rank < (every_rank ? p : 1); ++rank)  // each rank its share of the samples, the last a little later
+        buf += fmt::format("{},{},{},{},{}\n", rank, e, t0 + e * epoch,
+                           t0 + (e + 1) * epoch - (every_rank ? (p - 1 - rank) * 1000LL : 0),
+                           every_rank ? 50000 / p / p : 50000 / p);
     write(dir / "epochs.csv", buf);
     buf = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
     buf.reserve(static_cast<std::size_t>(samples) * gpus * 120);
