@@ -3,6 +3,7 @@
 // the process exit code in `exit_code` (DESIGN.md: 0 written, 1 usage, 2 no usable data, 3 strict).
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -12,6 +13,15 @@
 #include "ingest/ingest.hpp"
 
 namespace scalelens::cli {
+
+// CLI11's Range and PositiveNumber let "nan" through (every comparison with NaN is false), and
+// PositiveNumber "inf" too: every floating-point option is checked with this first.
+inline const CLI::Validator kFiniteNumber(
+    [](std::string& text) {
+      double v = 0;
+      return CLI::detail::lexical_cast(text, v) && std::isfinite(v) ? std::string() : "not a finite number: " + text;
+    },
+    "", "finite");
 
 // --max-inflated SIZE: the most one compressed input may inflate to (file_io.hpp); past it the
 // file is refused by name. Sizes as "4GiB", "512M" (1024-based) or bytes.
@@ -32,11 +42,13 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                         "--global-batch-size", [&defaults](const double& v) { defaults.global_batch_size = v; },
                         "Samples per step over all GPUs, for runs that do not state it (strong scaling): "
                         "throughput = batch / step time")
+                     ->check(kFiniteNumber)
                      ->check(CLI::Range(1e-9, 1e15));
   auto* per_gpu = cmd->add_option_function<double>(
                          "--batch-per-gpu", [&defaults](const double& v) { defaults.batch_per_gpu = v; },
                          "Samples per step per GPU, for runs that do not state a global batch (weak scaling: "
                          "global = this x GPUs)")
+                      ->check(kFiniteNumber)
                       ->check(CLI::Range(1e-9, 1e15));
   global->excludes(per_gpu);
   cmd->add_option("--predict", analysis.predict,
@@ -51,6 +63,7 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
       ->capture_default_str();
   cmd->add_option("--min-efficiency", analysis.choice.min_efficiency,
                   "The recommendation keeps to GPU counts at least this efficient (0..1)")
+      ->check(kFiniteNumber)
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option_function<int>("--max-gpus", [&analysis](const int& v) { analysis.choice.max_gpus = v; },
@@ -58,6 +71,7 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option_function<double>("--carbon-intensity", [&analysis](const double& v) { analysis.choice.carbon_g_per_kwh = v; },
                                    "Grams of CO2e per kWh of the electricity used: CO2e per configuration")
+      ->check(kFiniteNumber)
       ->check(CLI::Range(0.0, 1e5));
   cmd->add_option("--warmup-steps", analysis.warmup_steps,
                   "Profiled steps left out at the start of each run when step time is the time (traces alone)")

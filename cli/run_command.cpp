@@ -34,16 +34,25 @@ void add_run_command(CLI::App& app, int& exit_code) {
   sub->add_option("--world-size", options->world_size, "GPUs (or ranks) of the whole job (default: detected)")->check(CLI::PositiveNumber);
   sub->add_option("--nodes", options->nodes, "nodes of the job (default: detected)")->check(CLI::PositiveNumber);
   sub->add_option("--gpus-per-node", options->gpus_per_node, "GPUs per node (default: detected)")->check(CLI::PositiveNumber);
-  sub->add_option("--global-batch-size", options->global_batch_size, "samples per step over all ranks")->check(CLI::PositiveNumber);
-  sub->add_option("--samples-per-epoch", options->samples_per_epoch, "samples in one epoch over all ranks")->check(CLI::PositiveNumber);
+  sub->add_option("--global-batch-size", options->global_batch_size, "samples per step over all ranks")
+      ->check(kFiniteNumber)
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--samples-per-epoch", options->samples_per_epoch, "samples in one epoch over all ranks")
+      ->check(kFiniteNumber)
+      ->check(CLI::PositiveNumber);
   sub->add_option("--scaling", options->scaling, "weak or strong")->check(CLI::IsMember({"weak", "strong"}));
-  sub->add_option("--interval", options->interval_s, "seconds between GPU and host samples (default 0.5)")->check(CLI::Range(0.001, 3600.0));
-  sub->add_option("--flush", options->flush_s, "seconds between writes of the samples, at most 5 (default 1)")->check(CLI::Range(0.0, 5.0));
+  sub->add_option("--interval", options->interval_s, "seconds between GPU and host samples (default 0.5)")
+      ->check(kFiniteNumber)
+      ->check(CLI::Range(0.001, 3600.0));
+  sub->add_option("--flush", options->flush_s, "seconds between writes of the samples, at most 5 (default 1)")
+      ->check(kFiniteNumber)
+      ->check(CLI::Range(0.0, 5.0));
   sub->add_option("--gpu-source", options->gpu_source, "auto, nvml, amdsmi, none, or replay:FILE (a recorded gpu.csv)");
   sub->add_flag("--no-host", [options](std::int64_t) { options->sample_host = false; }, "do not sample CPU, memory and CPU energy");
   sub->add_option("--host", options->host, "this node's name in the run folder (default $SCALELENS_HOST, else the host name)");
   sub->add_option("--kill-after", options->kill_after_s,
                   "seconds from SIGTERM, SIGINT or SIGHUP (forwarded to all of the command's processes) to SIGKILL (default 10)")
+      ->check(kFiniteNumber)
       ->check(CLI::Range(0.0, 86400.0));
   sub->add_flag("-q,--quiet", options->quiet, "print nothing but errors");
   sub->add_flag("--mpi-comm", *mpi_comm, "time MPI communication per step with libscalelens-mpi (LD_PRELOAD) into comm/<rank>.csv");

@@ -31,7 +31,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"auto", "strong", "weak"}))
       ->capture_default_str();
   cmd->add_option("--poll", opts->poll_s, "Seconds between re-reads of a changing study (and first polling period)")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(kFiniteNumber)->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   cmd->add_option("--watch", opts->watch,
                   "How changes are noticed: auto (inotify, but polling on network file systems), inotify, or poll "

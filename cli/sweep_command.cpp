@@ -434,7 +434,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--resume", a->resume, "Launch again what is missing, failed, cancelled or timed out; never a finished run");
   cmd->add_flag("--dry-run", a->dry_run, "Print the job scripts (or local command lines); submit and write nothing");
   cmd->add_flag("--wait", a->wait, "SLURM: block until every job has ended (then --report-dir)");
-  cmd->add_option("--poll", a->poll_s, "Seconds between looks at the queue with --wait")->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  cmd->add_option("--poll", a->poll_s, "Seconds between looks at the queue with --wait")->check(kFiniteNumber)->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   cmd->add_option("--report-dir", a->report_dir, "Write the study's report here when the sweep has ended");
   cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir");
   cmd->add_flag("--next", a->next, "Measure the size the scaling model suggests for --target-gpus");

@@ -109,9 +109,11 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   add_max_inflated_option(cmd);
   cmd->add_option("--peak-tflops", args->peak_tflops,
                   "Peak TFLOP/s of one GPU for MFU, instead of the table of common GPUs (by deviceProperties.name)")
+      ->check(kFiniteNumber)
       ->check(CLI::PositiveNumber);
   cmd->add_option("--peak-tbps", args->peak_tbps,
                   "Memory bandwidth of one GPU in TB/s for the roofline, instead of the table of common GPUs")
+      ->check(kFiniteNumber)
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus-per-node", args->gpus_per_node,
                   "GPUs per node, to tell collectives within a node from those across nodes (ranks are taken as placed "
@@ -123,6 +125,7 @@ void add_trace_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--link-gbps", args->link_gbps,
                   "Peak bus bandwidth in GB/s per direction that every collective is held against, instead of the "
                   "NVLink/PCIe table (within a node) and --network (across nodes)")
+      ->check(kFiniteNumber)
       ->check(CLI::PositiveNumber);
   cmd->add_option("--ops", args->ops,
                   "Top N ops by GPU time against the roofline (FLOPs and bytes from the shapes the profiler recorded "

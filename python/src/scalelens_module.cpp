@@ -62,6 +62,10 @@ IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::
     if (!check) throw UsageError("pattern '" + *pattern + "' is not a valid regular expression: " + check.error().message);
   }
   if (global_batch_size && batch_per_gpu) throw UsageError("give global_batch_size or batch_per_gpu, not both");
+  // As the command line's --global-batch-size and --batch-per-gpu: a NaN would pass any comparison.
+  for (auto [name, value] : {std::pair{"global_batch_size", global_batch_size}, std::pair{"batch_per_gpu", batch_per_gpu}})
+    if (value && !(std::isfinite(*value) && *value >= 1e-9 && *value <= 1e15))
+      throw UsageError(std::string(name) + " must be a finite number from 1e-9 to 1e15");
   IngestOptions in;
   in.inputs = inputs;
   if (pattern) in.pattern = *pattern;

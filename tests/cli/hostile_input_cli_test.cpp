@@ -98,6 +98,42 @@ TEST(HostileInput, InvalidRegexIsAUsageErrorEverywhere) {
   EXPECT_NE(s.err.find("--pattern '[z-a]' is not a valid regular expression"), std::string::npos) << s.err;
 }
 
+// Every floating-point option refuses NaN and infinities by name: CLI11's ranges let NaN through
+// (no comparison with it is true), and an option's value, unlike a file's, has no reader to check it.
+TEST(HostileInput, NonFiniteNumbersOnTheCommandLineAreUsageErrors) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  auto trace = dir.write("t/rank0.json", trace_with_kernel("ncclKernel_AllReduce"));
+  const std::string study = quoted(dir.path()), out = quoted(dir.path() / "out");
+  const std::vector<std::string> commands{
+      "report -q " + study + " -o " + out + " --global-batch-size ",
+      "report -q " + study + " -o " + out + " --batch-per-gpu ",
+      "report -q " + study + " -o " + out + " --min-efficiency ",
+      "report -q " + study + " -o " + out + " --carbon-intensity ",
+      "serve -q --port 0 " + study + " --poll ",
+      "trace " + quoted(trace) + " --peak-tflops ",
+      "trace " + quoted(trace) + " --peak-tbps ",
+      "trace " + quoted(trace) + " --link-gbps ",
+      "run -q -o " + out + " --global-batch-size ",
+      "run -q -o " + out + " --samples-per-epoch ",
+      "run -q -o " + out + " --interval ",
+      "run -q -o " + out + " --flush ",
+      "run -q -o " + out + " --kill-after ",
+  };
+  std::size_t checked = 0;
+  for (const auto& command : commands)
+    for (const char* value : {"nan", "NaN", "inf", "-inf"}) {
+      const std::string line = command + value + (command.rfind("run ", 0) == 0 ? " -- true" : "");
+      SCOPED_TRACE(line);
+      auto r = run_scalelens(line);
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_NE(r.err.find(std::string("not a finite number: ") + value), std::string::npos) << r.err;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 52u);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
+}
+
 TEST(HostileInput, PatternStillSearchesAnywhereInTheRelativePath) {
   ScratchDir dir;
   write_run(dir, "ddp-1", "ddp", 1, 10);
