@@ -56,7 +56,8 @@ struct IngestOptions {
   // A run folder's epochs as the table their summary reads (EpochRow, a row per epoch) in place
   // of its ranks' intervals, made as its epoch log is read where that log is the folder's only one
   // and no file of the folder defines runs: a study of runs whose every rank logs its epochs then
-  // holds a row per epoch, not per rank and epoch (`scalelens report`). False: the intervals are kept.
+  // holds a row per epoch, not per rank and epoch (`scalelens report` and `serve`). False: the
+  // intervals are kept.
   bool tabulate_epochs = false;
   // One process reads the files in batches of about this many (whole run folders, in path order)
   // and merges a batch's plain run folders before the next, so that a study of thousands of runs

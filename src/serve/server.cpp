@@ -298,6 +298,7 @@ std::shared_ptr<const Snapshot> build_snapshot(const ServeOptions& o, std::uint6
   in.pattern = o.pattern;
   in.defaults = o.defaults;
   in.gpu_chart_point_budget = 0;  // one run is shown at a time: each GPU's chart at 2,000 points
+  in.tabulate_epochs = true;      // held for as long as it is served: a row per epoch, not per rank and epoch
   s->study = ingest(in);
   s->summary = analyze(s->study, o.analysis);
   s->summary_json = render_summary_json(s->summary);
