@@ -74,11 +74,11 @@ void append(std::vector<T>& into, std::vector<T>& from) {
 void merge_data_into(Run& target, RunData&& src) {
   if (target.gpu_model.empty()) target.gpu_model = src.gpu_model;
   fill(target.world_size, src.world_size);
-  // A table is made only once a run folder's files are all merged (step 4, below): epochs merged
-  // after it would be left out of the run's figures, so that is a fault of this program.
-  if ((!src.epoch_table.empty() && !(target.epochs.empty() && target.epoch_table.empty())) ||
-      (!target.epoch_table.empty() && !src.epochs.empty()))
-    throw std::logic_error("a run's epochs tabulated once its folder was merged met more epochs: " + target.path);
+  // A table is made only from a folder's one epoch log (tabulate_epochs, below): other epochs
+  // beside it could not be added to its rows exactly, so meeting any is a fault of this program.
+  auto has_epochs = [](const RunData& d) { return !d.epochs.empty() || !d.epoch_table.empty(); };
+  if ((!src.epoch_table.empty() && has_epochs(target)) || (!target.epoch_table.empty() && has_epochs(src)))
+    throw std::logic_error("a run's epochs tabulated as its one epoch log was read met more epochs: " + target.path);
   append(target.epochs, src.epochs);
   append(target.epoch_table, src.epoch_table);
   append(target.steps, src.steps);
