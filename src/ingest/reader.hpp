@@ -39,6 +39,13 @@ struct ReadOutput {
   bool has_attachment() const { return attach.has_data(); }
 };
 
+// A file's first bytes open a JSON object (after blanks): what readers that recognize a JSON file by
+// a string in it check first, since the program or script that writes such files holds the string too.
+inline bool starts_json_object(std::string_view head) {
+  const auto at = head.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && head[at] == '{';
+}
+
 class Reader {
  public:
   virtual ~Reader() = default;

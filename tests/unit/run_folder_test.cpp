@@ -429,6 +429,30 @@ TEST(RunFolder, SecondManifestInAFolderIsNamed) {
   EXPECT_NE(d->message.find("scalelens.json's"), std::string::npos) << d->message;
 }
 
+// The script that writes run folders says their schemas too (examples/make_toy_study.py does):
+// beside the runs it is no manifest or rank record, and nothing is said of it.
+TEST(RunFolder, ScriptsThatSayTheSchemaAreNotRunFiles) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,0,1000,1\n");
+  const std::string script =
+      "#!/usr/bin/env python3\n"
+      "manifest = {\"schema\": \"scalelens.run/1\", \"label\": \"ddp\"}\n"
+      "rank = {\"schema\": \"scalelens.rank/1\", \"rank\": 0}\n";
+  dir.write("make_study.py", script);
+  dir.write("a/train.py", script);
+  dir.write("a/ranks/notes.txt", "see {\"rank\": 0} in \"scalelens.rank/1\"\n");
+  auto study = read_study(dir, true);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "a");
+  EXPECT_TRUE(study.runs[0].ranks.empty());
+  EXPECT_EQ(study.files_read, 2u);  // scalelens.json and epochs.csv
+  for (const auto& d : study.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
+  // A renamed manifest, blanks before its object, still counts (SecondManifestInAFolderIsNamed).
+  dir.write("b/run.json", "\n  {\"schema\": \"scalelens.run/1\", \"run_id\": \"b\", \"label\": \"ddp\", \"world_size\": 1}");
+  dir.write("b/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,1000\n");
+  EXPECT_EQ(read_study(dir, true).runs.size(), 2u);
+}
+
 TEST(RunFolder, DuplicateRunIdsKeepTheFirst) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n");

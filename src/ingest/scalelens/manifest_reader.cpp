@@ -29,10 +29,11 @@ class ManifestReader final : public Reader {
   std::string_view name() const override { return "scalelens-manifest"; }
   bool is_manifest() const override { return true; }
 
-  // The contract names the manifest file; a file of another name counts when it says its schema.
+  // The contract names the manifest file; a file of another name counts when it is a JSON object
+  // that says its schema (the script that wrote it, beside it, says the schema too).
   bool recognizes(const std::filesystem::path& path, std::string_view head) const override {
     if (path.filename() == "scalelens.json") return true;
-    return head.find("\"scalelens.run/") != std::string_view::npos;
+    return starts_json_object(head) && head.find("\"scalelens.run/") != std::string_view::npos;
   }
 
   void read(const ReadContext& ctx, ReadOutput& out) const override {

@@ -18,10 +18,11 @@ class RankRecordReader final : public Reader {
  public:
   std::string_view name() const override { return "scalelens-rank"; }
   bool recognizes(const std::filesystem::path& path, std::string_view head) const override {
+    // A JSON object that says its schema (not the script that wrote it), or, hand-written without
+    // one, a JSON object in a ranks/ folder naming its rank.
+    if (!starts_json_object(head)) return false;
     if (head.find("\"scalelens.rank/") != std::string_view::npos) return true;
-    // Hand-written rank files without a schema: a JSON object in a ranks/ folder naming its rank.
-    return path.parent_path().filename() == "ranks" && !head.empty() && head.front() == '{' &&
-           head.find("\"rank\"") != std::string_view::npos;
+    return path.parent_path().filename() == "ranks" && head.find("\"rank\"") != std::string_view::npos;
   }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
     auto text = read_file(ctx.file);
