@@ -6,11 +6,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
 #include "common/file_io.hpp"
 #include "ingest/ingest.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens::cli {
 
@@ -22,6 +26,30 @@ inline const CLI::Validator kFiniteNumber(
       return CLI::detail::lexical_cast(text, v) && std::isfinite(v) ? std::string() : "not a finite number: " + text;
     },
     "", "finite");
+
+// A number of samples (a batch), by the rule manifests keep (model/limits.hpp).
+inline const CLI::Validator kSamplesCount(
+    [](std::string& text) {
+      double v = 0;
+      return CLI::detail::lexical_cast(text, v) && limits::valid_samples(v)
+                 ? std::string()
+                 : fmt::format("not a number of samples above 0 and at most {:g}: {}", limits::kMaxSamples, text);
+    },
+    "", "samples");
+
+// Every floating-point option must carry kFiniteNumber: checked over the whole app at start, so an
+// option added without it fails every command (and so every test) rather than letting nan through.
+inline void require_finite_numbers(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_name().rfind("FLOAT", 0) != 0) continue;
+    try {
+      option->get_validator("finite");
+    } catch (const CLI::OptionNotFound&) {
+      throw std::logic_error(app.get_name() + " " + option->get_name() + ": a floating-point option without kFiniteNumber");
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_finite_numbers(*sub);
+}
 
 // --max-inflated SIZE: the most one compressed input may inflate to (file_io.hpp); past it the
 // file is refused by name. Sizes as "4GiB", "512M" (1024-based) or bytes.
@@ -43,13 +71,13 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                         "Samples per step over all GPUs, for runs that do not state it (strong scaling): "
                         "throughput = batch / step time")
                      ->check(kFiniteNumber)
-                     ->check(CLI::Range(1e-9, 1e15));
+                     ->check(kSamplesCount);
   auto* per_gpu = cmd->add_option_function<double>(
                          "--batch-per-gpu", [&defaults](const double& v) { defaults.batch_per_gpu = v; },
                          "Samples per step per GPU, for runs that do not state a global batch (weak scaling: "
                          "global = this x GPUs)")
                       ->check(kFiniteNumber)
-                      ->check(CLI::Range(1e-9, 1e15));
+                      ->check(kSamplesCount);
   global->excludes(per_gpu);
   cmd->add_option("--predict", analysis.predict,
                   "GPU counts to predict with each curve's scaling model, comma-separated (default: 2x and 4x the "

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   scalelens::cli::add_serve_command(app, exit_code);
   scalelens::cli::add_compare_command(app, exit_code);
   scalelens::cli::add_sweep_command(app, exit_code);
+  scalelens::cli::require_finite_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

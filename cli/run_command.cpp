@@ -36,10 +36,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   sub->add_option("--gpus-per-node", options->gpus_per_node, "GPUs per node (default: detected)")->check(CLI::PositiveNumber);
   sub->add_option("--global-batch-size", options->global_batch_size, "samples per step over all ranks")
       ->check(kFiniteNumber)
-      ->check(CLI::PositiveNumber);
+      ->check(kSamplesCount);  // as the report reads it back from scalelens.json
   sub->add_option("--samples-per-epoch", options->samples_per_epoch, "samples in one epoch over all ranks")
       ->check(kFiniteNumber)
-      ->check(CLI::PositiveNumber);
+      ->check(kSamplesCount);  // as the report reads it back from scalelens.json
   sub->add_option("--scaling", options->scaling, "weak or strong")->check(CLI::IsMember({"weak", "strong"}));
   sub->add_option("--interval", options->interval_s, "seconds between GPU and host samples (default 0.5)")
       ->check(kFiniteNumber)

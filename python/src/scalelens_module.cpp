@@ -8,10 +8,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "analysis/analyze.hpp"
 #include "common/user_regex.hpp"
 #include "compare/compare.hpp"
 #include "ingest/ingest.hpp"
+#include "model/limits.hpp"
 #include "report/compare_writers.hpp"
 #include "report/output_folder.hpp"
 #include "report/report_html.hpp"
@@ -64,8 +67,8 @@ IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::
   if (global_batch_size && batch_per_gpu) throw UsageError("give global_batch_size or batch_per_gpu, not both");
   // As the command line's --global-batch-size and --batch-per-gpu: a NaN would pass any comparison.
   for (auto [name, value] : {std::pair{"global_batch_size", global_batch_size}, std::pair{"batch_per_gpu", batch_per_gpu}})
-    if (value && !(std::isfinite(*value) && *value >= 1e-9 && *value <= 1e15))
-      throw UsageError(std::string(name) + " must be a finite number from 1e-9 to 1e15");
+    if (value && !limits::valid_samples(*value))
+      throw UsageError(fmt::format("{} must be a finite number above 0 and at most {:g}", name, limits::kMaxSamples));
   IngestOptions in;
   in.inputs = inputs;
   if (pattern) in.pattern = *pattern;

@@ -134,6 +134,36 @@ TEST(HostileInput, NonFiniteNumbersOnTheCommandLineAreUsageErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
 }
 
+// A batch or epoch size on the command line keeps the rule a manifest's keeps (model/limits.hpp), so
+// `run` never writes a scalelens.json that `report` then refuses.
+TEST(HostileInput, SampleCountsOnTheCommandLineKeepTheManifestsRule) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  const std::string study = quoted(dir.path()), out = quoted(dir.path() / "out");
+  const std::vector<std::string> commands{
+      "report -q " + study + " -o " + out + " --global-batch-size ",
+      "report -q " + study + " -o " + out + " --batch-per-gpu ",
+      "run -q -o " + out + " --global-batch-size ",
+      "run -q -o " + out + " --samples-per-epoch ",
+  };
+  for (const auto& command : commands) {
+    for (const char* value : {"0", "-3", "2e15"}) {
+      const std::string line = command + value + (command.rfind("run ", 0) == 0 ? " -- true" : "");
+      SCOPED_TRACE(line);
+      auto r = run_scalelens(line);
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_NE(r.err.find(std::string("not a number of samples above 0 and at most 1e+15: ") + value), std::string::npos) << r.err;
+    }
+    // The largest count a manifest takes, and a fraction of a sample (a batch averaged over steps), pass.
+    if (command.rfind("report ", 0) == 0)
+      for (const char* value : {"1e15", "0.5"}) {
+        SCOPED_TRACE(command + value);
+        EXPECT_EQ(run_scalelens(command + value).exit_code, 0);
+      }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "ddp"));
+}
+
 TEST(HostileInput, PatternStillSearchesAnywhereInTheRelativePath) {
   ScratchDir dir;
   write_run(dir, "ddp-1", "ddp", 1, 10);
