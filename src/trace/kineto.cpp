@@ -714,7 +714,6 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
       if (queue.empty()) return;
       Job job = std::move(queue.front());
       queue.pop_front();
-      changed.notify_all();
       lock.unlock();
       if (!failed.load(std::memory_order_relaxed)) run(job);
     }
