@@ -1,7 +1,8 @@
 // Writes a synthetic scalelens study for the ingest benchmark: RUNS run folders, each with a
 // manifest, epochs.csv (EPOCHS epochs, logged by rank 0, or with EVERY_RANK=1 by each of the run's
-// ranks) and one gpu.csv per node holding GPUS GPUs × SAMPLES samples (0.5 s apart).
-// Usage: generate_study DIR [RUNS=1000] [GPUS=8] [SAMPLES=3600] [EPOCHS=10] [EVERY_RANK=0]
+// ranks), one gpu.csv per node holding GPUS GPUs × SAMPLES samples (0.5 s apart) and, where STEPS
+// is above 0, a steps.csv of STEPS steps logged by each of the run's ranks.
+// Usage: generate_study DIR [RUNS=1000] [GPUS=8] [SAMPLES=3600] [EPOCHS=10] [EVERY_RANK=0] [STEPS=0]
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,7 +12,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [RUNS] [GPUS] [SAMPLES] [EPOCHS] [EVERY_RANK]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR [RUNS] [GPUS] [SAMPLES] [EPOCHS] [EVERY_RANK] [STEPS]\n", argv[0]);
     return 1;
   }
   std::filesystem::path root(argv[1]);
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   const int samples = argc > 4 ? std::atoi(argv[4]) : 3600;
   const int epochs = argc > 5 ? std::atoi(argv[5]) : 10;
   const bool every_rank = argc > 6 && std::atoi(argv[6]) != 0;
+  const int steps = argc > 7 ? std::atoi(argv[7]) : 0;
   const long long t0 = 1'700'000'000'000'000'000LL, step = 500'000'000LL;
   std::string buf;
   for (int r = 0; r < runs; ++r) {
@@ -44,6 +46,15 @@ int main(int argc, char** argv) {
                            t0 + (e + 1) * epoch - (every_rank ? (p - 1 - rank) * 1000LL : 0),
                            every_rank ? 50000 / p / p : 50000 / p);
     write(dir / "epochs.csv", buf);
+    if (steps > 0) {  // each rank's steps, their lengths varying so that thinning has peaks to keep
+      buf = "rank,step,start_ns,end_ns,samples\n";
+      const long long every = (end - t0) / steps;
+      for (int s = 0; s < steps; ++s)
+        for (int rank = 0; rank < p; ++rank)
+          buf += fmt::format("{},{},{},{},\n", rank, s, t0 + s * every,
+                             t0 + s * every + every / 2 + (s * 31 + rank * 17) % 97 * (every / 400));
+      write(dir / "steps.csv", buf);
+    }
     buf = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
     buf.reserve(static_cast<std::size_t>(samples) * gpus * 120);
     double energy[64] = {};

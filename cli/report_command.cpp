@@ -65,13 +65,14 @@ int run_report(const ReportArgs& args) {
   auto job = join_launched_processes("report");
   if (!job) return 1;
   in.group = job->group.get();
-  // Run folders' GPU logs summarized and their epochs tabulated as they are read: a large study holds
-  // no record per GPU, nor per rank and epoch. In
+  // Run folders' GPU logs summarized and their epochs and steps tabulated as they are read: a large
+  // study holds no record per GPU, nor per rank and epoch or step. In
   // one process their page series wait in a temporary file (between processes they travel in the
   // read outputs).
   const std::shared_ptr<TextSpill> spill = !in.group || in.group->size() == 1 ? TextSpill::create() : nullptr;
   in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
   in.tabulate_epochs = true;
+  in.tabulate_steps = true;  // within the page's default step budget (SeriesLimits), as the page is written
   in.threads = job->threads(args.threads);
   in.give_back_between_batches = true;  // this process's heap policy is ours (main.cpp)
   // Launched processes write through the launcher, whose pseudo-terminal says nothing of where the

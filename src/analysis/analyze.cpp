@@ -386,6 +386,11 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
 void release_summarized(Run& run) {
   std::vector<Interval>().swap(run.epochs);
   std::vector<EpochRow>().swap(run.epoch_table);
+  if (run.step_table && !run.step_table->slowest.empty()) {  // the page's charts stay
+    auto kept = std::make_shared<StepTable>();
+    kept->ranks = run.step_table->ranks;
+    run.step_table = std::move(kept);
+  }
   if (run.gpu_digest && run.gpu_digest->figures) {
     // A copy (the digest is shared and const): where its page text waits in memory, one run's is
     // held twice for a moment.

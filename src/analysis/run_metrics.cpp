@@ -10,6 +10,7 @@
 
 #include "analysis/analyze.hpp"
 #include "analysis/series_figures.hpp"
+#include "common/decimate.hpp"
 #include "model/limits.hpp"
 #include "trace/collectives.hpp"
 
@@ -46,6 +47,46 @@ std::vector<EpochRow> tabulate_epochs(const std::vector<Interval>& epochs) {
   rows.reserve(by_index.size());
   for (const auto& [index, s] : by_index) rows.push_back({s.seconds, s.missing ? NanOptional() : NanOptional(s.samples)});
   return rows;
+}
+
+// Step time of step s = max over the ranks that logged s of (end − start), as the summary reads it;
+// and the steps' extent, for throughput from the global batch and the step count.
+StepTable tabulate_steps(const std::vector<Interval>& steps) {
+  StepTable t;
+  std::map<std::int64_t, double> slowest;
+  for (const auto& s : steps) {
+    auto& v = slowest[s.index];
+    v = std::max(v, s.seconds());
+    t.begin_ns = std::min(t.begin_ns, s.start_ns);
+    t.end_ns = std::max(t.end_ns, s.end_ns);
+  }
+  t.slowest.reserve(slowest.size());
+  for (const auto& [number, seconds] : slowest) t.slowest.push_back({number, seconds});
+  return t;
+}
+
+std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps, std::size_t max_points) {
+  std::map<int, std::vector<const Interval*>> by_rank;
+  for (const auto& s : steps) by_rank[s.rank].push_back(&s);
+  std::vector<RankStepChart> out;
+  out.reserve(by_rank.size());
+  for (auto& [rank, list] : by_rank) {
+    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->index < b->index; });
+    RankStepChart r{rank, list.size(), {}, {}};
+    std::vector<double> ms(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) ms[i] = list[i]->seconds() * 1000;
+    const std::vector<std::size_t> keep =
+        max_points ? decimate_indices(list.size(), max_points, {&ms}) : std::vector<std::size_t>();
+    const std::size_t n = max_points ? keep.size() : list.size();
+    r.step.reserve(n), r.ms.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = max_points ? keep[k] : k;
+      r.step.push_back(static_cast<double>(list[i]->index));
+      r.ms.push_back(ms[i]);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 std::vector<double> unwrap_counter(const std::vector<double>& v) {
@@ -324,11 +365,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       s = std::max(s, b->step_times_us[k] * 1e-6);
     }
   }
+  // steps.csv: held as a table once a run folder's only step log is read (ingest), else tabulated here.
+  StepTable tabulated_steps;
+  const StepTable& steps = run.step_table ? *run.step_table : (tabulated_steps = tabulate_steps(run.steps));
   if (slowest_step_s.empty())
-    for (const auto& s : run.steps) {
-      auto& slowest = slowest_step_s[s.index];
-      slowest = std::max(slowest, s.seconds());
-    }
+    for (const auto& row : steps.slowest) slowest_step_s.emplace_hint(slowest_step_s.end(), row.number, row.seconds);
   r.steps_timed = slowest_step_s.size();
   const bool time_is_steps = r.epochs_logged == 0 && !r.run_time_s;
   std::size_t skip_steps = 0;
@@ -349,21 +390,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     else r.step_times_s.push_back(secs);
 
   // Throughput, from the best source there is (DESIGN.md, "Throughput").
-  std::set<std::int64_t> step_ids;
-  std::int64_t steps_begin = std::numeric_limits<std::int64_t>::max(), steps_end = 0;
-  for (const auto& s : run.steps) {
-    step_ids.insert(s.index);
-    steps_begin = std::min(steps_begin, s.start_ns);
-    steps_end = std::max(steps_end, s.end_ns);
-  }
+  const std::int64_t steps_begin = steps.begin_ns, steps_end = steps.end_ns;
   if (!r.epoch_times_s.empty() && kept_have_samples && kept_seconds > 0) {
     r.throughput_samples_per_s = kept_samples / kept_seconds;
     r.throughput_from = "samples column";
   } else if (!r.epoch_times_s.empty() && run.samples_per_epoch && kept_seconds > 0) {
     r.throughput_samples_per_s = *run.samples_per_epoch * static_cast<double>(r.epoch_times_s.size()) / kept_seconds;
     r.throughput_from = "samples_per_epoch";
-  } else if (!step_ids.empty() && run.global_batch_size && steps_end > steps_begin) {
-    r.throughput_samples_per_s = *run.global_batch_size * static_cast<double>(step_ids.size()) /
+  } else if (!steps.slowest.empty() && run.global_batch_size && steps_end > steps_begin) {
+    r.throughput_samples_per_s = *run.global_batch_size * static_cast<double>(steps.slowest.size()) /
                                  (static_cast<double>(steps_end - steps_begin) * 1e-9);
     r.throughput_from = "global_batch_size x steps";
   } else if (!r.step_times_s.empty() && run.global_batch_size && time_is_steps) {
@@ -381,8 +416,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     r.samples = total;
   } else if (!table.empty() && run.samples_per_epoch) {
     r.samples = *run.samples_per_epoch * static_cast<double>(table.size());
-  } else if (!step_ids.empty() && run.global_batch_size) {
-    r.samples = *run.global_batch_size * static_cast<double>(step_ids.size());
+  } else if (!steps.slowest.empty() && run.global_batch_size) {
+    r.samples = *run.global_batch_size * static_cast<double>(steps.slowest.size());
   }
 
   // GPUs (above): each physical GPU counted once, whichever sources saw it.

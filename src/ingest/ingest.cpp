@@ -53,6 +53,7 @@ struct Candidate {
   bool path_matched = true;
   bool gpu_series = false;  // the reader attaches GPU series to its folder's run
   bool epochs = false;      // the reader attaches epochs to its folder's run
+  bool steps = false;       // the reader attaches steps to its folder's run
 };
 
 template <class T>
@@ -81,7 +82,11 @@ void merge_data_into(Run& target, RunData&& src) {
     throw std::logic_error("a run's epochs tabulated as its one epoch log was read met more epochs: " + target.path);
   append(target.epochs, src.epochs);
   append(target.epoch_table, src.epoch_table);
+  // Steps likewise (tabulate_steps).
+  if ((src.step_table && (target.step_table || !target.steps.empty())) || (target.step_table && !src.steps.empty()))
+    throw std::logic_error("a run's steps tabulated as its one step log was read met more steps: " + target.path);
   append(target.steps, src.steps);
+  if (src.step_table) target.step_table = std::move(src.step_table);
   // A digest is made only where its folder has no other GPU source (summarize_gpus, below): GPUs
   // merged beside one would be left out of the run's figures, so that is a fault of this program.
   if ((src.gpu_digest && target.has_gpus()) || (target.gpu_digest && !src.gpus.empty()))
@@ -232,6 +237,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         files[i].reader = static_cast<int>(r);
         files[i].gpu_series = readers[r]->attaches_gpu_series(text);
         files[i].epochs = readers[r]->attaches_epochs(text);
+        files[i].steps = readers[r]->attaches_steps(text);
         break;
       }
     }
@@ -254,7 +260,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   if (group.rank() == 0) {
     ByteWriter out(bytes);
     out(static_cast<std::uint64_t>(files.size()));
-    for (const auto& f : files) out(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series, f.epochs);
+    for (const auto& f : files) out(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series, f.epochs, f.steps);
   }
   group.broadcast(bytes);
   if (group.rank() == 0) return;
@@ -264,7 +270,7 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
   files.clear();
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
     Candidate f;
-    in(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series, f.epochs);
+    in(f.path, f.size, f.weight, f.reader, f.path_matched, f.gpu_series, f.epochs, f.steps);
     files.push_back(std::move(f));
   }
   if (!in.ok() || !in.at_end()) group.abort("the list of files from process 0 arrived garbled");
@@ -393,22 +399,23 @@ Study ingest(const IngestOptions& options) {
       return std::nullopt;
     return std::pair{*run->start_ns, *run->end_ns};
   };
-  std::size_t gpu_files = 0;
-  for (std::size_t i : others) gpu_files += files[i].gpu_series;
+  std::size_t gpu_files = 0, step_files = 0;
+  for (std::size_t i : others) gpu_files += files[i].gpu_series, step_files += files[i].steps;
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
   // GPU figures depend on: its label, window, world size, sampling interval). Likewise their epochs
-  // are tabulated as they are read where one file gives them all (EpochRow).
+  // and steps are tabulated as they are read where one file gives them all (EpochRow, StepTable).
   struct FolderFiles {
-    std::uint32_t gpu_logs = 0, epoch_logs = 0, run_files = 0;
+    std::uint32_t gpu_logs = 0, epoch_logs = 0, step_logs = 0, run_files = 0;
   };
-  const bool by_folder = options.summarize_gpus || options.tabulate_epochs;
+  const bool by_folder = options.summarize_gpus || options.tabulate_epochs || options.tabulate_steps;
   std::vector<FolderFiles> folder_files(by_folder ? folder_run_list.size() : 0);
   for (std::size_t k = 0; k < others.size() && by_folder; ++k)
     if (owner[k] != kNoRun) {
       auto& f = folder_files[owner[k]];
       f.gpu_logs += files[others[k]].gpu_series;
       f.epoch_logs += files[others[k]].epochs;
+      f.step_logs += files[others[k]].steps;
       f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
     }
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
@@ -418,6 +425,18 @@ Study ingest(const IngestOptions& options) {
         folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
+    }
+    // Likewise its only step log: a row per step, and each rank's chart within its share of the
+    // page's budget (as GPU charts, each log counted as having this one's ranks).
+    if (options.tabulate_steps && !out.attach.steps.empty() && owner[k] != kNoRun &&
+        folder_files[owner[k]].step_logs == 1 && folder_files[owner[k]].run_files == 0) {
+      auto table = std::make_shared<StepTable>(tabulate_steps(out.attach.steps));
+      std::set<int> ranks;
+      for (const auto& s : out.attach.steps) ranks.insert(s.rank);
+      table->ranks =
+          rank_step_charts(out.attach.steps, chart_points_per_series(options.step_chart_point_budget, step_files * ranks.size()));
+      out.attach.step_table = std::move(table);
+      std::vector<Interval>().swap(out.attach.steps);
     }
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)

@@ -59,6 +59,12 @@ struct IngestOptions {
   // holds a row per epoch, not per rank and epoch (`scalelens report` and `serve`). False: the
   // intervals are kept.
   bool tabulate_epochs = false;
+  // Likewise a run folder's steps (StepTable): a row per step for its summary and, for the page, each
+  // rank's step times thinned to its share of `step_chart_point_budget` points over all step logs
+  // (the page's budget, SeriesLimits::step_budget), made as the folder's only step log is read
+  // (`scalelens report`). False: the intervals are kept.
+  bool tabulate_steps = false;
+  std::size_t step_chart_point_budget = kStepChartPointBudget;
   // One process reads the files in batches of about this many (whole run folders, in path order)
   // and merges a batch's plain run folders before the next, so that a study of thousands of runs
   // never holds every file's output at once (issue 17, part 2); the study is the same whatever the

@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 224 && sizeof(Run) == 648 && sizeof(RunDetails) == 224 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 240 && sizeof(Run) == 664 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 64 && sizeof(RunDetails) == 224 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -20,7 +20,8 @@ static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copya
               std::is_trivially_copyable_v<GpuSeriesFigures> && std::is_trivially_copyable_v<HostSample> &&
               std::is_trivially_copyable_v<ReducedHostSeries> &&
               std::is_trivially_copyable_v<Interval> && sizeof(Interval) == 40 &&
-              std::is_trivially_copyable_v<EpochRow> && sizeof(EpochRow) == 16 && std::is_trivially_copyable_v<ProfilerAverages>);
+              std::is_trivially_copyable_v<EpochRow> && sizeof(EpochRow) == 16 &&
+              std::is_trivially_copyable_v<StepRow> && sizeof(StepRow) == 16 && std::is_trivially_copyable_v<ProfilerAverages>);
 
 template <class C>
 void fields(C& c, ReducedGpuSeries& v) {
@@ -72,8 +73,17 @@ void fields(C& c, GpuDigest& v) {
   c(v.gpus, v.with_uuid, v.by_index, v.figures, v.page_json);
 }
 template <class C>
+void fields(C& c, RankStepChart& v) {
+  c(v.rank, v.steps, v.step, v.ms);
+}
+template <class C>
+void fields(C& c, StepTable& v) {
+  c(v.slowest, v.begin_ns, v.end_ns, v.ranks);
+}
+template <class C>
 void fields(C& c, RunData& v) {
-  c(v.world_size, v.gpu_model, v.epochs, v.epoch_table, v.steps, v.gpus, v.host_series, v.ranks, v.breakdown, v.gpu_digest);
+  c(v.world_size, v.gpu_model, v.epochs, v.epoch_table, v.steps, v.step_table, v.gpus, v.host_series, v.ranks, v.breakdown,
+    v.gpu_digest);
 }
 template <class C>
 void fields(C& c, RunDetails& v) {

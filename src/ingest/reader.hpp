@@ -59,6 +59,8 @@ class Reader {
   // True when the file attaches epochs to its folder's run (epochs.csv). Every reader that does
   // must say so: a run folder's only such file is tabulated as it is read (ingest, EpochRow).
   virtual bool attaches_epochs(std::string_view /*head*/) const { return false; }
+  // Likewise for steps (steps.csv): a run folder's only step log is tabulated as it is read (StepTable).
+  virtual bool attaches_steps(std::string_view /*head*/) const { return false; }
   // Manifest readers run first so that every other file can see its enclosing run.
   virtual bool is_manifest() const { return false; }
 };

@@ -115,6 +115,8 @@ struct GpuSeriesFigures {
 // at most kChartPointsPerSeries points, and a report's GPU charts together about kGpuChartPointBudget.
 inline constexpr std::size_t kChartPointsPerSeries = 2000;
 inline constexpr std::size_t kGpuChartPointBudget = 300000;
+// The report's per-rank step-time charts together keep about this many points.
+inline constexpr std::size_t kStepChartPointBudget = 200000;
 // Points each of `series` charts may keep so that all keep about `budget` (0: no budget): at least
 // 8, at most kChartPointsPerSeries.
 inline std::size_t chart_points_per_series(std::size_t budget, std::size_t series) {
@@ -340,6 +342,28 @@ struct EpochRow {
   NanOptional samples;  // summed over its ranks; none where some rank gave none
 };
 
+// One step number of a run as its summary reads it (analysis/run_metrics.cpp, tabulate_steps): the
+// slowest rank's time.
+struct StepRow {
+  std::int64_t number = 0;
+  double seconds = 0;  // the longest of its ranks' intervals
+};
+// One rank's step times as the report's drill-down draws them (rank_step_charts): by step number,
+// thinned to at most a number of points where it is drawn (its peaks and troughs kept).
+struct RankStepChart {
+  int rank = 0;
+  std::size_t steps = 0;  // before thinning
+  std::vector<double> step, ms;
+};
+// A run folder's steps as its summary and the report's page read them, made as its only step log
+// is read (ingest, IngestOptions::tabulate_steps): a row per step and a bounded chart per rank
+// instead of an interval per rank and step (issue 17, part 2).
+struct StepTable {
+  std::vector<StepRow> slowest;  // by step number; let go once the run's summary is made
+  std::int64_t begin_ns = std::numeric_limits<std::int64_t>::max(), end_ns = 0;  // first start, last end
+  std::vector<RankStepChart> ranks;  // by rank, each within its share of kStepChartPointBudget
+};
+
 // What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the
 // world size and GPU model it states. Readers fill one per file (ReadOutput::attach) and ingest
 // merges it into the run; a run's metadata stays with the run, so that the thousands of per-file
@@ -351,6 +375,9 @@ struct RunData {
   // In place of `epochs` once a run folder's files are merged (EpochRow); never beside them.
   std::vector<EpochRow> epoch_table;
   std::vector<Interval> steps;
+  // In place of `steps` once a run folder's only step log is read (StepTable); by pointer, so that
+  // the many outputs that have none stay small.
+  std::shared_ptr<const StepTable> step_table;
   std::vector<GpuSeries> gpus;
   std::vector<HostSeries> host_series;
   std::vector<RankRecord> ranks;
@@ -361,7 +388,7 @@ struct RunData {
   bool has_gpus() const { return !gpus.empty() || gpu_digest; }
   // Whether it holds any data (what a file attaches, or a run has beyond its metadata).
   bool has_data() const {
-    return !epochs.empty() || !epoch_table.empty() || !steps.empty() || has_gpus() || !host_series.empty() ||
+    return !epochs.empty() || !epoch_table.empty() || !steps.empty() || step_table || has_gpus() || !host_series.empty() ||
            !ranks.empty() || !breakdown.empty();
   }
 };

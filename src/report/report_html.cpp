@@ -41,38 +41,27 @@ void append_array(std::string& out, const std::vector<double>& v, const std::vec
 
 // Per-rank step times for the drill-down: from the measured breakdown (traces, else the MPI
 // interposer), else from the steps the program logged itself (steps.csv), so that a run without
-// traces still shows its stragglers. Sorted by rank; `step` is the step's index or number.
-struct RankSteps {
-  int rank = 0;
-  std::vector<double> step, ms;
-};
-std::vector<RankSteps> rank_step_times(const Run& run) {
-  std::vector<RankSteps> out;
+// traces still shows its stragglers. Sorted by rank; `step` is the step's index or number. A run
+// folder's step log tabulated as it was read (StepTable) brings its charts thinned already.
+std::vector<RankStepChart> rank_step_times(const Run& run) {
+  std::vector<RankStepChart> out;
   for (const auto* b : measured_breakdown(run)) {
     if (b->step_times_us.empty()) continue;
-    RankSteps r{b->rank, {}, {}};
+    RankStepChart r{b->rank, b->step_times_us.size(), {}, {}};
     for (std::size_t i = 0; i < b->step_times_us.size(); ++i) {
       r.step.push_back(static_cast<double>(i));
       r.ms.push_back(b->step_times_us[i] / 1000);
     }
     out.push_back(std::move(r));
   }
-  if (out.empty() && !run.steps.empty()) {
-    std::map<int, std::vector<const Interval*>> by_rank;
-    for (const auto& s : run.steps) by_rank[s.rank].push_back(&s);
-    for (auto& [rank, steps] : by_rank) {
-      std::stable_sort(steps.begin(), steps.end(), [](auto* a, auto* b) { return a->index < b->index; });
-      RankSteps r{rank, {}, {}};
-      for (const auto* s : steps) {
-        r.step.push_back(static_cast<double>(s->index));
-        r.ms.push_back(s->seconds() * 1000);
-      }
-      out.push_back(std::move(r));
-    }
-  }
-  std::stable_sort(out.begin(), out.end(), [](const RankSteps& a, const RankSteps& b) { return a.rank < b.rank; });
+  if (out.empty()) out = run.step_table ? run.step_table->ranks : rank_step_charts(run.steps, 0);
+  std::stable_sort(out.begin(), out.end(), [](const RankStepChart& a, const RankStepChart& b) { return a.rank < b.rank; });
   return out;
 }
+
+// Whether a run's step charts were thinned where its step log was read (each to its share of
+// ingest's budget), rather than here.
+bool step_charts_thinned(const Run& run) { return run.step_table && measured_breakdown(run).empty(); }
 
 // The members of a run's "gpus" array: its GPUs in a stable order (node, then index), each chart
 // of at most its share of points (GpuSeries::chart_points, else `gpu_cap`) and `max_points`; times
@@ -116,7 +105,7 @@ void append_gpu_series(std::string& out, const std::vector<GpuSeries>& all, std:
 
 // One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
 // `gpu_cap` for series without a share of ingest's chart budget (GpuSeries::chart_points).
-std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank_steps, std::size_t gpu_cap,
+std::string render_run_series(const Run& run, const std::vector<RankStepChart>& rank_steps, std::size_t gpu_cap,
                               std::size_t step_cap, std::size_t max_points) {
   std::string out;
   // Time origin: the run's start, else its first sample.
@@ -139,7 +128,7 @@ std::string render_run_series(const Run& run, const std::vector<RankSteps>& rank
     auto idx = decimate_indices(n, step_cap, {&r.ms});
     if (!first) out += ',';
     first = false;
-    out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", r.rank, n);
+    out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", r.rank, r.steps);
     append_array(out, r.step, idx, 0);
     out += ",\"step_ms\":";
     append_array(out, r.ms, idx, 3);
@@ -221,14 +210,21 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
       if (run->gpu_digest)
         throw std::logic_error("the page's series of run '" + run->run_id +
                                "' were drawn with the default limits when its GPUs were summarized");
-  // Step times gathered once per run: counted here for the budget, rendered below.
-  std::vector<std::vector<RankSteps>> rank_steps(runs.size());
+  if (limits.max_points_per_series != SeriesLimits{}.max_points_per_series)
+    for (const Run* run : runs)
+      if (step_charts_thinned(*run))
+        throw std::logic_error("the page's step charts of run '" + run->run_id +
+                               "' were thinned with the default limits when its step log was read");
+  // Step times gathered once per run: counted here for the budget (but for those thinned as they
+  // were read, which have their share), rendered below.
+  std::vector<std::vector<RankStepChart>> rank_steps(runs.size());
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (const auto& g : runs[i]->gpus)
       if (!g.chart_points) gpu_series += 1, gpu_points += g.sample_count();  // the others have their share
     rank_steps[i] = rank_step_times(*runs[i]);
-    for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.ms.size();
+    if (!step_charts_thinned(*runs[i]))
+      for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.ms.size();
   }
   auto cap = [&](std::size_t series, std::size_t budget) {
     return std::min(chart_points_per_series(budget, series), limits.max_points_per_series);
@@ -247,8 +243,11 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
   for (std::size_t first = 0; first < runs.size(); first += batch) {
     const std::size_t n = std::min(batch, runs.size() - first);
     parallel_for(n, threads, [&](std::size_t i) {  // a run that cannot be rendered is raised here
-      parts[i] = (first + i ? "," : "") + render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap, step_cap,
-                                                            limits.max_points_per_series);
+      const Run& run = *runs[first + i];
+      parts[i] = (first + i ? "," : "") +
+                 render_run_series(run, rank_steps[first + i], gpu_cap,
+                                   step_charts_thinned(run) ? limits.max_points_per_series : step_cap,
+                                   limits.max_points_per_series);
     });
     for (std::size_t i = 0; i < n; ++i) {
       sink(parts[i]);

@@ -19,7 +19,7 @@ inline constexpr const char* kReportDataSchema = "scalelens.report-data/1";
 struct SeriesLimits {
   std::size_t max_points_per_series = kChartPointsPerSeries;  // per GPU series and per rank's step times
   std::size_t gpu_point_budget = kGpuChartPointBudget;       // all GPU series of all runs together
-  std::size_t step_budget = 200000;          // all per-rank step times of all runs together
+  std::size_t step_budget = kStepChartPointBudget;  // all per-rank step times of all runs together
   std::size_t runs_per_batch = 0;            // runs rendered together before they are handed on (0: 64 per thread)
 };
 

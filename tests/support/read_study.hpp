@@ -17,13 +17,14 @@ inline Study read_study(const ScratchDir& dir, bool keep_samples = false) {
 }
 
 // Exactly as `scalelens report` reads it, run folders' GPU logs summarized (GpuDigest) and their
-// epochs tabulated (EpochRow) as they are read, on `threads` threads; with `spill`, their page
+// epochs and steps tabulated (EpochRow, StepTable) as they are read, on `threads` threads; with `spill`, their page
 // series set aside there, as the report does in one process.
 inline Study read_study_as_report(const ScratchDir& dir, unsigned threads = 2,
                                   const std::shared_ptr<TextSpill>& spill = nullptr) {
   IngestOptions options{{dir.path().string()}, {}, threads, {}};
   options.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
   options.tabulate_epochs = true;
+  options.tabulate_steps = true;
   return ingest(options);
 }
 

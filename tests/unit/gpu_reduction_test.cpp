@@ -162,6 +162,7 @@ void expect_releasing_gives_the_same_report(const std::vector<std::string>& inpu
   const auto spill = TextSpill::create();  // as the report reads in one process
   in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
   in.tabulate_epochs = true;
+  in.tabulate_steps = true;
   const Study whole = ingest(in);
   Study releasing = ingest(in);
   AnalysisOptions options;

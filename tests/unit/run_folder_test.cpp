@@ -704,6 +704,126 @@ TEST(Ingest, EpochsTabulatedAsReadGiveTheSameSummaries) {
   EXPECT_GT(kept, 10u);
 }
 
+// A run folder's steps.csv, every rank logging its steps, written as drawn (repeated and missing
+// steps, ranks in any order) and cut in two logs where `split`.
+void write_step_run(const ScratchDir& dir, const std::string& name, int p, int steps, bool with_epochs, bool with_batch,
+                    bool split, std::mt19937_64& rng) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "world_size": {}, "nodes": 1, )"
+                        R"("start_ns": 1000000000, "end_ns": 61000000000{}}})",
+                        name, p, with_batch ? R"(, "global_batch_size": 256)" : ""));
+  if (with_epochs) dir.write(name + "/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n0,0,1000000000,9000000000,\n");
+  std::vector<std::string> rows;
+  for (int step = 0; step < steps; ++step)
+    for (int rank = 0; rank < p; ++rank) {
+      if (pick(20) == 0) continue;  // a rank that did not log this step
+      const std::int64_t start = 1'000'000'000 + step * 20'000'000LL + pick(1000);
+      const std::int64_t end = start + 5'000'000 + pick(10'000'000);
+      rows.push_back(fmt::format("{},{},{},{},\n", rank, step, start, end));
+      if (pick(30) == 0) rows.push_back(fmt::format("{},{},{},{},\n", rank, step, start, end - pick(1000)));
+    }
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::string first, second;
+  for (std::size_t i = 0; i < rows.size(); ++i) (split && i % 2 ? second : first) += rows[i];
+  dir.write(name + "/steps.csv", "rank,step,start_ns,end_ns,samples\n" + first);
+  if (split) dir.write(name + "/more/steps.csv", "rank,step,start_ns,end_ns,samples\n" + second);
+}
+
+// `scalelens report` tabulates a run folder's only step log as it reads it (StepTable): its
+// summary, warnings and page must be what the intervals gave, byte for byte.
+TEST(Ingest, StepsTabulatedAsReadGiveTheSameReport) {
+  std::size_t tabulated = 0, kept = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    std::mt19937_64 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+    ScratchDir dir;
+    std::vector<bool> two_logs;
+    for (int r = 0; r < 8; ++r) {
+      const bool split = pick(4) == 0;
+      two_logs.push_back(split);
+      write_step_run(dir, fmt::format("run-{}", r), 1 << pick(4), 1 + pick(300), pick(2) == 0, pick(2) == 0, split, rng);
+    }
+    IngestOptions options{{dir.path().string()}, {}, 2, {}};
+    const Study as_intervals = ingest(options);
+    options.tabulate_steps = true;
+    const Study as_table = ingest(options);
+    ASSERT_EQ(as_table.runs.size(), 8u);
+    ASSERT_EQ(as_intervals.runs.size(), 8u);
+    for (std::size_t i = 0; i < 8; ++i) {
+      const scalelens::Run &a = as_intervals.runs[i], &b = as_table.runs[i];
+      ASSERT_EQ(a.run_id, b.run_id);
+      EXPECT_FALSE(a.step_table);
+      if (two_logs[std::stoul(a.run_id.substr(4))]) {
+        EXPECT_EQ(b.steps.size(), a.steps.size()) << a.run_id;
+        EXPECT_FALSE(b.step_table) << a.run_id;
+        ++kept;
+        continue;
+      }
+      std::map<std::int64_t, double> expected;  // by hand
+      std::int64_t begin = a.steps.front().start_ns, end = 0;
+      std::map<int, std::size_t> per_rank;
+      for (const auto& s : a.steps) {
+        expected[s.index] = std::max(expected[s.index], s.seconds());
+        begin = std::min(begin, s.start_ns), end = std::max(end, s.end_ns);
+        ++per_rank[s.rank];
+      }
+      EXPECT_TRUE(b.steps.empty()) << a.run_id;
+      ASSERT_TRUE(b.step_table) << a.run_id;
+      ASSERT_EQ(b.step_table->slowest.size(), expected.size()) << a.run_id;
+      std::size_t row = 0;
+      for (const auto& [number, seconds] : expected) {
+        EXPECT_EQ(b.step_table->slowest[row].number, number);
+        EXPECT_EQ(b.step_table->slowest[row].seconds, seconds) << a.run_id << " step " << number;
+        ++row;
+      }
+      EXPECT_EQ(b.step_table->begin_ns, begin);
+      EXPECT_EQ(b.step_table->end_ns, end);
+      ASSERT_EQ(b.step_table->ranks.size(), per_rank.size());
+      for (const auto& chart : b.step_table->ranks) EXPECT_EQ(chart.steps, per_rank[chart.rank]);
+      ++tabulated;
+    }
+    const Summary by_table = analyze(as_table, {}), by_intervals = analyze(as_intervals, {});
+    EXPECT_EQ(render_summary_json(by_table), render_summary_json(by_intervals));
+    EXPECT_EQ(render_summary_csv(by_table), render_summary_csv(by_intervals));
+    EXPECT_EQ(render_series_json(as_table, by_table), render_series_json(as_intervals, by_intervals));
+  }
+  EXPECT_GT(tabulated, 40u);
+  EXPECT_GT(kept, 5u);
+}
+
+// Over the page's step budget, each rank's chart keeps its share of it: thinned as it is read, the
+// same share the page gives the intervals (every run logging the same ranks and steps).
+TEST(Ingest, StepChartsThinnedAsReadKeepThePagesShare) {
+  std::mt19937_64 rng(7);
+  ScratchDir dir;
+  for (int r = 0; r < 6; ++r) write_step_run(dir, fmt::format("run-{}", r), 4, 600, false, true, false, rng);
+  IngestOptions options{{dir.path().string()}, {}, 2, {}};
+  options.step_chart_point_budget = 2000;
+  SeriesLimits limits;
+  limits.step_budget = 2000;
+  const Study as_intervals = ingest(options);
+  options.tabulate_steps = true;
+  const Study as_table = ingest(options);
+  const Summary summary = analyze(as_intervals, {});
+  EXPECT_EQ(render_summary_json(analyze(as_table, {})), render_summary_json(summary));
+  const std::string page = render_series_json(as_table, summary, limits);
+  EXPECT_EQ(page, render_series_json(as_intervals, summary, limits));
+  std::size_t thinned = 0;
+  for (const auto& run : as_table.runs) {
+    ASSERT_TRUE(run.step_table);
+    for (const auto& chart : run.step_table->ranks) {
+      EXPECT_LE(chart.ms.size(), chart_points_per_series(2000, 24));
+      thinned += chart.ms.size() < chart.steps;
+    }
+  }
+  EXPECT_EQ(thinned, 24u);
+  // Other limits than those it was thinned with cannot be honoured: said, not drawn wrongly.
+  limits.max_points_per_series = 100;
+  EXPECT_THROW(render_series_json(as_table, summary, limits), std::logic_error);
+}
+
 TEST(Ingest, PatternFiltersPathsInsideInputs) {
   ScratchDir dir;
   write_run(dir, "ddp-1", 1, "0,0,0,1000,1\n");

@@ -392,6 +392,7 @@ class RunCsvReader final : public Reader {
   }
   bool attaches_gpu_series(std::string_view head) const override { return kind_of_header(first_line(head)) == Kind::gpu; }
   bool attaches_epochs(std::string_view head) const override { return kind_of_header(first_line(head)) == Kind::epochs; }
+  bool attaches_steps(std::string_view head) const override { return kind_of_header(first_line(head)) == Kind::steps; }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
     // One buffer per ingest thread: run folders are thousands of small files. The calling
     // thread (in 'serve', a long-lived one) reads too, so a buffer grown by one very large file
