@@ -157,7 +157,8 @@ TEST(GpuReduction, GpuLogsSummarizedAsReadGiveTheSameReport) {
 // figures once summarized, a batch of runs at a time (issue 17, part 2). The summary, warnings and
 // page series must be analyze()'s, byte for byte, and what only the summaries needed must be gone.
 void expect_releasing_gives_the_same_report(const std::vector<std::string>& inputs, unsigned threads,
-                                            std::size_t& released_epochs, std::size_t& released_digests) {
+                                            std::size_t& released_epochs, std::size_t& released_digests,
+                                            std::size_t* released_step_rows = nullptr) {
   IngestOptions in{inputs, {}, 2, {}};
   const auto spill = TextSpill::create();  // as the report reads in one process
   in.summarize_gpus = [spill](const Run& run, RunData& log) { summarize_gpu_log(run, log, spill); };
@@ -181,6 +182,13 @@ void expect_releasing_gives_the_same_report(const std::vector<std::string>& inpu
     }
     EXPECT_TRUE(after.epochs.empty() && after.epoch_table.empty()) << after.path;
     released_epochs += before.epochs.size() + before.epoch_table.size();
+    // Its step rows go; the page's charts stay.
+    ASSERT_EQ(static_cast<bool>(after.step_table), static_cast<bool>(before.step_table)) << after.path;
+    if (after.step_table) {
+      EXPECT_TRUE(after.step_table->slowest.empty()) << after.path;
+      EXPECT_EQ(after.step_table->ranks.size(), before.step_table->ranks.size()) << after.path;
+      if (released_step_rows) *released_step_rows += before.step_table->slowest.size();
+    }
     ASSERT_EQ(static_cast<bool>(after.gpu_digest), static_cast<bool>(before.gpu_digest)) << after.path;
     if (!after.gpu_digest) continue;
     EXPECT_FALSE(after.gpu_digest->figures) << after.path;
@@ -210,8 +218,11 @@ TEST(GpuReduction, ReleasingWhatSummariesTookGivesTheSameReport) {
     expect_releasing_gives_the_same_report({dir.path().string()}, 1, epochs, digests);
   }
   {
-    SCOPED_TRACE("toy study");
-    expect_releasing_gives_the_same_report({std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"}, 2, epochs, digests);
+    SCOPED_TRACE("toy study");  // its runs log their steps too (steps.csv)
+    std::size_t step_rows = 0;
+    expect_releasing_gives_the_same_report({std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study"}, 2, epochs, digests,
+                                           &step_rows);
+    EXPECT_GT(step_rows, 100u);
   }
   EXPECT_GT(epochs, 500u);
   EXPECT_GT(digests, 150u);
