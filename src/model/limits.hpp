@@ -28,7 +28,8 @@ inline constexpr std::int64_t kWallClockMinNs = 946'684'800'000'000'000;
 inline constexpr std::int64_t kWallClockMaxNs = 7'258'118'400'000'000'000;
 inline bool wall_clock_ns(std::int64_t t) { return t >= kWallClockMinNs && t <= kWallClockMaxNs; }
 
-// Samples processed (per epoch, per rank, or a global batch): at least one, at most 10^15.
+// Samples processed (per epoch, per rank, or a global batch): above 0 (a batch averaged over
+// steps may be a fraction), at most 10^15.
 inline constexpr double kMaxSamples = 1e15;
 
 // GPU readings. No GPU draws 5 kW (the largest boards draw ~1.2 kW); utilization is a percentage.
