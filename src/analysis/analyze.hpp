@@ -36,9 +36,10 @@ void keep_top_losses(std::vector<OpLoss>& ops);
 std::vector<EpochRow> tabulate_epochs(const std::vector<Interval>& epochs);
 // A run's steps as its summary reads them (StepTable: the rows and the steps' extent; no charts).
 StepTable tabulate_steps(const std::vector<Interval>& steps);
-// Its ranks' step times as the report's page draws them, by rank, each thinned to at most
-// `max_points` (decimate_indices; 0: every step).
-std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps, std::size_t max_points);
+// Its ranks' step times as the report's page draws them, by rank: every step, or each rank thinned
+// (decimate_indices) to its part of `log_points` points for them all (chart_points_per_series).
+std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps,
+                                            std::optional<std::size_t> log_points = std::nullopt);
 
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
 // The GPU half of a run's summary from `gpus`: the run's own, or (where `scalelens report` reads a

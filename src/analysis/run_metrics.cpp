@@ -65,9 +65,10 @@ StepTable tabulate_steps(const std::vector<Interval>& steps) {
   return t;
 }
 
-std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps, std::size_t max_points) {
+std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps, std::optional<std::size_t> log_points) {
   std::map<int, std::vector<const Interval*>> by_rank;
   for (const auto& s : steps) by_rank[s.rank].push_back(&s);
+  const std::size_t max_points = log_points ? chart_points_per_series(*log_points, by_rank.size()) : 0;
   std::vector<RankStepChart> out;
   out.reserve(by_rank.size());
   for (auto& [rank, list] : by_rank) {

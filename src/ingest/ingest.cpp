@@ -399,8 +399,8 @@ Study ingest(const IngestOptions& options) {
       return std::nullopt;
     return std::pair{*run->start_ns, *run->end_ns};
   };
-  std::size_t gpu_files = 0, step_files = 0;
-  for (std::size_t i : others) gpu_files += files[i].gpu_series, step_files += files[i].steps;
+  std::size_t gpu_files = 0;
+  for (std::size_t i : others) gpu_files += files[i].gpu_series;
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
   // GPU figures depend on: its label, window, world size, sampling interval). Likewise their epochs
@@ -410,9 +410,11 @@ Study ingest(const IngestOptions& options) {
   };
   const bool by_folder = options.summarize_gpus || options.tabulate_epochs || options.tabulate_steps;
   std::vector<FolderFiles> folder_files(by_folder ? folder_run_list.size() : 0);
+  std::uintmax_t step_log_bytes = 0;  // of the run folders' step logs: each log's share of the page's budget
   for (std::size_t k = 0; k < others.size() && by_folder; ++k)
     if (owner[k] != kNoRun) {
       auto& f = folder_files[owner[k]];
+      if (files[others[k]].steps) step_log_bytes += files[others[k]].size;
       f.gpu_logs += files[others[k]].gpu_series;
       f.epoch_logs += files[others[k]].epochs;
       f.step_logs += files[others[k]].steps;
@@ -426,15 +428,22 @@ Study ingest(const IngestOptions& options) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
     }
-    // Likewise its only step log: a row per step, and each rank's chart within its share of the
-    // page's budget (as GPU charts, each log counted as having this one's ranks).
+    // Likewise its only step log: a row per step, and each rank's chart within the log's share of
+    // the page's budget, in proportion to its size among the run folders' step logs, so that a
+    // rank's chart gets about what the page gives every chart where the ranks log alike.
     if (options.tabulate_steps && !out.attach.steps.empty() && owner[k] != kNoRun &&
         folder_files[owner[k]].step_logs == 1 && folder_files[owner[k]].run_files == 0) {
       auto table = std::make_shared<StepTable>(tabulate_steps(out.attach.steps));
-      std::set<int> ranks;
-      for (const auto& s : out.attach.steps) ranks.insert(s.rank);
-      table->ranks =
-          rank_step_charts(out.attach.steps, chart_points_per_series(options.step_chart_point_budget, step_files * ranks.size()));
+      std::size_t log_points = 0;  // no budget: kChartPointsPerSeries a rank
+      if (options.step_chart_point_budget && step_log_bytes) {
+        // In whole points, exactly (budget x size may pass 64 bits), so that logs of one size get
+        // exactly budget / logs.
+        __extension__ using Wide = unsigned __int128;
+        log_points = std::max<std::size_t>(
+            1, static_cast<std::size_t>(Wide{options.step_chart_point_budget} * files[others[k]].size / step_log_bytes));
+      }
+      table->ranks = rank_step_charts(out.attach.steps, log_points);
+      table->chart_points = log_points;
       out.attach.step_table = std::move(table);
       std::vector<Interval>().swap(out.attach.steps);
     }

@@ -60,9 +60,10 @@ struct IngestOptions {
   // intervals are kept.
   bool tabulate_epochs = false;
   // Likewise a run folder's steps (StepTable): a row per step for its summary and, for the page, each
-  // rank's step times thinned to its share of `step_chart_point_budget` points over all step logs
-  // (the page's budget, SeriesLimits::step_budget), made as the folder's only step log is read
-  // (`scalelens report`). False: the intervals are kept.
+  // rank's step times thinned to its log's share of `step_chart_point_budget` points (the page's
+  // budget, SeriesLimits::step_budget), in proportion to the log's size among the run folders'
+  // step logs; made as the folder's only step log is read (`scalelens report`). False: the
+  // intervals are kept.
   bool tabulate_steps = false;
   std::size_t step_chart_point_budget = kStepChartPointBudget;
   // One process reads the files in batches of about this many (whole run folders, in path order)

@@ -43,25 +43,33 @@ void append_array(std::string& out, const std::vector<double>& v, const std::vec
 // interposer), else from the steps the program logged itself (steps.csv), so that a run without
 // traces still shows its stragglers. Sorted by rank; `step` is the step's index or number. A run
 // folder's step log tabulated as it was read (StepTable) brings its charts thinned already.
+bool has_measured_step_times(const Run& run) {
+  const auto parts = measured_breakdown(run);
+  return std::any_of(parts.begin(), parts.end(), [](const RankBreakdown* b) { return !b->step_times_us.empty(); });
+}
+// Whether a run's page charts are its step table's, thinned where its step log was read.
+bool step_charts_from_table(const Run& run) { return run.step_table && !has_measured_step_times(run); }
+
 std::vector<RankStepChart> rank_step_times(const Run& run) {
   std::vector<RankStepChart> out;
-  for (const auto* b : measured_breakdown(run)) {
-    if (b->step_times_us.empty()) continue;
-    RankStepChart r{b->rank, b->step_times_us.size(), {}, {}};
-    for (std::size_t i = 0; i < b->step_times_us.size(); ++i) {
-      r.step.push_back(static_cast<double>(i));
-      r.ms.push_back(b->step_times_us[i] / 1000);
+  if (step_charts_from_table(run)) {
+    out = run.step_table->ranks;
+  } else if (has_measured_step_times(run)) {
+    for (const auto* b : measured_breakdown(run)) {
+      if (b->step_times_us.empty()) continue;
+      RankStepChart r{b->rank, b->step_times_us.size(), {}, {}};
+      for (std::size_t i = 0; i < b->step_times_us.size(); ++i) {
+        r.step.push_back(static_cast<double>(i));
+        r.ms.push_back(b->step_times_us[i] / 1000);
+      }
+      out.push_back(std::move(r));
     }
-    out.push_back(std::move(r));
+  } else {
+    out = rank_step_charts(run.steps);
   }
-  if (out.empty()) out = run.step_table ? run.step_table->ranks : rank_step_charts(run.steps, 0);
   std::stable_sort(out.begin(), out.end(), [](const RankStepChart& a, const RankStepChart& b) { return a.rank < b.rank; });
   return out;
 }
-
-// Whether a run's step charts were thinned where its step log was read (each to its share of
-// ingest's budget), rather than here.
-bool step_charts_thinned(const Run& run) { return run.step_table && measured_breakdown(run).empty(); }
 
 // The members of a run's "gpus" array: its GPUs in a stable order (node, then index), each chart
 // of at most its share of points (GpuSeries::chart_points, else `gpu_cap`) and `max_points`; times
@@ -210,29 +218,37 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
       if (run->gpu_digest)
         throw std::logic_error("the page's series of run '" + run->run_id +
                                "' were drawn with the default limits when its GPUs were summarized");
-  if (limits.max_points_per_series != SeriesLimits{}.max_points_per_series)
+  if (limits.max_points_per_series != SeriesLimits{}.max_points_per_series || limits.step_budget != SeriesLimits{}.step_budget)
     for (const Run* run : runs)
-      if (step_charts_thinned(*run))
+      if (step_charts_from_table(*run))
         throw std::logic_error("the page's step charts of run '" + run->run_id +
                                "' were thinned with the default limits when its step log was read");
-  // Step times gathered once per run: counted here for the budget (but for those thinned as they
-  // were read, which have their share), rendered below.
+  // Step times gathered once per run: counted here for the budget, rendered below. Those thinned as
+  // they were read take their log's share out of the budget the others share.
   std::vector<std::vector<RankStepChart>> rank_steps(runs.size());
-  std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
+  std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0, thinned_points = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (const auto& g : runs[i]->gpus)
       if (!g.chart_points) gpu_series += 1, gpu_points += g.sample_count();  // the others have their share
     rank_steps[i] = rank_step_times(*runs[i]);
-    if (!step_charts_thinned(*runs[i]))
-      for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.ms.size();
+    if (step_charts_from_table(*runs[i]) && runs[i]->step_table->chart_points) {
+      thinned_points += runs[i]->step_table->chart_points;
+      continue;
+    }
+    for (const auto& rs : rank_steps[i]) {
+      if (step_charts_from_table(*runs[i])) thinned_points += rs.ms.size();
+      else rank_series += 1, rank_points += rs.ms.size();
+    }
   }
+  std::size_t step_budget = limits.step_budget;  // 0: no budget
+  if (step_budget) step_budget = std::max<std::size_t>(step_budget > thinned_points ? step_budget - thinned_points : 0, 1);
   auto cap = [&](std::size_t series, std::size_t budget) {
     return std::min(chart_points_per_series(budget, series), limits.max_points_per_series);
   };
   const std::size_t gpu_cap = gpu_points <= limits.gpu_point_budget ? limits.max_points_per_series
                                                                      : cap(gpu_series, limits.gpu_point_budget);
   const std::size_t step_cap =
-      rank_points <= limits.step_budget ? limits.max_points_per_series : cap(rank_series, limits.step_budget);
+      rank_points <= step_budget ? limits.max_points_per_series : cap(rank_series, step_budget);
 
   // Runs rendered in parallel (each decimates thousands of samples per GPU) a batch at a time and
   // handed on in order, so that only one batch of runs' text is held however many runs there are.
@@ -246,7 +262,7 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
       const Run& run = *runs[first + i];
       parts[i] = (first + i ? "," : "") +
                  render_run_series(run, rank_steps[first + i], gpu_cap,
-                                   step_charts_thinned(run) ? limits.max_points_per_series : step_cap,
+                                   step_charts_from_table(run) ? limits.max_points_per_series : step_cap,
                                    limits.max_points_per_series);
     });
     for (std::size_t i = 0; i < n; ++i) {
