@@ -389,7 +389,6 @@ void release_summarized(Run& run) {
   if (run.step_table && !run.step_table->slowest.empty()) {  // the page's charts stay
     auto kept = std::make_shared<StepTable>();
     kept->ranks = run.step_table->ranks;
-    kept->chart_points = run.step_table->chart_points;
     run.step_table = std::move(kept);
   }
   if (run.gpu_digest && run.gpu_digest->figures) {

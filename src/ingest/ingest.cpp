@@ -301,13 +301,14 @@ Study ingest(const IngestOptions& options) {
   const unsigned threads = default_threads(options.threads);
   std::vector<Candidate> files;
   if (group.rank() == 0) files = find_candidates(options, pattern, readers, threads, study.diagnostics);
-  if (group.size() > 1) {
-    if (group.rank() == 0)
-      parallel_for(files.size(), threads, [&](std::size_t i) {
-        files[i].weight = files[i].reader < 0 ? 0 : content_size_estimate(files[i].path, files[i].size);
-      });
-    share_candidates(group, files);
-  }
+  // What each file holds, about (a gzipped file's trailer says): for sharing files among processes,
+  // and for step logs' shares of the page's budget (below).
+  if (group.rank() == 0)
+    parallel_for(files.size(), threads, [&](std::size_t i) {
+      if (files[i].reader >= 0 && (group.size() > 1 || files[i].steps))
+        files[i].weight = content_size_estimate(files[i].path, files[i].size);
+    });
+  if (group.size() > 1) share_candidates(group, files);
   study.files_seen = files.size();
 
   std::vector<std::size_t> manifests, others;
@@ -410,11 +411,11 @@ Study ingest(const IngestOptions& options) {
   };
   const bool by_folder = options.summarize_gpus || options.tabulate_epochs || options.tabulate_steps;
   std::vector<FolderFiles> folder_files(by_folder ? folder_run_list.size() : 0);
-  std::uintmax_t step_log_bytes = 0;  // of the run folders' step logs: each log's share of the page's budget
+  std::uintmax_t step_log_bytes = 0;  // of the run folders' step logs, inflated: each log's share of the page's budget
   for (std::size_t k = 0; k < others.size() && by_folder; ++k)
     if (owner[k] != kNoRun) {
       auto& f = folder_files[owner[k]];
-      if (files[others[k]].steps) step_log_bytes += files[others[k]].size;
+      if (files[others[k]].steps) step_log_bytes += files[others[k]].weight;
       f.gpu_logs += files[others[k]].gpu_series;
       f.epoch_logs += files[others[k]].epochs;
       f.step_logs += files[others[k]].steps;
@@ -429,8 +430,8 @@ Study ingest(const IngestOptions& options) {
       std::vector<Interval>().swap(out.attach.epochs);
     }
     // Likewise its only step log: a row per step, and each rank's chart within the log's share of
-    // the page's budget, in proportion to its size among the run folders' step logs, so that a
-    // rank's chart gets about what the page gives every chart where the ranks log alike.
+    // the page's budget, in proportion to its size (inflated) among the run folders' step logs, so
+    // that a rank's chart gets about what the page gives every chart where the ranks log alike.
     if (options.tabulate_steps && !out.attach.steps.empty() && owner[k] != kNoRun &&
         folder_files[owner[k]].step_logs == 1 && folder_files[owner[k]].run_files == 0) {
       auto table = std::make_shared<StepTable>(tabulate_steps(out.attach.steps));
@@ -440,10 +441,9 @@ Study ingest(const IngestOptions& options) {
         // exactly budget / logs.
         __extension__ using Wide = unsigned __int128;
         log_points = std::max<std::size_t>(
-            1, static_cast<std::size_t>(Wide{options.step_chart_point_budget} * files[others[k]].size / step_log_bytes));
+            1, static_cast<std::size_t>(Wide{options.step_chart_point_budget} * files[others[k]].weight / step_log_bytes));
       }
       table->ranks = rank_step_charts(out.attach.steps, log_points);
-      table->chart_points = log_points;
       out.attach.step_table = std::move(table);
       std::vector<Interval>().swap(out.attach.steps);
     }

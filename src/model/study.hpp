@@ -362,7 +362,6 @@ struct StepTable {
   std::vector<StepRow> slowest;  // by step number; let go once the run's summary is made
   std::int64_t begin_ns = std::numeric_limits<std::int64_t>::max(), end_ns = 0;  // first start, last end
   std::vector<RankStepChart> ranks;  // by rank, each within its share of kStepChartPointBudget
-  std::size_t chart_points = 0;      // the log's share of that budget its ranks' charts were thinned to (0: none)
 };
 
 // What one file adds to the run it belongs to: its intervals, samples and breakdowns, and the

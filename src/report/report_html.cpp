@@ -223,32 +223,25 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
       if (step_charts_from_table(*run))
         throw std::logic_error("the page's step charts of run '" + run->run_id +
                                "' were thinned with the default limits when its step log was read");
-  // Step times gathered once per run: counted here for the budget, rendered below. Those thinned as
-  // they were read take their log's share out of the budget the others share.
+  // Step times gathered once per run: counted here for the budget (every chart with the steps it had
+  // before any thinning), rendered below. Charts thinned as they were read (their log's share by
+  // size, which is about this cap where ranks log alike) are drawn as they are; the others (steps
+  // kept as intervals, traces) get the cap over all.
   std::vector<std::vector<RankStepChart>> rank_steps(runs.size());
-  std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0, thinned_points = 0;
+  std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (const auto& g : runs[i]->gpus)
       if (!g.chart_points) gpu_series += 1, gpu_points += g.sample_count();  // the others have their share
     rank_steps[i] = rank_step_times(*runs[i]);
-    if (step_charts_from_table(*runs[i]) && runs[i]->step_table->chart_points) {
-      thinned_points += runs[i]->step_table->chart_points;
-      continue;
-    }
-    for (const auto& rs : rank_steps[i]) {
-      if (step_charts_from_table(*runs[i])) thinned_points += rs.ms.size();
-      else rank_series += 1, rank_points += rs.ms.size();
-    }
+    for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.steps;
   }
-  std::size_t step_budget = limits.step_budget;  // 0: no budget
-  if (step_budget) step_budget = std::max<std::size_t>(step_budget > thinned_points ? step_budget - thinned_points : 0, 1);
   auto cap = [&](std::size_t series, std::size_t budget) {
     return std::min(chart_points_per_series(budget, series), limits.max_points_per_series);
   };
   const std::size_t gpu_cap = gpu_points <= limits.gpu_point_budget ? limits.max_points_per_series
                                                                      : cap(gpu_series, limits.gpu_point_budget);
   const std::size_t step_cap =
-      rank_points <= step_budget ? limits.max_points_per_series : cap(rank_series, step_budget);
+      rank_points <= limits.step_budget ? limits.max_points_per_series : cap(rank_series, limits.step_budget);
 
   // Runs rendered in parallel (each decimates thousands of samples per GPU) a batch at a time and
   // handed on in order, so that only one batch of runs' text is held however many runs there are.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -854,7 +855,7 @@ TEST(Ingest, StepChartsOfALongLogAmongShortOnesAreWhole) {
 }
 
 // Runs whose step logs are tabulated beside runs whose are not (two logs a folder): the page still
-// keeps about its budget, the charts thinned as read taking their points out of what the others share.
+// keeps about its budget, each chart about the cap the page gives every one.
 TEST(Ingest, StepChartsThinnedAsReadAndOnThePageShareOneBudget) {
   std::mt19937_64 rng(13);
   ScratchDir dir;
@@ -879,6 +880,52 @@ TEST(Ingest, StepChartsThinnedAsReadAndOnThePageShareOneBudget) {
   const std::size_t points = step_points(render_series_json(large, analyze(large, {})));
   EXPECT_LE(points, kStepChartPointBudget + 800 * 8);  // each of the 800 charts rounds by less than its minimum
   EXPECT_GT(points, kStepChartPointBudget * 9 / 10);
+}
+
+// A run whose step times come from its profiler trace, beside runs whose step logs are tabulated:
+// under the budget, its charts are whole (the tabulated logs' shares leave it its cap).
+TEST(Ingest, TracedStepChartsBesideTabulatedOnesAreWhole) {
+  std::mt19937_64 rng(17);
+  ScratchDir dir;
+  for (int r = 0; r < 4; ++r) write_step_run(dir, fmt::format("run-{}", r), 2, 300, false, true, false, rng, true);
+  dir.write("traced/scalelens.json", R"({"schema": "scalelens.run/1", "run_id": "traced", "label": "ddp", "world_size": 1})");
+  scalelens::testing::KinetoTraceSpec trace;
+  trace.step_us.assign(100, 1000);
+  dir.write("traced/rank0.json", scalelens::testing::kineto_trace(trace));
+  IngestOptions options{{dir.path().string()}, {}, 2, {}};
+  const Study as_intervals = ingest(options);
+  options.tabulate_steps = true;
+  const Study as_table = ingest(options);
+  const Summary summary = analyze(as_intervals, {});
+  const std::string page = render_series_json(as_table, summary);
+  EXPECT_EQ(page, render_series_json(as_intervals, summary));
+  EXPECT_EQ(step_points(page), 4u * 2 * 300 + 100);  // every step of every chart
+}
+
+// A gzipped step log weighs what it inflates to, not its compressed size: beside plain logs of as
+// many ranks and steps, over the budget, every chart keeps the cap the page gives every one.
+TEST(Ingest, GzippedStepLogsWeighWhatTheyHold) {
+  std::mt19937_64 rng(19);
+  ScratchDir dir;
+  for (int r = 0; r < 60; ++r) {
+    const std::string name = fmt::format("run-{:02}", r);
+    write_step_run(dir, name, 2, 2000, false, true, false, rng, true);
+    if (r % 2) ASSERT_EQ(std::system(("gzip -n '" + (dir.path() / name / "steps.csv").string() + "'").c_str()), 0);
+  }
+  IngestOptions options{{dir.path().string()}, {}, 2, {}};
+  const Study as_intervals = ingest(options);
+  options.tabulate_steps = true;
+  const Study as_table = ingest(options);
+  std::size_t tabulated = 0;
+  for (const auto& run : as_table.runs) {
+    ASSERT_TRUE(run.step_table) << run.run_id;
+    ++tabulated;
+    for (const auto& chart : run.step_table->ranks)  // 200,000 / 120 charts, within a gzip trailer's rounding
+      EXPECT_NEAR(static_cast<double>(chart.ms.size()), 1666, 2) << run.run_id;
+  }
+  EXPECT_EQ(tabulated, 60u);
+  const Summary summary = analyze(as_intervals, {});
+  EXPECT_EQ(render_summary_json(analyze(as_table, {})), render_summary_json(summary));
 }
 
 TEST(Ingest, PatternFiltersPathsInsideInputs) {
