@@ -73,17 +73,16 @@ std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps, 
   out.reserve(by_rank.size());
   for (auto& [rank, list] : by_rank) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->index < b->index; });
-    RankStepChart r{rank, list.size(), {}, {}};
-    std::vector<double> ms(list.size());
-    for (std::size_t i = 0; i < list.size(); ++i) ms[i] = list[i]->seconds() * 1000;
-    const std::vector<std::size_t> keep =
-        max_points ? decimate_indices(list.size(), max_points, {&ms}) : std::vector<std::size_t>();
-    const std::size_t n = max_points ? keep.size() : list.size();
-    r.step.reserve(n), r.ms.reserve(n);
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = max_points ? keep[k] : k;
-      r.step.push_back(static_cast<double>(list[i]->index));
-      r.ms.push_back(ms[i]);
+    RankStepChart r{rank, list.size(), {}, std::vector<double>(list.size())};
+    for (std::size_t i = 0; i < list.size(); ++i) r.ms[i] = list[i]->seconds() * 1000;
+    if (!max_points) {  // every step: the times as they are
+      for (const Interval* s : list) r.step.push_back(static_cast<double>(s->index));
+    } else {
+      const std::vector<std::size_t> keep = decimate_indices(list.size(), max_points, {&r.ms});
+      std::vector<double> ms;
+      ms.reserve(keep.size()), r.step.reserve(keep.size());
+      for (std::size_t i : keep) r.step.push_back(static_cast<double>(list[i]->index)), ms.push_back(r.ms[i]);
+      r.ms = std::move(ms);
     }
     out.push_back(std::move(r));
   }

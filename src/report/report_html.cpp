@@ -52,9 +52,10 @@ bool step_charts_from_table(const Run& run) { return run.step_table && !has_meas
 
 std::vector<RankStepChart> rank_step_times(const Run& run) {
   std::vector<RankStepChart> out;
-  if (step_charts_from_table(run)) {
+  const bool measured = has_measured_step_times(run);
+  if (run.step_table && !measured) {  // step_charts_from_table
     out = run.step_table->ranks;
-  } else if (has_measured_step_times(run)) {
+  } else if (measured) {
     for (const auto* b : measured_breakdown(run)) {
       if (b->step_times_us.empty()) continue;
       RankStepChart r{b->rank, b->step_times_us.size(), {}, {}};
@@ -218,20 +219,22 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
       if (run->gpu_digest)
         throw std::logic_error("the page's series of run '" + run->run_id +
                                "' were drawn with the default limits when its GPUs were summarized");
-  if (limits.max_points_per_series != SeriesLimits{}.max_points_per_series || limits.step_budget != SeriesLimits{}.step_budget)
-    for (const Run* run : runs)
-      if (step_charts_from_table(*run))
-        throw std::logic_error("the page's step charts of run '" + run->run_id +
-                               "' were thinned with the default limits when its step log was read");
+  const bool default_step_limits = limits.max_points_per_series == SeriesLimits{}.max_points_per_series &&
+                                   limits.step_budget == SeriesLimits{}.step_budget;
   // Step times gathered once per run: counted here for the budget (every chart with the steps it had
   // before any thinning), rendered below. Charts thinned as they were read (their log's share by
   // size, which is about this cap where ranks log alike) are drawn as they are; the others (steps
   // kept as intervals, traces) get the cap over all.
   std::vector<std::vector<RankStepChart>> rank_steps(runs.size());
+  std::vector<char> thinned(runs.size());  // its charts thinned as read (step_charts_from_table)
   std::size_t gpu_series = 0, gpu_points = 0, rank_series = 0, rank_points = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (const auto& g : runs[i]->gpus)
       if (!g.chart_points) gpu_series += 1, gpu_points += g.sample_count();  // the others have their share
+    thinned[i] = step_charts_from_table(*runs[i]);
+    if (thinned[i] && !default_step_limits)
+      throw std::logic_error("the page's step charts of run '" + runs[i]->run_id +
+                             "' were thinned with the default limits when its step log was read");
     rank_steps[i] = rank_step_times(*runs[i]);
     for (const auto& rs : rank_steps[i]) rank_series += 1, rank_points += rs.steps;
   }
@@ -252,10 +255,9 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
   for (std::size_t first = 0; first < runs.size(); first += batch) {
     const std::size_t n = std::min(batch, runs.size() - first);
     parallel_for(n, threads, [&](std::size_t i) {  // a run that cannot be rendered is raised here
-      const Run& run = *runs[first + i];
       parts[i] = (first + i ? "," : "") +
-                 render_run_series(run, rank_steps[first + i], gpu_cap,
-                                   step_charts_from_table(run) ? limits.max_points_per_series : step_cap,
+                 render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap,
+                                   thinned[first + i] ? limits.max_points_per_series : step_cap,
                                    limits.max_points_per_series);
     });
     for (std::size_t i = 0; i < n; ++i) {
