@@ -625,6 +625,26 @@ TEST(Ingest, ReadingInBatchesOfFoldersGivesTheSameStudyOnRealData) {
     EXPECT_EQ(first_difference(study_as_read_in_batches(inputs, per_batch), whole), "") << per_batch << " files a batch";
 }
 
+// For each of `seeds` seeds: `draw` writes a study's run folders run-0, run-1, … into a folder
+// and says which of them have two logs; the study is read as intervals, then as `scalelens report`
+// reads it (`tabulated` set), and `check` gets both with those flags.
+template <class Draw, class Check>
+void for_each_drawn_study(std::uint64_t seeds, bool IngestOptions::*tabulated, Draw draw, Check check) {
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    std::mt19937_64 rng(seed);
+    ScratchDir dir;
+    const std::vector<bool> two_logs = draw(dir, rng);
+    IngestOptions options{{dir.path().string()}, {}, 2, {}};
+    const Study as_intervals = ingest(options);
+    options.*tabulated = true;
+    const Study as_table = ingest(options);
+    ASSERT_EQ(as_table.runs.size(), two_logs.size());
+    ASSERT_EQ(as_intervals.runs.size(), two_logs.size());
+    check(as_intervals, as_table, two_logs);
+  }
+}
+
 // As `scalelens report` reads a run folder's only epoch log: a row per epoch number (the slowest
 // rank, the ranks' samples summed in the file's order, none where a rank gave none) in place of the
 // intervals; a folder with two epoch logs keeps its intervals. The summaries are the same either
@@ -632,11 +652,8 @@ TEST(Ingest, ReadingInBatchesOfFoldersGivesTheSameStudyOnRealData) {
 // missing samples.
 TEST(Ingest, EpochsTabulatedAsReadGiveTheSameSummaries) {
   std::size_t tabulated = 0, kept = 0;
-  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    SCOPED_TRACE(fmt::format("seed {}", seed));
-    std::mt19937_64 rng(seed);
+  auto draw = [](const ScratchDir& dir, std::mt19937_64& rng) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-    ScratchDir dir;
     std::vector<bool> two_logs;
     for (int r = 0; r < 8; ++r) {
       const int p = 1 << pick(4), epochs = 1 + pick(6);
@@ -662,12 +679,10 @@ TEST(Ingest, EpochsTabulatedAsReadGiveTheSameSummaries) {
       write_run(dir, name, p, first);
       if (split) dir.write(name + "/more/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n" + second);
     }
-    IngestOptions options{{dir.path().string()}, {}, 2, {}};
-    const Study as_intervals = ingest(options);
-    options.tabulate_epochs = true;
-    const Study as_table = ingest(options);
-    ASSERT_EQ(as_table.runs.size(), 8u);
-    ASSERT_EQ(as_intervals.runs.size(), 8u);
+    return two_logs;
+  };
+  for_each_drawn_study(12, &IngestOptions::tabulate_epochs, draw, [&](const Study& as_intervals, const Study& as_table,
+                                                                      const std::vector<bool>& two_logs) {
     for (std::size_t i = 0; i < 8; ++i) {
       const scalelens::Run &a = as_intervals.runs[i], &b = as_table.runs[i];
       ASSERT_EQ(a.run_id, b.run_id);
@@ -700,7 +715,7 @@ TEST(Ingest, EpochsTabulatedAsReadGiveTheSameSummaries) {
     }
     EXPECT_EQ(render_summary_json(analyze(as_table, {})), render_summary_json(analyze(as_intervals, {})));
     EXPECT_EQ(render_summary_csv(analyze(as_table, {})), render_summary_csv(analyze(as_intervals, {})));
-  }
+  });
   EXPECT_GT(tabulated, 50u);
   EXPECT_GT(kept, 10u);
 }
@@ -736,23 +751,18 @@ void write_step_run(const ScratchDir& dir, const std::string& name, int p, int s
 // summary, warnings and page must be what the intervals gave, byte for byte.
 TEST(Ingest, StepsTabulatedAsReadGiveTheSameReport) {
   std::size_t tabulated = 0, kept = 0;
-  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    SCOPED_TRACE(fmt::format("seed {}", seed));
-    std::mt19937_64 rng(seed);
+  auto draw = [](const ScratchDir& dir, std::mt19937_64& rng) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-    ScratchDir dir;
     std::vector<bool> two_logs;
     for (int r = 0; r < 8; ++r) {
       const bool split = pick(4) == 0;
       two_logs.push_back(split);
       write_step_run(dir, fmt::format("run-{}", r), 1 << pick(4), 1 + pick(300), pick(2) == 0, pick(2) == 0, split, rng);
     }
-    IngestOptions options{{dir.path().string()}, {}, 2, {}};
-    const Study as_intervals = ingest(options);
-    options.tabulate_steps = true;
-    const Study as_table = ingest(options);
-    ASSERT_EQ(as_table.runs.size(), 8u);
-    ASSERT_EQ(as_intervals.runs.size(), 8u);
+    return two_logs;
+  };
+  for_each_drawn_study(10, &IngestOptions::tabulate_steps, draw, [&](const Study& as_intervals, const Study& as_table,
+                                                                     const std::vector<bool>& two_logs) {
     for (std::size_t i = 0; i < 8; ++i) {
       const scalelens::Run &a = as_intervals.runs[i], &b = as_table.runs[i];
       ASSERT_EQ(a.run_id, b.run_id);
@@ -790,7 +800,7 @@ TEST(Ingest, StepsTabulatedAsReadGiveTheSameReport) {
     EXPECT_EQ(render_summary_json(by_table), render_summary_json(by_intervals));
     EXPECT_EQ(render_summary_csv(by_table), render_summary_csv(by_intervals));
     EXPECT_EQ(render_series_json(as_table, by_table), render_series_json(as_intervals, by_intervals));
-  }
+  });
   EXPECT_GT(tabulated, 40u);
   EXPECT_GT(kept, 5u);
 }
