@@ -33,7 +33,7 @@ inline const CLI::Validator kSamplesCount(
       double v = 0;
       return CLI::detail::lexical_cast(text, v) && limits::valid_samples(v)
                  ? std::string()
-                 : fmt::format("not a number of samples above 0 and at most {:g}: {}", limits::kMaxSamples, text);
+                 : fmt::format("not a number of samples from {:g} to {:g}: {}", limits::kMinSamples, limits::kMaxSamples, text);
     },
     "", "samples");
 

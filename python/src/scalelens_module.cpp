@@ -68,7 +68,7 @@ IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::
   // As the command line's --global-batch-size and --batch-per-gpu: a NaN would pass any comparison.
   for (auto [name, value] : {std::pair{"global_batch_size", global_batch_size}, std::pair{"batch_per_gpu", batch_per_gpu}})
     if (value && !limits::valid_samples(*value))
-      throw UsageError(fmt::format("{} must be a finite number above 0 and at most {:g}", name, limits::kMaxSamples));
+      throw UsageError(fmt::format("{} must be a number of samples from {:g} to {:g}", name, limits::kMinSamples, limits::kMaxSamples));
   IngestOptions in;
   in.inputs = inputs;
   if (pattern) in.pattern = *pattern;

@@ -639,7 +639,13 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
     c.provenance = provenance_of(c, summary.runs, sources, split_notes, study.diagnostics);
     if (!c.throughput_samples_per_s)
-      missing.add("throughput", "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global batch size; for traces give --global-batch-size or --batch-per-gpu)", c.key());
+      missing.add("throughput",
+                  c.global_batch_size
+                      ? "a global batch size but no steps to count it over (steps.csv or profiler steps), and no samples "
+                        "per epoch (a samples column in epochs.csv, samples_per_epoch, MLPerf train_samples)"
+                      : "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global batch size; for "
+                        "traces give --global-batch-size or --batch-per-gpu)",
+                  c.key());
     if (!c.epoch_time_s && !c.run_time_s && !c.step_time_s)
       missing.add("time", "no epochs, no run start/end and no timed steps (profiler steps or steps.csv)", c.key());
   }
@@ -718,13 +724,14 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       c->time_from = basis;
       std::optional<double> s;
       if (c->scaling == "weak") {
-        if (c->throughput_samples_per_s && base->throughput_samples_per_s)
+        if (c->throughput_samples_per_s && base->throughput_samples_per_s && *base->throughput_samples_per_s > 0)
           s = *c->throughput_samples_per_s / *base->throughput_samples_per_s;
         else
           missing.add("speedup", "weak scaling needs throughput, which needs a samples count", c->key());
       } else {
         auto t = time_of(*c, basis);
-        if (t && t_base && *t > 0) s = *t_base / *t;
+        // Readers refuse times of no length; a baseline of 0 would make every speedup 0.
+        if (t && t_base && *t > 0 && *t_base > 0) s = *t_base / *t;
         else
           missing.add("speedup", basis.empty() ? std::string("no time at the baseline")
                                                : fmt::format("no {} times here or at the baseline", basis), c->key());

@@ -323,7 +323,16 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
   r.exit_status = run.exit_status;
-  if (run.start_ns && run.end_ns) r.run_time_s = static_cast<double>(*run.end_ns - *run.start_ns) * 1e-9;
+  if (run.start_ns && run.end_ns) {
+    // Each reader refuses an end not after its start; a run's start and end may still come from
+    // two files (a manifest's start, an MLPerf log's run_stop).
+    if (*run.end_ns > *run.start_ns) r.run_time_s = limits::span_ns(*run.start_ns, *run.end_ns) * 1e-9;
+    else
+      warnings.push_back(run_warning(run, "implausible-value",
+                                     fmt::format("the run ends (end_ns {}) {} it starts (start_ns {}), as its files state "
+                                                 "them together; its run time is left out",
+                                                 *run.end_ns, *run.end_ns == *run.start_ns ? "when" : "before", *run.start_ns)));
+  }
 
   // Epochs, with the first `warmup_epochs` left out when the run has more than that.
   // Held as a table once a run folder's files are merged (ingest), else tabulated here.

@@ -17,6 +17,8 @@ inline constexpr std::int64_t kMaxCpusPerNode = 65536;     // logical CPUs of on
 inline constexpr std::int64_t kMaxRank = kMaxWorldSize - 1;
 
 // Time. No training run lasts 3 years; beyond that a time is junk (and near int64's ns range).
+// Nor does a run, an epoch or a step last no time at all: its end is after its start (a zero-length
+// epoch at the baseline made every other configuration's speedup 0).
 inline constexpr double kMaxRunSeconds = 1e8;
 inline constexpr std::int64_t kMaxRunNs = static_cast<std::int64_t>(kMaxRunSeconds * 1e9);
 // An epoch or step may outlast its run's manifest times by the clock difference between nodes
@@ -28,9 +30,18 @@ inline constexpr std::int64_t kWallClockMinNs = 946'684'800'000'000'000;
 inline constexpr std::int64_t kWallClockMaxNs = 7'258'118'400'000'000'000;
 inline bool wall_clock_ns(std::int64_t t) { return t >= kWallClockMinNs && t <= kWallClockMaxNs; }
 
-// Samples processed (per epoch, per rank, or a global batch): above 0 (a batch averaged over
-// steps may be a fraction), at most 10^15.
+// Samples processed (per epoch, per rank, or a global batch), at most 10^15. A rank's or GPU's
+// share may be a fraction (tensor and pipeline parallel ranks share their samples), but not less
+// than one sample shared by the largest world size: a denormal count made 1e-301 samples/s.
+inline constexpr double kMinSamples = 1.0 / static_cast<double>(kMaxWorldSize);
 inline constexpr double kMaxSamples = 1e15;
+
+// Seconds between two samples of a GPU sampler (a manifest's sampling_interval_s, itwinai's
+// probing_interval): no sampler reads a GPU more often than every microsecond, none worth a
+// figure once a day. Each sample counts for that long in nominal-time energy, so 1e300 s made
+// 1e298 Wh.
+inline constexpr double kMinSamplingIntervalS = 1e-6;
+inline constexpr double kMaxSamplingIntervalS = 86400;
 
 // GPU readings. No GPU draws 5 kW (the largest boards draw ~1.2 kW); utilization is a percentage.
 inline constexpr double kMaxGpuPowerW = 5000;
@@ -48,7 +59,8 @@ inline constexpr std::int64_t kTraceSlackNs = 1'000'000;  // 1 ms
 
 // A whole count in [1, max] (NaN is not).
 inline bool valid_count(double v, double max) { return v >= 1 && v <= max && v == std::floor(v); }
-inline bool valid_samples(double v) { return v > 0 && v <= kMaxSamples; }
+inline bool valid_samples(double v) { return v >= kMinSamples && v <= kMaxSamples; }
+inline bool valid_sampling_interval(double s) { return s >= kMinSamplingIntervalS && s <= kMaxSamplingIntervalS; }
 // Present readings outside their range; NaN (not available) is in range.
 inline bool bad_power(double w) { return w < 0 || w > kMaxGpuPowerW; }
 inline bool bad_percent(double p) { return p < 0 || p > kMaxPercent; }

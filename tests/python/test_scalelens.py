@@ -200,10 +200,10 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path):
         scalelens.load(tmp_path / "empty", pattern="(")
     with pytest.raises(scalelens.UsageError, match="baseline"):
         scalelens.load(tmp_path / "empty", baseline="fastest")
-    for bad in (float("nan"), float("inf"), 0.0):  # a NaN would pass any comparison
-        with pytest.raises(scalelens.UsageError, match="global_batch_size must be a finite number"):
+    for bad in (float("nan"), float("inf"), 0.0, 1e-300):  # a NaN would pass any comparison
+        with pytest.raises(scalelens.UsageError, match="global_batch_size must be a number of samples from 1e-07 to 1e\\+15"):
             scalelens.load(tmp_path / "empty", global_batch_size=bad)
-        with pytest.raises(scalelens.UsageError, match="batch_per_gpu must be a finite number"):
+        with pytest.raises(scalelens.UsageError, match="batch_per_gpu must be a number of samples from 1e-07 to 1e\\+15"):
             scalelens.load(tmp_path / "empty", batch_per_gpu=bad)
     with pytest.raises(scalelens.InputError, match="no trace could be analysed"):
         scalelens.trace(tmp_path / "empty")

@@ -222,28 +222,162 @@ TEST(Limits, MlperfEpochLongerThanItsRunIsLeftOut) {
       << bad[0]->message;
 }
 
+// ------------------------------------------------------------------------------ no time
+
+// An epoch, step or run lasts some time. A baseline of zero-length epochs (a logger that wrote its
+// start time twice) made every other configuration of its label 0x faster, with no warning.
+TEST(Limits, EpochsThatLastNoTimeAreLeftOutAndNoSpeedupIsZero) {
+  ScratchDir dir;
+  write_good_study(dir);
+  const auto before = figures_by_configuration(report_of(dir.path().string()));
+  for (int p : {1, 2}) {
+    write_run(dir, fmt::format("zero-{}", p), p, 4.0);
+    dir.write(fmt::format("zero-{}/scalelens.json", p),
+              fmt::format(R"({{"label": "zero", "world_size": {}}})", p));  // epochs are its only time
+  }
+  dir.write("zero-1/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n0,0,1000000000,1000000000,100\n"
+                                 "0,1,5000000000,5000000000,100\n");
+  dir.write("zero-2/steps.csv", "rank,step,start_ns,end_ns,samples\n0,0,1000000000,1000000000,\n0,1,1000000000,1500000000,\n");
+  auto study = read_study(dir);
+  auto bad = with_code(study.diagnostics, "bad-lines");
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_TRUE(std::any_of(bad.begin(), bad.end(), [](auto* d) {
+    return ends_with(d->path, "zero-1/epochs.csv") && d->line == 2 &&
+           d->message == "2 lines skipped; the first, line 2: end_ns equals start_ns: the epoch lasts no time";
+  }));
+  EXPECT_TRUE(std::any_of(bad.begin(), bad.end(), [](auto* d) {
+    return ends_with(d->path, "zero-2/steps.csv") && d->line == 2 && d->message.find("the step lasts no time") != std::string::npos;
+  }));
+  const Summary after = analyze(study, {});
+  for (const auto& c : after.configurations) {
+    if (c.label != "zero") continue;
+    EXPECT_FALSE(c.speedup) << c.key();  // no time at the baseline: no speedup, never 0
+    EXPECT_FALSE(c.efficiency) << c.key();
+    if (c.world_size == 1) EXPECT_FALSE(c.epoch_time_s);
+  }
+  auto figures = figures_by_configuration(after);
+  std::erase_if(figures, [](const auto& f) { return f.first.rfind("zero/", 0) == 0; });
+  EXPECT_EQ(figures, before);
+}
+
+TEST(Limits, RunsThatEndWhenOrBeforeTheyStartHaveNoRunTime) {
+  ScratchDir dir;
+  dir.write("a/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 5000000000, "end_ns": 5000000000})");
+  std::string log = mlperf_log("1", 4, 8.0);
+  // run_stop a millisecond before run_start (line 6).
+  const auto stop = log.rfind(":::MLLOG");
+  log = log.substr(0, stop) + ":::MLLOG {\"time_ms\": 1630000000009, \"key\": \"run_stop\", \"value\": null, "
+                              "\"metadata\": {\"status\": \"success\"}}\n";
+  dir.write("b/result_1.txt", log);
+  // A manifest's start after its MLPerf log's run_stop: each file is sound, the two together are not.
+  dir.write("c/scalelens.json", R"({"label": "ddp", "world_size": 4, "start_ns": 1630000001000000000})");
+  dir.write("c/result_1.txt", mlperf_log("1", 4, 0.001));
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 3u);
+  auto bad_manifest = with_code(study.diagnostics, "bad-manifest-field");
+  ASSERT_EQ(bad_manifest.size(), 1u);
+  EXPECT_EQ(bad_manifest[0]->message, "end_ns equals start_ns (a run that lasts no time); run time is left out");
+  auto implausible = with_code(study.diagnostics, "implausible-value");
+  ASSERT_EQ(implausible.size(), 1u);
+  EXPECT_TRUE(ends_with(implausible[0]->path, "b/result_1.txt"));
+  EXPECT_EQ(implausible[0]->line, 15);
+  EXPECT_EQ(implausible[0]->message, "1 value beyond physical limits left out; the first, line 15: run_stop is before "
+                                     "run_start (line 6); it is left out, and with it the run time");
+  const Summary summary = analyze(study, {});
+  ASSERT_EQ(summary.runs.size(), 3u);
+  for (const auto& r : summary.runs) EXPECT_FALSE(r.run_time_s) << r.path;
+  EXPECT_TRUE(std::any_of(summary.warnings.begin(), summary.warnings.end(), [](const Diagnostic& d) {
+    return d.code == "implausible-value" && d.path.find("/c") != std::string::npos &&
+           d.message.find("the run ends (end_ns 1630000000114000000) before it starts (start_ns 1630000001000000000)") !=
+               std::string::npos;
+  }));
+}
+
+TEST(Limits, ItwinaiEpochsThatLastNoTimeAreLeftOut) {
+  ScratchDir dir;
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,10,ddp,1\n2,0,ddp,1\n3,1e-300,ddp,1\n");
+  const std::string exp = "mllogs/mlflow/1";
+  dir.write(exp + "/meta.yaml", "artifact_location: file:///scratch/mllogs/mlflow/1\nexperiment_id: '1'\n"
+                                "lifecycle_stage: active\nname: scaling\n");
+  const std::int64_t t0 = 1'700'000'000'000;
+  dir.write(exp + "/w0/meta.yaml", fmt::format("artifact_uri: file:///x\nend_time: {}\nexperiment_id: '1'\nlifecycle_stage: "
+                                               "active\nrun_id: w0\nrun_name: worker_0 (main)\nrun_uuid: w0\nstart_time: {}\n"
+                                               "status: 3\n", t0 + 30'000, t0));
+  dir.write(exp + "/w0/params/strategy", "torch-ddp");
+  dir.write(exp + "/w0/params/global_world_size", "four");
+  dir.write(exp + "/w0/metrics/epoch_time_s", fmt::format("{} 10 0\n{} 0 1\n", t0 + 11'000, t0 + 12'000));
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  for (const auto& run : study.runs) EXPECT_EQ(run.epochs.size(), 1u) << run.path;
+  auto implausible = with_code(study.diagnostics, "implausible-value");
+  ASSERT_EQ(implausible.size(), 1u);
+  EXPECT_EQ(implausible[0]->message, "2 values beyond physical limits left out; the first, line 3: epoch 2 lasts 0 s, less "
+                                     "than a nanosecond; the line is left out");
+  auto epoch_time = with_code(study.diagnostics, "bad-epoch-time");
+  ASSERT_EQ(epoch_time.size(), 1u);
+  EXPECT_EQ(epoch_time[0]->message, "epoch_time_s 0 of epoch 1 is not a duration; left out");
+  auto unknown = with_code(study.diagnostics, "unknown-world-size");
+  EXPECT_TRUE(std::any_of(unknown.begin(), unknown.end(), [](auto* d) {
+    return d->message.rfind("MLflow run has param global_world_size 'four', not a whole number from 1 to 10000000", 0) == 0;
+  }));
+}
+
+// Each sample of a time-less GPU log counts for its probing interval in the energy: 1e300 s a
+// sample made 8e298 Wh.
+TEST(Limits, SamplingIntervalsNoSamplerHasAreLeftOut) {
+  ScratchDir dir;
+  dir.write("scalability-metrics/gpu-energy-data/torch-ddp_1.csv",
+            "sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n"
+            "0,90,300,0,0,1,torch-ddp,1e300\n"
+            "1,90,300,0,0,1,torch-ddp,1e-300\n"
+            "2,95,310,0,0,1,torch-ddp,2\n");
+  dir.write("m/scalelens.json", R"({"label": "x", "world_size": 1, "sampling_interval_s": 1e300})");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  const auto& itwinai = study.runs[0].format == "itwinai-csv" ? study.runs[0] : study.runs[1];
+  const auto& manifest = study.runs[0].format == "itwinai-csv" ? study.runs[1] : study.runs[0];
+  ASSERT_EQ(itwinai.gpus.size(), 1u);
+  EXPECT_EQ(itwinai.gpus[0].samples.size(), 1u);
+  ASSERT_TRUE(itwinai.sampling_interval_s);
+  EXPECT_EQ(*itwinai.sampling_interval_s, 2.0);
+  EXPECT_FALSE(manifest.sampling_interval_s);
+  auto implausible = with_code(study.diagnostics, "implausible-value");
+  ASSERT_EQ(implausible.size(), 1u);
+  EXPECT_EQ(implausible[0]->message, "2 values beyond physical limits left out; the first, line 2: probing_interval 1e+300 s is "
+                                     "not from 1e-06 to 86400 s; the line is left out");
+  auto bad_manifest = with_code(study.diagnostics, "bad-manifest-field");
+  ASSERT_EQ(bad_manifest.size(), 1u);
+  EXPECT_NE(bad_manifest[0]->message.find("a number of seconds from 1e-06 to 86400"), std::string::npos) << bad_manifest[0]->message;
+}
+
 // --------------------------------------------------------------------------------- samples
 
 TEST(Limits, SampleCountsOfZeroOrBeyond1e15AreLeftOut) {
   ScratchDir dir;
   write_run(dir, "a", 1, 6.0);
+  // A share of a sample (tensor-parallel ranks) is a count; none, a negative or a denormal one is not.
   dir.write("a/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n"
-                            "0,0,1000000000,7000000000,100\n0,1,7000000000,13000000000,0\n0,2,13000000000,19000000000,2e15\n");
+                            "0,0,1000000000,7000000000,100\n0,1,7000000000,13000000000,0\n0,2,13000000000,19000000000,2e15\n"
+                            "0,3,19000000000,20000000000,-5\n0,4,20000000000,20500000000,1e-300\n"
+                            "0,5,20500000000,20600000000,0.25\n");
   dir.write("b/scalelens.json", R"({"label": "x", "world_size": 1, "global_batch_size": 0, "samples_per_epoch": 1e16})");
   auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   const auto& a = study.runs[0].run_id == "a" ? study.runs[0] : study.runs[1];
   const auto& b = study.runs[0].run_id == "a" ? study.runs[1] : study.runs[0];
-  ASSERT_EQ(a.epochs.size(), 3u);  // the epochs stay; only their sample counts go
+  ASSERT_EQ(a.epochs.size(), 6u);  // the epochs stay; only their sample counts go
   EXPECT_EQ(a.epochs[0].samples, 100.0);
   EXPECT_FALSE(a.epochs[1].samples);
   EXPECT_FALSE(a.epochs[2].samples);
+  EXPECT_FALSE(a.epochs[3].samples);
+  EXPECT_FALSE(a.epochs[4].samples);
+  EXPECT_EQ(a.epochs[5].samples, 0.25);
   EXPECT_FALSE(b.global_batch_size);
   EXPECT_FALSE(b.samples_per_epoch);
   auto bad = with_code(study.diagnostics, "implausible-value");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0]->line, 3);
-  EXPECT_EQ(bad[0]->message, "2 values beyond physical limits left out; the first, line 3: samples 0 is not from 1 to 1e+15; "
+  EXPECT_EQ(bad[0]->message, "4 values beyond physical limits left out; the first, line 3: samples 0 is not from 1e-07 to 1e+15; "
                              "that value is left out");
   EXPECT_EQ(with_code(study.diagnostics, "bad-manifest-field").size(), 2u);
 }

@@ -281,7 +281,8 @@ class ItwinaiMlflowReader final : public Reader {
       return value;
     };
     run.label = param("strategy");
-    if (auto ws = parse_int(param("global_world_size")); ws && *ws > 0) {
+    const std::string world_size_text = param("global_world_size");
+    if (auto ws = parse_int(world_size_text); ws && *ws > 0) {
       if (*ws <= limits::kMaxWorldSize) {
         run.world_size = static_cast<int>(*ws);
         run.detected_from["world_size"] = "MLflow param global_world_size";
@@ -292,8 +293,13 @@ class ItwinaiMlflowReader final : public Reader {
                  train.dir / "params" / "global_world_size");
       }
     }
-    if (auto interval = parse_double(param("probing_interval")); interval && *interval > 0)
+    if (auto interval = parse_double(param("probing_interval")); interval && limits::valid_sampling_interval(*interval))
       run.sampling_interval_s = *interval;
+    else if (interval)
+      out.warn("implausible-value",
+               fmt::format("param probing_interval {:g} s is not from {:g} to {:g} s; left out", *interval,
+                           limits::kMinSamplingIntervalS, limits::kMaxSamplingIntervalS),
+               train.dir / "params" / "probing_interval");
 
     // The train run itself is ended as soon as its workers start, so the run spans all of them.
     bool all_finished = true, any_failed = false, any_open = false;
@@ -316,7 +322,8 @@ class ItwinaiMlflowReader final : public Reader {
     for (const auto* r : group) {
       const int rank = r->rank();
       for (const auto& p : read_metric(r->dir / "metrics" / "epoch_time_s", out)) {
-        if (p.value < 0 || p.value > limits::kMaxRunSeconds) {
+        // Less than half a nanosecond is no time once in ns: an epoch lasts some (model/limits.hpp).
+        if (!(p.value * 1e9 >= 0.5) || p.value > limits::kMaxRunSeconds) {
           out.warn("bad-epoch-time", fmt::format("epoch_time_s {} of epoch {} is not a duration; left out", p.value, p.step),
                    r->dir / "metrics" / "epoch_time_s");
           continue;
@@ -354,9 +361,12 @@ class ItwinaiMlflowReader final : public Reader {
     }
     if (!run.world_size)
       out.warn("unknown-world-size",
-               "MLflow run has no param global_world_size, so speedup and efficiency cannot be computed for it; log "
-               "the param, or write {\"world_size\": N} in a scalelens.json above the store (a default for every run "
-               "below it that lacks one)",
+               fmt::format("MLflow run has {}, so speedup and efficiency cannot be computed for it; log "
+                           "the param, or write {{\"world_size\": N}} in a scalelens.json above the store (a default for "
+                           "every run below it that lacks one)",
+                           world_size_text.empty() ? std::string("no param global_world_size")
+                                                   : fmt::format("param global_world_size '{}', not a whole number from 1 to {}",
+                                                                 world_size_text, limits::kMaxWorldSize)),
                train.dir);
     out.runs.push_back(std::move(run));
   }

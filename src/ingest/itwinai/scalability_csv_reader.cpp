@@ -280,6 +280,8 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
     auto seconds = parse_double(row[1]);
     if (!epoch || !seconds || *seconds < 0 || *seconds > kMaxSeconds)
       return bad.add(line, fmt::format("epoch_id '{}' or time '{}' is not a number of seconds", trim(row[0]), trim(row[1])));
+    if (!(*seconds * 1e9 >= 0.5))  // an epoch lasts some time (model/limits.hpp)
+      return implausible.add(line, fmt::format("epoch {} lasts {:g} s, less than a nanosecond; the line is left out", *epoch, *seconds));
     if (f.name.empty()) {
       f.name = std::string(trim(row[2]));
       // SLURM_NNODES, or "unk"/-1 where it was not set.
@@ -339,6 +341,10 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
         !measure(row[c_util], s.util_pct) || !measure(row[c_power], s.power_w))
       return bad.add(line, "a field is not a number");
     // Readings and counts beyond physical limits (model/limits.hpp) are left out, the rest kept.
+    // Each sample counts for the probing interval in the energy: one that cannot be leaves the line out.
+    if (!limits::valid_sampling_interval(*interval))
+      return implausible.add(line, fmt::format("probing_interval {:g} s is not from {:g} to {:g} s; the line is left out",
+                                               *interval, limits::kMinSamplingIntervalS, limits::kMaxSamplingIntervalS));
     if (limits::bad_power(s.power_w)) {
       implausible.add(line, fmt::format("power {:g} is outside 0…{:g} W per GPU", s.power_w, limits::kMaxGpuPowerW));
       s.power_w = kMissing;

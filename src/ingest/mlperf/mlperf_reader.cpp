@@ -111,7 +111,7 @@ class MlperfReader final : public Reader {
     run.path = path.string();
     run.run_id = path.string();
     std::optional<double> nodes, per_node, ranks;
-    std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0;
+    std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0, run_start_line = 0, run_stop_line = 0;
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
     std::string benchmark, platform;
     std::map<std::int64_t, std::int64_t> epoch_start_ms;
@@ -147,9 +147,10 @@ class MlperfReader final : public Reader {
         return std::nullopt;
       };
       const std::int64_t t_ns = time_ms * 1'000'000;
-      if (k == "run_start") run.start_ns = t_ns;
+      if (k == "run_start") run.start_ns = t_ns, run_start_line = lines.line_no();
       else if (k == "run_stop") {
         run.end_ns = t_ns;
+        run_stop_line = lines.line_no();
         std::string_view status;
         if (doc["metadata"]["status"].get_string().get(status) == simdjson::SUCCESS)
           run.exit_status = status == "success" ? 0 : 1;
@@ -160,7 +161,7 @@ class MlperfReader final : public Reader {
         // Sample counts beyond physical limits (model/limits.hpp) are left out.
         auto n = number();
         if (n && !limits::valid_samples(*n)) {
-          implausible.add(lines.line_no(), fmt::format("{} {:g} is not from 1 to {:g}", k, *n, limits::kMaxSamples));
+          implausible.add(lines.line_no(), fmt::format("{} {:g} is not from {:g} to {:g}", k, *n, limits::kMinSamples, limits::kMaxSamples));
           n.reset();
         }
         (k == "global_batch_size" ? run.global_batch_size : run.samples_per_epoch) = n;
@@ -181,8 +182,9 @@ class MlperfReader final : public Reader {
         auto it = e ? epoch_start_ms.find(*e) : epoch_start_ms.end();
         if (it == epoch_start_ms.end()) {
           bad_line(lines.line_no(), "epoch_stop without a matching epoch_start");
-        } else if (time_ms < it->second) {
-          bad_line(lines.line_no(), "epoch_stop before its epoch_start");
+        } else if (time_ms <= it->second) {
+          bad_line(lines.line_no(), time_ms < it->second ? "epoch_stop before its epoch_start"
+                                                         : "epoch_stop at the time of its epoch_start (an epoch that lasts no time)");
         } else {
           run.epochs.push_back(Interval{0, *e, it->second * 1'000'000, t_ns, std::nullopt});
           epoch_lines.push_back(lines.line_no());
@@ -206,10 +208,16 @@ class MlperfReader final : public Reader {
                                                  *nodes * *per_node, limits::kMaxWorldSize));
       per_node.reset();
     }
+    // A run_stop not after its run_start: the log's run time cannot be (as a manifest's end_ns).
+    if (run.start_ns && run.end_ns && *run.end_ns <= *run.start_ns) {
+      implausible.add(run_stop_line, fmt::format("run_stop is {} run_start (line {}); it is left out, and with it the run time",
+                                                 *run.end_ns < *run.start_ns ? "before" : "at the time of", run_start_line));
+      run.end_ns.reset();
+    }
     // An epoch longer than its run (run_start..run_stop of the same log), or than any run lasts,
     // cannot be one of its epochs.
     {
-      const bool has_run = run.start_ns && run.end_ns && *run.end_ns >= *run.start_ns;
+      const bool has_run = run.start_ns && run.end_ns;
       const double run_ns = has_run ? limits::span_ns(*run.start_ns, *run.end_ns) : 0;
       const double max_ns = has_run ? std::min(run_ns + static_cast<double>(limits::kIntervalSlackNs),
                                                static_cast<double>(limits::kMaxRunNs))

@@ -92,7 +92,7 @@ class ManifestReader final : public Reader {
         (key == "world_size" ? run.world_size : key == "nodes" ? run.nodes : key == "gpus_per_node" ? run.gpus_per_node : run.cpus_per_node) = n;
       } else if (key == "global_batch_size" || key == "samples_per_epoch") {
         auto d = number_of(v);
-        if (!d || !limits::valid_samples(*d)) { bad(fmt::format("a number of samples above 0, at most {:g}", limits::kMaxSamples)); continue; }
+        if (!d || !limits::valid_samples(*d)) { bad(fmt::format("a number of samples from {:g} to {:g}", limits::kMinSamples, limits::kMaxSamples)); continue; }
         (key == "global_batch_size" ? run.global_batch_size : run.samples_per_epoch) = *d;
       } else if (key == "scaling") {
         auto s = string_of(v);
@@ -115,7 +115,8 @@ class ManifestReader final : public Reader {
                    path);
       } else if (key == "sampling_interval_s") {
         auto d = number_of(v);
-        if (d && *d > 0) run.sampling_interval_s = *d; else bad("a positive number");
+        if (d && limits::valid_sampling_interval(*d)) run.sampling_interval_s = *d;
+        else bad(fmt::format("a number of seconds from {:g} to {:g}", limits::kMinSamplingIntervalS, limits::kMaxSamplingIntervalS));
       } else if (key == "gpu_model") {
         if (auto s = string_of(v)) run.gpu_model = *s;
       } else if (key == "system") {
@@ -148,8 +149,11 @@ class ManifestReader final : public Reader {
       }
       // Unknown fields are kept in the file and ignored here (DESIGN.md).
     }
-    if (run.start_ns && run.end_ns && *run.end_ns < *run.start_ns) {
-      out.warn("bad-manifest-field", "end_ns is before start_ns; run time is left out", path);
+    if (run.start_ns && run.end_ns && *run.end_ns <= *run.start_ns) {
+      out.warn("bad-manifest-field",
+               *run.end_ns < *run.start_ns ? "end_ns is before start_ns; run time is left out"
+                                           : "end_ns equals start_ns (a run that lasts no time); run time is left out",
+               path);
       run.start_ns.reset();
       run.end_ns.reset();
     } else if (run.start_ns && run.end_ns && limits::span_ns(*run.start_ns, *run.end_ns) > static_cast<double>(limits::kMaxRunNs)) {

@@ -72,9 +72,10 @@ class RankRecordReader final : public Reader {
       }
     }
     if (!has_rank) return out.warn("bad-rank-file", "no non-negative integer \"rank\"; left out", ctx.file);
-    if (r.start_ns && r.end_ns && (*r.end_ns < *r.start_ns || limits::span_ns(*r.start_ns, *r.end_ns) > limits::kMaxRunNs)) {
+    if (r.start_ns && r.end_ns && (*r.end_ns <= *r.start_ns || limits::span_ns(*r.start_ns, *r.end_ns) > limits::kMaxRunNs)) {
       out.warn("implausible-value",
-               *r.end_ns < *r.start_ns ? "end_ns is before start_ns; the rank's times are ignored"
+               *r.end_ns < *r.start_ns    ? "end_ns is before start_ns; the rank's times are ignored"
+               : *r.end_ns == *r.start_ns ? "end_ns equals start_ns (no time); the rank's times are ignored"
                                        : fmt::format("end_ns − start_ns is more than any run lasts ({:g} s); the rank's times are ignored",
                                                      limits::kMaxRunSeconds),
                ctx.file);

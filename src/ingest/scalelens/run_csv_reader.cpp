@@ -81,6 +81,7 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  if (!rank || !index || !start || !end) return bad.add(line, "rank, index, start_ns and end_ns must be integers");
                  if (*rank < 0 || *start < 0 || *end < 0) return bad.add(line, "negative rank or time");
                  if (*end < *start) return bad.add(line, "end_ns is before start_ns");
+                 if (*end == *start) return bad.add(line, fmt::format("end_ns equals start_ns: the {} lasts no time", what));
                  if (*rank > limits::kMaxRank)
                    return implausible.add(line, fmt::format("rank {} is beyond any world size; the line is left out", *rank));
                  if (limits::span_ns(*start, *end) > max_ns)
@@ -93,9 +94,9 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  Interval iv{static_cast<int>(*rank), *index, *start, *end, std::nullopt};
                  if (!trim(f[4]).empty()) {
                    auto s = parse_double(f[4]);
-                   if (!s || *s < 0) return bad.add(line, "samples must be a non-negative number");
+                   if (!s) return bad.add(line, "samples must be a number");
                    if (limits::valid_samples(*s)) iv.samples = *s;
-                   else implausible.add(line, fmt::format("samples {:g} is not from 1 to {:g}; that value is left out", *s, limits::kMaxSamples));
+                   else implausible.add(line, fmt::format("samples {:g} is not from {:g} to {:g}; that value is left out", *s, limits::kMinSamples, limits::kMaxSamples));
                  }
                  into.push_back(iv);
                });
