@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "common/file_io.hpp"
 #include "ingest/ingest.hpp"
 #include "report/report_html.hpp"
 #include "report/summary_writers.hpp"
@@ -997,4 +998,54 @@ TEST(RunFolder, CancellingStopsReadingBetweenFilesAndSaysSo) {
   Study whole = read_study(dir, true);
   EXPECT_FALSE(whole.cancelled);
   EXPECT_EQ(analyze(whole, {}).configurations.size(), 1u);
+}
+
+// A run folder's CSV logs are read by their columns' names, in whatever order a writer put them
+// (pandas, a hand-made logger): a study whose every epochs.csv, steps.csv, gpu.csv and host.csv
+// has its columns reversed gives the same summary, figure for figure. Reversed epochs.csv were
+// silently not read (the header was recognized by its first columns).
+TEST(RunFolder, LogsWithTheirColumnsInAnotherOrderGiveTheSameSummary) {
+  ScratchDir as_written, reversed;
+  std::mt19937_64 rng(7);
+  write_gpu_study(as_written, rng, {.runs = 3, .gpus = 2, .may_be_empty = false, .vary_gpus = true});
+  std::filesystem::copy(std::string(SCALELENS_SOURCE_DIR) + "/examples/toy-study", as_written.path() / "toy",
+                        std::filesystem::copy_options::recursive);
+  std::size_t logs = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(as_written.path())) {
+    if (!entry.is_regular_file()) continue;
+    const auto relative = entry.path().lexically_relative(as_written.path()).string();
+    std::string text = read_file(entry.path()).value();
+    if (entry.path().extension() == ".csv") {
+      std::string out;
+      std::size_t at = 0;
+      while (at < text.size()) {
+        std::size_t nl = text.find('\n', at);
+        if (nl == std::string::npos) nl = text.size();
+        std::vector<std::string_view> fields;
+        split_csv(std::string_view(text).substr(at, nl - at), fields);
+        std::reverse(fields.begin(), fields.end());
+        for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + std::string(fields[i]);
+        out += '\n';
+        at = nl + 1;
+      }
+      text = out;
+      ++logs;
+    }
+    reversed.write(relative, text);
+  }
+  EXPECT_GT(logs, 20u);
+  const Study a = read_study(as_written), b = read_study(reversed);
+  ASSERT_EQ(a.runs.size(), b.runs.size());
+  for (std::size_t i = 0; i < a.runs.size(); ++i) {
+    SCOPED_TRACE(a.runs[i].run_id);
+    EXPECT_EQ(a.runs[i].epochs.size(), b.runs[i].epochs.size());
+    EXPECT_EQ(a.runs[i].steps.size(), b.runs[i].steps.size());
+    EXPECT_EQ(a.runs[i].gpus.size(), b.runs[i].gpus.size());
+    EXPECT_EQ(a.runs[i].host_series.size(), b.runs[i].host_series.size());
+  }
+  std::string paths_a = render_summary_json(analyze(a, {})), paths_b = render_summary_json(analyze(b, {}));
+  // The same but for where the study lies.
+  for (auto [text, root] : {std::pair{&paths_a, as_written.path().string()}, std::pair{&paths_b, reversed.path().string()}})
+    for (std::size_t at = text->find(root); at != std::string::npos; at = text->find(root, at)) text->replace(at, root.size(), "ROOT");
+  EXPECT_EQ(paths_a, paths_b);
 }

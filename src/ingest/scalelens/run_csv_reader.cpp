@@ -27,12 +27,25 @@ std::string_view first_line(std::string_view text) {
   return trim(text.substr(0, nl));
 }
 
+// A header in our writers' order by its first columns (the reader then names any it lacks), else
+// in any order by the columns a file of that kind cannot do without: a log written by other code
+// (pandas, a hand-made script) orders its columns as it likes, and was silently not read.
 Kind kind_of_header(std::string_view header) {
   if (header.rfind("rank,step,start_ns,end_ns,comm_ns", 0) == 0) return Kind::comm;
   if (header.rfind("rank,epoch,", 0) == 0) return Kind::epochs;
   if (header.rfind("rank,step,", 0) == 0) return Kind::steps;
   if (header.rfind("t_ns,gpu,", 0) == 0 || header == "t_ns,gpu") return Kind::gpu;
   if (header.rfind("t_ns,cpu_util_pct,", 0) == 0 || header == "t_ns,cpu_util_pct") return Kind::host;
+  std::vector<std::string_view> names;
+  split_csv(header, names);
+  auto has = [&](std::initializer_list<std::string_view> columns) {
+    return std::all_of(columns.begin(), columns.end(), [&](std::string_view c) { return find_column(names, c) >= 0; });
+  };
+  if (has({"rank", "step", "start_ns", "end_ns", "comm_ns"})) return Kind::comm;
+  if (has({"rank", "epoch", "start_ns", "end_ns"})) return Kind::epochs;
+  if (has({"rank", "step", "start_ns", "end_ns"})) return Kind::steps;
+  if (has({"t_ns", "gpu"})) return Kind::gpu;
+  if (has({"t_ns", "cpu_util_pct"})) return Kind::host;
   return Kind::none;
 }
 
