@@ -247,17 +247,21 @@ static std::optional<std::int64_t> wall_clock_start(const ParsedTrace& trace, co
 RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   RankSummary r;
   r.file = trace.path;
-  r.rank_known = trace.rank.has_value() || trace.hta_rank_found;
-  r.rank = trace.rank ? *trace.rank : trace.hta_rank;
+  // HTA's rank (the first "rank" text) holds to the limits distributedInfo's does (model/limits.hpp).
+  const bool hta_rank_valid = trace.hta_rank_found && trace.hta_rank >= 0 && trace.hta_rank <= limits::kMaxRank;
+  r.rank_known = trace.rank.has_value() || hta_rank_valid;
+  r.rank = trace.rank ? *trace.rank : hta_rank_valid ? trace.hta_rank : 0;
   r.world_size = trace.world_size;
   if (!trace.device_names.empty()) r.device = trace.device_names.front();
   r.visible_gpus = static_cast<int>(std::min<std::size_t>(trace.device_names.size(), limits::kMaxWorldSize));
   if (!r.rank_known) {
+    const std::string why = trace.hta_rank_found ? fmt::format("the trace's rank {} is not from 0 to {}", trace.hta_rank, limits::kMaxRank)
+                                                 : std::string("no rank in the trace (distributedInfo.rank)");
     if (auto from_name = rank_from_file_name(trace.path)) {
       r.rank = *from_name;
-      r.warnings.push_back(fmt::format("no rank in the trace (distributedInfo.rank); taken as {} from the file name", r.rank));
+      r.warnings.push_back(fmt::format("{}; taken as {} from the file name", why, r.rank));
     } else {
-      r.warnings.push_back("no rank in the trace (distributedInfo.rank); taken as 0");
+      r.warnings.push_back(why + "; taken as 0");
     }
   }
   for (const auto& issue : trace.issues)

@@ -241,8 +241,20 @@ Error json_error(int error_code, const std::string& path, std::string_view buffe
     case sj::UTF8_ERROR:
       msg = fmt::format("text is not valid UTF-8 at byte {}", first_invalid_utf8(buffer));
       break;
+    case sj::INCOMPLETE_ARRAY_OR_OBJECT: {
+      // simdjson matches the text's first bracket against its last: a last one that closes the
+      // other kind ends a second document appended after the first, or the file was cut just there.
+      const std::size_t first = buffer.find_first_not_of(" \t\r\n"), last = buffer.find_last_not_of(" \t\r\n");
+      if (first != std::string_view::npos && first < last && (buffer[first] == '{' || buffer[first] == '[') &&
+          (buffer[last] == '}' || buffer[last] == ']')) {
+        msg = fmt::format("invalid JSON: the document opens with '{}' but the file ends with '{}': content after the "
+                          "document (two documents in one file?), or the file was cut just after that '{}'",
+                          buffer[first], buffer[last], buffer[last]);
+        return Error{std::move(msg), path};
+      }
+      [[fallthrough]];
+    }
     case sj::UNCLOSED_STRING:
-    case sj::INCOMPLETE_ARRAY_OR_OBJECT:
     case sj::TAPE_ERROR:
     case sj::EMPTY:
       msg = fmt::format("JSON is incomplete or malformed ({}): the file may be truncated ({} bytes)",

@@ -153,6 +153,10 @@ TEST(TraceChunked, SameErrorsAsWholeOnBadInput) {
   expect_same_all_ways(R"({"other": [{"a": 1}, {"b": 2}]})");
   expect_same_all_ways("[1, 2]");
   expect_same_all_ways("");
+  // Content after the document: a second trace appended to the first, or stray brackets.
+  expect_same_all_ways(good + "\n" + good);
+  expect_same_all_ways(good + "\n[]\n");
+  expect_same_all_ways("[" + kEvents.substr(kEvents.find('{')) + "\n" + good);
 }
 
 TEST(TraceChunked, MappedFileGivesTheSameEvents) {

@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "support/test_support.hpp"
+#include "trace/breakdown.hpp"
 #include "trace/kineto.hpp"
 #include "trace/trace_set.hpp"
 
@@ -66,6 +69,40 @@ TEST(TraceParser, TruncatedJsonIsAnErrorSayingSo) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("truncated"), std::string::npos) << r.error().message;
   EXPECT_EQ(r.error().path, "t.json");
+}
+
+// A file holding a trace and more after it (two traces appended into one file) was read as its
+// first trace alone, with no warning: the rest of the file is an error, whatever follows.
+TEST(TraceParser, ContentAfterTheDocumentIsAnErrorSayingSo) {
+  auto two = parse(kGood + "\n" + kGood);
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.error().message, fmt::format("invalid JSON: content after the end of the document, at byte {}", kGood.size() + 1));
+  EXPECT_EQ(two.error().path, "t.json");
+  auto brackets = parse(kGood + "\n[]\n");
+  ASSERT_FALSE(brackets.ok());
+  EXPECT_EQ(brackets.error().message, "invalid JSON: the document opens with '{' but the file ends with ']': content after the "
+                                      "document (two documents in one file?), or the file was cut just after that ']'");
+  auto events = parse("[" + kGood.substr(kGood.find("{\"ph\"")) + "\n");  // an array of events, then the closing brace
+  ASSERT_FALSE(events.ok());
+  EXPECT_NE(events.error().message.find("opens with '['"), std::string::npos) << events.error().message;
+  EXPECT_TRUE(parse(kGood + "\n \n\t").ok());  // blanks after it are nothing
+}
+
+// HTA takes a trace's rank from the first "rank" in its text; one outside the ranks any job has
+// (distributedInfo.rank -1 read so) is not a rank: the file name says which it is, with a warning.
+TEST(TraceParser, RankTextBeyondAnyJobIsTakenFromTheFileName) {
+  for (const char* rank : {"-1", "2147483647"}) {
+    std::string text = kGood;
+    text.replace(text.find("\"rank\": 1"), std::string_view("\"rank\": 1").size(), std::string("\"rank\": ") + rank);
+    auto r = parse_kineto(text, "worker3.pt.trace.json");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_FALSE(r.value().rank);
+    const RankSummary s = analyse(r.value(), CommMatcher());
+    EXPECT_EQ(s.rank, 3) << rank;
+    EXPECT_FALSE(s.rank_known);
+    ASSERT_FALSE(s.warnings.empty());
+    EXPECT_EQ(s.warnings[0], fmt::format("the trace's rank {} is not from 0 to 9999999; taken as 3 from the file name", rank));
+  }
 }
 
 TEST(TraceParser, NoTraceEventsIsAnError) {
