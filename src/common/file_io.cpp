@@ -539,4 +539,14 @@ Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vec
   return file.commit();
 }
 
+std::string_view special_file_kind(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::fifo: return "a named pipe (FIFO)";
+    case std::filesystem::file_type::socket: return "a socket";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::character: return "a character device";
+    default: return "not a regular file";
+  }
+}
+
 }  // namespace scalelens

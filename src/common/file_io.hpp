@@ -139,4 +139,7 @@ void remove_unfinished_files_on_termination();
 // strerror(errno) in a form that reads well after "cannot read FILE: ".
 std::string errno_text(int err);
 
+// What a file that is neither a regular file nor a folder is, for messages: "a named pipe (FIFO)".
+std::string_view special_file_kind(std::filesystem::file_type type);
+
 }  // namespace scalelens

@@ -192,13 +192,26 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       consider(root, fs::file_size(root, ec));
       continue;
     }
+    // A pipe or device is read once at most, and each file here is read twice (sniffed, then read).
+    if (!fs::is_directory(st)) {
+      diagnostics.push_back({Severity::error, "unreadable-file",
+                             fmt::format("{}, not a file or folder scalelens can read; left out", special_file_kind(st.type())),
+                             input, 0, {}});
+      continue;
+    }
     std::vector<UnreadableFolder> unreadable;
     walk_tree(root, [&](const fs::directory_entry& e) {
       std::error_code e2;
       if (e.is_directory(e2)) return !skipped_folder(e.path());
       if (!e.is_regular_file(e2)) {
         if (e.is_symlink(e2) && !fs::exists(e.path(), e2))
-          diagnostics.push_back({Severity::warning, "unreadable-file", "broken symbolic link; left out", e.path().string(), 0, {}});
+          diagnostics.push_back({Severity::warning, "unreadable-file",
+                                 e2 == std::errc::too_many_symbolic_link_levels ? "symbolic link that loops; left out"
+                                                                                : "broken symbolic link; left out",
+                                 e.path().string(), 0, {}});
+        else if (const auto type = e.status(e2).type(); !e2 && type != fs::file_type::not_found)
+          diagnostics.push_back({Severity::warning, "unreadable-file",
+                                 fmt::format("{}, not a regular file; left out", special_file_kind(type)), e.path().string(), 0, {}});
         return false;
       }
       consider(e.path(), e.file_size(e2));

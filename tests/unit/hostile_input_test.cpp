@@ -1,6 +1,8 @@
 // Hostile input and faults (issue 12) through the library: files that change under the reader.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "analysis/analyze.hpp"
@@ -49,4 +51,37 @@ TEST(HostileInput, FileVanishingBetweenListingAndReadingIsNamed) {
   // 200 epochs of 10 s, the first left out as warm-up: 199 values of 10 s.
   EXPECT_EQ(big->epoch_time_s->n, 199u);
   EXPECT_DOUBLE_EQ(big->epoch_time_s->mean, 10.0);
+}
+
+// A named pipe, socket or device is read once at most, and report reads each file twice (sniffed,
+// then read); one without a writer would block. Given as an input it is refused by name; found in a
+// folder, it is named and left out (it was skipped without a word), as is a symbolic link that
+// loops, and the runs beside them keep their figures.
+TEST(HostileInput, PipesAndLoopingLinksAreNamedAndLeftOut) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, 10, 3);
+  const auto fifo = dir / "a/epochs-live.csv", input_fifo = dir / "pipe.json", loop = dir / "a/loop.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(input_fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory_symlink(loop, loop);
+  Study study = ingest(IngestOptions{{(dir / "a").string(), input_fifo.string()}, {}, 1, {}});
+  auto with_path = [&](const std::filesystem::path& p) {
+    return std::find_if(study.diagnostics.begin(), study.diagnostics.end(), [&](const Diagnostic& d) { return d.path == p.string(); });
+  };
+  auto input = with_path(input_fifo);
+  ASSERT_NE(input, study.diagnostics.end());
+  EXPECT_EQ(input->severity, Severity::error);
+  EXPECT_EQ(input->code, "unreadable-file");
+  EXPECT_EQ(input->message, "a named pipe (FIFO), not a file or folder scalelens can read; left out");
+  auto inside = with_path(fifo);
+  ASSERT_NE(inside, study.diagnostics.end());
+  EXPECT_EQ(inside->severity, Severity::warning);
+  EXPECT_EQ(inside->message, "a named pipe (FIFO), not a regular file; left out");
+  auto looping = with_path(loop);
+  ASSERT_NE(looping, study.diagnostics.end());
+  EXPECT_EQ(looping->message, "symbolic link that loops; left out");
+  ASSERT_EQ(study.runs.size(), 1u);
+  auto summary = analyze(study, {});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  EXPECT_DOUBLE_EQ(summary.configurations[0].epoch_time_s->mean, 10.0);
 }
