@@ -31,9 +31,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
   sub->add_option("--study", options->study, "folder that holds run folders (default runs)");
   sub->add_option("--label", options->label, "strategy or variant, e.g. ddp, deepspeed (default: the program's name)");
   sub->add_option("--run-id", options->run_id, "run folder name; give the same value to every wrapper of one job");
-  sub->add_option("--world-size", options->world_size, "GPUs (or ranks) of the whole job (default: detected)")->check(CLI::PositiveNumber);
-  sub->add_option("--nodes", options->nodes, "nodes of the job (default: detected)")->check(CLI::PositiveNumber);
-  sub->add_option("--gpus-per-node", options->gpus_per_node, "GPUs per node (default: detected)")->check(CLI::PositiveNumber);
+  // The manifest's limits (model/limits.hpp), so that run never writes a scalelens.json report refuses.
+  sub->add_option("--world-size", options->world_size, "GPUs (or ranks) of the whole job (default: detected)")
+      ->check(CLI::Range(1, static_cast<int>(limits::kMaxWorldSize)));
+  sub->add_option("--nodes", options->nodes, "nodes of the job (default: detected)")
+      ->check(CLI::Range(1, static_cast<int>(limits::kMaxNodes)));
+  sub->add_option("--gpus-per-node", options->gpus_per_node, "GPUs per node (default: detected)")
+      ->check(CLI::Range(1, static_cast<int>(limits::kMaxPerNode)));
   sub->add_option("--global-batch-size", options->global_batch_size, "samples per step over all ranks")
       ->check(kFiniteNumber)
       ->check(kSamplesCount);  // as the report reads it back from scalelens.json
@@ -47,11 +51,20 @@ void add_run_command(CLI::App& app, int& exit_code) {
   sub->add_option("--flush", options->flush_s, "seconds between writes of the samples, at most 5 (default 1)")
       ->check(kFiniteNumber)
       ->check(CLI::Range(0.0, 5.0));
-  sub->add_option("--gpu-source", options->gpu_source, "auto, nvml, amdsmi, none, or replay:FILE (a recorded gpu.csv)");
+  // Checked before the command starts: a misspelt source ran the whole job without GPU samples.
+  sub->add_option("--gpu-source", options->gpu_source, "auto, nvml, amdsmi, none, or replay:FILE (a recorded gpu.csv)")
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {
+            if (spec == "auto" || spec == "nvml" || spec == "amdsmi" || spec == "none") return {};
+            if (spec.rfind("replay:", 0) != 0) return "not one of auto, nvml, amdsmi, none, replay:FILE: " + spec;
+            std::error_code ec;
+            return std::filesystem::is_regular_file(spec.substr(7), ec) ? std::string() : "no such file: " + spec.substr(7);
+          },
+          "SOURCE"));
   sub->add_flag("--no-host", [options](std::int64_t) { options->sample_host = false; }, "do not sample CPU, memory and CPU energy");
   sub->add_option("--host", options->host, "this node's name in the run folder (default $SCALELENS_HOST, else the host name)");
   sub->add_option("--kill-after", options->kill_after_s,
-                  "seconds from SIGTERM, SIGINT or SIGHUP (forwarded to all of the command's processes) to SIGKILL (default 10)")
+                  "seconds from SIGTERM, SIGINT, SIGHUP or SIGQUIT (forwarded to all of the command's processes) to SIGKILL (default 10)")
       ->check(kFiniteNumber)
       ->check(CLI::Range(0.0, 86400.0));
   sub->add_flag("-q,--quiet", options->quiet, "print nothing but errors");

@@ -10,6 +10,7 @@
 #include "collect/launcher.hpp"
 #include "collect/run_folder.hpp"
 #include "common/text.hpp"
+#include "model/limits.hpp"
 #include "monitor/sampler.hpp"
 #include "monitor/visible_devices.hpp"
 
@@ -40,7 +41,21 @@ struct LauncherCommand {
   std::optional<int> per_node, nodes, total;
   std::string program;  // set when COMMAND is a launcher
   std::string from;
+  // A count in its arguments beyond any machine (model/limits.hpp), not taken: why. A count cut to
+  // int (4294967297 → 1) or overflowing was written as a plausible world size, silently.
+  std::string refused;
 };
+
+// A launcher argument's count, when it is one from 1 to `max`; else none, and `refused` says why.
+std::optional<int> launcher_count(std::string_view text, std::int64_t max, const std::string& what, std::string& refused) {
+  auto v = parse_int(text);
+  if (!v || *v <= 0) return std::nullopt;  // "gpu", "auto", "1:4": not a count, or read otherwise
+  if (*v > max) {
+    refused = fmt::format("{} {} is beyond any machine (at most {})", what, *v, max);
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
 
 // A wrapped launcher (one wrapper per node around torchrun or mpirun) starts the ranks itself:
 // its arguments say how many.
@@ -56,19 +71,19 @@ LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<i
     out.program = prog;
     auto n = flag_value(cmd, {"--nproc-per-node", "--nproc_per_node"});
     if (!n) return out;
-    if (auto v = parse_int(*n); v && *v > 0) out.per_node = static_cast<int>(*v);
+    if (auto v = launcher_count(*n, limits::kMaxPerNode, prog + " --nproc-per-node", out.refused)) out.per_node = v;
     else if ((*n == "gpu" || *n == "auto") && gpus_on_node) out.per_node = gpus_on_node;
     if (auto nn = flag_value(cmd, {"--nnodes"})) {
       auto text = nn->substr(nn->find(':') == std::string::npos ? 0 : nn->find(':') + 1);  // "MIN:MAX" → MAX
-      if (auto v = parse_int(text); v && *v > 0) out.nodes = static_cast<int>(*v);
+      out.nodes = launcher_count(text, limits::kMaxNodes, prog + " --nnodes", out.refused);
     }
     out.from = fmt::format("command: {} --nproc-per-node{}", prog, out.nodes ? " × --nnodes" : "");
   } else if (prog == "mpirun" || prog == "mpiexec" || prog == "srun") {
     out.program = prog;
     auto n = flag_value(cmd, {"-n", "-np", "--np", "--ntasks"});
     if (n) {
-      if (auto v = parse_int(*n); v && *v > 0) {
-        out.total = static_cast<int>(*v);
+      if (auto v = launcher_count(*n, limits::kMaxWorldSize, prog + " -n", out.refused)) {
+        out.total = v;
         out.from = fmt::format("command: {} -n", prog);
       }
     }
@@ -166,12 +181,19 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   auto gpus_on_node = o.gpus_per_node ? o.gpus_per_node : p.job.gpus_on_node;
   auto launcher = launcher_in(o.command, gpus_on_node);
   p.launcher = launcher.program;
+  const std::int64_t nodes = launcher.nodes.value_or(o.nodes.value_or(p.job.ranks.value_or(1)));
+  if (!o.world_size && launcher.per_node && *launcher.per_node * nodes > limits::kMaxWorldSize)
+    launcher.refused = fmt::format("{} --nproc-per-node {} × {} nodes = {} GPUs is beyond any machine (at most {})",
+                                   launcher.program, *launcher.per_node, nodes, *launcher.per_node * nodes, limits::kMaxWorldSize);
   if (o.world_size) {
     p.world_size = o.world_size;
     p.detected_from["world_size"] = "--world-size";
+  } else if (!launcher.refused.empty()) {
+    // Unknown, not a guess: report then says so and how to state it.
+    p.world_size_warning = fmt::format("the command's {}; the run's world size is left unknown (give --world-size)",
+                                       launcher.refused);
   } else if (launcher.per_node) {
-    int nodes = launcher.nodes.value_or(o.nodes.value_or(p.job.ranks.value_or(1)));
-    p.world_size = *launcher.per_node * nodes;
+    p.world_size = static_cast<int>(*launcher.per_node * nodes);
     p.detected_from["world_size"] = launcher.from + (launcher.nodes || nodes == 1 ? "" : " × wrappers");
   } else if (launcher.total) {
     p.world_size = launcher.total;
@@ -196,6 +218,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   const fs::path dir = plan.run_dir;
   const bool writes_manifest = plan.job.rank == 0;
   if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
+  if (plan.world_size_warning && writes_manifest) std::fprintf(diag, "scalelens run: warning: %s\n", plan.world_size_warning->c_str());
   // Not under --quiet: two jobs under one name is a mistake worth hearing of.
   if (taken_by && writes_manifest)
     std::fprintf(diag, "scalelens run: warning: %s already holds %s (run ids name one job each); recording this %s in %s\n",
@@ -249,6 +272,11 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
       if (!visible.from.empty()) plan.detected_from["gpus_sampled"] = visible.from;
     } else {
       missing["gpu"] = source.error().message;
+      // Asked for by name, a source that cannot open is worth hearing of before the job ends
+      // (under auto, a node without GPUs is no news: the manifest's "missing" says so).
+      if (o.gpu_source != "auto" && o.gpu_source != "none")
+        std::fprintf(diag, "scalelens run: warning: --gpu-source %s: %s; GPUs are not sampled\n", o.gpu_source.c_str(),
+                     source.error().message.c_str());
     }
     monitor::SamplerOptions so;
     so.node_dir = node_dir;

@@ -37,6 +37,8 @@ struct RunPlan {
   std::string system;
   std::string run_dir;  // absolute
   std::optional<int> world_size;
+  // Why the world size is unknown though the command names a launcher's counts (ones beyond any machine).
+  std::optional<std::string> world_size_warning;
   // The launcher COMMAND is ("torchrun", "mpirun" …) when the wrapper wraps one: its rank record
   // then stands for a node's wrapper, not for a training rank. Empty when the wrapper is a rank.
   std::string launcher;

@@ -24,7 +24,9 @@ extern char** environ;
 namespace scalelens::collect {
 namespace {
 
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP};
+// SIGQUIT (Ctrl-\ in a terminal) too: by default it ended the wrapper alone (with a core), and the
+// command's children outlived it.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP, SIGQUIT};
 sigset_t g_original_mask;
 bool g_blocked = false;
 
@@ -65,7 +67,7 @@ void give_terminal(int fd, pid_t group) {
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-bool ends_the_job(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+bool ends_the_job(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT; }
 
 // Whether any process (zombies included) is still in process group `group`.
 bool group_alive(pid_t group) { return ::kill(-group, 0) == 0 || errno == EPERM; }

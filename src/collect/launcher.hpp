@@ -1,7 +1,7 @@
 #pragma once
 // Runs the training command as a child process in a process group of its own and waits for it,
 // forwarding the signals a scheduler sends (SIGINT, SIGTERM, SIGUSR1/2 before a time limit,
-// SIGHUP) to the whole group, so that the job's grandchildren (torchrun workers, data loaders,
+// SIGHUP, SIGQUIT) to the whole group, so that the job's grandchildren (torchrun workers, data loaders,
 // `bash -c` children) get them too, and stopping whatever of the group outlives the command.
 #include <string>
 #include <utility>
@@ -23,7 +23,7 @@ struct ChildOutcome {
 };
 
 struct ChildOptions {
-  // Seconds between a terminating signal (SIGTERM, SIGINT, SIGHUP) forwarded to the job's group,
+  // Seconds between a terminating signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT) forwarded to the job's group,
   // or the end of the command with processes of its group still running, and SIGKILL to the group.
   double kill_after_s = 10.0;
   // The command's working folder ("" = this process's).

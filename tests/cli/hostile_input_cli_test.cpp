@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "common/file_io.hpp"
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -162,6 +163,40 @@ TEST(HostileInput, SampleCountsOnTheCommandLineKeepTheManifestsRule) {
       }
   }
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "ddp"));
+}
+
+// What `run` is told of the job keeps the manifest's limits, and a GPU source it cannot name is
+// refused before the command starts (a misspelt one ran the whole job without GPU samples).
+TEST(HostileInput, RunRefusesCountsAndSourcesBeforeTheJobStarts) {
+  ScratchDir dir;
+  const std::string out = quoted(dir.path() / "out");
+  const std::filesystem::path ran = dir.path() / "ran";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--world-size 20000000", "--world-size: Value 20000000 not in range 1 to 10000000"},
+      {"--world-size 0", "--world-size: Value 0 not in range 1 to 10000000"},
+      {"--nodes 2000000", "--nodes: Value 2000000 not in range 1 to 1000000"},
+      {"--gpus-per-node 5000", "--gpus-per-node: Value 5000 not in range 1 to 4096"},
+      {"--gpu-source nvlm", "--gpu-source: not one of auto, nvml, amdsmi, none, replay:FILE: nvlm"},
+      {"--gpu-source replay:/no/such.csv", "--gpu-source: no such file: /no/such.csv"},
+  };
+  for (const auto& [option, message] : cases) {
+    SCOPED_TRACE(option);
+    auto r = run_scalelens("run -q --study " + out + " " + option + " -- touch " + quoted(ran));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(ran));  // no command ran
+  // A launcher's count beyond any machine: the job runs, its world size is left unknown, and it says so.
+  dir.write("bin/mpirun", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(dir.path() / "bin/mpirun", std::filesystem::perms::owner_all);
+  auto r = run_scalelens("run -q --study " + out + " --run-id big -- " + quoted(dir.path() / "bin/mpirun") + " -n 4294967296 ./x");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: the command's mpirun -n 4294967296 is beyond any machine (at most 10000000); the run's "
+                       "world size is left unknown (give --world-size)"),
+            std::string::npos)
+      << r.err;
+  const std::string manifest = scalelens::read_file(dir.path() / "out/big/scalelens.json").value();
+  EXPECT_EQ(manifest.find("\"world_size\""), std::string::npos) << manifest;
 }
 
 TEST(HostileInput, PatternStillSearchesAnywhereInTheRelativePath) {

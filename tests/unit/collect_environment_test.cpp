@@ -76,6 +76,34 @@ TEST(SlurmNodeList, ExpandsRangesPaddingAndPlainNames) {
   EXPECT_TRUE(expand_slurm_nodelist("").empty());
 }
 
+// A launcher's counts beyond any machine were cut to int (torchrun --nproc-per-node 4294967297
+// gave world size 1) or overflowed (70000 × 70000), and written as plausible world sizes. Now the
+// world size is left unknown, and the plan says why.
+TEST(RunPlan, LauncherCountsBeyondAnyMachineLeaveTheWorldSizeUnknown) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"torchrun", "--nproc-per-node", "4294967297", "t.py"}, "torchrun --nproc-per-node 4294967297 is beyond any machine (at most 4096)"},
+      {{"mpirun", "-n", "4294967296", "./x"}, "mpirun -n 4294967296 is beyond any machine (at most 10000000)"},
+      {{"torchrun", "--nnodes=1:2000000", "--nproc-per-node", "4", "t.py"}, "torchrun --nnodes 2000000 is beyond any machine (at most 1000000)"},
+      {{"torchrun", "--nproc-per-node", "4000", "--nnodes", "70000", "t.py"},
+       "torchrun --nproc-per-node 4000 × 70000 nodes = 280000000 GPUs is beyond any machine (at most 10000000)"},
+  };
+  for (const auto& [command, why] : cases) {
+    SCOPED_TRACE(command[0] + " " + command[2]);
+    auto p = plan_run(RunOptions{.command = command}, {});
+    EXPECT_FALSE(p.world_size);
+    EXPECT_FALSE(p.detected_from.count("world_size"));
+    ASSERT_TRUE(p.world_size_warning);
+    EXPECT_EQ(*p.world_size_warning, "the command's " + why + "; the run's world size is left unknown (give --world-size)");
+  }
+  // The largest counts there are pass, and --world-size wins over a refused count.
+  auto p = plan_run(RunOptions{.command = {"torchrun", "--nproc-per-node", "4096", "--nnodes", "2441", "t.py"}}, {});
+  EXPECT_EQ(p.world_size, 4096 * 2441);
+  EXPECT_FALSE(p.world_size_warning);
+  p = plan_run(RunOptions{.world_size = 8, .command = {"mpirun", "-n", "4294967296", "./x"}}, {});
+  EXPECT_EQ(p.world_size, 8);
+  EXPECT_FALSE(p.world_size_warning);
+}
+
 TEST(RunPlan, WorldSizeFromAWrappedTorchrunAndFlagsWin) {
   RunOptions o;
   o.command = {"torchrun", "--nnodes=2", "--nproc-per-node", "4", "train.py"};
