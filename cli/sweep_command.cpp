@@ -310,6 +310,14 @@ int run_sweep(SweepArgs a) {
       std::fprintf(stderr, "scalelens sweep: give the sizes: --nodes 1,2,4 (with --tasks-per-node) or --tasks 1,2,4\n");
       return 1;
     }
+    // Each count is in its range, their product may not be (600000 nodes × 4096 tasks overflowed
+    // into mpirun -n -1837367296): no run of the sweep may be larger than any machine.
+    if (const std::int64_t most = sweep::largest_gpus(sizes); most > limits::kMaxWorldSize) {
+      std::fprintf(stderr, "scalelens sweep: the largest size is %lld GPUs (nodes × tasks per node × GPUs per task), beyond "
+                           "any machine (at most %lld)\n",
+                   static_cast<long long>(most), static_cast<long long>(limits::kMaxWorldSize));
+      return 1;
+    }
     for (auto& e : sweep::plan_entries(a.label, sizes, a.command)) {
       bool known = false;
       for (const auto& have : plan.entries) known |= have.run_id == e.run_id;

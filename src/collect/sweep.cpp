@@ -1,5 +1,6 @@
 #include "collect/sweep.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -41,6 +42,15 @@ std::string substitute(std::string text, const Entry& e) {
     for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
       text.replace(at, std::string_view(key).size(), value);
   return text;
+}
+
+int exit_status_of(std::int64_t code) { return code == static_cast<int>(code) ? static_cast<int>(code) : 1; }
+
+std::int64_t largest_gpus(const Sizes& sizes) {
+  std::int64_t most = 0;
+  for (int n : sizes.nodes) most = std::max(most, std::int64_t{n} * sizes.tasks_per_node * sizes.gpus_per_task);
+  for (int t : sizes.tasks) most = std::max(most, std::int64_t{t} * sizes.gpus_per_task);
+  return most;
 }
 
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command) {
@@ -192,7 +202,7 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
     if (x["state"].get(s) || !state_from_name(s)) return bad(where + ".state");
     e.state = *state_from_name(s);
     if (!x["job_id"].get(s)) e.job_id = std::string(s);
-    if (!x["exit_status"].get(n)) e.exit_status = static_cast<int>(n);
+    if (!x["exit_status"].get(n)) e.exit_status = exit_status_of(n);
     if (!x["note"].get(s)) e.note = std::string(s);
     plan.entries.push_back(std::move(e));
   }
@@ -209,7 +219,7 @@ std::optional<State> state_from_run_folder(const std::filesystem::path& study, c
   std::string_view status;
   if (root["status"].get(status) || status != "complete") return State::running;
   std::int64_t code = 0;
-  if (!root["exit_status"].get(code)) exit_status = static_cast<int>(code);
+  if (!root["exit_status"].get(code)) exit_status = exit_status_of(code);
   return exit_status.value_or(0) == 0 ? State::done : State::failed;
 }
 

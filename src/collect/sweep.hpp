@@ -57,6 +57,12 @@ struct Sizes {
 // "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name) and the command's placeholders filled:
 // {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}.
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command);
+// The GPUs of the largest shape `sizes` plans, in 64 bits (each count is in range, their product
+// may not be), for the caller to hold to model/limits.hpp before planning.
+std::int64_t largest_gpus(const Sizes& sizes);
+// An exit status as a manifest or plan states it: one beyond int is no status a process has, and
+// cut to int it may read 0 (success): failed (1).
+int exit_status_of(std::int64_t code);
 std::string substitute(std::string text, const Entry& e);
 
 // The argv that measures an entry: `scalelens run --study S --label L --run-id R [run args] -- cmd`.

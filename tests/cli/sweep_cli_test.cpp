@@ -101,6 +101,14 @@ TEST(SweepCli, UsageErrorsAreNamed) {
   auto w = run_scalelens("sweep --study " + quoted(dir / "r") + " --status");
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_NE(w.err.find("workdir is not a string"), std::string::npos) << w.err;
+  // Each count in range, their product beyond any machine: refused before anything is planned
+  // (it overflowed into mpirun -n -1837367296).
+  for (const char* sizes : {"--nodes 600000 --tasks-per-node 4096", "--tasks 1000000 --gpus-per-task 4096"}) {
+    auto huge = run_scalelens("sweep --study " + quoted(dir / "huge") + " --label x " + sizes + " --launcher local --dry-run -- ./a");
+    EXPECT_EQ(huge.exit_code, 1) << sizes;
+    EXPECT_NE(huge.err.find("beyond any machine (at most 10000000)"), std::string::npos) << huge.err;
+    EXPECT_FALSE(fs::exists(dir / "huge/sweep.json"));
+  }
   // --help says where the commands run.
   auto help = run_scalelens("sweep --help");
   EXPECT_EQ(help.exit_code, 0);
@@ -122,6 +130,9 @@ TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
   EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::failed);
   EXPECT_EQ(plan.entries[1].exit_status, 3);
   const auto first_manifest = read(dir / "runs/sh-1n1t-r1/scalelens.json");
+  // An exit status beyond int is no success (cut to int, 4294967296 read as 0).
+  EXPECT_EQ(scalelens::sweep::exit_status_of(4294967296), 1);
+  EXPECT_EQ(scalelens::sweep::exit_status_of(-9), -9);
 
   fs::remove(marker);
   auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");

@@ -293,6 +293,21 @@ TEST(Limits, RunsThatEndWhenOrBeforeTheyStartHaveNoRunTime) {
   }));
 }
 
+// Cut to int, an exit status of 4294967296 read as 0: a failed run counted as a success.
+TEST(Limits, ExitStatusBeyondIntIsNoStatus) {
+  ScratchDir dir;
+  dir.write("a/scalelens.json", R"({"label": "ddp", "world_size": 1, "exit_status": 4294967296})");
+  dir.write("a/ranks/0.json", R"({"schema": "scalelens.rank/1", "rank": 0, "exit_status": -4294967296})");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_FALSE(study.runs[0].exit_status);
+  ASSERT_EQ(study.runs[0].ranks.size(), 1u);
+  EXPECT_FALSE(study.runs[0].ranks[0].exit_status);
+  auto bad = with_code(study.diagnostics, "bad-manifest-field");
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_NE(bad[0]->message.find("\"exit_status\" should be an integer exit status"), std::string::npos) << bad[0]->message;
+}
+
 TEST(Limits, ItwinaiEpochsThatLastNoTimeAreLeftOut) {
   ScratchDir dir;
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,10,ddp,1\n2,0,ddp,1\n3,1e-300,ddp,1\n");

@@ -103,7 +103,9 @@ class ManifestReader final : public Reader {
         (key == "start_ns" ? run.start_ns : run.end_ns) = t;
       } else if (key == "exit_status") {
         std::int64_t s;
-        if (v.get_int64().get(s) == simdjson::SUCCESS) run.exit_status = static_cast<int>(s); else bad("an integer");
+        // Cut to int, 4294967296 would read as 0: a success.
+        if (v.get_int64().get(s) == simdjson::SUCCESS && s == static_cast<int>(s)) run.exit_status = static_cast<int>(s);
+        else bad("an integer exit status");
       } else if (key == "status") {
         // "running" is written at start and replaced at the end: still there, the wrapper never
         // finished (killed, node lost) or the job is still going.

@@ -62,7 +62,7 @@ class RankRecordReader final : public Reader {
         r.start_ns = i;
       } else if (key == "end_ns" && v.get_int64().get(i) == simdjson::SUCCESS) {
         r.end_ns = i;
-      } else if (key == "exit_status" && v.get_int64().get(i) == simdjson::SUCCESS) {
+      } else if (key == "exit_status" && v.get_int64().get(i) == simdjson::SUCCESS && i == static_cast<int>(i)) {
         r.exit_status = static_cast<int>(i);
       } else if (key == "devices") {
         od::array arr;
