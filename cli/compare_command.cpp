@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "common/file_io.hpp"
 #include "common/text.hpp"
+#include "common/user_regex.hpp"
 #include "compare/compare.hpp"
 #include "compare/summary_reader.hpp"
 #include "ingest/ingest.hpp"
@@ -100,12 +101,41 @@ int run_compare(const CompareArgs& args) {
     (kind == "label" ? options.label_renames : options.system_renames)[m.substr(eq + 1, colon - eq - 1)] = m.substr(colon + 1);
   }
 
+  if (!args.pattern.empty()) {
+    if (auto check = UserRegex::compile(args.pattern); !check) {
+      std::fprintf(stderr, "scalelens compare: --pattern '%s' is not a valid regular expression: %s\n", args.pattern.c_str(),
+                   check.error().message.c_str());
+      return 1;
+    }
+  }
   auto before = load_side(args.before, "before", args);
   if (!before) return 2;
   auto after = load_side(args.after, "after", args);
   if (!after) return 2;
+  // --pattern selects runs as they are read; a saved summary's configurations were formed from all
+  // of its runs, so it would compare one side filtered with the other whole.
+  for (auto [side, which] : {std::pair{&*before, "before"}, std::pair{&*after, "after"}})
+    if (!args.pattern.empty() && !side->study) {
+      std::fprintf(stderr,
+                   "scalelens compare: --pattern selects runs as they are read, and the %s side is a saved summary.json, whose "
+                   "configurations are formed already: compare the run folders, or write that summary with report --pattern\n",
+                   which);
+      return 1;
+    }
 
   Comparison comparison = compare_summaries(before->summary, after->summary, options);
+  // What reading a side's folders left out (a file refused, a line skipped), as report says it: the
+  // comparison's figures are those without it.
+  std::vector<Diagnostic> read_warnings;
+  for (auto [side, which] : {std::pair{&*before, "before"}, std::pair{&*after, "after"}})
+    if (side->study)
+      for (const auto& d : side->study->diagnostics)
+        if (d.severity != Severity::note) {
+          Diagnostic w = d;
+          w.message = fmt::format("{} side: {}", which, d.message);
+          read_warnings.push_back(std::move(w));
+        }
+  comparison.warnings.insert(comparison.warnings.begin(), read_warnings.begin(), read_warnings.end());
   comparison.before_name = args.before;
   comparison.after_name = args.after;
   if (args.kernels > 0 && before->study && after->study) {
@@ -150,8 +180,7 @@ int run_compare(const CompareArgs& args) {
     if (!args.quiet && !args.output_dir.empty()) std::cout << fmt::format("Wrote {}\n", args.output_dir);
   }
   std::cout.flush();
-  for (const auto& d : comparison.warnings)
-    std::fprintf(stderr, "%s: %s [%s]\n", d.severity == Severity::note ? "note" : "warning", printable(d.message).c_str(), d.code.c_str());
+  std::fputs(render_diagnostics(comparison.warnings, TableStyle{is_terminal(STDERR_FILENO)}).c_str(), stderr);
 
   if (comparison.configurations.empty()) {
     std::fputs("scalelens compare: no configuration of one side matches one of the other (label, system and world size; "

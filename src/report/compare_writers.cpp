@@ -254,8 +254,18 @@ std::string render_compare_json(const Comparison& c) {
   w.end_array();
   w.key("warnings").begin_array();
   for (const auto& d : c.warnings)
-    w.begin_object().key("severity").value(d.severity == Severity::note ? "note" : "warning").key("code").value(d.code)
-        .key("message").value(d.message).end_object();
+  {
+    w.begin_object()
+        .key("severity")
+        .value(d.severity == Severity::note ? "note" : d.severity == Severity::error ? "error" : "warning")
+        .key("code")
+        .value(d.code)
+        .key("message")
+        .value(d.message);
+    if (!d.path.empty()) w.key("path").value(d.path);
+    if (d.line > 0) w.key("line").value(static_cast<std::int64_t>(d.line));
+    w.end_object();
+  }
   w.end_array().end_object();
   auto out = w.take();
   out += '\n';

@@ -24,6 +24,7 @@ struct TableStyle {
 std::string render_table(const Summary& summary, const TableStyle& style = {});
 // Warnings and notes, one per line, "warning: path:line: message [code]".
 std::string render_diagnostics(const Summary& summary, const TableStyle& style = {});
+std::string render_diagnostics(const std::vector<Diagnostic>& diagnostics, const TableStyle& style = {});
 
 // A figure with 3 significant digits (more for large values), as people read them.
 std::string human_number(double v);

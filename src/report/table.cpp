@@ -262,9 +262,11 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
   return out;
 }
 
-std::string render_diagnostics(const Summary& summary, const TableStyle& style) {
+std::string render_diagnostics(const Summary& summary, const TableStyle& style) { return render_diagnostics(summary.warnings, style); }
+
+std::string render_diagnostics(const std::vector<Diagnostic>& diagnostics, const TableStyle& style) {
   std::string out;
-  for (const auto& folded : fold_repeats(summary.warnings)) {
+  for (const auto& folded : fold_repeats(diagnostics)) {
     const Diagnostic& d = folded.first;
     const char* word = d.severity == Severity::error ? "error" : d.severity == Severity::warning ? "warning" : "note";
     const char* color = d.severity == Severity::error ? "\x1b[31m" : d.severity == Severity::warning ? "\x1b[33m" : "\x1b[36m";

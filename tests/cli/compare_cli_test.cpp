@@ -289,3 +289,47 @@ TEST(CompareCli, TheDemoStudyRunTwiceIsMatchedWithIntervals) {
 #endif
 
 }  // namespace
+
+// What reading a side's folders left out is said, as report says it (file, line, reason) on
+// standard error and in compare.json: a refused manifest and a skipped line moved the figures
+// with no word. --pattern is checked as report checks it, and refused where a side is a saved
+// summary (its configurations are formed from all of its runs: one side filtered, one whole).
+TEST(CompareCli, WhatReadingLeftOutIsSaidAndPatternIsCheckedOnBothSides) {
+  ScratchDir dir;
+  const fs::path toy = fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study";
+  copy_tree(toy, dir / "before");
+  copy_tree(toy, dir / "after");
+  write(dir / "after/toy-2r-0/scalelens.json", "{\"label\": 5");
+  std::string epochs = read(dir / "after/toy-4r-0/epochs.csv");
+  const std::size_t line3 = epochs.find('\n', epochs.find('\n') + 1) + 1;
+  epochs.replace(line3, epochs.find('\n', line3) - line3, "0,2,abc,def,xx");
+  write(dir / "after/toy-4r-0/epochs.csv", epochs);
+  auto r = run_scalelens("compare " + quoted(dir / "before") + " " + quoted(dir / "after") + " -q -o " + quoted(dir / "out"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("error: " + (dir / "after/toy-2r-0/scalelens.json").string() + ": after side: not a valid scalelens.json"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning: " + (dir / "after/toy-4r-0/epochs.csv").string() + ":3: after side: 1 line skipped"),
+            std::string::npos)
+      << r.err;
+  simdjson::dom::parser parser;
+  const std::string json = read(dir / "out/compare.json");
+  simdjson::dom::element root = parser.parse(json);
+  std::size_t named = 0;
+  for (auto w : root["warnings"].get_array()) {
+    std::string_view path;
+    if (w["path"].get(path)) continue;
+    named += path == (dir / "after/toy-4r-0/epochs.csv").string() && int64_t(w["line"]) == 3;
+    named += path == (dir / "after/toy-2r-0/scalelens.json").string() && std::string_view(w["severity"]) == "error";
+  }
+  EXPECT_EQ(named, 2u) << json;
+
+  auto bad = run_scalelens("compare " + quoted(dir / "before") + " " + quoted(dir / "before") + " --pattern '('");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--pattern '(' is not a valid regular expression"), std::string::npos) << bad.err;
+  ASSERT_EQ(run_scalelens("report -q " + quoted(dir / "before") + " -o " + quoted(dir / "report")).exit_code, 0);
+  auto saved = run_scalelens("compare " + quoted(dir / "report/summary.json") + " " + quoted(dir / "before") + " --pattern 2r");
+  EXPECT_EQ(saved.exit_code, 1);
+  EXPECT_NE(saved.err.find("the before side is a saved summary.json"), std::string::npos) << saved.err;
+  EXPECT_EQ(run_scalelens("compare " + quoted(dir / "before") + " " + quoted(dir / "after") + " -q --pattern 2r").exit_code, 0);
+}
