@@ -1,6 +1,7 @@
 #include "compare/summary_reader.hpp"
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -14,6 +15,21 @@ namespace scalelens {
 namespace {
 
 namespace dom = simdjson::dom;
+
+// The values a figure can take (model/limits.hpp's sense): above `lo` (or from it) up to `hi`.
+struct Range {
+  double lo, hi;
+  bool above_lo;     // lo itself is out: a time, a throughput, a speedup
+  const char* says;  // "a number above 0", for the message
+  bool holds(double v) const { return (above_lo ? v > lo : v >= lo) && v <= hi; }
+};
+constexpr double kNoLimit = std::numeric_limits<double>::max();
+constexpr Range kPositive{0, kNoLimit, true, "a number above 0"};
+constexpr Range kSeconds{0, limits::kMaxRunSeconds, true, "a number of seconds above 0 and at most 1e8"};
+constexpr Range kNonNegative{0, kNoLimit, false, "a number of at least 0"};
+constexpr Range kShare{0, 1, false, "a number from 0 to 1"};
+constexpr Range kPercent{0, limits::kMaxPercent, false, "a number from 0 to 100"};
+constexpr Range kGpuMemoryGib{0, limits::kMaxGpuMemoryBytes / (1ull << 30), false, "a number of GiB from 0 to 16384"};
 
 // Reads fields of one object; a field of the wrong type is remembered (the first one) and the
 // whole file refused: a summary that is not what scalelens wrote would compare wrong figures.
@@ -74,10 +90,23 @@ class Fields {
     if (v.get_array().get(a)) return bad(key, "an array"), std::nullopt;
     return a;
   }
-  std::optional<double> mean_of(std::string_view key) {  // {"mean": ...} of a Stat or range
+  std::optional<double> mean_of(std::string_view key, const Range& range) {  // {"mean": ...} of a Stat or range
     auto o = object(key);
     if (!o) return std::nullopt;
-    return Fields(*o, where_ + "." + std::string(key), error_).number("mean");
+    return Fields(*o, where_ + "." + std::string(key), error_).number("mean", range);
+  }
+  // A figure scalelens could have written there: outside it (a time of -1 s, 500 % GPU utilization)
+  // it is no measurement, and the file is refused as one of the wrong type is, naming the field.
+  std::optional<double> number(std::string_view key, const Range& range) {
+    auto d = number(key);
+    if (d && !range.holds(*d)) return bad(key, range.says), std::nullopt;
+    return d;
+  }
+  std::vector<double> numbers(std::string_view key, const Range& range) {
+    auto out = numbers(key);
+    for (double d : out)
+      if (!range.holds(d)) return bad(key, fmt::format("an array of {}", range.says)), std::vector<double>{};
+    return out;
   }
 
  private:
@@ -90,7 +119,7 @@ class Fields {
 };
 
 std::optional<Stat> stat_of(Fields& f, std::string_view key) {
-  auto m = f.mean_of(key);
+  auto m = f.mean_of(key, kSeconds);
   if (!m) return std::nullopt;
   Stat s;
   s.mean = *m;
@@ -141,14 +170,14 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
       r.format = f.text("format");
       if (auto of = f.text("instance_of"); !of.empty()) r.details_to_fill().instance_of = std::move(of);
       r.world_size = f.count("world_size", limits::kMaxWorldSize);
-      r.epoch_times_s = f.numbers("epoch_times_s");
-      r.run_time_s = f.number("run_time_s");
-      r.step_times_s = f.numbers("step_times_s");
-      r.throughput_samples_per_s = f.number("throughput_samples_per_s");
-      if (auto u = f.mean_of("gpu_util_pct")) r.gpu_util_pct = RangeStat{*u, *u, *u};
-      r.energy_j_per_sample = f.number("energy_j_per_sample");
-      if (auto score = f.number("computation_score")) r.trace_to_fill().computation_score = score;
-      if (auto gib = f.number("peak_gpu_memory_gib")) r.peak_gpu_memory_bytes = *gib * (1ull << 30);
+      r.epoch_times_s = f.numbers("epoch_times_s", kSeconds);
+      r.run_time_s = f.number("run_time_s", kSeconds);
+      r.step_times_s = f.numbers("step_times_s", kSeconds);
+      r.throughput_samples_per_s = f.number("throughput_samples_per_s", kPositive);
+      if (auto u = f.mean_of("gpu_util_pct", kPercent)) r.gpu_util_pct = RangeStat{*u, *u, *u};
+      r.energy_j_per_sample = f.number("energy_j_per_sample", kNonNegative);
+      if (auto score = f.number("computation_score", kShare)) r.trace_to_fill().computation_score = score;
+      if (auto gib = f.number("peak_gpu_memory_gib", kGpuMemoryGib)) r.peak_gpu_memory_bytes = *gib * (1ull << 30);
       if (!error.empty()) return fail(error);
       // Configurations name their runs by id: one id for two runs would give one's figures to both.
       if (!r.run_id.empty() && !run_index.emplace(r.run_id, s.runs.size()).second)
@@ -180,15 +209,15 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
     c.epoch_time_s = stat_of(f, "epoch_time_s");
     c.run_time_s = stat_of(f, "run_time_s");
     c.step_time_s = stat_of(f, "step_time_s");
-    c.throughput_samples_per_s = f.number("throughput_samples_per_s");
-    c.speedup = f.number("speedup");
-    c.efficiency = f.number("efficiency");
+    c.throughput_samples_per_s = f.number("throughput_samples_per_s", kPositive);
+    c.speedup = f.number("speedup", kPositive);
+    c.efficiency = f.number("efficiency", kPositive);
     c.baseline_world_size = f.count("baseline_world_size", limits::kMaxWorldSize);
     c.baseline_label = f.text("baseline_label");
-    c.computation_score = f.number("computation_score");
-    c.energy_j_per_sample = f.number("energy_j_per_sample");
-    if (auto gib = f.number("peak_gpu_memory_gib")) c.peak_gpu_memory_bytes = *gib * (1ull << 30);
-    if (auto u = f.mean_of("gpu_util_pct")) c.gpu_util_pct = RangeStat{*u, *u, *u};
+    c.computation_score = f.number("computation_score", kShare);
+    c.energy_j_per_sample = f.number("energy_j_per_sample", kNonNegative);
+    if (auto gib = f.number("peak_gpu_memory_gib", kGpuMemoryGib)) c.peak_gpu_memory_bytes = *gib * (1ull << 30);
+    if (auto u = f.mean_of("gpu_util_pct", kPercent)) c.gpu_util_pct = RangeStat{*u, *u, *u};
     if (auto ids = f.array("run_ids")) {
       for (auto id : *ids) {
         std::string_view v;

@@ -352,6 +352,19 @@ TEST(SummaryReader, RefusesWhatScalelensDidNotWriteNamingTheFileAndField) {
       {R"({"schema": "scalelens.summary/2", "configurations": [], "runs": [{"run_id": "r", "epoch_times_s": [1, "x"]}]})",
        "runs[0].epoch_times_s should be an array of numbers"},
       {R"({"schema": "scalelens.summary/2", "configurations": [{"label": "a", "world_size": 2, "run_ids": [3]}]})", "run_ids"},
+      // Figures no measurement has: compared, they gave "-1.5 s per epoch, improved", "500 % GPU utilization, improved".
+      {R"({"schema": "scalelens.summary/2", "configurations": [], "runs": [{"run_id": "r", "epoch_times_s": [1, -2]}]})",
+       "runs[0].epoch_times_s should be an array of a number of seconds above 0 and at most 1e8"},
+      {R"({"schema": "scalelens.summary/2", "configurations": [], "runs": [{"run_id": "r", "gpu_util_pct": {"mean": 500}}]})",
+       "runs[0].gpu_util_pct.mean should be a number from 0 to 100"},
+      {R"({"schema": "scalelens.summary/2", "configurations": [], "runs": [{"run_id": "r", "peak_gpu_memory_gib": -10}]})",
+       "runs[0].peak_gpu_memory_gib should be a number of GiB from 0 to 16384"},
+      {R"({"schema": "scalelens.summary/2", "configurations": [], "runs": [{"run_id": "r", "throughput_samples_per_s": -5}]})",
+       "runs[0].throughput_samples_per_s should be a number above 0"},
+      {R"({"schema": "scalelens.summary/2", "configurations": [{"label": "a", "world_size": 2, "epoch_time_s": {"mean": 0}}]})",
+       "configurations[0].epoch_time_s.mean should be a number of seconds above 0"},
+      {R"({"schema": "scalelens.summary/2", "configurations": [{"label": "a", "world_size": 2, "computation_score": 1.5}]})",
+       "configurations[0].computation_score should be a number from 0 to 1"},
   };
   for (const auto& k : cases) {
     auto r = parse_summary_json(k.json, "/ci/baseline.json");
