@@ -11,10 +11,12 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cerrno>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -115,8 +117,9 @@ StudyWatcher::StudyWatcher(const std::vector<std::string>& inputs, const std::st
         for (const auto& input : inputs_) {
           std::error_code ec;
           // A file input: its folder is watched (an editor or rsync replaces the file by renaming).
-          watch_tree(std::filesystem::is_directory(input, ec) ? std::filesystem::path(input)
-                                                               : std::filesystem::absolute(input, ec).parent_path());
+          roots_.push_back(std::filesystem::is_directory(input, ec) ? std::filesystem::path(input)
+                                                                     : std::filesystem::absolute(input, ec).parent_path());
+          watch_tree(roots_.back());
         }
         if (!watch_error_.empty()) {
           ::close(inotify_fd_);
@@ -167,6 +170,7 @@ void StudyWatcher::watch_tree(const std::filesystem::path& root) {
 
 bool StudyWatcher::read_events() {
   bool changed = false;
+  std::optional<std::filesystem::path> lost_root;
   alignas(inotify_event) char buf[64 * 1024];
   for (;;) {
     ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
@@ -179,6 +183,9 @@ bool StudyWatcher::read_events() {
         for (const auto& input : inputs_) watch_tree(input);
         continue;
       }
+      if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF))
+        if (auto it = watches_.find(e->wd); it != watches_.end() && std::find(roots_.begin(), roots_.end(), it->second) != roots_.end())
+          lost_root = it->second;
       if (e->mask & IN_IGNORED) {
         watches_.erase(e->wd);
         continue;
@@ -191,16 +198,25 @@ bool StudyWatcher::read_events() {
     }
   }
   if (!watch_error_.empty() && !polling_reason_) {
-    // Too many folders now: polling from here on.
-    ::close(inotify_fd_);
-    inotify_fd_ = -1;
-    watches_.clear();
-    how_ = fmt::format("polling from every {:g} s: {}", poll_s_, watch_error_);
-    polling_reason_ = true;
-    fingerprint_ = study_fingerprint(inputs_);
+    poll_from_now(watch_error_);  // too many folders now
+    changed = true;
+  } else if (lost_root && !polling_reason_) {
+    // `rm -rf runs && cp -r … runs`, rsync: nothing watches where a new folder appears at the
+    // input's path, and the dashboard kept serving the old state for good.
+    poll_from_now(fmt::format("{} was removed or moved away; a folder made again at its path is seen only by polling",
+                              lost_root->string()));
     changed = true;
   }
   return changed;
+}
+
+void StudyWatcher::poll_from_now(const std::string& why) {
+  ::close(inotify_fd_);
+  inotify_fd_ = -1;
+  watches_.clear();
+  how_ = fmt::format("polling from every {:g} s: {}", poll_s_, why);
+  polling_reason_ = true;
+  fingerprint_ = study_fingerprint(inputs_);
 }
 
 bool StudyWatcher::wait(double seconds) {

@@ -60,12 +60,14 @@ class StudyWatcher {
  private:
   void watch_tree(const std::filesystem::path& root);
   bool read_events();
+  void poll_from_now(const std::string& why);
   bool wait(double seconds);  // false when stopped
 
   std::vector<std::string> inputs_;
   double poll_s_, period_s_;
   int inotify_fd_ = -1, stop_fd_ = -1;
   std::map<int, std::filesystem::path> watches_;
+  std::vector<std::filesystem::path> roots_;  // the folders watched for the inputs (a file input's folder)
   std::string how_, watch_error_;
   bool polling_reason_ = false;
   std::size_t fingerprint_ = 0;

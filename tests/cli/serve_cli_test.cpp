@@ -182,11 +182,11 @@ TEST(ServeCli, ServesPageAndApiAndSeesANewRunWithinFiveSeconds) {
 
 namespace {
 
-// Waits up to 5 s for a run labelled `label` to show in /api/summary.
-bool shows_within_5s(int port, const std::string& label) {
+// Waits up to 5 s for a run labelled `label` to show in /api/summary (or, `shown` false, to go).
+bool shows_within_5s(int port, const std::string& label, bool shown = true) {
   auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
-    if (http_get(port, "/api/summary").body.find(label) != std::string::npos) return true;
+    if ((http_get(port, "/api/summary").body.find(label) != std::string::npos) == shown) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -238,6 +238,25 @@ TEST(ServeCli, PollingStillSeesANewRun) {
   ASSERT_GT(server.port(), 0) << server.first_line();
   write_run(study, "b2", "added-later", 2, 2.2);
   EXPECT_TRUE(shows_within_5s(server.port(), "added-later"));
+  EXPECT_EQ(server.interrupt(), 0);
+}
+
+// The study folder removed and made again at its path (`rm -rf runs && cp -r … runs`, rsync): the
+// dashboard served the empty state for good, as nothing watched the new folder.
+TEST(ServeCli, AStudyFolderRemovedAndMadeAgainIsSeen) {
+  ScratchDir parent;
+  ScratchDir study;
+  const fs::path runs = parent / "runs";
+  write_run(study, "a1", "ddp", 1, 4.0);
+  fs::copy(study.path(), runs, fs::copy_options::recursive);
+  Server server(runs);
+  ASSERT_GT(server.port(), 0) << server.first_line();
+  EXPECT_TRUE(shows_within_5s(server.port(), "ddp"));
+  fs::remove_all(runs);
+  EXPECT_TRUE(shows_within_5s(server.port(), "ddp", false));  // the removal seen before the folder comes back
+  write_run(study, "b2", "made-again", 2, 2.2);
+  fs::copy(study.path(), runs, fs::copy_options::recursive);
+  EXPECT_TRUE(shows_within_5s(server.port(), "made-again"));
   EXPECT_EQ(server.interrupt(), 0);
 }
 
