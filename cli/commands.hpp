@@ -3,11 +3,15 @@
 // the process exit code in `exit_code` (DESIGN.md: 0 written, 1 usage, 2 no usable data, 3 strict).
 #include <CLI/CLI.hpp>
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -51,12 +55,44 @@ inline void require_finite_numbers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_finite_numbers(*sub);
 }
 
+// A size as "4GiB", "512M", "1.5g" (1024-based, any case) or bytes, from 1 byte to 1 EiB, given back
+// as its bytes. CLI11's AsSizeValue took "-5" and 1e23 bytes, wrapped around, without a word.
+inline std::optional<std::uint64_t> parse_size(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) ++digits;
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, number);
+  if (digits == 0 || ec != std::errc() || end != text.data() + digits) return std::nullopt;
+  std::string unit(text.substr(digits));
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
+  const std::string_view units = "kmgtpe";
+  int power = 0;
+  if (unit.size() > 1) return std::nullopt;
+  if (unit.size() == 1) {
+    const auto at = units.find(unit[0]);
+    if (at == std::string_view::npos) return std::nullopt;
+    power = static_cast<int>(at) + 1;
+  }
+  const double bytes = std::ldexp(number, 10 * power);
+  if (!(bytes >= 1) || bytes > std::ldexp(1.0, 60)) return std::nullopt;
+  return static_cast<std::uint64_t>(bytes);
+}
+
 // --max-inflated SIZE: the most one compressed input may inflate to (file_io.hpp); past it the
-// file is refused by name. Sizes as "4GiB", "512M" (1024-based) or bytes.
+// file is refused by name.
 inline void add_max_inflated_option(CLI::App* cmd) {
   cmd->add_option_function<std::uint64_t>("--max-inflated", [](const std::uint64_t& bytes) { set_max_inflated_bytes(bytes); },
                                           "Refuse a compressed (.gz) input that inflates to more than this (e.g. 8GiB, 500M)")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto bytes = parse_size(text);
+            if (!bytes) return "not a size from 1 byte to 1 EiB (as 8GiB, 500M or bytes): " + text;
+            text = std::to_string(*bytes);
+            return {};
+          },
+          "SIZE"))
       ->default_str("4GiB");
 }
 

@@ -18,6 +18,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("inputs", opts->inputs, "Folders or files, as for 'scalelens report'")->required();
   cmd->add_option("--port", opts->port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--host", opts->host, "Address to listen on; anything but 127.0.0.1 exposes the study to the network")
+      ->check(CLI::Validator([](std::string& host) { return host.empty() ? std::string("give an address, e.g. 127.0.0.1") : std::string(); },
+                             "ADDRESS"))
       ->capture_default_str();
   cmd->add_option("--pattern", *pattern, "Only paths (relative to their input) in which this regex matches (RE2 syntax: ECMAScript without backreferences or lookaround)");
   cmd->add_option("--warmup-epochs", opts->analysis.warmup_epochs, "Epochs left out at the start of each run")

@@ -395,8 +395,15 @@ TEST(HostileInput, GzipInflatingPastMaxInflatedIsRefusedByName) {
   EXPECT_NE(small.err.find("rank0.json.gz: inflates to more than --max-inflated (1 MiB)"), std::string::npos) << small.err;
   auto enough = run_scalelens("trace --no-cache --max-inflated 16M " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
   EXPECT_EQ(enough.exit_code, 0) << enough.err;
-  auto bad_size = run_scalelens("trace --max-inflated lots " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
-  EXPECT_EQ(bad_size.exit_code, 1);
+  // Sizes that are none (CLI11's own parser took "-5" and 1e23 bytes, wrapped around) are usage errors.
+  for (const char* size : {"lots", "-5", "99999999999999999999999", "0", "5XB", "2EiB"}) {
+    auto bad_size = run_scalelens("trace --max-inflated " + std::string(size) + " " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
+    EXPECT_EQ(bad_size.exit_code, 1) << size;
+    EXPECT_NE(bad_size.err.find("not a size from 1 byte to 1 EiB (as 8GiB, 500M or bytes): " + std::string(size)), std::string::npos)
+        << bad_size.err;
+  }
+  auto decimal = run_scalelens("trace --no-cache --max-inflated 0.5mib " + quoted(dir / "ddp-1/traces/rank0.json.gz"));
+  EXPECT_NE(decimal.err.find("inflates to more than --max-inflated (524288 bytes)"), std::string::npos) << decimal.err;
 
   const std::string report = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
   auto refused = run_scalelens(report + " --max-inflated 1MiB", "SCALELENS_NO_CACHE=1");

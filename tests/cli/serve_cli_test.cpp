@@ -265,6 +265,10 @@ TEST(ServeCli, MissingFolderIsAnErrorNotAnEmptyDashboard) {
   auto r = run_scalelens("serve " + quoted(parent / "no-such-study") + " --port 0");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no-such-study: no such file or folder"), std::string::npos) << r.err;
+  // An empty address said it served http://:6006/.
+  auto no_host = run_scalelens("serve " + quoted(parent.path()) + " --port 0 --host ''");
+  EXPECT_EQ(no_host.exit_code, 1);
+  EXPECT_NE(no_host.err.find("give an address, e.g. 127.0.0.1"), std::string::npos) << no_host.err;
 }
 
 TEST(ServeCli, BusyPortIsAUsageError) {
