@@ -3,6 +3,7 @@
 // rather than one per line: a broken log can have millions of bad lines.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -44,6 +45,30 @@ class BadLines {
   std::int64_t count_ = 0;
   std::int64_t first_line_ = 0;
   std::string first_reason_;
+};
+
+// Epoch numbers a one-rank log gives more than once (a run restarted from a checkpoint logs its
+// epochs again): each number counts once, its time the longest, as for the ranks of one epoch.
+// That is said, once per file (it was silent).
+class RepeatedEpochs {
+ public:
+  void add(std::int64_t epoch, std::int64_t line) {
+    auto [it, first] = line_of_.emplace(epoch, line);
+    if (!first && repeats_++ == 0) epoch_ = epoch, first_line_ = it->second, line_ = line;
+  }
+  void report(ReadOutput& out, const std::filesystem::path& path) const {
+    if (repeats_ == 0) return;
+    out.warn("repeated-epoch",
+             fmt::format("{} epoch{} logged again; the first, epoch {} at line {} and line {}: each epoch number counts once, "
+                         "its time the longest (a run restarted from a checkpoint? its epochs would then count twice)",
+                         repeats_, repeats_ == 1 ? "" : "s", epoch_, first_line_, line_),
+             path, line_);
+  }
+
+ private:
+  std::map<std::int64_t, std::int64_t> line_of_;
+  std::size_t repeats_ = 0;
+  std::int64_t epoch_ = 0, first_line_ = 0, line_ = 0;
 };
 
 }  // namespace scalelens

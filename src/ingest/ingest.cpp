@@ -25,6 +25,7 @@
 #include "trace/trace_set.hpp"
 #include "ingest/reader.hpp"
 #include "ingest/trace_runs.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens {
 namespace fs = std::filesystem;
@@ -640,8 +641,10 @@ Study ingest(const IngestOptions& options) {
       loose_gpu_logs.push_back({path, std::move(out.attach)});
     } else if (reader == "kineto") {
       study.diagnostics.push_back({Severity::warning, "no-manifest",
-                                   "a trace without a world size (no distributedInfo) and no scalelens.json above it, so "
-                                   "its run is unknown; write one beside it, e.g. {\"label\": \"ddp\", \"world_size\": 8}",
+                                   fmt::format("a trace without a world size (distributedInfo.world_size missing, or not a "
+                                               "whole number from 1 to {}) and no scalelens.json above it, so its run is "
+                                               "unknown; write one beside it, e.g. {{\"label\": \"ddp\", \"world_size\": 8}}",
+                                               limits::kMaxWorldSize),
                                    path, 0, {}});
     } else {
       study.diagnostics.push_back({Severity::warning, "no-manifest",

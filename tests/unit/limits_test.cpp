@@ -337,6 +337,31 @@ TEST(Limits, ItwinaiEpochsThatLastNoTimeAreLeftOut) {
   }));
 }
 
+// A one-rank log (MLPerf, itwinai) giving an epoch number twice: each number counts once, with its
+// longest time, and that is said (it was silent).
+TEST(Limits, RepeatedEpochNumbersOfAOneRankLogAreSaid) {
+  ScratchDir dir;
+  std::string log = mlperf_log("1", 4, 8.0);
+  // Epoch 2 again after run_stop's line is cut off, then run_stop (lines 15-17).
+  log = log.substr(0, log.rfind(":::MLLOG"));
+  log += ":::MLLOG {\"time_ms\": 1630000000120, \"key\": \"epoch_start\", \"value\": null, \"metadata\": {\"epoch_num\": 2}}\n"
+         ":::MLLOG {\"time_ms\": 1630000000130, \"key\": \"epoch_stop\", \"value\": null, \"metadata\": {\"epoch_num\": 2}}\n"
+         ":::MLLOG {\"time_ms\": 1630000040000, \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}\n";
+  dir.write("m/result_1.txt", log);
+  dir.write("i/scalability-metrics/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,10,ddp,1\n2,11,ddp,1\n1,12,ddp,1\n");
+  auto study = read_study(dir);
+  auto repeated = with_code(study.diagnostics, "repeated-epoch");
+  ASSERT_EQ(repeated.size(), 2u);
+  EXPECT_TRUE(std::any_of(repeated.begin(), repeated.end(), [](auto* d) {
+    return ends_with(d->path, "m/result_1.txt") && d->line == 16 &&
+           d->message.rfind("1 epoch logged again; the first, epoch 2 at line 10 and line 16: each epoch number counts once", 0) == 0;
+  }));
+  EXPECT_TRUE(std::any_of(repeated.begin(), repeated.end(), [](auto* d) {
+    return ends_with(d->path, "epochtime_ddp_1N.csv") && d->line == 4 &&
+           d->message.rfind("1 epoch logged again; the first, epoch 1 at line 2 and line 4", 0) == 0;
+  }));
+}
+
 // Each sample of a time-less GPU log counts for its probing interval in the energy: 1e300 s a
 // sample made 8e298 Wh.
 TEST(Limits, SamplingIntervalsNoSamplerHasAreLeftOut) {

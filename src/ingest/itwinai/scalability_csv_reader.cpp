@@ -273,6 +273,7 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
   static constexpr std::array<std::string_view, 4> cols{"epoch_id", "time", "name", "nodes"};
   EpochFile f;
   BadLines bad, implausible;
+  RepeatedEpochs repeated;
   // Written whole at the end of training, so a last line without its newline is still complete.
   // `nodes` is absent from v0.3.4-rc1 on (`workers`, read by the plan, took its place).
   const bool read = for_each_row(text.value(), cols, 3, out, path, bad, [&](const auto& row, std::int64_t line) {
@@ -292,10 +293,12 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
     }
     // The file gives durations only (model: start 0, end = duration).
     f.epochs.push_back({0, *epoch, 0, std::llround(*seconds * 1e9), std::nullopt});
+    repeated.add(*epoch, line);
   }, LastLine::complete);
   if (!read) return std::nullopt;
   bad.report(out, path);
   implausible.report_implausible(out, path);
+  repeated.report(out, path);
   return f;
 }
 

@@ -231,10 +231,15 @@ class MlperfReader final : public Reader {
                                                               : std::string("any run lasts")));
           continue;
         }
+        epoch_lines[kept] = epoch_lines[i];
         run.epochs[kept++] = e;
       }
       run.epochs.resize(kept);
+      epoch_lines.resize(kept);
     }
+    RepeatedEpochs repeated;
+    for (std::size_t i = 0; i < run.epochs.size(); ++i) repeated.add(run.epochs[i].index, epoch_lines[i]);
+    repeated.report(out, path);
     bad.report(out, path);
     implausible.report_implausible(out, path);
 
