@@ -61,9 +61,11 @@ inline std::string broken_invariant(const Study& study, const Summary& summary) 
     if (run.gpus_per_node && !L::valid_count(*run.gpus_per_node, L::kMaxPerNode)) return fmt::format("gpus per node {}", *run.gpus_per_node);
     if (run.global_batch_size && !L::valid_samples(*run.global_batch_size)) return "global batch size";
     if (run.samples_per_epoch && !L::valid_samples(*run.samples_per_epoch)) return "samples per epoch";
+    if (run.sampling_interval_s && !L::valid_sampling_interval(*run.sampling_interval_s))
+      return fmt::format("sampling interval {}", *run.sampling_interval_s);
     for (const auto* intervals : {&run.epochs, &run.steps})
       for (const auto& i : *intervals) {
-        if (i.end_ns < i.start_ns) return fmt::format("interval {} ends before it starts", i.index);
+        if (i.end_ns <= i.start_ns) return fmt::format("interval {} ends when or before it starts", i.index);
         if (L::span_ns(i.start_ns, i.end_ns) > static_cast<double>(L::kMaxRunNs)) return fmt::format("interval {} too long", i.index);
         if (i.samples && !L::valid_samples(*i.samples)) return fmt::format("interval {} samples {}", i.index, *i.samples);
       }
@@ -72,6 +74,13 @@ inline std::string broken_invariant(const Study& study, const Summary& summary) 
         if (L::bad_power(s.power_w) || L::bad_percent(s.util_pct) || L::bad_percent(s.mem_util_pct) || s.energy_mj < 0 ||
             L::bad_gpu_memory(s.mem_used_bytes))
           return fmt::format("GPU sample at {} beyond limits", s.t_ns);
+  }
+  // No time is 0 or less, and so no speedup or efficiency (a baseline of zero-length epochs made every other 0).
+  for (const auto& r : summary.runs) {
+    if (r.run_time_s && !(*r.run_time_s > 0)) return fmt::format("run time {} of {}", *r.run_time_s, r.run_id);
+    for (const auto* times : {&r.epoch_times_s, &r.step_times_s})
+      for (double t : *times)
+        if (!(t > 0)) return fmt::format("an epoch or step time of {} is {}", r.run_id, t);
   }
   auto finite = [](const std::optional<double>& v) { return !v || std::isfinite(*v); };
   for (const auto& c : summary.configurations) {
@@ -83,6 +92,7 @@ inline std::string broken_invariant(const Study& study, const Summary& summary) 
     if (c.gpu_util_pct && (c.gpu_util_pct->mean < 0 || c.gpu_util_pct->mean > 100))
       return fmt::format("utilization of {} is {}", c.key(), c.gpu_util_pct->mean);
     if (c.computation_score && (*c.computation_score < 0 || *c.computation_score > 1)) return "computation score";
+    if ((c.speedup && !(*c.speedup > 0)) || (c.efficiency && !(*c.efficiency > 0))) return fmt::format("speedup of {}", c.key());
   }
   return {};
 }
