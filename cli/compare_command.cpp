@@ -108,12 +108,22 @@ int run_compare(const CompareArgs& args) {
       return 1;
     }
   }
+  // --pattern selects runs as they are read; a saved summary's configurations were formed from all
+  // of its runs, so it would compare one side filtered with the other whole. Said before a folder
+  // side is read (minutes, for a large one).
+  for (auto [input, which] : {std::pair{&args.before, "before"}, std::pair{&args.after, "after"}})
+    if (!args.pattern.empty() && is_saved_summary(*input)) {
+      std::fprintf(stderr,
+                   "scalelens compare: --pattern selects runs as they are read, and the %s side is a saved summary.json, whose "
+                   "configurations are formed already: compare the run folders, or write that summary with report --pattern\n",
+                   which);
+      return 1;
+    }
   auto before = load_side(args.before, "before", args);
   if (!before) return 2;
   auto after = load_side(args.after, "after", args);
   if (!after) return 2;
-  // --pattern selects runs as they are read; a saved summary's configurations were formed from all
-  // of its runs, so it would compare one side filtered with the other whole.
+  // A report's output folder is read as one of runs first, and is a saved summary only when it holds none.
   for (auto [side, which] : {std::pair{&*before, "before"}, std::pair{&*after, "after"}})
     if (!args.pattern.empty() && !side->study) {
       std::fprintf(stderr,
@@ -124,13 +134,14 @@ int run_compare(const CompareArgs& args) {
     }
 
   Comparison comparison = compare_summaries(before->summary, after->summary, options);
-  // What reading a side's folders left out (a file refused, a line skipped), as report says it: the
-  // comparison's figures are those without it.
+  // What reading and summarizing a side's folders left out (a file refused, a line skipped, a run's
+  // time), as report says it: the comparison's figures are those without it. Those that name a
+  // file or folder: the statistics' own cautions (few repeats) are the comparison's to judge.
   std::vector<Diagnostic> read_warnings;
   for (auto [side, which] : {std::pair{&*before, "before"}, std::pair{&*after, "after"}})
     if (side->study)
-      for (const auto& d : side->study->diagnostics)
-        if (d.severity != Severity::note) {
+      for (const auto& d : side->summary.warnings)
+        if (d.severity != Severity::note && !d.path.empty()) {
           Diagnostic w = d;
           w.message = fmt::format("{} side: {}", which, d.message);
           read_warnings.push_back(std::move(w));

@@ -423,10 +423,10 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("sweep", "Run the scaling study itself: every size and repeat, on SLURM or locally; follow and resume it");
   cmd->add_option("--study", a->study, "The study folder: run folders and sweep.json (default runs)");
   cmd->add_option("--label", a->label, "The strategy or variant measured (e.g. ddp)");
-  cmd->add_option("--nodes", a->nodes, "Node counts, comma-separated (with --tasks-per-node)")->delimiter(',')->allow_extra_args(false)->check(CLI::Range(1, 1000000));
-  cmd->add_option("--tasks-per-node", a->tasks_per_node, "Tasks (ranks, or wrappers of torchrun) per node")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--nodes", a->nodes, "Node counts, comma-separated (with --tasks-per-node)")->delimiter(',')->allow_extra_args(false)->check(CLI::Range(1, static_cast<int>(limits::kMaxNodes)));
+  cmd->add_option("--tasks-per-node", a->tasks_per_node, "Tasks (ranks, or wrappers of torchrun) per node")->check(CLI::Range(1, static_cast<int>(limits::kMaxPerNode)))->capture_default_str();
   cmd->add_option("--tasks", a->tasks, "Task counts on one node, comma-separated (instead of --nodes)")->delimiter(',')->allow_extra_args(false)->check(CLI::Range(1, 1000000));
-  cmd->add_option("--gpus-per-task", a->gpus_per_task, "GPUs each task drives (world size = tasks x this)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--gpus-per-task", a->gpus_per_task, "GPUs each task drives (world size = tasks x this)")->check(CLI::Range(1, static_cast<int>(limits::kMaxPerNode)))->capture_default_str();
   cmd->add_option("--repeats", a->repeats, "Runs of each size")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--launcher", a->launcher, "slurm (sbatch), local (one after the other here), auto: slurm when sbatch is on PATH")
       ->check(CLI::IsMember({"auto", "slurm", "local"}))->capture_default_str();

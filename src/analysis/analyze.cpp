@@ -641,8 +641,9 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     if (!c.throughput_samples_per_s)
       missing.add("throughput",
                   c.global_batch_size
-                      ? "a global batch size but no steps to count it over (steps.csv or profiler steps), and no samples "
-                        "per epoch (a samples column in epochs.csv, samples_per_epoch, MLPerf train_samples)"
+                      ? "a global batch size, but no steps.csv to count steps (profiler steps count only where a run has no "
+                        "epochs and no start and end), and no samples per epoch (a samples column in epochs.csv, "
+                        "samples_per_epoch, MLPerf train_samples)"
                       : "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global batch size; for "
                         "traces give --global-batch-size or --batch-per-gpu)",
                   c.key());

@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "collect/run_folder.hpp"
+#include "model/limits.hpp"
 #include "common/file_io.hpp"
 #include "common/json.hpp"
 #include "common/subprocess.hpp"
@@ -44,7 +45,7 @@ std::string substitute(std::string text, const Entry& e) {
   return text;
 }
 
-int exit_status_of(std::int64_t code) { return code == static_cast<int>(code) ? static_cast<int>(code) : 1; }
+int exit_status_of(std::int64_t code) { return limits::exit_status(code).value_or(1); }
 
 std::int64_t largest_gpus(const Sizes& sizes) {
   std::int64_t most = 0;

@@ -9,13 +9,14 @@
 
 namespace scalelens {
 
-namespace {
-bool looks_like_summary(const std::filesystem::path& path) {
+bool is_saved_summary(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   auto head = read_head(path, 4096);
   return head && head.value().find("\"scalelens.summary/") != std::string::npos;
 }
+
+namespace {
 
 Result<ComparisonSide> from_saved(const std::filesystem::path& file) {
   auto saved = read_summary_json(file);
@@ -31,13 +32,13 @@ Result<ComparisonSide> load_comparison_side(const std::string& input, IngestOpti
   const std::filesystem::path path(input);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Error{"no such file or folder", input};
-  if (looks_like_summary(path)) return from_saved(path);
+  if (is_saved_summary(path)) return from_saved(path);
   in.inputs = {input};
   Study study = ingest(in);
   Summary summary = analyze(study, analysis_options);
   if (summary.configurations.empty()) {
     // A report's output folder: its summary.json.
-    if (looks_like_summary(path / "summary.json")) return from_saved(path / "summary.json");
+    if (is_saved_summary(path / "summary.json")) return from_saved(path / "summary.json");
     return Error{fmt::format("no usable data: no run with a known label and GPU count ({} files seen, {} recognized)", study.files_seen,
                              study.files_read),
                  input};

@@ -20,16 +20,17 @@ namespace dom = simdjson::dom;
 struct Range {
   double lo, hi;
   bool above_lo;     // lo itself is out: a time, a throughput, a speedup
-  const char* says;  // "a number above 0", for the message
+  std::string says;  // "a number above 0", for the message
   bool holds(double v) const { return (above_lo ? v > lo : v >= lo) && v <= hi; }
 };
 constexpr double kNoLimit = std::numeric_limits<double>::max();
-constexpr Range kPositive{0, kNoLimit, true, "a number above 0"};
-constexpr Range kSeconds{0, limits::kMaxRunSeconds, true, "a number of seconds above 0 and at most 1e8"};
-constexpr Range kNonNegative{0, kNoLimit, false, "a number of at least 0"};
-constexpr Range kShare{0, 1, false, "a number from 0 to 1"};
-constexpr Range kPercent{0, limits::kMaxPercent, false, "a number from 0 to 100"};
-constexpr Range kGpuMemoryGib{0, limits::kMaxGpuMemoryBytes / (1ull << 30), false, "a number of GiB from 0 to 16384"};
+const Range kPositive{0, kNoLimit, true, "a number above 0"};
+const Range kSeconds{0, limits::kMaxRunSeconds, true, fmt::format("a number of seconds above 0 and at most {:g}", limits::kMaxRunSeconds)};
+const Range kNonNegative{0, kNoLimit, false, "a number of at least 0"};
+const Range kShare{0, 1, false, "a number from 0 to 1"};
+const Range kPercent{0, limits::kMaxPercent, false, fmt::format("a number from 0 to {:g}", limits::kMaxPercent)};
+const Range kGpuMemoryGib{0, limits::kMaxGpuMemoryBytes / (1ull << 30), false,
+                          fmt::format("a number of GiB from 0 to {:g}", limits::kMaxGpuMemoryBytes / (1ull << 30))};
 
 // Reads fields of one object; a field of the wrong type is remembered (the first one) and the
 // whole file refused: a summary that is not what scalelens wrote would compare wrong figures.
@@ -105,7 +106,7 @@ class Fields {
   std::vector<double> numbers(std::string_view key, const Range& range) {
     auto out = numbers(key);
     for (double d : out)
-      if (!range.holds(d)) return bad(key, fmt::format("an array of {}", range.says)), std::vector<double>{};
+      if (!range.holds(d)) return bad(key, fmt::format("an array, each value {}", range.says)), std::vector<double>{};
     return out;
   }
 

@@ -60,7 +60,7 @@ class RepeatedEpochs {
     if (repeats_ == 0) return;
     out.warn("repeated-epoch",
              fmt::format("{} epoch{} logged again; the first, epoch {} at line {} and line {}: each epoch number counts once, "
-                         "its time the longest (a run restarted from a checkpoint? its epochs would then count twice)",
+                         "its time the longest (a run restarted from a checkpoint? its repeated epochs are then merged, not added)",
                          repeats_, repeats_ == 1 ? "" : "s", epoch_, first_line_, line_),
              path, line_);
   }

@@ -5,6 +5,7 @@
 // (far beyond any machine that exists) so that they refuse only what cannot be, never a real run.
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace scalelens::limits {
 
@@ -59,6 +60,13 @@ inline constexpr std::int64_t kTraceSlackNs = 1'000'000;  // 1 ms
 
 // A whole count in [1, max] (NaN is not).
 inline bool valid_count(double v, double max) { return v >= 1 && v <= max && v == std::floor(v); }
+inline bool valid_rank(std::int64_t r) { return r >= 0 && r <= kMaxRank; }
+// A duration given in seconds (itwinai, MLflow) that is some time once in ns: at least half of one.
+inline bool lasts_some_time(double seconds) { return seconds * 1e9 >= 0.5; }
+// An exit status as a file states it: none beyond int, where cut to int 4294967296 would read 0 (success).
+inline std::optional<int> exit_status(std::int64_t code) {
+  return code == static_cast<int>(code) ? std::optional<int>(static_cast<int>(code)) : std::nullopt;
+}
 inline bool valid_samples(double v) { return v >= kMinSamples && v <= kMaxSamples; }
 inline bool valid_sampling_interval(double s) { return s >= kMinSamplingIntervalS && s <= kMaxSamplingIntervalS; }
 // Present readings outside their range; NaN (not available) is in range.

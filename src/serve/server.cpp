@@ -180,7 +180,7 @@ bool StudyWatcher::read_events() {
       p += sizeof(inotify_event) + e->len;
       if (e->mask & IN_Q_OVERFLOW) {  // events were lost: watch every folder again
         changed = true;
-        for (const auto& input : inputs_) watch_tree(input);
+        for (const auto& root : roots_) watch_tree(root);
         continue;
       }
       if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF))

@@ -248,7 +248,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   RankSummary r;
   r.file = trace.path;
   // HTA's rank (the first "rank" text) holds to the limits distributedInfo's does (model/limits.hpp).
-  const bool hta_rank_valid = trace.hta_rank_found && trace.hta_rank >= 0 && trace.hta_rank <= limits::kMaxRank;
+  const bool hta_rank_valid = trace.hta_rank_found && limits::valid_rank(trace.hta_rank);
   r.rank_known = trace.rank.has_value() || hta_rank_valid;
   r.rank = trace.rank ? *trace.rank : hta_rank_valid ? trace.hta_rank : 0;
   r.world_size = trace.world_size;

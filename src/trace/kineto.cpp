@@ -246,7 +246,7 @@ Error json_error(int error_code, const std::string& path, std::string_view buffe
       // other kind ends a second document appended after the first, or the file was cut just there.
       const std::size_t first = buffer.find_first_not_of(" \t\r\n"), last = buffer.find_last_not_of(" \t\r\n");
       if (first != std::string_view::npos && first < last && (buffer[first] == '{' || buffer[first] == '[') &&
-          (buffer[last] == '}' || buffer[last] == ']')) {
+          (buffer[last] == '}' || buffer[last] == ']') && (buffer[first] == '{') != (buffer[last] == '}')) {
         msg = fmt::format("invalid JSON: the document opens with '{}' but the file ends with '{}': content after the "
                           "document (two documents in one file?), or the file was cut just after that '{}'",
                           buffer[first], buffer[last], buffer[last]);

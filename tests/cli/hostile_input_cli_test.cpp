@@ -186,6 +186,13 @@ TEST(HostileInput, RunRefusesCountsAndSourcesBeforeTheJobStarts) {
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(ran));  // no command ran
+  // A source named that cannot open: the job runs, and the reason is said when it starts.
+  dir.write("not-a-recording.csv", "hello\n");
+  auto replay = run_scalelens("run -q --study " + out + " --run-id replay --gpu-source replay:" + quoted(dir.path() / "not-a-recording.csv") +
+                              " -- true");
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_NE(replay.err.find("warning: --gpu-source replay:"), std::string::npos) << replay.err;
+  EXPECT_NE(replay.err.find("; GPUs are not sampled"), std::string::npos) << replay.err;
   // A launcher's count beyond any machine: the job runs, its world size is left unknown, and it says so.
   dir.write("bin/mpirun", "#!/bin/sh\nexit 0\n");
   std::filesystem::permissions(dir.path() / "bin/mpirun", std::filesystem::perms::owner_all);

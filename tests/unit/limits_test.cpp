@@ -272,19 +272,46 @@ TEST(Limits, RunsThatEndWhenOrBeforeTheyStartHaveNoRunTime) {
   // A manifest's start after its MLPerf log's run_stop: each file is sound, the two together are not.
   dir.write("c/scalelens.json", R"({"label": "ddp", "world_size": 4, "start_ns": 1630000001000000000})");
   dir.write("c/result_1.txt", mlperf_log("1", 4, 0.001));
+  // run_stop at run_start's time; an epoch whose stop is at its start's time (lines 17-18).
+  std::string same = mlperf_log("1", 4, 8.0);
+  same = same.substr(0, same.rfind(":::MLLOG")) +
+         ":::MLLOG {\"time_ms\": 1630000000010, \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}\n"
+         ":::MLLOG {\"time_ms\": 1630000000200, \"key\": \"epoch_start\", \"value\": null, \"metadata\": {\"epoch_num\": 9}}\n"
+         ":::MLLOG {\"time_ms\": 1630000000200, \"key\": \"epoch_stop\", \"value\": null, \"metadata\": {\"epoch_num\": 9}}\n";
+  dir.write("d/result_1.txt", same);
+  // A rank record that ends when it starts, and MPI steps of no time.
+  dir.write("a/ranks/0.json", R"({"schema": "scalelens.rank/1", "rank": 0, "start_ns": 6000000000, "end_ns": 6000000000})");
+  dir.write("a/comm/0.csv", "rank,step,start_ns,end_ns,comm_ns,calls,bytes\n0,0,6000000000,6000000000,0,1,8\n");
   auto study = read_study(dir);
-  ASSERT_EQ(study.runs.size(), 3u);
+  ASSERT_EQ(study.runs.size(), 4u);
+  auto bad_lines = with_code(study.diagnostics, "bad-lines");
+  EXPECT_TRUE(std::any_of(bad_lines.begin(), bad_lines.end(), [](auto* d) {
+    return ends_with(d->path, "d/result_1.txt") && d->line == 17 &&
+           d->message.find("epoch_stop at the time of its epoch_start (an epoch that lasts no time)") != std::string::npos;
+  }));
+  EXPECT_TRUE(std::any_of(bad_lines.begin(), bad_lines.end(), [](auto* d) {
+    return ends_with(d->path, "a/comm/0.csv") && d->message.find("end_ns after start_ns") != std::string::npos;
+  }));
+  for (const auto& run : study.runs) EXPECT_TRUE(run.breakdown.empty()) << run.path;
   auto bad_manifest = with_code(study.diagnostics, "bad-manifest-field");
   ASSERT_EQ(bad_manifest.size(), 1u);
   EXPECT_EQ(bad_manifest[0]->message, "end_ns equals start_ns (a run that lasts no time); run time is left out");
   auto implausible = with_code(study.diagnostics, "implausible-value");
-  ASSERT_EQ(implausible.size(), 1u);
-  EXPECT_TRUE(ends_with(implausible[0]->path, "b/result_1.txt"));
-  EXPECT_EQ(implausible[0]->line, 15);
-  EXPECT_EQ(implausible[0]->message, "1 value beyond physical limits left out; the first, line 15: run_stop is before "
-                                     "run_start (line 6); it is left out, and with it the run time");
+  ASSERT_EQ(implausible.size(), 3u);
+  EXPECT_TRUE(std::any_of(implausible.begin(), implausible.end(), [](auto* d) {
+    return ends_with(d->path, "b/result_1.txt") && d->line == 15 &&
+           d->message == "1 value beyond physical limits left out; the first, line 15: run_stop is before run_start (line 6); it "
+                         "is left out, and with it the run time";
+  }));
+  EXPECT_TRUE(std::any_of(implausible.begin(), implausible.end(), [](auto* d) {
+    return ends_with(d->path, "d/result_1.txt") && d->line == 15 &&
+           d->message.find("run_stop is at the time of run_start (line 6)") != std::string::npos;
+  }));
+  EXPECT_TRUE(std::any_of(implausible.begin(), implausible.end(), [](auto* d) {
+    return ends_with(d->path, "a/ranks/0.json") && d->message == "end_ns equals start_ns (no time); the rank's times are ignored";
+  }));
   const Summary summary = analyze(study, {});
-  ASSERT_EQ(summary.runs.size(), 3u);
+  ASSERT_EQ(summary.runs.size(), 4u);
   for (const auto& r : summary.runs) EXPECT_FALSE(r.run_time_s) << r.path;
   EXPECT_TRUE(std::any_of(summary.warnings.begin(), summary.warnings.end(), [](const Diagnostic& d) {
     return d.code == "implausible-value" && d.path.find("/c") != std::string::npos &&
@@ -306,6 +333,10 @@ TEST(Limits, ExitStatusBeyondIntIsNoStatus) {
   auto bad = with_code(study.diagnostics, "bad-manifest-field");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_NE(bad[0]->message.find("\"exit_status\" should be an integer exit status"), std::string::npos) << bad[0]->message;
+  auto record = with_code(study.diagnostics, "implausible-value");
+  ASSERT_EQ(record.size(), 1u);
+  EXPECT_TRUE(ends_with(record[0]->path, "a/ranks/0.json"));
+  EXPECT_EQ(record[0]->message, "\"exit_status\": -4294967296 is no exit status (beyond a 32-bit integer); left out");
 }
 
 TEST(Limits, ItwinaiEpochsThatLastNoTimeAreLeftOut) {
@@ -320,14 +351,20 @@ TEST(Limits, ItwinaiEpochsThatLastNoTimeAreLeftOut) {
                                                "status: 3\n", t0 + 30'000, t0));
   dir.write(exp + "/w0/params/strategy", "torch-ddp");
   dir.write(exp + "/w0/params/global_world_size", "four");
+  dir.write(exp + "/w0/params/probing_interval", "1e300");
   dir.write(exp + "/w0/metrics/epoch_time_s", fmt::format("{} 10 0\n{} 0 1\n", t0 + 11'000, t0 + 12'000));
   auto study = read_study(dir);
   ASSERT_EQ(study.runs.size(), 2u);
   for (const auto& run : study.runs) EXPECT_EQ(run.epochs.size(), 1u) << run.path;
   auto implausible = with_code(study.diagnostics, "implausible-value");
-  ASSERT_EQ(implausible.size(), 1u);
-  EXPECT_EQ(implausible[0]->message, "2 values beyond physical limits left out; the first, line 3: epoch 2 lasts 0 s, less "
-                                     "than a nanosecond; the line is left out");
+  ASSERT_EQ(implausible.size(), 2u);
+  EXPECT_TRUE(std::any_of(implausible.begin(), implausible.end(), [](auto* d) {
+    return ends_with(d->path, "w0/params/probing_interval") &&
+           d->message == "param probing_interval 1e+300 s is not from 1e-06 to 86400 s; left out";
+  }));
+  std::erase_if(implausible, [](auto* d) { return ends_with(d->path, "probing_interval"); });
+  EXPECT_EQ(implausible[0]->message, "2 values beyond physical limits left out; the first, line 3: epoch 2 lasts 0 s, no "
+                                     "time once in nanoseconds; the line is left out");
   auto epoch_time = with_code(study.diagnostics, "bad-epoch-time");
   ASSERT_EQ(epoch_time.size(), 1u);
   EXPECT_EQ(epoch_time[0]->message, "epoch_time_s 0 of epoch 1 is not a duration; left out");

@@ -1034,6 +1034,8 @@ TEST(RunFolder, LogsWithTheirColumnsInAnotherOrderGiveTheSameSummary) {
     reversed.write(relative, text);
   }
   EXPECT_GT(logs, 20u);
+  // A first line holding those names in other text (one line of JSON) is no log of ours.
+  reversed.write("toy/toy-1r-0/columns.csv", R"({"columns": ["x", "t_ns", "gpu"]})" "\n1,2,3\n");
   const Study a = read_study(as_written), b = read_study(reversed);
   ASSERT_EQ(a.runs.size(), b.runs.size());
   for (std::size_t i = 0; i < a.runs.size(); ++i) {

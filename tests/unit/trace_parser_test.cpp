@@ -105,6 +105,17 @@ TEST(TraceParser, RankTextBeyondAnyJobIsTakenFromTheFileName) {
   }
 }
 
+// A ProfilerStep of "dur": 0 made a step time of 0 in the summary, which compare then refused.
+TEST(TraceParser, AStepThatLastsNoTimeIsNoStep) {
+  std::string text = kGood;
+  text.replace(text.find("\"dur\": 100"), std::string_view("\"dur\": 100").size(), "\"dur\": 0");
+  auto r = parse(text);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r.value().steps.empty());
+  ASSERT_NE(issue(r.value(), "zero-dur-step"), nullptr);
+  EXPECT_EQ(issue(r.value(), "zero-dur-step")->message.rfind("a ProfilerStep lasts no time (\"dur\": 0); it is no step and is left out", 0), 0u);
+}
+
 TEST(TraceParser, NoTraceEventsIsAnError) {
   auto r = parse(R"({"schemaVersion": 1, "deviceProperties": []})");
   ASSERT_FALSE(r.ok());

@@ -322,8 +322,7 @@ class ItwinaiMlflowReader final : public Reader {
     for (const auto* r : group) {
       const int rank = r->rank();
       for (const auto& p : read_metric(r->dir / "metrics" / "epoch_time_s", out)) {
-        // Less than half a nanosecond is no time once in ns: an epoch lasts some (model/limits.hpp).
-        if (!(p.value * 1e9 >= 0.5) || p.value > limits::kMaxRunSeconds) {
+        if (!limits::lasts_some_time(p.value) || p.value > limits::kMaxRunSeconds) {
           out.warn("bad-epoch-time", fmt::format("epoch_time_s {} of epoch {} is not a duration; left out", p.value, p.step),
                    r->dir / "metrics" / "epoch_time_s");
           continue;

@@ -281,8 +281,8 @@ std::optional<EpochFile> parse_epoch_file(const fs::path& path, ReadOutput& out)
     auto seconds = parse_double(row[1]);
     if (!epoch || !seconds || *seconds < 0 || *seconds > kMaxSeconds)
       return bad.add(line, fmt::format("epoch_id '{}' or time '{}' is not a number of seconds", trim(row[0]), trim(row[1])));
-    if (!(*seconds * 1e9 >= 0.5))  // an epoch lasts some time (model/limits.hpp)
-      return implausible.add(line, fmt::format("epoch {} lasts {:g} s, less than a nanosecond; the line is left out", *epoch, *seconds));
+    if (!limits::lasts_some_time(*seconds))
+      return implausible.add(line, fmt::format("epoch {} lasts {:g} s, no time once in nanoseconds; the line is left out", *epoch, *seconds));
     if (f.name.empty()) {
       f.name = std::string(trim(row[2]));
       // SLURM_NNODES, or "unk"/-1 where it was not set.

@@ -62,8 +62,11 @@ class RankRecordReader final : public Reader {
         r.start_ns = i;
       } else if (key == "end_ns" && v.get_int64().get(i) == simdjson::SUCCESS) {
         r.end_ns = i;
-      } else if (key == "exit_status" && v.get_int64().get(i) == simdjson::SUCCESS && i == static_cast<int>(i)) {
-        r.exit_status = static_cast<int>(i);
+      } else if (key == "exit_status" && v.get_int64().get(i) == simdjson::SUCCESS) {
+        r.exit_status = limits::exit_status(i);
+        if (!r.exit_status)
+          out.warn("implausible-value", fmt::format("\"exit_status\": {} is no exit status (beyond a 32-bit integer); left out", i),
+                   ctx.file);
       } else if (key == "devices") {
         od::array arr;
         if (v.get_array().get(arr) == simdjson::SUCCESS)

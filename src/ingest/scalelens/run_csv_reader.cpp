@@ -3,6 +3,7 @@
 // columns and any order are accepted.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <span>
@@ -38,6 +39,11 @@ Kind kind_of_header(std::string_view header) {
   if (header.rfind("t_ns,cpu_util_pct,", 0) == 0 || header == "t_ns,cpu_util_pct") return Kind::host;
   std::vector<std::string_view> names;
   split_csv(header, names);
+  // Only a header of names (pandas' unnamed index column included): a first line of other text
+  // holding those words, one line of JSON say, is no log of ours.
+  for (std::string_view n : names)
+    if (!std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ' ' || c == '.'; }))
+      return Kind::none;
   auto has = [&](std::initializer_list<std::string_view> columns) {
     return std::all_of(columns.begin(), columns.end(), [&](std::string_view c) { return find_column(names, c) >= 0; });
   };
@@ -95,7 +101,7 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  if (*rank < 0 || *start < 0 || *end < 0) return bad.add(line, "negative rank or time");
                  if (*end < *start) return bad.add(line, "end_ns is before start_ns");
                  if (*end == *start) return bad.add(line, fmt::format("end_ns equals start_ns: the {} lasts no time", what));
-                 if (*rank > limits::kMaxRank)
+                 if (!limits::valid_rank(*rank))
                    return implausible.add(line, fmt::format("rank {} is beyond any world size; the line is left out", *rank));
                  if (limits::span_ns(*start, *end) > max_ns)
                    return implausible.add(line, fmt::format("{} {} of rank {} lasts {:.6g} s, longer than {}; the line is left out",
@@ -372,9 +378,9 @@ void read_comm(std::string_view text, const std::filesystem::path& path, ReadOut
     auto start = parse_int(f[2]);
     auto end = parse_int(f[3]);
     auto comm = parse_int(f[4]);
-    if (!rank || !start || !end || !comm || *rank < 0 || *end < *start || *comm < 0)
-      return bad.add(line, "rank, start_ns, end_ns and comm_ns must be integers with end_ns >= start_ns");
-    if (*rank > limits::kMaxRank)
+    if (!rank || !start || !end || !comm || *rank < 0 || *end <= *start || *comm < 0)
+      return bad.add(line, "rank, start_ns, end_ns and comm_ns must be integers with end_ns after start_ns");
+    if (!limits::valid_rank(*rank))
       return implausible.add(line, fmt::format("rank {} is beyond any world size; the line is left out", *rank));
     if (limits::span_ns(*start, *end) > static_cast<double>(limits::kMaxRunNs))
       return implausible.add(line, fmt::format("a step of {:.6g} s is longer than any run lasts; the line is left out",
