@@ -326,7 +326,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (run.start_ns && run.end_ns) {
     // Each reader refuses an end not after its start; a run's start and end may still come from
     // two files (a manifest's start, an MLPerf log's run_stop).
-    if (*run.end_ns > *run.start_ns) r.run_time_s = limits::span_ns(*run.start_ns, *run.end_ns) * 1e-9;
+    if (*run.end_ns > *run.start_ns) r.run_time_s = limits::span_s(*run.start_ns, *run.end_ns);
     else
       warnings.push_back(run_warning(run, "implausible-value",
                                      fmt::format("the run ends (end_ns {}) {} it starts (start_ns {}), as its files state "

@@ -73,8 +73,15 @@ inline bool valid_sampling_interval(double s) { return s >= kMinSamplingInterval
 inline bool bad_power(double w) { return w < 0 || w > kMaxGpuPowerW; }
 inline bool bad_percent(double p) { return p < 0 || p > kMaxPercent; }
 inline bool bad_gpu_memory(double bytes) { return bytes < 0 || bytes > kMaxGpuMemoryBytes; }
-// end − start in ns, without int64 overflow for junk times.
+// end − start in ns, without int64 overflow for junk times: for comparing with limits (each time is
+// rounded to a double first, 256 ns apart near today's Unix times in ns).
 inline double span_ns(std::int64_t start, std::int64_t end) { return static_cast<double>(end) - static_cast<double>(start); }
+// end − start in seconds for a figure: exact to the ns where the difference fits int64, as it does
+// for every pair of times a reader keeps.
+inline double span_s(std::int64_t start, std::int64_t end) {
+  std::int64_t d = 0;
+  return (__builtin_sub_overflow(end, start, &d) ? span_ns(start, end) : static_cast<double>(d)) * 1e-9;
+}
 // Most energy (mJ) a GPU counter can gain in `dt_ns`.
 inline double max_counter_gain_mj(std::int64_t dt_ns) {
   return kMaxGpuPowerW * (static_cast<double>(dt_ns) * 1e-9 + kCounterJumpSlackS) * 1e3;

@@ -320,6 +320,18 @@ TEST(Limits, RunsThatEndWhenOrBeforeTheyStartHaveNoRunTime) {
   }));
 }
 
+// A run time from today's Unix times in ns is exact to the ns: the limits' span (each time rounded
+// to a double first, 256 ns apart there) moved the toy study's run times by ~85 ns.
+TEST(Limits, RunTimeIsExactToTheNanosecond) {
+  ScratchDir dir;
+  dir.write("a/scalelens.json",
+            R"({"label": "ddp", "world_size": 1, "start_ns": 1796208589198371046, "end_ns": 1796208589872032144})");
+  const Summary summary = analyze(read_study(dir), {});
+  ASSERT_EQ(summary.runs.size(), 1u);
+  ASSERT_TRUE(summary.runs[0].run_time_s);
+  EXPECT_EQ(*summary.runs[0].run_time_s, static_cast<double>(1796208589872032144 - 1796208589198371046) * 1e-9);
+}
+
 // Cut to int, an exit status of 4294967296 read as 0: a failed run counted as a success.
 TEST(Limits, ExitStatusBeyondIntIsNoStatus) {
   ScratchDir dir;
