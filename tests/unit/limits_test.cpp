@@ -60,6 +60,19 @@ void write_run(const ScratchDir& dir, const std::string& name, int p, double epo
   dir.write(name + "/nodes/n01/gpu.csv", gpu);
 }
 
+// An itwinai MLflow store as itwinai writes it (mlruns layout): experiment 1 and its main worker's
+// run w0 of strategy torch-ddp, 30 s from t0 (ms), which it returns.
+std::int64_t write_mlflow_train_run(const ScratchDir& dir, const std::string& exp) {
+  dir.write(exp + "/meta.yaml", "artifact_location: file:///scratch/mllogs/mlflow/1\nexperiment_id: '1'\n"
+                                "lifecycle_stage: active\nname: scaling\n");
+  const std::int64_t t0 = 1'700'000'000'000;
+  dir.write(exp + "/w0/meta.yaml", fmt::format("artifact_uri: file:///x\nend_time: {}\nexperiment_id: '1'\nlifecycle_stage: "
+                                               "active\nrun_id: w0\nrun_name: worker_0 (main)\nrun_uuid: w0\nstart_time: {}\n"
+                                               "status: 3\n", t0 + 30'000, t0));
+  dir.write(exp + "/w0/params/strategy", "torch-ddp");
+  return t0;
+}
+
 // Two good configurations: ddp/1 (epochs of 10 s) and ddp/2 (6 s).
 void write_good_study(const ScratchDir& dir) {
   write_run(dir, "ddp-1", 1, 6.0);
@@ -355,13 +368,7 @@ TEST(Limits, ItwinaiEpochsThatLastNoTimeAreLeftOut) {
   ScratchDir dir;
   dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,10,ddp,1\n2,0,ddp,1\n3,1e-300,ddp,1\n");
   const std::string exp = "mllogs/mlflow/1";
-  dir.write(exp + "/meta.yaml", "artifact_location: file:///scratch/mllogs/mlflow/1\nexperiment_id: '1'\n"
-                                "lifecycle_stage: active\nname: scaling\n");
-  const std::int64_t t0 = 1'700'000'000'000;
-  dir.write(exp + "/w0/meta.yaml", fmt::format("artifact_uri: file:///x\nend_time: {}\nexperiment_id: '1'\nlifecycle_stage: "
-                                               "active\nrun_id: w0\nrun_name: worker_0 (main)\nrun_uuid: w0\nstart_time: {}\n"
-                                               "status: 3\n", t0 + 30'000, t0));
-  dir.write(exp + "/w0/params/strategy", "torch-ddp");
+  const std::int64_t t0 = write_mlflow_train_run(dir, exp);
   dir.write(exp + "/w0/params/global_world_size", "four");
   dir.write(exp + "/w0/params/probing_interval", "1e300");
   dir.write(exp + "/w0/metrics/epoch_time_s", fmt::format("{} 10 0\n{} 0 1\n", t0 + 11'000, t0 + 12'000));
@@ -598,13 +605,7 @@ TEST(Limits, ItwinaiEnergyCsvReadingsAndWorldSizeBeyondLimitsAreLeftOut) {
 TEST(Limits, ItwinaiMlflowPowerAndWorldSizeBeyondLimitsAreLeftOut) {
   ScratchDir dir;
   const std::string exp = "mllogs/mlflow/1";
-  dir.write(exp + "/meta.yaml", "artifact_location: file:///scratch/mllogs/mlflow/1\nexperiment_id: '1'\n"
-                                "lifecycle_stage: active\nname: scaling\n");
-  const std::int64_t t0 = 1'700'000'000'000;
-  dir.write(exp + "/w0/meta.yaml", fmt::format("artifact_uri: file:///x\nend_time: {}\nexperiment_id: '1'\nlifecycle_stage: "
-                                               "active\nrun_id: w0\nrun_name: worker_0 (main)\nrun_uuid: w0\nstart_time: {}\n"
-                                               "status: 3\n", t0 + 30'000, t0));
-  dir.write(exp + "/w0/params/strategy", "torch-ddp");
+  const std::int64_t t0 = write_mlflow_train_run(dir, exp);
   dir.write(exp + "/w0/params/global_world_size", "99999999999");
   dir.write(exp + "/w0/metrics/gpu_power_W", fmt::format("{} 300.5 1\n{} 1000000 2\n{} 310 3\n", t0 + 1000, t0 + 2000, t0 + 3000));
   dir.write(exp + "/w0/metrics/epoch_time_s", fmt::format("{} 10 0\n{} 86400 1\n", t0 + 11'000, t0 + 29'000));
