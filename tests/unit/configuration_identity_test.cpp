@@ -109,6 +109,8 @@ TEST(MachineName, SizeTokenIsCutFromMlperfSystemNames) {
       {"fugaku_82944xA64FX_tensorflow_closed", "fugaku"},
       {"longhorn-pytorch", "longhorn-pytorch"},
       {"32xXE8545x4A100-SXM4-40GB", "XE8545x4A100-SXM4-40GB"},
+      // hpc_results_v3.0's Clemson system_name: the count written apart was kept in the name.
+      {"18 xR750 - 2 xA100 - PCIe - 80 GB", "R750 - 2 xA100 - PCIe - 80 GB"},
   };
   for (auto [folder, machine] : cases) {
     scalelens::testing::ScratchDir dir;

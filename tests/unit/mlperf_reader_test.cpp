@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "support/read_study.hpp"
@@ -74,4 +76,60 @@ TEST(Mlperf, RecordsWithoutJsonOrMatchingStartAreNamed) {
   ASSERT_EQ(study.diagnostics.size(), 1u);
   EXPECT_EQ(study.diagnostics[0].line, 7);  // the unmatched epoch_stop
   EXPECT_NE(study.diagnostics[0].message.find("2 lines skipped"), std::string::npos) << study.diagnostics[0].message;
+}
+
+// OpenFold (MLPerf HPC v3.0, e.g. mlcommons/hpc_results_v3.0 Clemson and TACC) numbers each epoch,
+// an evaluation interval of val_every_iters × global_batch_size samples, by the samples trained so
+// far: 5760, 11520, … Its train_samples (594595) is the dataset's size. Taken as an epoch's samples
+// it made throughput 100x too high (673.6 samples/s where the log says 5760 / 882.8 s = 6.52).
+// Written here in the shape of those logs (the same keys, metadata and event types).
+TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
+  scalelens::testing::ScratchDir dir;
+  std::string log;
+  auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
+                  const std::string& meta = "") {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", \"value\": {}, "
+                       "\"metadata\": {{\"file\": \"/training_rundir/train.py\", \"lineno\": 1{}}}}}\n",
+                       t, type, key, value, meta);
+  };
+  const std::int64_t t0 = 1'697'107'698'658;
+  line(t0, "POINT_IN_TIME", "submission_benchmark", "\"openfold\"");
+  line(t0, "POINT_IN_TIME", "number_of_nodes", "18");
+  line(t0, "POINT_IN_TIME", "accelerators_per_node", "2");
+  line(t0, "POINT_IN_TIME", "global_batch_size", "144");
+  line(t0 + 1, "POINT_IN_TIME", "val_every_iters", "40");
+  line(t0 + 11'933, "INTERVAL_START", "run_start", "null");
+  line(t0 + 33'455, "POINT_IN_TIME", "train_samples", "594595");
+  std::int64_t t = t0 + 45'785;
+  for (int e = 1; e <= 3; ++e) {
+    line(t, "INTERVAL_START", "epoch_start", "null", fmt::format(", \"epoch_num\": {}", 5760 * e));
+    t += 882'800;
+    line(t, "INTERVAL_END", "epoch_stop", "null", fmt::format(", \"epoch_num\": {}", 5760 * e));
+    t += 80'000;
+  }
+  line(t, "INTERVAL_END", "run_stop", "null", ", \"status\": \"success\"");
+  dir.write("openfold/result_0.txt", log);
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_TRUE(study.runs[0].samples_per_epoch);
+  EXPECT_EQ(*study.runs[0].samples_per_epoch, 5760.0);
+  auto note = std::find_if(study.diagnostics.begin(), study.diagnostics.end(),
+                           [](const Diagnostic& d) { return d.code == "mlperf-epochs-count-samples"; });
+  ASSERT_NE(note, study.diagnostics.end());
+  EXPECT_EQ(note->message, "epoch_num counts the samples trained (5760, 11520, …, multiples of global_batch_size 144): each "
+                           "epoch is an interval of 5760 samples, which throughput uses, not train_samples (594595, the "
+                           "dataset's size)");
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  EXPECT_NEAR(*s.configurations[0].throughput_samples_per_s, 5760 / 882.8, 1e-9);
+  // Epochs numbered 1, 2, 3 (DeepCAM, CosmoFlow) keep train_samples as an epoch's samples.
+  std::string counted = log;
+  for (int e = 3; e >= 1; --e) {
+    const std::string from = fmt::format("\"epoch_num\": {}", 5760 * e), to = fmt::format("\"epoch_num\": {}", e);
+    for (auto at = counted.find(from); at != std::string::npos; at = counted.find(from)) counted.replace(at, from.size(), to);
+  }
+  dir.write("openfold/result_0.txt", counted);
+  auto plain = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(plain.runs.size(), 1u);
+  EXPECT_EQ(*plain.runs[0].samples_per_epoch, 594595.0);
 }

@@ -381,7 +381,12 @@ TEST(NvSmiReader, NvSmi_NoIndex_OneGpu_EvenlySpacedRows_AreOneGpu) {
   EXPECT_NEAR(*summarize(run, warnings).energy_j, 300.25 * 11.055, 1e-3);
   const auto* note = diagnostic(study, "nvsmi-gpus-by-position");
   ASSERT_NE(note, nullptr);
-  EXPECT_NE(note->message.find("one GPU"), std::string::npos) << note->message;
+  // A sentence (it read "the GPUs were told apart its rows are evenly spaced").
+  EXPECT_EQ(note->message.rfind("no index, uuid or pci.bus_id column: its rows are evenly spaced in time, so they are read as "
+                                "the samples of one GPU; 1 GPU",
+                                0),
+            0u)
+      << note->message;
 }
 
 TEST(NvSmiReader, NvSmi_NoIndex_FourGpus_NoUnits_Lms100) {

@@ -145,6 +145,27 @@ TEST(Roofline, TraceOutputsCarryTheOpsOrSayShapesAreMissing) {
 
 }
 
+// Where the GPU's work outlasts even the steps taken at its pace, the table's shares are of its
+// span, as the page's charts take them: a real trace (HTA's negative_queue_length_values_check)
+// showed idle 138% of the step.
+TEST(Roofline, TableSharesAreOfTheSpanWhereTheGpuOutlastsTheSteps) {
+  TraceSet set;
+  RankSummary r;
+  r.rank = 0;
+  r.steps_analysed = 1;
+  r.total.step_time_us = 214'810;
+  r.total.span_us = 373'000;
+  r.total.idle_us = 297'000;
+  r.total.comp_us = 62'000;
+  set.ranks.push_back(r);
+  const std::string table = format_table(set, OutputOptions{});
+  const auto row = table.find('\n') + 1;
+  const std::string line = table.substr(row, table.find('\n', row) - row);
+  EXPECT_NE(line.find(" 79.6 "), std::string::npos) << line;  // idle: 297 / 373
+  EXPECT_NE(line.find(" 16.6 "), std::string::npos) << line;  // comp: 62 / 373
+  EXPECT_EQ(line.find("138"), std::string::npos) << line;
+}
+
 TEST(Roofline, CachedSummaryKeepsTheOps) {
   ScratchDir dir, cache;
   gemm_trace(dir, true);

@@ -5,6 +5,9 @@
 // system; the files of one weak/ folder are concurrent instances of one run (docs/inputs.md).
 #include <simdjson.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -34,6 +37,15 @@ bool is_size_token(std::string_view t) {
 // ("dgxa100_n64_ngc21.09_pytorch", "perlmutter_512x4_ngc21.09_pytorch"), but one scaling curve
 // spans sizes of one machine, so the name is cut before its size token ("dgxa100", "perlmutter").
 std::string machine_of(std::string_view system_name) {
+  // A leading count of nodes written apart, "18 xR750 - 2 xA100 - PCIe - 80 GB" (Clemson, MLPerf
+  // HPC v3.0): the rest names the machine.
+  if (const auto digits = system_name.find_first_not_of("0123456789"); digits != 0 && digits != std::string_view::npos) {
+    const auto x = system_name.find_first_not_of(' ', digits);
+    if (x > digits && x != std::string_view::npos && system_name[x] == 'x') {
+      const auto rest = trim(system_name.substr(x + 1));
+      if (!rest.empty()) return std::string(rest);
+    }
+  }
   std::string out;
   for (std::size_t begin = 0; begin <= system_name.size();) {
     const auto end = std::min(system_name.find('_', begin), system_name.size());
@@ -240,6 +252,30 @@ class MlperfReader final : public Reader {
     RepeatedEpochs repeated;
     for (std::size_t i = 0; i < run.epochs.size(); ++i) repeated.add(run.epochs[i].index, epoch_lines[i]);
     repeated.report(out, path);
+    // Epoch numbers that count the samples trained: OpenFold (MLPerf HPC v3.0) numbers each epoch,
+    // an evaluation interval of val_every_iters × global_batch_size samples, 5760, 11520, … Its
+    // train_samples is then the dataset's size, not an epoch's samples (throughput came out 100x
+    // too high). Known by every number being a multiple of the smallest, itself a multiple of the
+    // global batch and more than one.
+    if (!run.epochs.empty() && run.global_batch_size) {
+      std::int64_t step = std::numeric_limits<std::int64_t>::max();
+      for (const auto& e : run.epochs) step = std::min(step, e.index);
+      const double batch = *run.global_batch_size;
+      const bool counts_samples =
+          step > 1 && batch >= 1 && std::fmod(static_cast<double>(step), batch) == 0 &&
+          std::all_of(run.epochs.begin(), run.epochs.end(), [&](const Interval& e) { return e.index % step == 0; });
+      if (counts_samples) {
+        out.diagnostics.push_back(
+            {Severity::note, "mlperf-epochs-count-samples",
+             fmt::format("epoch_num counts the samples trained ({}, {}, …, multiples of global_batch_size {:g}): each epoch is "
+                         "an interval of {} samples, which throughput uses{}",
+                         step, 2 * step, batch, step,
+                         run.samples_per_epoch ? fmt::format(", not train_samples ({:g}, the dataset's size)", *run.samples_per_epoch)
+                                               : std::string()),
+             path.string(), epoch_lines.front(), {}});
+        run.samples_per_epoch = static_cast<double>(step);
+      }
+    }
     bad.report(out, path);
     implausible.report_implausible(out, path);
 

@@ -304,9 +304,9 @@ Demux demultiplex(const std::vector<std::int64_t>& t, const std::vector<std::int
     split = SampleSplit{{0}, t.size()};
     d.how = "the log is one sample, its rows one GPU each";
   } else if ((split = find_samples(t, kMinPauseRatio, kMaxReadNs, 0))) {
-    d.how = "by their order within each sample, samples being the rows read a few ms apart";
+    d.how = "the GPUs were told apart by their order within each sample, samples being the rows read a few ms apart";
   } else if (declared && (split = find_samples(t, 2.0, std::numeric_limits<std::int64_t>::max(), declared))) {
-    d.how = fmt::format("by their order within each sample, samples being runs of {} rows (gpus_per_node in "
+    d.how = fmt::format("the GPUs were told apart by their order within each sample, samples being runs of {} rows (gpus_per_node in "
                         "scalelens.json) read closer together than the pause between them",
                         declared);
   } else if (declared) {
@@ -545,7 +545,8 @@ class NvSmiReader final : public Reader {
                  ctx.file);
         return;
       }
-      std::string note = fmt::format("no index, uuid or pci.bus_id column: the GPUs were told apart {}; {} GPU{}", demux.how,
+      // Each `how` a whole clause: "the GPUs were told apart " before two of them made the others garbled.
+      std::string note = fmt::format("no index, uuid or pci.bus_id column: {}; {} GPU{}", demux.how,
                                      demux.gpus, demux.gpus == 1 ? "" : "s");
       if (gpus_per_node && *gpus_per_node != demux.gpus)
         note += fmt::format(" (scalelens.json says {} per node)", *gpus_per_node);
