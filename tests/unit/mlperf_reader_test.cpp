@@ -133,3 +133,87 @@ TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
   ASSERT_EQ(plain.runs.size(), 1u);
   EXPECT_EQ(*plain.runs[0].samples_per_epoch, 594595.0);
 }
+
+// MLPerf Training results (e.g. mlcommons/training_results_v4.0, ASUSTeK ESC_N8A-E12): the layout
+// <submitter>/results/<system>/<benchmark>/ has no strong|weak folder, and the logs state no size:
+// the system file's number_of_nodes × accelerators_per_node (strings there) is the world size.
+// Every log of such a study was refused for an unknown world size.
+TEST(Mlperf, TrainingResultsTakeTheirSizeFromTheSystemFile) {
+  scalelens::testing::ScratchDir dir;
+  std::string log;
+  auto line = [&](std::int64_t t, const std::string& key, const std::string& value, const std::string& meta = "") {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"POINT_IN_TIME\", \"key\": \"{}\", "
+                       "\"value\": {}, \"metadata\": {{\"file\": \"train.py\", \"lineno\": 1{}}}}}\n",
+                       t, key, value, meta);
+  };
+  const std::int64_t t0 = 1'712'000'000'000;
+  line(t0, "submission_benchmark", "\"resnet\"");
+  line(t0, "submission_platform", "\"ESC_N8A-E12\"");
+  line(t0, "global_batch_size", "3264");
+  line(t0, "train_samples", "1281167");
+  line(t0 + 10, "run_start", "null");
+  for (int e = 1; e <= 3; ++e) {
+    line(t0 + 100 + (e - 1) * 22'431, "epoch_start", "null", fmt::format(", \"epoch_num\": {}", e));
+    line(t0 + 100 + e * 22'431, "epoch_stop", "null", fmt::format(", \"epoch_num\": {}", e));
+  }
+  line(t0 + 100 + 3 * 22'431 + 10, "run_stop", "null", ", \"status\": \"success\"");
+  dir.write("ASUSTeK/results/ESC_N8A-E12/resnet/result_0.txt", log);
+  dir.write("ASUSTeK/systems/ESC_N8A-E12.json",
+            R"({"submitter": "ASUSTeK", "division": "closed", "system_name": "ESC_N8A-E12", "number_of_nodes": "1",
+                "accelerators_per_node": "8", "accelerator_model_name": "NVIDIA H100 80GB HBM3"})");
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 1u);
+  const auto& run = study.runs[0];
+  EXPECT_EQ(run.world_size, 8);
+  EXPECT_EQ(run.nodes, 1);
+  EXPECT_EQ(run.gpus_per_node, 8);
+  EXPECT_EQ(run.system, "ESC_N8A-E12");
+  EXPECT_EQ(run.gpu_model, "NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(run.scaling);  // Training declares no scaling mode
+  EXPECT_EQ(run.detected_from.at("world_size"), "number_of_nodes × accelerators_per_node in systems/ESC_N8A-E12.json");
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  EXPECT_NEAR(s.configurations[0].epoch_time_s->mean, 22.431, 1e-9);
+  // A system file whose size is none (0 nodes) leaves the world size unknown, as before.
+  dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "ESC_N8A-E12", "number_of_nodes": "0", "accelerators_per_node": "8"})");
+  auto unknown = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(unknown.runs.size(), 1u);
+  EXPECT_FALSE(unknown.runs[0].world_size);
+}
+
+// MLPerf Training's BERT numbers its one epoch's stop by the samples trained (epoch_start 0,
+// epoch_stop 1950366; training_results_v4.0 ASUSTeK), and its GNN its evaluation points by
+// fractions of an epoch (0.85): the first gave "epoch_stop without a matching epoch_start", the
+// second the same, both wrong. BERT's stop ends the one open epoch, said in a note; GNN's fraction
+// is named as such.
+TEST(Mlperf, TrainingEpochsNumberedBySamplesOrFractionsAreReadOrNamed) {
+  scalelens::testing::ScratchDir dir;
+  auto record = [](std::int64_t t, const std::string& key, const std::string& epoch_num) {
+    return fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"INTERVAL_START\", \"key\": \"{}\", "
+                       "\"value\": null, \"metadata\": {{\"file\": \"run_pretraining.py\", \"lineno\": 1639, \"epoch_num\": {}}}}}\n",
+                       t, key, epoch_num);
+  };
+  const std::string head = ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1714439417000, \"event_type\": \"POINT_IN_TIME\", "
+                           "\"key\": \"number_of_ranks\", \"value\": 8, \"metadata\": {}}\n"
+                           ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1714439417100, \"event_type\": \"INTERVAL_START\", "
+                           "\"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n";
+  dir.write("bert/result_0.txt", head + record(1714439417148, "epoch_start", "0") + record(1714439677392, "epoch_stop", "1950366"));
+  dir.write("gnn/result_0.txt", head + record(1714439417148, "epoch_start", "1") + record(1714439677392, "epoch_stop", "0.85"));
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 2u);
+  const auto& bert = study.runs[0].path.find("bert") != std::string::npos ? study.runs[0] : study.runs[1];
+  const auto& gnn = study.runs[0].path.find("bert") != std::string::npos ? study.runs[1] : study.runs[0];
+  ASSERT_EQ(bert.epochs.size(), 1u);
+  EXPECT_EQ(bert.epochs[0].index, 0);
+  EXPECT_EQ(bert.epochs[0].end_ns - bert.epochs[0].start_ns, (1714439677392 - 1714439417148) * 1'000'000);
+  EXPECT_TRUE(gnn.epochs.empty());
+  bool noted = false, named = false;
+  for (const auto& d : study.diagnostics) {
+    noted |= d.code == "mlperf-epoch-renumbered" && d.line == 4 &&
+             d.message.find("line 4: epoch_num 1950366 where the epoch_start at line 3 has 0: taken as that epoch's end") !=
+                 std::string::npos;
+    named |= d.code == "bad-lines" && d.message.find("epoch_stop's epoch_num 0.85 is no whole epoch number") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+  EXPECT_TRUE(named);
+}

@@ -6,9 +6,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -62,9 +64,11 @@ std::string machine_of(std::string_view system_name) {
 }
 
 // Where the results layout places a log: its system folder, scaling mode and benchmark folder.
+// MLPerf HPC's <submitter>/results/<system>/<strong|weak>/<benchmark>/, or MLPerf Training's
+// <submitter>/results/<system>/<benchmark>/ (no scaling mode).
 struct ResultsPlace {
   fs::path system_dir;   // <submitter>/results/<system>
-  std::string mode;      // "strong" | "weak"
+  std::string mode;      // "strong" | "weak"; "" for MLPerf Training's layout
   fs::path benchmark_dir;
   bool pruned = false;   // weak/<benchmark>/pruned_results/: an instance left out of the score
 };
@@ -77,6 +81,11 @@ std::optional<ResultsPlace> results_place(const fs::path& file) {
     dir = dir.parent_path();
   }
   const auto mode = dir.parent_path().filename().string();
+  if (!place.pruned && dir.parent_path().parent_path().filename() == "results" && mode != "strong" && mode != "weak") {
+    place.benchmark_dir = dir;
+    place.system_dir = dir.parent_path();
+    return place;
+  }
   if (mode != "strong" && mode != "weak") return std::nullopt;
   if (dir.parent_path().parent_path().parent_path().filename() != "results") return std::nullopt;
   place.mode = mode;
@@ -89,6 +98,8 @@ std::optional<ResultsPlace> results_place(const fs::path& file) {
 struct SystemFile {
   fs::path path;
   std::string system_name, accelerator_model_name;
+  // The system's size, where it states one from 1 to the limits: MLPerf Training's logs state none.
+  std::optional<int> nodes, per_node;
 };
 
 std::optional<SystemFile> system_file(const fs::path& system_dir) {
@@ -103,6 +114,19 @@ std::optional<SystemFile> system_file(const fs::path& system_dir) {
   std::string_view v;
   if (doc["system_name"].get_string().get(v) == simdjson::SUCCESS) f.system_name = v;
   if (doc["accelerator_model_name"].get_string().get(v) == simdjson::SUCCESS) f.accelerator_model_name = v;
+  for (auto [key, into, max] : {std::tuple{"number_of_nodes", &f.nodes, limits::kMaxNodes},
+                                std::tuple{"accelerators_per_node", &f.per_node, limits::kMaxPerNode}}) {
+    od::value value;
+    std::string_view text;
+    double number = 0;
+    if (doc[key].get(value) != simdjson::SUCCESS) continue;
+    if (value.get_string().get(text) == simdjson::SUCCESS) {
+      if (auto d = parse_double(trim(text))) number = *d;
+    } else if (value.get_double().get(number) != simdjson::SUCCESS) {
+      continue;
+    }
+    if (limits::valid_count(number, static_cast<double>(max))) *into = static_cast<int>(number);
+  }
   return f;
 }
 
@@ -126,7 +150,11 @@ class MlperfReader final : public Reader {
     std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0, run_start_line = 0, run_stop_line = 0;
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
     std::string benchmark, platform;
-    std::map<std::int64_t, std::int64_t> epoch_start_ms;
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> epoch_starts;  // epoch_num → (time_ms, line)
+    // An epoch_stop numbered otherwise than the one open epoch_start: how many, and the first's
+    // numbers and lines (stop, start).
+    std::size_t renumbered = 0;
+    std::array<std::int64_t, 4> first_renumbered{};
     BadLines bad, implausible;
     auto bad_line = [&](std::int64_t line, std::string reason) { bad.add(line, std::move(reason)); };
 
@@ -158,6 +186,14 @@ class MlperfReader final : public Reader {
         if (doc["metadata"]["epoch_num"].get_int64().get(e) == simdjson::SUCCESS) return e;
         return std::nullopt;
       };
+      // Why a record has no epoch number: none, or one that is no whole number (MLPerf Training's
+      // GNN numbers its evaluation points by fractions of an epoch, 0.85).
+      auto no_epoch_num = [&](std::string_view what) {
+        double d = 0;
+        if (doc["metadata"]["epoch_num"].get_double().get(d) == simdjson::SUCCESS)
+          return fmt::format("{}'s epoch_num {:g} is no whole epoch number (a fraction of an epoch?); left out", what, d);
+        return fmt::format("{} without metadata.epoch_num", what);
+      };
       const std::int64_t t_ns = time_ms * 1'000'000;
       if (k == "run_start") run.start_ns = t_ns, run_start_line = lines.line_no();
       else if (k == "run_stop") {
@@ -187,20 +223,26 @@ class MlperfReader final : public Reader {
       } else if (k == "instance_id") {
         if (auto id = number()) run.details_to_fill().instance_id = static_cast<int>(*id);
       } else if (k == "epoch_start") {
-        if (auto e = epoch_num()) epoch_start_ms[*e] = time_ms;
-        else bad_line(lines.line_no(), "epoch_start without metadata.epoch_num");
+        if (auto e = epoch_num()) epoch_starts[*e] = {time_ms, lines.line_no()};
+        else bad_line(lines.line_no(), no_epoch_num("epoch_start"));
       } else if (k == "epoch_stop") {
         auto e = epoch_num();
-        auto it = e ? epoch_start_ms.find(*e) : epoch_start_ms.end();
-        if (it == epoch_start_ms.end()) {
-          bad_line(lines.line_no(), "epoch_stop without a matching epoch_start");
-        } else if (time_ms <= it->second) {
-          bad_line(lines.line_no(), time_ms < it->second ? "epoch_stop before its epoch_start"
-                                                         : "epoch_stop at the time of its epoch_start (an epoch that lasts no time)");
+        auto it = e ? epoch_starts.find(*e) : epoch_starts.end();
+        // MLPerf Training's BERT numbers an epoch's stop by the samples trained (epoch_start 0,
+        // epoch_stop 1950366): a stop whose number no start has, while one epoch is open, ends it.
+        if (e && it == epoch_starts.end() && epoch_starts.size() == 1) {
+          it = epoch_starts.begin();
+          if (renumbered++ == 0) first_renumbered = {*e, it->first, lines.line_no(), it->second.second};
+        }
+        if (it == epoch_starts.end()) {
+          bad_line(lines.line_no(), e ? std::string("epoch_stop without a matching epoch_start") : no_epoch_num("epoch_stop"));
+        } else if (time_ms <= it->second.first) {
+          bad_line(lines.line_no(), time_ms < it->second.first ? "epoch_stop before its epoch_start"
+                                                               : "epoch_stop at the time of its epoch_start (an epoch that lasts no time)");
         } else {
-          run.epochs.push_back(Interval{0, *e, it->second * 1'000'000, t_ns, std::nullopt});
+          run.epochs.push_back(Interval{0, it->first, it->second.first * 1'000'000, t_ns, std::nullopt});
           epoch_lines.push_back(lines.line_no());
-          epoch_start_ms.erase(it);
+          epoch_starts.erase(it);
         }
       }
     }
@@ -249,6 +291,15 @@ class MlperfReader final : public Reader {
       run.epochs.resize(kept);
       epoch_lines.resize(kept);
     }
+    if (renumbered > 0)
+      out.diagnostics.push_back(
+          {Severity::note, "mlperf-epoch-renumbered",
+           fmt::format("{} epoch_stop{} numbered otherwise than the one open epoch_start; the first, line {}: epoch_num {} where "
+                       "the epoch_start at line {} has {}: taken as that epoch's end (MLPerf Training's BERT numbers an "
+                       "epoch's stop by the samples trained)",
+                       renumbered, renumbered == 1 ? "" : "s", first_renumbered[2], first_renumbered[0], first_renumbered[3],
+                       first_renumbered[1]),
+           path.string(), first_renumbered[2], {}});
     RepeatedEpochs repeated;
     for (std::size_t i = 0; i < run.epochs.size(); ++i) repeated.add(run.epochs[i].index, epoch_lines[i]);
     repeated.report(out, path);
@@ -311,12 +362,20 @@ class MlperfReader final : public Reader {
   static void place_run(Run& run, const fs::path& path, std::string_view platform, const ReadContext& ctx) {
     const auto place = results_place(path);
     if (place) {
-      run.scaling = place->mode;
+      if (!place->mode.empty()) run.scaling = place->mode;
       if (auto sys = system_file(place->system_dir)) {
         const auto name = sys->system_name.empty() ? place->system_dir.filename().string() : sys->system_name;
         run.system = machine_of(name);
         run.detected_from["system"] = fmt::format("system_name {} in systems/{}", name, sys->path.filename().string());
         if (run.gpu_model.empty()) run.gpu_model = sys->accelerator_model_name;
+        // MLPerf Training's logs state no size: the system file's, where the log gives none.
+        if (!run.world_size && sys->nodes && sys->per_node) {
+          run.nodes = sys->nodes;
+          run.gpus_per_node = sys->per_node;
+          run.world_size = *sys->nodes * *sys->per_node;
+          run.detected_from["world_size"] =
+              fmt::format("number_of_nodes × accelerators_per_node in systems/{}", sys->path.filename().string());
+        }
       } else {
         run.system = machine_of(place->system_dir.filename().string());
         run.detected_from["system"] = fmt::format("results folder {}", place->system_dir.filename().string());
