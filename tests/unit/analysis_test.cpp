@@ -404,6 +404,25 @@ TEST(WorldSizeUnit, RanksOnlyWhenEveryRunIsKnownToHaveUsedNoGpu) {
   EXPECT_EQ(analyze(st, {}).world_size_unit, "GPUs");
 }
 
+// Where a rank's GPU work outlasts its steps (the GPU ran behind), its shares are of that span, as
+// the page and the trace table take them: HTA's negative_queue_length_values_check trace gave an
+// idle share of 1.383 otherwise.
+TEST(Breakdown, SharesAreOfTheGpuSpanWhereItOutlastsTheSteps) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {1, 1}, "a");
+  //             rank source       steps step  comp   comm  overlap exposed mem busy    idle    span
+  RankBreakdown b{0, "trace.json", 1, 214.81, 62, 56.5, 0.5, 56, 15, 76, 297, 373, {214.81}};
+  r.breakdown = {b};
+  st.runs.push_back(r);
+  const auto& t = analyze(st, {}).runs[0].trace();
+  ASSERT_TRUE(t.idle_share);
+  EXPECT_NEAR(*t.idle_share, 297.0 / 373, 1e-12);
+  EXPECT_NEAR(*t.exposed_comm_share, 56.0 / 373, 1e-12);
+  // Steps that hold their GPU work keep their step time as the whole.
+  st.runs[0].breakdown[0].span_us = 200;
+  EXPECT_NEAR(*analyze(st, {}).runs[0].trace().idle_share, 297.0 / 214.81, 1e-12);
+}
+
 TEST(Breakdown, GpuTraceWinsOverMpiInterposerForTheSameRun) {
   Study st;
   scalelens::Run r = make_run("ddp", 1, {1, 1}, "a");

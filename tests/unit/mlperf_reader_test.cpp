@@ -85,30 +85,34 @@ TEST(Mlperf, RecordsWithoutJsonOrMatchingStartAreNamed) {
 // Written here in the shape of those logs (the same keys, metadata and event types).
 TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
   scalelens::testing::ScratchDir dir;
-  std::string log;
-  auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
-                  const std::string& meta = "") {
-    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", \"value\": {}, "
-                       "\"metadata\": {{\"file\": \"/training_rundir/train.py\", \"lineno\": 1{}}}}}\n",
-                       t, type, key, value, meta);
+  // The log with or without val_every_iters, its epochs numbered `numbers`.
+  auto openfold_log = [](bool with_val_every_iters, const std::vector<std::int64_t>& numbers) {
+    std::string log;
+    auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
+                    const std::string& meta = "") {
+      log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", \"value\": {}, "
+                         "\"metadata\": {{\"file\": \"/training_rundir/train.py\", \"lineno\": 1{}}}}}\n",
+                         t, type, key, value, meta);
+    };
+    const std::int64_t t0 = 1'697'107'698'658;
+    line(t0, "POINT_IN_TIME", "submission_benchmark", "\"openfold\"");
+    line(t0, "POINT_IN_TIME", "number_of_nodes", "18");
+    line(t0, "POINT_IN_TIME", "accelerators_per_node", "2");
+    line(t0, "POINT_IN_TIME", "global_batch_size", "144");
+    if (with_val_every_iters) line(t0 + 1, "POINT_IN_TIME", "val_every_iters", "40");
+    line(t0 + 11'933, "INTERVAL_START", "run_start", "null");
+    line(t0 + 33'455, "POINT_IN_TIME", "train_samples", "594595");
+    std::int64_t t = t0 + 45'785;
+    for (std::int64_t n : numbers) {
+      line(t, "INTERVAL_START", "epoch_start", "null", fmt::format(", \"epoch_num\": {}", n));
+      t += 882'800;
+      line(t, "INTERVAL_END", "epoch_stop", "null", fmt::format(", \"epoch_num\": {}", n));
+      t += 80'000;
+    }
+    line(t, "INTERVAL_END", "run_stop", "null", ", \"status\": \"success\"");
+    return log;
   };
-  const std::int64_t t0 = 1'697'107'698'658;
-  line(t0, "POINT_IN_TIME", "submission_benchmark", "\"openfold\"");
-  line(t0, "POINT_IN_TIME", "number_of_nodes", "18");
-  line(t0, "POINT_IN_TIME", "accelerators_per_node", "2");
-  line(t0, "POINT_IN_TIME", "global_batch_size", "144");
-  line(t0 + 1, "POINT_IN_TIME", "val_every_iters", "40");
-  line(t0 + 11'933, "INTERVAL_START", "run_start", "null");
-  line(t0 + 33'455, "POINT_IN_TIME", "train_samples", "594595");
-  std::int64_t t = t0 + 45'785;
-  for (int e = 1; e <= 3; ++e) {
-    line(t, "INTERVAL_START", "epoch_start", "null", fmt::format(", \"epoch_num\": {}", 5760 * e));
-    t += 882'800;
-    line(t, "INTERVAL_END", "epoch_stop", "null", fmt::format(", \"epoch_num\": {}", 5760 * e));
-    t += 80'000;
-  }
-  line(t, "INTERVAL_END", "run_stop", "null", ", \"status\": \"success\"");
-  dir.write("openfold/result_0.txt", log);
+  dir.write("openfold/result_0.txt", openfold_log(true, {5760, 11520, 17280}));
   auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
   ASSERT_EQ(study.runs.size(), 1u);
   ASSERT_TRUE(study.runs[0].samples_per_epoch);
@@ -116,22 +120,22 @@ TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
   auto note = std::find_if(study.diagnostics.begin(), study.diagnostics.end(),
                            [](const Diagnostic& d) { return d.code == "mlperf-epochs-count-samples"; });
   ASSERT_NE(note, study.diagnostics.end());
-  EXPECT_EQ(note->message, "epoch_num counts the samples trained (5760, 11520, …, multiples of global_batch_size 144): each "
-                           "epoch is an interval of 5760 samples, which throughput uses, not train_samples (594595, the "
+  EXPECT_EQ(note->message, "epoch_num counts the samples trained (5760, 11520, …: val_every_iters 40 × global_batch_size 144): "
+                           "each epoch is an interval of 5760 samples, which throughput uses, not train_samples (594595, the "
                            "dataset's size)");
   const auto s = analyze(study, {});
   ASSERT_EQ(s.configurations.size(), 1u);
   EXPECT_NEAR(*s.configurations[0].throughput_samples_per_s, 5760 / 882.8, 1e-9);
-  // Epochs numbered 1, 2, 3 (DeepCAM, CosmoFlow) keep train_samples as an epoch's samples.
-  std::string counted = log;
-  for (int e = 3; e >= 1; --e) {
-    const std::string from = fmt::format("\"epoch_num\": {}", 5760 * e), to = fmt::format("\"epoch_num\": {}", e);
-    for (auto at = counted.find(from); at != std::string::npos; at = counted.find(from)) counted.replace(at, from.size(), to);
+  // Epochs numbered 1, 2, 3 (DeepCAM, CosmoFlow); one epoch resumed at 11520; every 5760th epoch
+  // of a log that states no evaluation interval: train_samples stays an epoch's samples.
+  for (const auto& [with_val, numbers] : {std::pair{true, std::vector<std::int64_t>{1, 2, 3}},
+                                           std::pair{true, std::vector<std::int64_t>{11520}},
+                                           std::pair{false, std::vector<std::int64_t>{5760, 11520, 17280}}}) {
+    dir.write("openfold/result_0.txt", openfold_log(with_val, numbers));
+    auto other = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+    ASSERT_EQ(other.runs.size(), 1u);
+    EXPECT_EQ(*other.runs[0].samples_per_epoch, 594595.0) << numbers.front();
   }
-  dir.write("openfold/result_0.txt", counted);
-  auto plain = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
-  ASSERT_EQ(plain.runs.size(), 1u);
-  EXPECT_EQ(*plain.runs[0].samples_per_epoch, 594595.0);
 }
 
 // MLPerf Training results (e.g. mlcommons/training_results_v4.0, ASUSTeK ESC_N8A-E12): the layout
@@ -174,6 +178,18 @@ TEST(Mlperf, TrainingResultsTakeTheirSizeFromTheSystemFile) {
   const auto s = analyze(study, {});
   ASSERT_EQ(s.configurations.size(), 1u);
   EXPECT_NEAR(s.configurations[0].epoch_time_s->mean, 22.431, 1e-9);
+  // A user's folder named results is no results tree without its system file: the system stays the
+  // scalelens.json's, not the folder's name (gpus4 and gpus8 were two curves).
+  dir.write("mine/scalelens.json", R"({"system": "mycluster"})");  // defaults for the runs below it
+  std::string unnamed = log;  // without submission_platform, as a user's own logs may be
+  const auto platform = unnamed.find("submission_platform"), from = unnamed.rfind(":::MLLOG", platform);
+  unnamed.erase(from, unnamed.find('\n', platform) + 1 - from);
+  dir.write("mine/results/gpus4/run1/result_0.txt", unnamed);
+  dir.write("mine/results/gpus8/run1/result_0.txt", unnamed);
+  auto mine = ingest(IngestOptions{{(dir.path() / "mine").string()}, {}, 1, {}});
+  ASSERT_EQ(mine.runs.size(), 2u);
+  for (const auto& run : mine.runs) EXPECT_EQ(run.system, "mycluster") << run.path;
+  std::filesystem::remove_all(dir.path() / "mine");
   // A system file whose size is none (0 nodes) leaves the world size unknown, as before.
   dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "ESC_N8A-E12", "number_of_nodes": "0", "accelerators_per_node": "8"})");
   auto unknown = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
@@ -199,7 +215,9 @@ TEST(Mlperf, TrainingEpochsNumberedBySamplesOrFractionsAreReadOrNamed) {
                            "\"key\": \"run_start\", \"value\": null, \"metadata\": {}}\n";
   dir.write("bert/result_0.txt", head + record(1714439417148, "epoch_start", "0") + record(1714439677392, "epoch_stop", "1950366"));
   dir.write("gnn/result_0.txt", head + record(1714439417148, "epoch_start", "1") + record(1714439677392, "epoch_stop", "0.85"));
-  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  // Dell's GNN writes epoch 1 as 1.0: a whole number.
+  dir.write("gnn2/result_0.txt", head + record(1714439417148, "epoch_start", "1") + record(1714439677392, "epoch_stop", "1.0"));
+  auto study = ingest(IngestOptions{{(dir.path() / "bert").string(), (dir.path() / "gnn").string()}, {}, 1, {}});
   ASSERT_EQ(study.runs.size(), 2u);
   const auto& bert = study.runs[0].path.find("bert") != std::string::npos ? study.runs[0] : study.runs[1];
   const auto& gnn = study.runs[0].path.find("bert") != std::string::npos ? study.runs[1] : study.runs[0];
@@ -216,4 +234,27 @@ TEST(Mlperf, TrainingEpochsNumberedBySamplesOrFractionsAreReadOrNamed) {
   }
   EXPECT_TRUE(noted);
   EXPECT_TRUE(named);
+  auto whole = ingest(IngestOptions{{(dir.path() / "gnn2").string()}, {}, 1, {}});
+  ASSERT_EQ(whole.runs.size(), 1u);
+  ASSERT_EQ(whole.runs[0].epochs.size(), 1u);
+  EXPECT_EQ(whole.runs[0].epochs[0].index, 1);
+
+  // GPT-3's train_samples counts tokens: 220 steps × 2688 sequences × 2048 (max_sequence_length);
+  // read as samples it made throughput 2048x the sequences/s (5,035,592 where 2,459 is right).
+  auto point = [](const std::string& key, const std::string& value) {
+    return ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1714439417050, \"event_type\": \"POINT_IN_TIME\", \"key\": \"" + key +
+           "\", \"value\": " + value + ", \"metadata\": {}}\n";
+  };
+  dir.write("gpt3/result_0.txt", head + point("global_batch_size", "2688") + point("max_sequence_length", "2048") +
+                                     point("train_samples", "1211105280") + record(1714439417148, "epoch_start", "0") +
+                                     record(1714439657657, "epoch_stop", "1211105280"));
+  auto gpt3 = ingest(IngestOptions{{(dir.path() / "gpt3").string()}, {}, 1, {}});
+  ASSERT_EQ(gpt3.runs.size(), 1u);
+  ASSERT_TRUE(gpt3.runs[0].samples_per_epoch);
+  EXPECT_EQ(*gpt3.runs[0].samples_per_epoch, 220.0 * 2688);
+  EXPECT_TRUE(std::any_of(gpt3.diagnostics.begin(), gpt3.diagnostics.end(), [](const Diagnostic& d) {
+    return d.code == "mlperf-train-samples-in-tokens" &&
+           d.message == "train_samples 1.21111e+09 counts tokens (a multiple of global_batch_size 2688 × max_sequence_length "
+                        "2048): an epoch's samples are taken as 591360 sequences";
+  }));
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -81,9 +82,14 @@ std::optional<ResultsPlace> results_place(const fs::path& file) {
     dir = dir.parent_path();
   }
   const auto mode = dir.parent_path().filename().string();
+  // Training's layout only where its system file is: any folder named results is not one.
   if (!place.pruned && dir.parent_path().parent_path().filename() == "results" && mode != "strong" && mode != "weak") {
+    std::error_code ec;
+    const fs::path system_dir = dir.parent_path();
+    if (!fs::is_regular_file(system_dir.parent_path().parent_path() / "systems" / (system_dir.filename().string() + ".json"), ec))
+      return std::nullopt;
     place.benchmark_dir = dir;
-    place.system_dir = dir.parent_path();
+    place.system_dir = system_dir;
     return place;
   }
   if (mode != "strong" && mode != "weak") return std::nullopt;
@@ -146,7 +152,7 @@ class MlperfReader final : public Reader {
     run.format = "mlperf";
     run.path = path.string();
     run.run_id = path.string();
-    std::optional<double> nodes, per_node, ranks;
+    std::optional<double> nodes, per_node, ranks, sequence_length, evaluation_steps;
     std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0, run_start_line = 0, run_stop_line = 0;
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
     std::string benchmark, platform;
@@ -155,6 +161,8 @@ class MlperfReader final : public Reader {
     // numbers and lines (stop, start).
     std::size_t renumbered = 0;
     std::array<std::int64_t, 4> first_renumbered{};
+    // Epoch numbers already closed: a stop of one of them is another rank's, never another epoch's end.
+    std::set<std::int64_t> closed;
     BadLines bad, implausible;
     auto bad_line = [&](std::int64_t line, std::string reason) { bad.add(line, std::move(reason)); };
 
@@ -184,6 +192,9 @@ class MlperfReader final : public Reader {
       auto epoch_num = [&]() -> std::optional<std::int64_t> {
         std::int64_t e;
         if (doc["metadata"]["epoch_num"].get_int64().get(e) == simdjson::SUCCESS) return e;
+        double d = 0;  // 1.0 (Dell's GNN, Training v4.0) is epoch 1
+        if (doc["metadata"]["epoch_num"].get_double().get(d) == simdjson::SUCCESS && d == std::floor(d) && std::fabs(d) < 9e15)
+          return static_cast<std::int64_t>(d);
         return std::nullopt;
       };
       // Why a record has no epoch number: none, or one that is no whole number (MLPerf Training's
@@ -205,6 +216,8 @@ class MlperfReader final : public Reader {
       } else if (k == "number_of_nodes") nodes = number(), nodes_line = lines.line_no();
       else if (k == "accelerators_per_node") per_node = number(), per_node_line = lines.line_no();
       else if (k == "number_of_ranks") ranks = number(), ranks_line = lines.line_no();
+      else if (k == "max_sequence_length") sequence_length = number();
+      else if (k == "val_every_iters") evaluation_steps = number();
       else if (k == "global_batch_size" || k == "train_samples") {
         // Sample counts beyond physical limits (model/limits.hpp) are left out.
         auto n = number();
@@ -230,7 +243,7 @@ class MlperfReader final : public Reader {
         auto it = e ? epoch_starts.find(*e) : epoch_starts.end();
         // MLPerf Training's BERT numbers an epoch's stop by the samples trained (epoch_start 0,
         // epoch_stop 1950366): a stop whose number no start has, while one epoch is open, ends it.
-        if (e && it == epoch_starts.end() && epoch_starts.size() == 1) {
+        if (e && it == epoch_starts.end() && epoch_starts.size() == 1 && !closed.contains(*e)) {
           it = epoch_starts.begin();
           if (renumbered++ == 0) first_renumbered = {*e, it->first, lines.line_no(), it->second.second};
         }
@@ -242,6 +255,8 @@ class MlperfReader final : public Reader {
         } else {
           run.epochs.push_back(Interval{0, it->first, it->second.first * 1'000'000, t_ns, std::nullopt});
           epoch_lines.push_back(lines.line_no());
+          closed.insert(it->first);
+          if (e) closed.insert(*e);
           epoch_starts.erase(it);
         }
       }
@@ -295,8 +310,8 @@ class MlperfReader final : public Reader {
       out.diagnostics.push_back(
           {Severity::note, "mlperf-epoch-renumbered",
            fmt::format("{} epoch_stop{} numbered otherwise than the one open epoch_start; the first, line {}: epoch_num {} where "
-                       "the epoch_start at line {} has {}: taken as that epoch's end (MLPerf Training's BERT numbers an "
-                       "epoch's stop by the samples trained)",
+                       "the epoch_start at line {} has {}: taken as that epoch's end (MLPerf Training logs number a "
+                       "stop by the samples trained, BERT, or the next epoch, DLRM)",
                        renumbered, renumbered == 1 ? "" : "s", first_renumbered[2], first_renumbered[0], first_renumbered[3],
                        first_renumbered[1]),
            path.string(), first_renumbered[2], {}});
@@ -306,26 +321,42 @@ class MlperfReader final : public Reader {
     // Epoch numbers that count the samples trained: OpenFold (MLPerf HPC v3.0) numbers each epoch,
     // an evaluation interval of val_every_iters × global_batch_size samples, 5760, 11520, … Its
     // train_samples is then the dataset's size, not an epoch's samples (throughput came out 100x
-    // too high). Known by every number being a multiple of the smallest, itself a multiple of the
-    // global batch and more than one.
-    if (!run.epochs.empty() && run.global_batch_size) {
-      std::int64_t step = std::numeric_limits<std::int64_t>::max();
-      for (const auto& e : run.epochs) step = std::min(step, e.index);
+    // too high). Known by the epochs being numbered step, 2 step, 3 step, … with step exactly
+    // val_every_iters × global_batch_size, as in all 56 OpenFold logs of hpc_results_v3.0 (a log
+    // resumed at epoch 64, or one of every 32nd epoch, has no such interval).
+    if (run.epochs.size() >= 2 && run.global_batch_size && evaluation_steps) {
+      std::set<std::int64_t> numbers;
+      for (const auto& e : run.epochs) numbers.insert(e.index);
+      const std::int64_t step = *numbers.begin();
       const double batch = *run.global_batch_size;
-      const bool counts_samples =
-          step > 1 && batch >= 1 && std::fmod(static_cast<double>(step), batch) == 0 &&
-          std::all_of(run.epochs.begin(), run.epochs.end(), [&](const Interval& e) { return e.index % step == 0; });
+      std::int64_t expected = step;
+      bool consecutive = numbers.size() >= 2;
+      for (std::int64_t n : numbers) consecutive &= n == expected, expected += step;
+      const bool counts_samples = consecutive && step > 1 && static_cast<double>(step) == *evaluation_steps * batch;
       if (counts_samples) {
         out.diagnostics.push_back(
             {Severity::note, "mlperf-epochs-count-samples",
-             fmt::format("epoch_num counts the samples trained ({}, {}, …, multiples of global_batch_size {:g}): each epoch is "
-                         "an interval of {} samples, which throughput uses{}",
-                         step, 2 * step, batch, step,
+             fmt::format("epoch_num counts the samples trained ({}, {}, …: val_every_iters {:g} × global_batch_size {:g}): each "
+                         "epoch is an interval of {} samples, which throughput uses{}",
+                         step, 2 * step, *evaluation_steps, batch, step,
                          run.samples_per_epoch ? fmt::format(", not train_samples ({:g}, the dataset's size)", *run.samples_per_epoch)
                                                : std::string()),
              path.string(), epoch_lines.front(), {}});
         run.samples_per_epoch = static_cast<double>(step);
       }
+    }
+    // train_samples that counts tokens: GPT-3 (MLPerf Training) logs 1211105280 = 220 steps × 2688
+    // sequences × 2048 tokens (max_sequence_length), so throughput came out in tokens/s, 2048x the
+    // sequences/s. Known by being a multiple of global_batch_size × max_sequence_length.
+    if (run.samples_per_epoch && run.global_batch_size && sequence_length && *sequence_length > 1 &&
+        std::fmod(*run.samples_per_epoch, *run.global_batch_size * *sequence_length) == 0) {
+      out.diagnostics.push_back(
+          {Severity::note, "mlperf-train-samples-in-tokens",
+           fmt::format("train_samples {:g} counts tokens (a multiple of global_batch_size {:g} × max_sequence_length {:g}): an "
+                       "epoch's samples are taken as {:g} sequences",
+                       *run.samples_per_epoch, *run.global_batch_size, *sequence_length, *run.samples_per_epoch / *sequence_length),
+           path.string(), 0, {}});
+      run.samples_per_epoch = *run.samples_per_epoch / *sequence_length;
     }
     bad.report(out, path);
     implausible.report_implausible(out, path);
@@ -368,8 +399,9 @@ class MlperfReader final : public Reader {
         run.system = machine_of(name);
         run.detected_from["system"] = fmt::format("system_name {} in systems/{}", name, sys->path.filename().string());
         if (run.gpu_model.empty()) run.gpu_model = sys->accelerator_model_name;
-        // MLPerf Training's logs state no size: the system file's, where the log gives none.
-        if (!run.world_size && sys->nodes && sys->per_node) {
+        // MLPerf Training's logs state no size: the system file's, where the log gives none (not
+        // for a weak-scaling instance, which is a part of the system).
+        if (!run.world_size && sys->nodes && sys->per_node && place->mode != "weak") {
           run.nodes = sys->nodes;
           run.gpus_per_node = sys->per_node;
           run.world_size = *sys->nodes * *sys->per_node;
