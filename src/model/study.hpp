@@ -1,6 +1,7 @@
 #pragma once
 // The one study model every reader fills and every analysis reads (see docs/DESIGN.md). Readers
 // never compute figures; analyses never look at file formats.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -269,9 +270,10 @@ struct RankBreakdown {
   }
   // Per rank: summed over ranks, one rank's excess would hide below the others' 5%.
   bool ran_behind() const { return gpu_ran_behind(span_us, step_time_us); }
-  // The time its parts are shares of in the breakdown charts: its steps', or its GPU work's span
-  // where the GPU ran behind (so no part exceeds the whole).
-  double breakdown_whole_us() const { return ran_behind() ? span_us : step_time_us; }
+  // The time its parts are shares of in the breakdown charts, the trace table and the summary: its
+  // steps', or its GPU work's span where that is longer, so that no part exceeds the whole (idle is
+  // span − busy: a span 3% past the steps, short of ran_behind's 5%, made idle 101%).
+  double breakdown_whole_us() const { return std::max(span_us, step_time_us); }
 };
 
 // itwinai's profiler averages (torch.profiler key_averages() as CSV, one file per rank:

@@ -159,8 +159,8 @@ std::string render_run_series(const Run& run, const std::vector<RankStepChart>& 
         parts.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
         compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
         compact_number(idle, 1));
-    // What the parts are shares of, only where some rank's GPU ran behind the CPU (its GPU work's
-    // span counts instead of its steps), as the figure takes them; launch lag alone changes nothing.
+    // What the parts are shares of, only where some rank's GPU work spans longer than its steps (it
+    // ran behind the CPU, or launch lag): that span counts instead, as the figure takes it.
     if (whole != step) out += fmt::format(",\"whole_us\":{}", compact_number(whole, 1));
     out += '}';
   }

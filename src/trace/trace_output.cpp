@@ -95,9 +95,8 @@ std::string format_table(const TraceSet& set, const OutputOptions& options) {
   for (const auto& r : set.ranks) {
     const auto& t = r.total;
     // Shares of what the page's charts take as the whole (RankBreakdown::breakdown_whole_us): where
-    // the GPU's work outlasts even the steps taken at its pace, its span, so no part exceeds it
-    // (a real trace showed idle 138%).
-    const double whole = gpu_ran_behind(t.span_us, t.step_time_us) ? t.span_us : t.step_time_us;
+    // the GPU's work outlasts the steps, its span, so no part exceeds it (a real trace showed idle 138%).
+    const double whole = std::max(t.span_us, t.step_time_us);
     o += fmt::format("{:>5} {:>5} {:>10} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}  {}\n", r.rank, r.steps_analysed,
                      r.steps_analysed ? fixed(t.step_time_us / r.steps_analysed / 1000.0, 2) : "-", pct(t.comp_us, whole),
                      pct(t.comm_us, whole), pct(t.overlap_us, whole), pct(t.exposed_comm_us, whole), pct(t.mem_us, whole),

@@ -100,3 +100,23 @@ TEST(MlperfCli, TwoSystemsAndWeakInstancesAreKeptApart) {
   }
   EXPECT_EQ(seen, 3) << json.out;
 }
+
+// MLPerf Training logs state no size: their system file gives it, found by the folders above the
+// log whatever path the report was given (`report .` inside a benchmark folder lost it, and the
+// runs were refused for an unknown world size).
+TEST(MlperfCli, TrainingResultsReadFromInsideTheirBenchmarkFolderKeepTheirSystemsSize) {
+  ScratchDir dir;
+  std::string training = line(1714439417000, "submission_benchmark", "\"resnet\"");
+  training += line(1714439417100, "run_start", "null");
+  training += line(1714439417200, "epoch_start", "null", "\"lineno\": 1, \"epoch_num\": 1");
+  training += line(1714439439631, "epoch_stop", "null", "\"lineno\": 1, \"epoch_num\": 1");
+  training += line(1714439439700, "run_stop", "null", "\"lineno\": 1, \"status\": \"success\"");
+  dir.write("ASUSTeK/results/ESC_N8A-E12/resnet/result_0.txt", training);
+  dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "ESC_N8A-E12", "number_of_nodes": "1", "accelerators_per_node": "8"})");
+  for (const char* input : {".", "../resnet"}) {
+    auto r = run_scalelens(std::string("report ") + input + " -q --format json -o " + quoted(dir / "out"),
+                           "cd " + quoted(dir / "ASUSTeK/results/ESC_N8A-E12/resnet") + " &&");
+    ASSERT_EQ(r.exit_code, 0) << input << ": " << r.err;
+    EXPECT_NE(r.out.find("\"world_size\":8"), std::string::npos) << r.out.substr(0, 2000);
+  }
+}

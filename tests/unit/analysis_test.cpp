@@ -418,9 +418,15 @@ TEST(Breakdown, SharesAreOfTheGpuSpanWhereItOutlastsTheSteps) {
   ASSERT_TRUE(t.idle_share);
   EXPECT_NEAR(*t.idle_share, 297.0 / 373, 1e-12);
   EXPECT_NEAR(*t.exposed_comm_share, 56.0 / 373, 1e-12);
+  // A span a little past the steps (3 %, short of "ran behind"'s 5 %) is still the whole: idle
+  // (span − busy) was 101 % of the step time.
+  auto& near = st.runs[0].breakdown[0];
+  near.span_us = 1.03 * 214.81, near.busy_us = 4, near.idle_us = near.span_us - near.busy_us;
+  EXPECT_NEAR(*analyze(st, {}).runs[0].trace().idle_share, near.idle_us / near.span_us, 1e-12);
+  EXPECT_LE(*analyze(st, {}).runs[0].trace().idle_share, 1.0);
   // Steps that hold their GPU work keep their step time as the whole.
-  st.runs[0].breakdown[0].span_us = 200;
-  EXPECT_NEAR(*analyze(st, {}).runs[0].trace().idle_share, 297.0 / 214.81, 1e-12);
+  near.span_us = 200, near.idle_us = 150;
+  EXPECT_NEAR(*analyze(st, {}).runs[0].trace().idle_share, 150 / 214.81, 1e-12);
 }
 
 TEST(Breakdown, GpuTraceWinsOverMpiInterposerForTheSameRun) {

@@ -158,7 +158,7 @@ export const BREAKDOWN_PARTS = [
 ] as const;
 
 // Shares of step time from a run's trace breakdown (summed over ranks); of whole_us where a rank's
-// GPU ran behind the CPU (its GPU work's span counts instead of its steps), so no part exceeds the whole.
+// GPU work spans longer than its steps (that span counts instead), so no part exceeds the whole.
 export function breakdownShares(b: Breakdown | null): number[] | null {
   if (!b || !(b.step_time_us > 0)) return null;
   const s = b.whole_us ?? b.step_time_us;

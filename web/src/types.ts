@@ -154,7 +154,7 @@ export interface Breakdown {
   mem_us: number;
   busy_us: number;
   idle_us: number;
-  whole_us?: number; // what the parts are shares of, only where a rank's GPU ran behind the CPU (its span counts, not its steps)
+  whole_us?: number; // what the parts are shares of, only where a rank's GPU work spans longer than its steps (its span counts, not its steps)
 }
 export interface RunSeries {
   run_id: string;

@@ -74,7 +74,7 @@ struct ResultsPlace {
   bool pruned = false;   // weak/<benchmark>/pruned_results/: an instance left out of the score
 };
 
-std::optional<ResultsPlace> results_place(const fs::path& file) {
+std::optional<ResultsPlace> place_in_tree(const fs::path& file) {
   fs::path dir = file.parent_path();
   ResultsPlace place;
   if (dir.filename() == "pruned_results") {
@@ -98,6 +98,16 @@ std::optional<ResultsPlace> results_place(const fs::path& file) {
   place.benchmark_dir = dir;
   place.system_dir = dir.parent_path().parent_path();
   return place;
+}
+
+// By the path the log was given by, else by its absolute path: `report .` inside a benchmark folder
+// names none of the folders above it (its runs lost their system file, and with it their size).
+std::optional<ResultsPlace> results_place(const fs::path& file) {
+  if (auto place = place_in_tree(file)) return place;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file, ec).lexically_normal();
+  if (ec || absolute == file) return std::nullopt;
+  return place_in_tree(absolute);
 }
 
 // Fields of <submitter>/systems/<system>.json (all strings in the real files).
@@ -347,8 +357,9 @@ class MlperfReader final : public Reader {
     }
     // train_samples that counts tokens: GPT-3 (MLPerf Training) logs 1211105280 = 220 steps × 2688
     // sequences × 2048 tokens (max_sequence_length), so throughput came out in tokens/s, 2048x the
-    // sequences/s. Known by being a multiple of global_batch_size × max_sequence_length.
-    if (run.samples_per_epoch && run.global_batch_size && sequence_length && *sequence_length > 1 &&
+    // sequences/s. GPT-3's alone: GNMT's (sentence pairs, 3860480 = 2048 × 65 × 29) and BERT's
+    // (steps × batch) can be such multiples too, and are samples.
+    if (benchmark == "gpt3" && run.samples_per_epoch && run.global_batch_size && sequence_length && *sequence_length > 1 &&
         std::fmod(*run.samples_per_epoch, *run.global_batch_size * *sequence_length) == 0) {
       out.diagnostics.push_back(
           {Severity::note, "mlperf-train-samples-in-tokens",
