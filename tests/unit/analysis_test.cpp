@@ -414,7 +414,8 @@ TEST(Breakdown, SharesAreOfTheGpuSpanWhereItOutlastsTheSteps) {
   RankBreakdown b{0, "trace.json", 1, 214.81, 62, 56.5, 0.5, 56, 15, 76, 297, 373, {214.81}};
   r.breakdown = {b};
   st.runs.push_back(r);
-  const auto& t = analyze(st, {}).runs[0].trace();
+  const Summary summary = analyze(st, {});
+  const auto& t = summary.runs[0].trace();
   ASSERT_TRUE(t.idle_share);
   EXPECT_NEAR(*t.idle_share, 297.0 / 373, 1e-12);
   EXPECT_NEAR(*t.exposed_comm_share, 56.0 / 373, 1e-12);
