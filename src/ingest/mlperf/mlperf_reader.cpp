@@ -199,20 +199,29 @@ class MlperfReader final : public Reader {
         if (doc["value"].get_double().get(d) == simdjson::SUCCESS) return d;
         return std::nullopt;
       };
+      // metadata.epoch_num, looked up once: after an error in a malformed record simdjson abandons
+      // the document, and a second lookup reads through a null parser (the fuzzer found it).
+      std::optional<double> epoch_value;
+      bool epoch_looked_up = false;
+      auto epoch_raw = [&]() {
+        if (!epoch_looked_up) {
+          epoch_looked_up = true;
+          double d = 0;
+          if (doc["metadata"]["epoch_num"].get_double().get(d) == simdjson::SUCCESS) epoch_value = d;
+        }
+        return epoch_value;
+      };
+      // A whole epoch number (1.0, Dell's GNN in Training v4.0, is epoch 1).
       auto epoch_num = [&]() -> std::optional<std::int64_t> {
-        std::int64_t e;
-        if (doc["metadata"]["epoch_num"].get_int64().get(e) == simdjson::SUCCESS) return e;
-        double d = 0;  // 1.0 (Dell's GNN, Training v4.0) is epoch 1
-        if (doc["metadata"]["epoch_num"].get_double().get(d) == simdjson::SUCCESS && d == std::floor(d) && std::fabs(d) < 9e15)
-          return static_cast<std::int64_t>(d);
+        const auto d = epoch_raw();
+        if (d && *d == std::floor(*d) && std::fabs(*d) < 9e15) return static_cast<std::int64_t>(*d);
         return std::nullopt;
       };
       // Why a record has no epoch number: none, or one that is no whole number (MLPerf Training's
       // GNN numbers its evaluation points by fractions of an epoch, 0.85).
       auto no_epoch_num = [&](std::string_view what) {
-        double d = 0;
-        if (doc["metadata"]["epoch_num"].get_double().get(d) == simdjson::SUCCESS)
-          return fmt::format("{}'s epoch_num {:g} is no whole epoch number (a fraction of an epoch?); left out", what, d);
+        if (const auto d = epoch_raw())
+          return fmt::format("{}'s epoch_num {:g} is no whole epoch number (a fraction of an epoch?); left out", what, *d);
         return fmt::format("{} without metadata.epoch_num", what);
       };
       const std::int64_t t_ns = time_ms * 1'000'000;
