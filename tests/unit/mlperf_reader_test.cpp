@@ -190,6 +190,12 @@ TEST(Mlperf, TrainingResultsTakeTheirSizeFromTheSystemFile) {
   ASSERT_EQ(mine.runs.size(), 2u);
   for (const auto& run : mine.runs) EXPECT_EQ(run.system, "mycluster") << run.path;
   std::filesystem::remove_all(dir.path() / "mine");
+  // A malformed system file is no system file: the folder names the system, the size is unknown.
+  dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "X", "number_of_nodes": "1" "accelerators_per_node": 8)");
+  auto malformed = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(malformed.runs.size(), 1u);
+  EXPECT_FALSE(malformed.runs[0].world_size);
+  EXPECT_EQ(malformed.runs[0].system, "ESC_N8A-E12");
   // A system file whose size is none (0 nodes) leaves the world size unknown, as before.
   dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "ESC_N8A-E12", "number_of_nodes": "0", "accelerators_per_node": "8"})");
   auto unknown = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});

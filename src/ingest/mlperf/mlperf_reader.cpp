@@ -123,16 +123,17 @@ std::optional<SystemFile> system_file(const fs::path& system_dir) {
   f.path = system_dir.parent_path().parent_path() / "systems" / (system_dir.filename().string() + ".json");
   auto text = read_file(f.path);
   if (!text) return std::nullopt;
-  simdjson::padded_string json(text.value());
-  od::parser parser;
-  od::document doc;
-  if (parser.iterate(json).get(doc)) return std::nullopt;
+  // Parsed whole (DOM) before any field is read: a malformed file's error cannot leave a half-read
+  // document that a later field lookup reads through (simdjson's on-demand parser abandons it).
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(text.value()).get(doc) || !doc.is_object()) return std::nullopt;
   std::string_view v;
   if (doc["system_name"].get_string().get(v) == simdjson::SUCCESS) f.system_name = v;
   if (doc["accelerator_model_name"].get_string().get(v) == simdjson::SUCCESS) f.accelerator_model_name = v;
   for (auto [key, into, max] : {std::tuple{"number_of_nodes", &f.nodes, limits::kMaxNodes},
                                 std::tuple{"accelerators_per_node", &f.per_node, limits::kMaxPerNode}}) {
-    od::value value;
+    simdjson::dom::element value;
     std::string_view text;
     double number = 0;
     if (doc[key].get(value) != simdjson::SUCCESS) continue;
