@@ -626,6 +626,18 @@ TEST(Ingest, ReadingInBatchesOfFoldersGivesTheSameStudyOnRealData) {
     EXPECT_EQ(first_difference(study_as_read_in_batches(inputs, per_batch), whole), "") << per_batch << " files a batch";
 }
 
+// A study folder read as intervals, then as `scalelens report` reads it (`tabulated` set).
+struct ReadBothWays {
+  Study as_intervals, as_table;
+};
+ReadBothWays read_both_ways(const ScratchDir& dir, bool IngestOptions::*tabulated) {
+  IngestOptions options{{dir.path().string()}, {}, 2, {}};
+  ReadBothWays both{ingest(options), {}};
+  options.*tabulated = true;
+  both.as_table = ingest(options);
+  return both;
+}
+
 // For each of `seeds` seeds: `draw` writes a study's run folders run-0, run-1, … into a folder
 // and says which of them have two logs; the study is read as intervals, then as `scalelens report`
 // reads it (`tabulated` set), and `check` gets both with those flags.
@@ -636,10 +648,7 @@ void for_each_drawn_study(std::uint64_t seeds, bool IngestOptions::*tabulated, D
     std::mt19937_64 rng(seed);
     ScratchDir dir;
     const std::vector<bool> two_logs = draw(dir, rng);
-    IngestOptions options{{dir.path().string()}, {}, 2, {}};
-    const Study as_intervals = ingest(options);
-    options.*tabulated = true;
-    const Study as_table = ingest(options);
+    const auto [as_intervals, as_table] = read_both_ways(dir, tabulated);
     ASSERT_EQ(as_table.runs.size(), two_logs.size());
     ASSERT_EQ(as_intervals.runs.size(), two_logs.size());
     check(as_intervals, as_table, two_logs);
@@ -813,10 +822,7 @@ TEST(Ingest, StepChartsThinnedAsReadKeepThePagesShare) {
   std::mt19937_64 rng(7);
   ScratchDir dir;
   for (int r = 0; r < 60; ++r) write_step_run(dir, fmt::format("run-{}", r), 8, 500, false, true, false, rng, true);
-  IngestOptions options{{dir.path().string()}, {}, 2, {}};
-  const Study as_intervals = ingest(options);
-  options.tabulate_steps = true;
-  const Study as_table = ingest(options);
+  const auto [as_intervals, as_table] = read_both_ways(dir, &IngestOptions::tabulate_steps);
   const Summary summary = analyze(as_intervals, {});
   EXPECT_EQ(render_summary_json(analyze(as_table, {})), render_summary_json(summary));
   EXPECT_EQ(render_series_json(as_table, summary), render_series_json(as_intervals, summary));
@@ -852,10 +858,7 @@ TEST(Ingest, StepChartsOfALongLogAmongShortOnesAreWhole) {
   ScratchDir dir;
   write_step_run(dir, "long", 8, 1500, false, true, false, rng, true);
   for (int r = 0; r < 30; ++r) write_step_run(dir, fmt::format("short-{}", r), 4, 5, false, true, false, rng, true);
-  IngestOptions options{{dir.path().string()}, {}, 2, {}};
-  const Study as_intervals = ingest(options);
-  options.tabulate_steps = true;
-  const Study as_table = ingest(options);
+  const auto [as_intervals, as_table] = read_both_ways(dir, &IngestOptions::tabulate_steps);
   const Summary summary = analyze(as_intervals, {});
   EXPECT_EQ(render_series_json(as_table, summary), render_series_json(as_intervals, summary));
   const auto long_run = std::find_if(as_table.runs.begin(), as_table.runs.end(), [](const auto& r) { return r.run_id == "long"; });
@@ -903,10 +906,7 @@ TEST(Ingest, TracedStepChartsBesideTabulatedOnesAreWhole) {
   scalelens::testing::KinetoTraceSpec trace;
   trace.step_us.assign(100, 1000);
   dir.write("traced/rank0.json", scalelens::testing::kineto_trace(trace));
-  IngestOptions options{{dir.path().string()}, {}, 2, {}};
-  const Study as_intervals = ingest(options);
-  options.tabulate_steps = true;
-  const Study as_table = ingest(options);
+  const auto [as_intervals, as_table] = read_both_ways(dir, &IngestOptions::tabulate_steps);
   const Summary summary = analyze(as_intervals, {});
   const std::string page = render_series_json(as_table, summary);
   EXPECT_EQ(page, render_series_json(as_intervals, summary));
@@ -923,10 +923,7 @@ TEST(Ingest, GzippedStepLogsWeighWhatTheyHold) {
     write_step_run(dir, name, 2, 2000, false, true, false, rng, true);
     if (r % 2) ASSERT_EQ(std::system(("gzip -n '" + (dir.path() / name / "steps.csv").string() + "'").c_str()), 0);
   }
-  IngestOptions options{{dir.path().string()}, {}, 2, {}};
-  const Study as_intervals = ingest(options);
-  options.tabulate_steps = true;
-  const Study as_table = ingest(options);
+  const auto [as_intervals, as_table] = read_both_ways(dir, &IngestOptions::tabulate_steps);
   std::size_t tabulated = 0;
   for (const auto& run : as_table.runs) {
     ASSERT_TRUE(run.step_table) << run.run_id;

@@ -6,7 +6,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -64,6 +63,11 @@ std::string machine_of(std::string_view system_name) {
                                                                      : std::string(system_name);
 }
 
+// <submitter>/systems/<system>.json of a <submitter>/results/<system> folder.
+fs::path system_file_path(const fs::path& system_dir) {
+  return system_dir.parent_path().parent_path() / "systems" / (system_dir.filename().string() + ".json");
+}
+
 // Where the results layout places a log: its system folder, scaling mode and benchmark folder.
 // MLPerf HPC's <submitter>/results/<system>/<strong|weak>/<benchmark>/, or MLPerf Training's
 // <submitter>/results/<system>/<benchmark>/ (no scaling mode).
@@ -86,8 +90,7 @@ std::optional<ResultsPlace> place_in_tree(const fs::path& file) {
   if (!place.pruned && dir.parent_path().parent_path().filename() == "results" && mode != "strong" && mode != "weak") {
     std::error_code ec;
     const fs::path system_dir = dir.parent_path();
-    if (!fs::is_regular_file(system_dir.parent_path().parent_path() / "systems" / (system_dir.filename().string() + ".json"), ec))
-      return std::nullopt;
+    if (!fs::is_regular_file(system_file_path(system_dir), ec)) return std::nullopt;
     place.benchmark_dir = dir;
     place.system_dir = system_dir;
     return place;
@@ -120,7 +123,7 @@ struct SystemFile {
 
 std::optional<SystemFile> system_file(const fs::path& system_dir) {
   SystemFile f;
-  f.path = system_dir.parent_path().parent_path() / "systems" / (system_dir.filename().string() + ".json");
+  f.path = system_file_path(system_dir);
   auto text = read_file(f.path);
   if (!text) return std::nullopt;
   // Parsed whole (DOM) before any field is read: a malformed file's error cannot leave a half-read
@@ -168,10 +171,11 @@ class MlperfReader final : public Reader {
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
     std::string benchmark, platform;
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> epoch_starts;  // epoch_num → (time_ms, line)
-    // An epoch_stop numbered otherwise than the one open epoch_start: how many, and the first's
-    // numbers and lines (stop, start).
+    // An epoch_stop numbered otherwise than the one open epoch_start: how many, and the first.
+    struct Renumbered {
+      std::int64_t stop_num = 0, start_num = 0, stop_line = 0, start_line = 0;
+    } first_renumbered;
     std::size_t renumbered = 0;
-    std::array<std::int64_t, 4> first_renumbered{};
     // Epoch numbers already closed: a stop of one of them is another rank's, never another epoch's end.
     std::set<std::int64_t> closed;
     BadLines bad, implausible;
@@ -265,7 +269,7 @@ class MlperfReader final : public Reader {
         // epoch_stop 1950366): a stop whose number no start has, while one epoch is open, ends it.
         if (e && it == epoch_starts.end() && epoch_starts.size() == 1 && !closed.contains(*e)) {
           it = epoch_starts.begin();
-          if (renumbered++ == 0) first_renumbered = {*e, it->first, lines.line_no(), it->second.second};
+          if (renumbered++ == 0) first_renumbered = {*e, it->first, lines.line_no(), it->second.second};  // stop, start
         }
         if (it == epoch_starts.end()) {
           bad_line(lines.line_no(), e ? std::string("epoch_stop without a matching epoch_start") : no_epoch_num("epoch_stop"));
@@ -332,9 +336,9 @@ class MlperfReader final : public Reader {
            fmt::format("{} epoch_stop{} numbered otherwise than the one open epoch_start; the first, line {}: epoch_num {} where "
                        "the epoch_start at line {} has {}: taken as that epoch's end (MLPerf Training logs number a "
                        "stop by the samples trained, BERT, or the next epoch, DLRM)",
-                       renumbered, renumbered == 1 ? "" : "s", first_renumbered[2], first_renumbered[0], first_renumbered[3],
-                       first_renumbered[1]),
-           path.string(), first_renumbered[2], {}});
+                       renumbered, renumbered == 1 ? "" : "s", first_renumbered.stop_line, first_renumbered.stop_num,
+                       first_renumbered.start_line, first_renumbered.start_num),
+           path.string(), first_renumbered.stop_line, {}});
     RepeatedEpochs repeated;
     for (std::size_t i = 0; i < run.epochs.size(); ++i) repeated.add(run.epochs[i].index, epoch_lines[i]);
     repeated.report(out, path);
@@ -395,8 +399,10 @@ class MlperfReader final : public Reader {
     if (ctx.enclosing && !ctx.enclosing->label.empty()) run.label = ctx.enclosing->label;
     else run.label = benchmark.empty() ? "mlperf" : benchmark;
     if (!benchmark.empty()) run.details_to_fill().benchmark = benchmark;
-    place_run(run, path, platform, ctx);
-    if (const auto place = results_place(path); place && place->pruned) {
+    // Where the results layout places the log, found once (it may look for the system file).
+    const auto place = results_place(path);
+    place_run(run, path, place, platform, ctx);
+    if (place && place->pruned) {
       out.diagnostics.push_back({Severity::note, "pruned-instance",
                                  "MLPerf HPC weak-scaling instance pruned by the submitter (pruned_results/); not counted "
                                  "among the run's instances",
@@ -411,8 +417,8 @@ class MlperfReader final : public Reader {
  private:
   // System, GPU model, scaling mode and instance group, from the results layout where the log
   // lies in one, else from the log itself.
-  static void place_run(Run& run, const fs::path& path, std::string_view platform, const ReadContext& ctx) {
-    const auto place = results_place(path);
+  static void place_run(Run& run, const fs::path& path, const std::optional<ResultsPlace>& place, std::string_view platform,
+                        const ReadContext& ctx) {
     if (place) {
       if (!place->mode.empty()) run.scaling = place->mode;
       if (auto sys = system_file(place->system_dir)) {

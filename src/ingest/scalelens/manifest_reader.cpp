@@ -104,7 +104,8 @@ class ManifestReader final : public Reader {
       } else if (key == "exit_status") {
         std::int64_t s;
         // Cut to int, 4294967296 would read as 0: a success.
-        if (v.get_int64().get(s) == simdjson::SUCCESS && limits::exit_status(s)) run.exit_status = limits::exit_status(s);
+        const auto status = v.get_int64().get(s) == simdjson::SUCCESS ? limits::exit_status(s) : std::nullopt;
+        if (status) run.exit_status = status;
         else bad("an integer exit status");
       } else if (key == "status") {
         // "running" is written at start and replaced at the end: still there, the wrapper never
