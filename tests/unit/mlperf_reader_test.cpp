@@ -196,6 +196,11 @@ TEST(Mlperf, TrainingResultsTakeTheirSizeFromTheSystemFile) {
   ASSERT_EQ(malformed.runs.size(), 1u);
   EXPECT_FALSE(malformed.runs[0].world_size);
   EXPECT_EQ(malformed.runs[0].system, "ESC_N8A-E12");
+  // Counts each within its limit whose product is beyond any machine (it overflowed int).
+  dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "ESC_N8A-E12", "number_of_nodes": "1000000", "accelerators_per_node": "4096"})");
+  auto huge = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(huge.runs.size(), 1u);
+  EXPECT_FALSE(huge.runs[0].world_size);
   // A system file whose size is none (0 nodes) leaves the world size unknown, as before.
   dir.write("ASUSTeK/systems/ESC_N8A-E12.json", R"({"system_name": "ESC_N8A-E12", "number_of_nodes": "0", "accelerators_per_node": "8"})");
   auto unknown = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});

@@ -428,10 +428,12 @@ class MlperfReader final : public Reader {
         if (run.gpu_model.empty()) run.gpu_model = sys->accelerator_model_name;
         // MLPerf Training's logs state no size: the system file's, where the log gives none (not
         // for a weak-scaling instance, which is a part of the system).
-        if (!run.world_size && sys->nodes && sys->per_node && place->mode != "weak") {
+        // Each count is within its limit; their product may not be (1,000,000 × 4096 overflowed int).
+        const std::int64_t gpus = sys->nodes && sys->per_node ? std::int64_t{*sys->nodes} * *sys->per_node : 0;
+        if (!run.world_size && gpus > 0 && gpus <= limits::kMaxWorldSize && place->mode != "weak") {
           run.nodes = sys->nodes;
           run.gpus_per_node = sys->per_node;
-          run.world_size = *sys->nodes * *sys->per_node;
+          run.world_size = static_cast<int>(gpus);
           run.detected_from["world_size"] =
               fmt::format("number_of_nodes × accelerators_per_node in systems/{}", sys->path.filename().string());
         }
