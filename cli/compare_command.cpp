@@ -109,29 +109,24 @@ int run_compare(const CompareArgs& args) {
     }
   }
   // --pattern selects runs as they are read; a saved summary's configurations were formed from all
-  // of its runs, so it would compare one side filtered with the other whole. Said before a folder
-  // side is read (minutes, for a large one).
-  for (auto [input, which] : {std::pair{&args.before, "before"}, std::pair{&args.after, "after"}})
-    if (!args.pattern.empty() && is_saved_summary(*input)) {
-      std::fprintf(stderr,
-                   "scalelens compare: --pattern selects runs as they are read, and the %s side is a saved summary.json, whose "
-                   "configurations are formed already: compare the run folders, or write that summary with report --pattern\n",
-                   which);
-      return 1;
-    }
+  // of its runs, so it would compare one side filtered with the other whole.
+  auto pattern_on_a_summary = [&](const char* which) {
+    std::fprintf(stderr,
+                 "scalelens compare: --pattern selects runs as they are read, and the %s side is a saved summary.json, whose "
+                 "configurations are formed already: compare the run folders, or write that summary with report --pattern\n",
+                 which);
+    return 1;
+  };
+  // Said before a folder side is read (minutes, for a large one) where the input is the file itself.
+  if (!args.pattern.empty() && is_saved_summary(args.before)) return pattern_on_a_summary("before");
+  if (!args.pattern.empty() && is_saved_summary(args.after)) return pattern_on_a_summary("after");
   auto before = load_side(args.before, "before", args);
   if (!before) return 2;
   auto after = load_side(args.after, "after", args);
   if (!after) return 2;
   // A report's output folder is read as one of runs first, and is a saved summary only when it holds none.
-  for (auto [side, which] : {std::pair{&*before, "before"}, std::pair{&*after, "after"}})
-    if (!args.pattern.empty() && !side->study) {
-      std::fprintf(stderr,
-                   "scalelens compare: --pattern selects runs as they are read, and the %s side is a saved summary.json, whose "
-                   "configurations are formed already: compare the run folders, or write that summary with report --pattern\n",
-                   which);
-      return 1;
-    }
+  if (!args.pattern.empty() && !before->study) return pattern_on_a_summary("before");
+  if (!args.pattern.empty() && !after->study) return pattern_on_a_summary("after");
 
   Comparison comparison = compare_summaries(before->summary, after->summary, options);
   // What reading and summarizing a side's folders left out (a file refused, a line skipped, a run's
