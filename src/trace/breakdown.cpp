@@ -255,7 +255,11 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   if (!trace.device_names.empty()) r.device = trace.device_names.front();
   r.visible_gpus = static_cast<int>(std::min<std::size_t>(trace.device_names.size(), limits::kMaxWorldSize));
   if (!r.rank_known) {
-    const std::string why = trace.hta_rank_found ? fmt::format("the trace's rank {} is not from 0 to {}", trace.hta_rank, limits::kMaxRank)
+    constexpr auto kBeyondInt64 = std::numeric_limits<std::int64_t>::max(), kBelowInt64 = std::numeric_limits<std::int64_t>::min();
+    const std::string rank_text = trace.hta_rank == kBeyondInt64   ? std::string("beyond 2^63")
+                                  : trace.hta_rank == kBelowInt64 ? std::string("below -2^63")
+                                                                  : std::to_string(trace.hta_rank);
+    const std::string why = trace.hta_rank_found ? fmt::format("the trace's rank {} is not from 0 to {}", rank_text, limits::kMaxRank)
                                                  : std::string("no rank in the trace (distributedInfo.rank)");
     if (auto from_name = rank_from_file_name(trace.path)) {
       r.rank = *from_name;

@@ -268,8 +268,9 @@ Error json_error(int error_code, const std::string& path, std::string_view buffe
   return Error{std::move(msg), path};
 }
 
-// The first `"rank": N` in the text, as HTA finds it.
-std::optional<int> first_rank_text(std::string_view s) {
+// The first `"rank": N` in the text, as HTA finds it. A number beyond int64 is still that rank
+// (out of range, said so by analyse), not a reason to look further.
+std::optional<std::int64_t> first_rank_text(std::string_view s) {
   constexpr std::string_view key = "\"rank\"";
   for (std::size_t pos = s.find(key); pos != std::string_view::npos; pos = s.find(key, pos + 1)) {
     std::size_t i = pos + key.size();
@@ -277,9 +278,11 @@ std::optional<int> first_rank_text(std::string_view s) {
     if (i >= s.size() || s[i] != ':') continue;
     ++i;
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-    int v = 0;
+    std::int64_t v = 0;
     auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
     if (ec == std::errc() && p != s.data() + i) return v;
+    if (ec == std::errc::result_out_of_range)
+      return s[i] == '-' ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
   }
   return std::nullopt;
 }
@@ -383,8 +386,8 @@ void PartsInOrder::add(std::size_t i, ParsedTrace&& part, std::size_t bytes) {
 }
 
 ParsedTrace PartsInOrder::finish(std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
-                                 const std::vector<std::optional<int>>& part_rank, std::optional<int> rank_text,
-                                 std::optional<int> trailer_rank) {
+                                 const std::vector<std::optional<std::int64_t>>& part_rank, std::optional<std::int64_t> rank_text,
+                                 std::optional<std::int64_t> trailer_rank) {
   if (!events_bytes_) {
     std::size_t events = 0;
     for (const auto& w : waiting_) events += w.part.events.size();
@@ -558,7 +561,7 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
   }
 
   // The text before the first event (header) holds `"rank"` in every real trace: look there now.
-  std::optional<int> rank_text = detail::first_rank_text(text.substr(0, chunks.empty() ? array_end : chunks[0].search_begin));
+  std::optional<std::int64_t> rank_text = detail::first_rank_text(text.substr(0, chunks.empty() ? array_end : chunks[0].search_begin));
 
   for (auto& patch : patches) {
     patch.original = data[patch.pos];
@@ -579,11 +582,11 @@ std::optional<ParsedTrace> parse_chunked(char* data, std::size_t size, std::size
   ParsedTrace head_part, tail_part;
   if (header && !parse_slice(*header, false, head_part)) return std::nullopt;
   if (trailer && !parse_slice(*trailer, false, tail_part)) return std::nullopt;
-  std::optional<int> trailer_rank;
+  std::optional<std::int64_t> trailer_rank;
   if (!rank_text && trailer) trailer_rank = detail::first_rank_text(text.substr(trailer->search_begin));
 
   detail::PartsInOrder parts(path, array_end - open + 1);
-  std::vector<std::optional<int>> part_rank(chunks.size());
+  std::vector<std::optional<std::int64_t>> part_rank(chunks.size());
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<bool> failed{false};
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -697,20 +700,20 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
     std::string doc;
     std::size_t at;
     std::size_t index;  // the slice's place in file order
-    std::optional<int>* rank;
+    std::optional<std::int64_t>* rank;
     std::size_t search_from, search_to;  // where HTA's `"rank": N` is looked for, in `doc`
   };
   // The inflated size is known only at the end: parts are merged as they come once the stream's
   // ratio gives a guess of it (after the first slice).
   detail::PartsInOrder parts(path, 0);
   std::size_t slices = 0;
-  std::vector<std::unique_ptr<std::optional<int>>> part_rank;
+  std::vector<std::unique_ptr<std::optional<std::int64_t>>> part_rank;
   std::deque<Job> queue;
   std::mutex mutex;
   std::condition_variable changed;
   bool closing = false;
   std::atomic<bool> failed{false};
-  std::optional<int> rank_text;
+  std::optional<std::int64_t> rank_text;
   bool rank_searched = false;
   auto run = [&](Job& job) {
     if (!rank_searched) *job.rank = detail::first_rank_text(std::string_view(job.doc).substr(job.search_from, job.search_to - job.search_from));
@@ -803,7 +806,7 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
       if (bad_stream) return std::nullopt;
       const std::size_t index = slices++;
       if (index == 0) parts.expect_events_bytes(std::max(stream.inflated_size_estimate(), base + text.size()));
-      part_rank.push_back(std::make_unique<std::optional<int>>());
+      part_rank.push_back(std::make_unique<std::optional<std::int64_t>>());
       if (cut_comma == npos) {  // the last slice: the array ends in what is left
         array_end = find_array_end(text, start);
         if (array_end == npos) return std::nullopt;
@@ -822,7 +825,7 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   // After the array: `}` and the end, or `,` and more top-level fields (the trailer).
   const std::size_t after = skip_ws(array_end + 1);
   if (after == npos) return std::nullopt;
-  std::optional<int> trailer_rank;
+  std::optional<std::int64_t> trailer_rank;
   if (text[after] == ',') {
     while (more()) {
     }
@@ -842,7 +845,7 @@ std::optional<ParsedTrace> parse_gzip_streamed(GzipStream& stream, const std::st
   text.shrink_to_fit();
   finish();
   if (failed) return std::nullopt;
-  std::vector<std::optional<int>> ranks;
+  std::vector<std::optional<std::int64_t>> ranks;
   for (const auto& rank : part_rank) ranks.push_back(*rank);
   return parts.finish(size, head_part, tail_part, ranks, rank_text, trailer_rank);
 }

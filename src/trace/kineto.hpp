@@ -84,7 +84,7 @@ struct ParsedTrace {
   std::string backend;                   // distributedInfo.backend ("nccl", "gloo"), "" absent
   // baseTimeNanoseconds (Kineto since PyTorch 2.1): the Unix time that event ts are relative to.
   std::optional<std::int64_t> base_time_ns;
-  int hta_rank = 0;                      // HTA: the first `"rank": N` text in the file, else 0
+  std::int64_t hta_rank = 0;             // HTA: the first `"rank": N` text in the file, else 0
   bool hta_rank_found = false;
   std::vector<std::string> device_names;  // deviceProperties[].name
   std::vector<std::string> names;         // interned strings; names[0] == ""

@@ -29,7 +29,7 @@ NumStatus micros_to_ns(std::string_view token, std::int64_t& ns, bool& is_float)
 // `error_code` is a simdjson::error_code; `where` a position in `buffer` or null.
 Error json_error(int error_code, const std::string& path, std::string_view buffer, const char* where);
 
-std::optional<int> first_rank_text(std::string_view text);
+std::optional<std::int64_t> first_rank_text(std::string_view text);
 
 // A raw JSON value's text without the whitespace On-Demand leaves after it.
 inline std::string_view trim_json(std::string_view raw) {
@@ -118,8 +118,8 @@ class PartsInOrder {
   void add(std::size_t i, ParsedTrace&& part, std::size_t bytes);
   // The merged trace, with what the text before and after the events says. After every add.
   ParsedTrace finish(std::size_t size, ParsedTrace& head_part, ParsedTrace& tail_part,
-                     const std::vector<std::optional<int>>& part_rank, std::optional<int> rank_text,
-                     std::optional<int> trailer_rank);
+                     const std::vector<std::optional<std::int64_t>>& part_rank, std::optional<std::int64_t> rank_text,
+                     std::optional<std::int64_t> trailer_rank);
 
  private:
   struct Waiting {

@@ -249,7 +249,7 @@ TEST(TraceChunked, PartsMergeInFileOrderWhateverOrderTheyFinishIn) {
     detail::PartsInOrder parts("t.json", events_bytes);
     for (int i : order) parts.add(static_cast<std::size_t>(i), part(i), 4000);
     ParsedTrace head, tail;
-    return parts.finish(kParts * 4000, head, tail, std::vector<std::optional<int>>(kParts), std::nullopt, std::nullopt);
+    return parts.finish(kParts * 4000, head, tail, std::vector<std::optional<std::int64_t>>(kParts), std::nullopt, std::nullopt);
   };
   std::vector<int> in_order(kParts), reversed(kParts), shuffled(kParts);
   for (int i = 0; i < kParts; ++i) in_order[i] = i, reversed[i] = kParts - 1 - i;

@@ -91,7 +91,8 @@ TEST(TraceParser, ContentAfterTheDocumentIsAnErrorSayingSo) {
 // HTA takes a trace's rank from the first "rank" in its text; one outside the ranks any job has
 // (distributedInfo.rank -1 read so) is not a rank: the file name says which it is, with a warning.
 TEST(TraceParser, RankTextBeyondAnyJobIsTakenFromTheFileName) {
-  for (const char* rank : {"-1", "2147483647"}) {
+  // 2^40 and 2^70 once fell through int and read as "no rank in the trace".
+  for (const char* rank : {"-1", "2147483647", "1099511627776", "1180591620717411303424", "-1180591620717411303424"}) {
     std::string text = kGood;
     text.replace(text.find("\"rank\": 1"), std::string_view("\"rank\": 1").size(), std::string("\"rank\": ") + rank);
     auto r = parse_kineto(text, "worker3.pt.trace.json");
@@ -101,7 +102,10 @@ TEST(TraceParser, RankTextBeyondAnyJobIsTakenFromTheFileName) {
     EXPECT_EQ(s.rank, 3) << rank;
     EXPECT_FALSE(s.rank_known);
     ASSERT_FALSE(s.warnings.empty());
-    EXPECT_EQ(s.warnings[0], fmt::format("the trace's rank {} is not from 0 to 9999999; taken as 3 from the file name", rank));
+    const std::string shown = rank == std::string_view("1180591620717411303424")    ? "beyond 2^63"
+                              : rank == std::string_view("-1180591620717411303424") ? "below -2^63"
+                                                                                     : rank;
+    EXPECT_EQ(s.warnings[0], fmt::format("the trace's rank {} is not from 0 to 9999999; taken as 3 from the file name", shown));
   }
 }
 
