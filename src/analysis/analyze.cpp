@@ -469,12 +469,15 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     std::map<std::string, std::size_t> instances_of;
     std::set<int> instance_sizes;
     std::vector<double> per_repeat;  // each run's (or instance's) own time, for the consistency check
+    std::size_t no_epochs = 0;       // runs without an epoch time: the configuration's then rests on the others
+    const RunSummary* first_without_epochs = nullptr;
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
       const auto group = r.details().instance_of.empty() ? "#" + std::to_string(i) : r.details().instance_of;
       for (const auto& [key, reason] : sources[i]->details().missing)
         missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
+      if (r.epoch_times_s.empty() && no_epochs++ == 0) first_without_epochs = &r;
       if (r.run_time_s) run_times.push_back(*r.run_time_s);
       step_times.insert(step_times.end(), r.step_times_s.begin(), r.step_times_s.end());
       for (const char* basis : {"epoch", "run", "step"})
@@ -624,6 +627,14 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       config_warnings.push_back(config_warning(c, "high-variation",
           fmt::format("epoch time varies by {:.1f}% (coefficient of variation over 5%): look for noisy neighbours, I/O or throttling",
                       100 * c.epoch_time_s->cv())));
+    // MLPerf runs that converge before a whole epoch (Training GNN stops at epoch 0.9 in some runs,
+    // 1.0 in others) give none: the epoch time is then the slower runs' alone, which must be said.
+    if (c.epoch_time_s && no_epochs > 0)
+      config_warnings.push_back(config_warning(c, "epochs-from-some-runs",
+          fmt::format("its epoch time comes from {} of its {} runs: {} run{} ({}{}) logged no whole epoch, so the "
+                      "epoch time and the speedup on it rest on the others; compare run times too",
+                      c.run_indices.size() - no_epochs, c.run_indices.size(), no_epochs, no_epochs == 1 ? "" : "s",
+                      first_without_epochs->path, no_epochs > 1 ? ", ..." : "")));
     if (auto spread = describe(per_repeat); spread && spread->n >= 2 && spread->mean > 0 && spread->cv() > 0.25)
       config_warnings.push_back(config_warning(c, "possibly-mixed-inputs", mixed_inputs_message(c, *spread, summary.runs)));
     auto list = [](const auto& set) {

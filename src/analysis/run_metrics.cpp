@@ -20,6 +20,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A GPU as messages name it: its UUID, else its index, and its node where the source names one
+// (MLflow and itwinai do not).
+std::string gpu_name(const GpuSeries& g) {
+  const std::string id = g.uuid.empty() ? std::to_string(g.index) : g.uuid;
+  return g.node.empty() ? "GPU " + id : fmt::format("GPU {} of node '{}'", id, g.node);
+}
+
 Diagnostic run_warning(const Run& run, std::string code, std::string message, Severity sev = Severity::warning) {
   Diagnostic d{sev, std::move(code), std::move(message), run.path, 0, {}};
   if (run.world_size) d.configuration = run.label + "/" + std::to_string(*run.world_size);
@@ -175,8 +182,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     auto [it, inserted] = chosen.emplace(key, &g);
     if (inserted) continue;
     figures.warnings.push_back(run_warning(run, "energy-double-counted",
-                                     fmt::format("GPU {} of node '{}' appears in two sources ({} and {}); it is counted once, from the first",
-                                                 g.uuid.empty() ? std::to_string(g.index) : g.uuid, g.node, it->second->source, g.source)));
+                                     fmt::format("{} appears in two sources ({} and {}); it is counted once, from the first",
+                                                 gpu_name(g), it->second->source, g.source)));
   }
   std::vector<UtilHistogram> util_times;  // each GPU's shares, for the run's utilization over time
   double energy = 0;
@@ -186,6 +193,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
   std::size_t gap_gpus = 0;
   const GpuSeries* longest_gap_gpu = nullptr;
+  // GPUs whose power readings inside the run span no time (all stamped at one instant): no energy.
+  std::size_t timeless_gpus = 0;
+  const GpuSeries* first_timeless_gpu = nullptr;
+  std::size_t first_timeless_readings = 0;
   for (const auto& [key, g] : chosen) {
     const GpuSeriesFigures f = figures_of(*g, run_t0, run_t1);
     if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
@@ -212,9 +223,9 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     if (f.impossible_counter_mj) {
       Diagnostic w = run_warning(
           run, "implausible-value",
-          fmt::format("energy_mj of GPU {} jumps to {:.6g} mJ at t_ns {}, more than {:g} W per GPU allows since the "
+          fmt::format("energy_mj of {} jumps to {:.6g} mJ at t_ns {}, more than {:g} W per GPU allows since the "
                       "reading before; its energy counter is left out and its energy taken from power_w where it has it",
-                      g->uuid.empty() ? std::to_string(g->index) : g->uuid, *f.impossible_counter_mj,
+                      gpu_name(*g), *f.impossible_counter_mj,
                       f.impossible_counter_t_ns, limits::kMaxGpuPowerW));
       w.path = g->source;
       figures.warnings.push_back(std::move(w));
@@ -225,6 +236,9 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
       ++energy_gpus;
     }
+    if (f.energy_from == GpuSeriesFigures::EnergyFrom::none && f.power_samples > 0 && f.skipped_s == 0 &&
+        timeless_gpus++ == 0)
+      first_timeless_gpu = g, first_timeless_readings = f.power_samples;
     if (f.skipped_s > 0) {
       gap_s += f.skipped_s;
       ++gap_gpus;
@@ -271,10 +285,19 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
         run, "energy-gaps",
         fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
                     "than {} sampling intervals (the logger paused, the node was drained?); the longest gap, {:.1f} s, "
-                    "is GPU {} of node '{}' in {}",
+                    "is {} in {}",
                     gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
-                    longest_gap_gpu->uuid.empty() ? std::to_string(longest_gap_gpu->index) : longest_gap_gpu->uuid,
-                    longest_gap_gpu->node, longest_gap_gpu->source)));
+                    gpu_name(*longest_gap_gpu), longest_gap_gpu->source)));
+  if (timeless_gpus > 0) {
+    Diagnostic w = run_warning(
+        run, "energy-no-time",
+        fmt::format("{} GPU{} left out of the energy: {} power readings inside the run lie at one instant "
+                    "({}: {} reading{}), and an energy needs readings spread over time",
+                    timeless_gpus, timeless_gpus == 1 ? "" : "s", timeless_gpus == 1 ? "its" : "their",
+                    gpu_name(*first_timeless_gpu), first_timeless_readings, first_timeless_readings == 1 ? "" : "s"));
+    w.path = first_timeless_gpu->source;
+    figures.warnings.push_back(std::move(w));
+  }
   if (nominal)
     figures.warnings.push_back(run_warning(run, "nominal-timestamps",
                                      "GPU sample times were rebuilt from sample index × probing interval, not measured; "

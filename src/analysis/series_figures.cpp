@@ -107,6 +107,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     const std::int64_t t = s.t_ns;
     const bool inside = t >= t0 && t <= t1;
     count.add(s, k ? &samples[k - 1] : nullptr, inside);
+    if (inside && !std::isnan(s.power_w)) ++f.power_samples;
     if (const double u = s.util_pct; !std::isnan(u)) {
       if (!std::isnan(util_prev)) integrate_segment(util, util_prev_t, util_prev, t, u, t0, t1, 0, util_piece);
       util_prev_t = t, util_prev = u;

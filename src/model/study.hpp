@@ -102,6 +102,8 @@ struct GpuSeriesFigures {
   // Nominal times (rebuilt from sample index × interval): power summed over the samples, for the
   // caller to multiply by the interval the run states (else `spacing_s`).
   double power_sum_w = 0;
+  // Power readings counted: all of them (nominal times), or those inside the window (measured), so
+  // that readings which give no energy (all at one instant) can be said to.
   std::size_t power_samples = 0;
   double spacing_s = 0;                   // the first step between two distinct sample times
   // Power-series time left out of the energy: pauses longer than the series' usual step.

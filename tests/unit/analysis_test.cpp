@@ -284,6 +284,32 @@ TEST(Energy, SameGpuFromTwoSourcesIsCountedOnceAndFlagged) {
   EXPECT_TRUE(has_warning(s, "energy-double-counted"));
 }
 
+// MLflow power readings that all carry one timestamp gave no energy and no reason.
+TEST(Energy, PowerReadingsAtOneInstantAreSaidToGiveNoEnergy) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 2, {10}, "a");
+  r.gpus.push_back(gpu("n0", 0, {{0, 100}, {10, 100}}));                 // 1000 J
+  r.gpus.push_back(gpu("n0", 1, {{5, 300}, {5, 310}, {5, 320}}));        // one instant: none
+  r.gpus.back().source = "metrics/gpu_power_W";
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(*s.runs[0].energy_j, 1000, 1e-6);
+  EXPECT_EQ(s.runs[0].energy_gpus, 1u);
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "energy-no-time"; });
+  ASSERT_NE(it, s.warnings.end());
+  EXPECT_EQ(it->path, "metrics/gpu_power_W");
+  EXPECT_NE(it->message.find("1 GPU left out of the energy: its power readings inside the run lie at one instant "
+                             "(GPU 1 of node 'n0': 3 readings)"),
+            std::string::npos)
+      << it->message;
+  // Readings spread over time, or none at all, say nothing.
+  Study fine;
+  fine.runs.push_back(make_run("ddp", 1, {10}, "b"));
+  fine.runs[0].gpus.push_back(gpu("n0", 0, {{0, 100}, {10, 100}}));
+  fine.runs[0].gpus.push_back(gpu("n0", 1, {}, {}, {}));
+  EXPECT_FALSE(has_warning(analyze(fine, {}), "energy-no-time"));
+}
+
 TEST(Warnings, CoarseSamplingFewRepeatsMissingRanksAndNodes) {
   Study st;
   scalelens::Run r = make_run("ddp", 4, {10, 10}, "a");
@@ -296,6 +322,26 @@ TEST(Warnings, CoarseSamplingFewRepeatsMissingRanksAndNodes) {
   EXPECT_TRUE(has_warning(s, "few-repeats"));
   EXPECT_TRUE(has_warning(s, "missing-ranks"));
   EXPECT_TRUE(has_warning(s, "missing-nodes"));
+}
+
+// Dell's MLPerf GNN runs stop at epoch 1.0 in some runs and before it in others: the epoch time was
+// then the slower runs' alone, unsaid.
+TEST(Warnings, AnEpochTimeFromSomeRunsOnlyIsSaid) {
+  Study st;
+  scalelens::Run a = make_run("ddp", 4, {10, 10}, "a");
+  scalelens::Run b = make_run("ddp", 4, {}, "b");
+  b.end_ns = 15 * kSec;  // converged before its first epoch ended
+  scalelens::Run c = make_run("ddp", 4, {12, 12}, "c");
+  st.runs = {a, b, c};
+  auto s = analyze(st, {});
+  EXPECT_DOUBLE_EQ(config(s, "ddp", 4).epoch_time_s->mean, 11);
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "epochs-from-some-runs"; });
+  ASSERT_NE(it, s.warnings.end());
+  EXPECT_NE(it->message.find("its epoch time comes from 2 of its 3 runs: 1 run (/runs/b) logged no whole epoch"),
+            std::string::npos)
+      << it->message;
+  st.runs = {a, c};
+  EXPECT_FALSE(has_warning(analyze(st, {}), "epochs-from-some-runs"));
 }
 
 TEST(Warnings, RunsOfOneConfigurationThatDisagreeAreFlagged) {

@@ -548,6 +548,22 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_OnlyRankZeroLogged_WarnsAndExtrapolatesE
   EXPECT_TRUE(has_warning(s, "partial-gpu-data", "GPU data for 1 of 16 GPUs"));
 }
 
+// A logger that stamps every reading with one time (a batched flush) gave an empty energy, unsaid.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_PowerReadingsAtOneInstant_GiveNoEnergyWithAReason) {
+  ScratchDir dir;
+  MlflowStore store(dir, "2");
+  store.run("t", "big", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 1, kStartMs);
+  const std::string at = std::to_string(kStartMs + 5000);
+  store.metric("w0", "gpu_power_W", at + " 300 5\n" + at + " 310 6\n" + at + " 320 7\n");
+  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  auto s = analyze_dir(dir, 0);
+  const auto* c = configuration(s, "torch-ddp", 1);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->energy_wh);
+  EXPECT_TRUE(has_warning(s, "energy-no-time", "its power readings inside the run lie at one instant (GPU 0: 3 readings)"));
+}
+
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilingAverages_GiveItwinaisComputationFraction) {
   ScratchDir dir;
   MlflowStore store(dir, "6");

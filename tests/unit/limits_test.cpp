@@ -537,7 +537,7 @@ TEST(Limits, EnergyCounterJumpBeyondThePowerLimitIsNotUsedAndOtherEnergiesUnchan
   auto jumps = with_code(after.warnings, "implausible-value");
   ASSERT_EQ(jumps.size(), 1u);
   EXPECT_TRUE(ends_with(jumps[0]->path, "ddp-1/nodes/n01/gpu.csv")) << jumps[0]->path;
-  EXPECT_EQ(jumps[0]->message, "energy_mj of GPU GPU-0 jumps to 1e+300 mJ at t_ns 21000000000, more than 5000 W per GPU allows "
+  EXPECT_EQ(jumps[0]->message, "energy_mj of GPU GPU-0 of node 'n01' jumps to 1e+300 mJ at t_ns 21000000000, more than 5000 W per GPU allows "
                                "since the reading before; its energy counter is left out and its energy taken from power_w "
                                "where it has it");
   // Energy from power_w instead: 100 W × 20 s = 2000 J, as without any counter; ddp/2 unchanged.
