@@ -278,7 +278,10 @@ std::optional<std::int64_t> first_rank_text(std::string_view s) {
     if (i >= s.size() || s[i] != ':') continue;
     ++i;
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-    std::int64_t v = 0;
+    // long long, not int64_t (long): profiler_step_number's from_chars<long> then stays inlined in
+    // its one caller, where an out-of-line copy holds a `rep bsf` that the AVX2 check
+    // (tests/binary/avx2_only_from_avx2.sh) cannot tell from BMI's tzcnt.
+    long long v = 0;
     auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
     if (ec == std::errc() && p != s.data() + i) return v;
     if (ec == std::errc::result_out_of_range)
