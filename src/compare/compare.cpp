@@ -196,7 +196,13 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
         LogDifference diff = weak ? *at_p : *at_base;
         diff -= weak ? *at_base : *at_p;
         auto interval = change_from_log_difference(diff, options);
-        if (interval.method == "identical") {
+        if (interval.method == "identical" && std::abs(*change.rel_change) > 1e-9) {
+          // The same runs on both sides, yet other efficiencies: a saved summary's figure is not its
+          // runs' (edited by hand, or written otherwise), and "unchanged" would hide that.
+          why = fmt::format("the runs are the same on both sides, but the saved efficiencies differ ({:.4g} before, "
+                            "{:.4g} after): one summary's efficiency is not its runs'",
+                            *ca.efficiency, *cb.efficiency);
+        } else if (interval.method == "identical") {
           change.ci_low = change.ci_high = change.rel_change = 0.0;
         } else if (change.rel_change) {
           // The same width around the summaries' own ratio.
@@ -206,7 +212,7 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
           change.ci_high = std::expm1(centre + half);
           change.log_sd = std::sqrt(diff.var / (2.0 / static_cast<double>(std::min(ca.runs, cb.runs))));
         }
-        change.method = interval.method == "identical" ? "identical" : "welch-log (baseline and configuration)";
+        if (why.empty()) change.method = interval.method == "identical" ? "identical" : "welch-log (baseline and configuration)";
       } else {
         why = "an interval needs at least 2 repeats at this configuration and at the baseline, on each side";
       }

@@ -393,6 +393,25 @@ TEST(SummaryReader, ConfigurationsWithoutTheirRunsCompareAsOneRepeatAndTwinIdent
   EXPECT_NE(runs.error().message.find("runs[1].run_id 'r' is another run's too"), std::string::npos) << runs.error().message;
 }
 
+// A summary compared with itself, its efficiency edited by hand: the runs are the same, so the
+// change was called "unchanged" beside two different efficiencies.
+TEST(CompareSummaries, AnEfficiencyThatIsNotItsRunsIsNotCalledUnchanged) {
+  std::mt19937_64 rng(11);
+  auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03);
+  auto b = a;
+  const auto same = compare_summaries(a, b, {});
+  ASSERT_TRUE(metric(same, 4, "efficiency"));
+  EXPECT_EQ(metric(same, 4, "efficiency")->verdict, Verdict::unchanged);
+  b.configurations[1].efficiency = *a.configurations[1].efficiency * 0.5;
+  const auto edited = compare_summaries(a, b, {});
+  const auto* e = metric(edited, 4, "efficiency");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->verdict, Verdict::inconclusive);
+  EXPECT_FALSE(e->change.ci_low);
+  EXPECT_NE(e->note.find("the runs are the same on both sides, but the saved efficiencies differ"), std::string::npos)
+      << e->note;
+}
+
 TEST(CompareSummaries, EfficiencyAgainstAnotherBaselineIsInconclusiveAndAMissingTimeIsSaid) {
   std::mt19937_64 rng(5);
   auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03);
