@@ -37,7 +37,7 @@ inline const CLI::Validator kSamplesCount(
       double v = 0;
       return CLI::detail::lexical_cast(text, v) && limits::valid_samples(v)
                  ? std::string()
-                 : fmt::format("not a number of samples from {:g} to {:g}: {}", limits::kMinSamples, limits::kMaxSamples, text);
+                 : fmt::format("not a number of samples {}: {}", limits::samples_range(), text);
     },
     "", "samples");
 

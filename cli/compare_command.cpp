@@ -102,9 +102,8 @@ int run_compare(const CompareArgs& args) {
   }
 
   if (!args.pattern.empty()) {
-    if (auto check = UserRegex::compile(args.pattern); !check) {
-      std::fprintf(stderr, "scalelens compare: --pattern '%s' is not a valid regular expression: %s\n", args.pattern.c_str(),
-                   check.error().message.c_str());
+    if (auto check = UserRegex::compile(args.pattern, "--pattern"); !check) {
+      std::fprintf(stderr, "scalelens compare: %s\n", check.error().message.c_str());
       return 1;
     }
   }

@@ -52,10 +52,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       "API: /api/summary, /api/data, /api/series?run=ID, /api/version. Ctrl-C stops it.");
   cmd->callback([=, &exit_code] {
     if (!pattern->empty()) {
-      auto check = UserRegex::compile(*pattern);
+      auto check = UserRegex::compile(*pattern, "--pattern");
       if (!check) {
-        std::fprintf(stderr, "error: --pattern '%s' is not a valid regular expression: %s\n", pattern->c_str(),
-                     check.error().message.c_str());
+        std::fprintf(stderr, "error: %s\n", check.error().message.c_str());
         exit_code = 1;
         return;
       }

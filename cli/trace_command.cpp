@@ -35,10 +35,9 @@ struct TraceArgs {
 
 int run_trace(const TraceArgs& args) {
   if (!args.comm_kernel_regex.empty()) {
-    auto check = UserRegex::compile(args.comm_kernel_regex);
+    auto check = UserRegex::compile(args.comm_kernel_regex, "--comm-kernel-regex");
     if (!check) {
-      std::fprintf(stderr, "scalelens trace: --comm-kernel-regex '%s' is not a valid regular expression: %s\n",
-                   args.comm_kernel_regex.c_str(), check.error().message.c_str());
+      std::fprintf(stderr, "scalelens trace: %s\n", check.error().message.c_str());
       return 1;
     }
   }

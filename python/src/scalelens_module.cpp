@@ -61,14 +61,14 @@ IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::
                              const std::optional<std::string>& label, std::optional<double> global_batch_size,
                              std::optional<double> batch_per_gpu, unsigned threads) {
   if (pattern) {
-    auto check = UserRegex::compile(*pattern);
-    if (!check) throw UsageError("pattern '" + *pattern + "' is not a valid regular expression: " + check.error().message);
+    auto check = UserRegex::compile(*pattern, "pattern");
+    if (!check) throw UsageError(check.error().message);
   }
   if (global_batch_size && batch_per_gpu) throw UsageError("give global_batch_size or batch_per_gpu, not both");
   // As the command line's --global-batch-size and --batch-per-gpu: a NaN would pass any comparison.
   for (auto [name, value] : {std::pair{"global_batch_size", global_batch_size}, std::pair{"batch_per_gpu", batch_per_gpu}})
     if (value && !limits::valid_samples(*value))
-      throw UsageError(fmt::format("{} must be a number of samples from {:g} to {:g}", name, limits::kMinSamples, limits::kMaxSamples));
+      throw UsageError(fmt::format("{} must be a number of samples {}", name, limits::samples_range()));
   IngestOptions in;
   in.inputs = inputs;
   if (pattern) in.pattern = *pattern;
@@ -172,8 +172,8 @@ std::string trace_json(const std::vector<std::string>& paths, bool hta, const st
                        int kernels, unsigned threads, bool cache) {
   if (paths.empty()) throw UsageError("trace() needs at least one folder or file");
   if (comm_kernel_regex) {
-    auto check = UserRegex::compile(*comm_kernel_regex);
-    if (!check) throw UsageError("comm_kernel_regex is not a valid regular expression: " + check.error().message);
+    auto check = UserRegex::compile(*comm_kernel_regex, "comm_kernel_regex");
+    if (!check) throw UsageError(check.error().message);
   }
   trace::TraceSetOptions o;
   for (const auto& p : paths) o.inputs.emplace_back(p);

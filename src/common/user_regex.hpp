@@ -17,8 +17,10 @@ namespace scalelens {
 
 class UserRegex {
  public:
-  // The error message says why the expression is not valid ("missing ): …").
-  static Result<UserRegex> compile(const std::string& pattern);
+  // `option` is the expression's name as its user gave it ("--pattern", a Python argument's name):
+  // the error message names it and says why the expression is not valid, one way for every command
+  // ("--pattern '(' is not a valid regular expression: missing ): (").
+  static Result<UserRegex> compile(const std::string& pattern, std::string_view option);
   // True when the expression matches anywhere in `text` (ECMAScript regex_search semantics).
   bool search(std::string_view text) const;
   const std::string& pattern() const { return pattern_; }

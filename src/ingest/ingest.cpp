@@ -298,12 +298,9 @@ Study ingest(const IngestOptions& options) {
   auto readers = all_readers();
   std::optional<UserRegex> pattern;
   if (options.pattern) {
-    auto compiled = UserRegex::compile(*options.pattern);
+    auto compiled = UserRegex::compile(*options.pattern, "--pattern");
     if (!compiled) {
-      study.diagnostics.push_back({Severity::error, "bad-pattern",
-                                   fmt::format("--pattern '{}' is not a valid regular expression: {}", *options.pattern,
-                                               compiled.error().message),
-                                   {}, 0, {}});
+      study.diagnostics.push_back({Severity::error, "bad-pattern", compiled.error().message, {}, 0, {}});
       return study;
     }
     pattern = std::move(compiled.value());

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace scalelens::limits {
 
@@ -69,6 +72,11 @@ inline std::optional<int> exit_status(std::int64_t code) {
 }
 inline bool valid_samples(double v) { return v >= kMinSamples && v <= kMaxSamples; }
 inline bool valid_sampling_interval(double s) { return s >= kMinSamplingIntervalS && s <= kMaxSamplingIntervalS; }
+// The two ranges as every message states them: "from 1e-07 to 1e+15" (samples), "from 1e-06 to 86400" (seconds).
+inline std::string samples_range() { return fmt::format("from {:g} to {:g}", kMinSamples, kMaxSamples); }
+inline std::string sampling_interval_range() {
+  return fmt::format("from {:g} to {:g}", kMinSamplingIntervalS, kMaxSamplingIntervalS);
+}
 // Present readings outside their range; NaN (not available) is in range.
 inline bool bad_power(double w) { return w < 0 || w > kMaxGpuPowerW; }
 inline bool bad_percent(double p) { return p < 0 || p > kMaxPercent; }

@@ -139,12 +139,9 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   TraceSet set;
   CommMatcher matcher;
   if (!options.comm_kernel_regex.empty()) {
-    auto regex = UserRegex::compile(options.comm_kernel_regex);
+    auto regex = UserRegex::compile(options.comm_kernel_regex, "--comm-kernel-regex");
     if (!regex) {
-      set.diagnostics.push_back({Severity::error, "bad-regex",
-                                 fmt::format("--comm-kernel-regex '{}' is not a valid regular expression: {}",
-                                             options.comm_kernel_regex, regex.error().message),
-                                 {}, 0, {}});
+      set.diagnostics.push_back({Severity::error, "bad-regex", regex.error().message, {}, 0, {}});
       return set;
     }
     matcher = CommMatcher(std::move(regex.value()));

@@ -177,7 +177,7 @@ TEST(TraceBreakdown, CommKernelRegexOverridesTheDefault) {
   auto text = trace_of(step(1, "0", "100") + launch(1, 1) + launch(2, 2) + gpu("kernel", "my_allreduce_kernel", 1, "10", "20") +
                        gpu("kernel", "gemm", 2, "40", "10"));
   EXPECT_DOUBLE_EQ(analyse(parse(text), CommMatcher()).total.comm_us, 0);  // not an NCCL name
-  auto r = analyse(parse(text), CommMatcher(UserRegex::compile("^my_allreduce").value()));
+  auto r = analyse(parse(text), CommMatcher(UserRegex::compile("^my_allreduce", "--comm-kernel-regex").value()));
   EXPECT_DOUBLE_EQ(r.total.comm_us, 20);
   EXPECT_DOUBLE_EQ(r.total.comp_us, 10);
 }

@@ -89,7 +89,7 @@ TEST(TraceCache, ChangedFileOrRegexOrNoCacheParsesAgain) {
   EXPECT_EQ(again.value().rank, 2);
   EXPECT_EQ(parse_count(), before + 1);
 
-  CommMatcher other(UserRegex::compile("^gemm").value());
+  CommMatcher other(UserRegex::compile("^gemm", "--comm-kernel-regex").value());
   auto by_regex = analyse_file(path, other, "^gemm", {});
   EXPECT_FALSE(by_regex.value().cached) << "another regex has its own cache file";
   EXPECT_TRUE(analyse_file(path, comm, "", {}).value().cached);

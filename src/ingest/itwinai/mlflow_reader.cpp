@@ -297,8 +297,7 @@ class ItwinaiMlflowReader final : public Reader {
       run.sampling_interval_s = *interval;
     else if (interval)
       out.warn("implausible-value",
-               fmt::format("param probing_interval {:g} s is not from {:g} to {:g} s; left out", *interval,
-                           limits::kMinSamplingIntervalS, limits::kMaxSamplingIntervalS),
+               fmt::format("param probing_interval {:g} s is not {} s; left out", *interval, limits::sampling_interval_range()),
                train.dir / "params" / "probing_interval");
 
     // The train run itself is ended as soon as its workers start, so the run spans all of them.

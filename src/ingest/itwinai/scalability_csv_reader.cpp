@@ -346,8 +346,8 @@ std::optional<EnergyFile> parse_energy_file(const fs::path& path, ReadOutput& ou
     // Readings and counts beyond physical limits (model/limits.hpp) are left out, the rest kept.
     // Each sample counts for the probing interval in the energy: one that cannot be leaves the line out.
     if (!limits::valid_sampling_interval(*interval))
-      return implausible.add(line, fmt::format("probing_interval {:g} s is not from {:g} to {:g} s; the line is left out",
-                                               *interval, limits::kMinSamplingIntervalS, limits::kMaxSamplingIntervalS));
+      return implausible.add(line, fmt::format("probing_interval {:g} s is not {} s; the line is left out", *interval,
+                                               limits::sampling_interval_range()));
     if (limits::bad_power(s.power_w)) {
       implausible.add(line, fmt::format("power {:g} is outside 0…{:g} W per GPU", s.power_w, limits::kMaxGpuPowerW));
       s.power_w = kMissing;

@@ -246,7 +246,7 @@ class MlperfReader final : public Reader {
         // Sample counts beyond physical limits (model/limits.hpp) are left out.
         auto n = number();
         if (n && !limits::valid_samples(*n)) {
-          implausible.add(lines.line_no(), fmt::format("{} {:g} is not from {:g} to {:g}", k, *n, limits::kMinSamples, limits::kMaxSamples));
+          implausible.add(lines.line_no(), fmt::format("{} {:g} is not {}", k, *n, limits::samples_range()));
           n.reset();
         }
         (k == "global_batch_size" ? run.global_batch_size : run.samples_per_epoch) = n;

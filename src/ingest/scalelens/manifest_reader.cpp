@@ -92,7 +92,7 @@ class ManifestReader final : public Reader {
         (key == "world_size" ? run.world_size : key == "nodes" ? run.nodes : key == "gpus_per_node" ? run.gpus_per_node : run.cpus_per_node) = n;
       } else if (key == "global_batch_size" || key == "samples_per_epoch") {
         auto d = number_of(v);
-        if (!d || !limits::valid_samples(*d)) { bad(fmt::format("a number of samples from {:g} to {:g}", limits::kMinSamples, limits::kMaxSamples)); continue; }
+        if (!d || !limits::valid_samples(*d)) { bad("a number of samples " + limits::samples_range()); continue; }
         (key == "global_batch_size" ? run.global_batch_size : run.samples_per_epoch) = *d;
       } else if (key == "scaling") {
         auto s = string_of(v);
@@ -119,7 +119,7 @@ class ManifestReader final : public Reader {
       } else if (key == "sampling_interval_s") {
         auto d = number_of(v);
         if (d && limits::valid_sampling_interval(*d)) run.sampling_interval_s = *d;
-        else bad(fmt::format("a number of seconds from {:g} to {:g}", limits::kMinSamplingIntervalS, limits::kMaxSamplingIntervalS));
+        else bad("a number of seconds " + limits::sampling_interval_range());
       } else if (key == "gpu_model") {
         if (auto s = string_of(v)) run.gpu_model = *s;
       } else if (key == "system") {

@@ -115,7 +115,7 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                    auto s = parse_double(f[4]);
                    if (!s) return bad.add(line, "samples must be a number");
                    if (limits::valid_samples(*s)) iv.samples = *s;
-                   else implausible.add(line, fmt::format("samples {:g} is not from {:g} to {:g}; that value is left out", *s, limits::kMinSamples, limits::kMaxSamples));
+                   else implausible.add(line, fmt::format("samples {:g} is not {}; that value is left out", *s, limits::samples_range()));
                  }
                  into.push_back(iv);
                });
