@@ -70,11 +70,17 @@ std::string printable(std::string_view s) {
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-             static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+    else if (c < 0x80) out += static_cast<char>(c);
+    else if (const std::size_t len = utf8_sequence_length(s, i); len == 0) {
+      // A byte of no well-formed sequence: a lone 0x9b is a one-byte CSI to 8-bit terminals.
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
       // C1 controls (U+0080..U+009F; U+009B is a one-byte CSI to many terminals).
       out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[++i]));
-    } else out += static_cast<char>(c);
+    } else {
+      out.append(s.substr(i, len));
+      i += len - 1;
+    }
   }
   return out;
 }
@@ -141,7 +147,13 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   if (len == 0 || i + len > s.size()) return 0;
   for (std::size_t k = 1; k < len; ++k)
     if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if (len == 2 && c < 0xC2) return 0;  // overlong
+  // RFC 3629's well-formed sequences only: no overlong form, no UTF-16 surrogate (U+D800..DFFF),
+  // nothing past U+10FFFF. JSON parsers (Python's, the browser's) refuse these, so one passed on
+  // would make summary.json or the page unreadable.
+  const unsigned char c1 = b(i + 1 < s.size() ? i + 1 : i);
+  if (len == 2 && c < 0xC2) return 0;
+  if (len == 3 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0))) return 0;
+  if (len == 4 && (c > 0xF4 || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90))) return 0;
   return len;
 }
 

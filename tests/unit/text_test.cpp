@@ -7,6 +7,9 @@
 #include <optional>
 #include <random>
 
+#include <simdjson.h>
+
+#include "common/json.hpp"
 #include "common/text.hpp"
 
 using namespace scalelens;
@@ -151,4 +154,40 @@ TEST(SplitCsv, QuotedFieldsMayHoldCommas) {
   EXPECT_EQ(f[1], "b,c");
   EXPECT_EQ(f[2], "");
   EXPECT_EQ(f[3], "d");
+}
+
+// A folder named with an encoded surrogate (ED A0 80) made summary.json unreadable to Python: only
+// RFC 3629's sequences are UTF-8.
+TEST(Utf8, OnlyWellFormedSequencesPass) {
+  for (std::string_view ok : {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80", "\xF0\x90\x80\x80",
+                              "\xF4\x8F\xBF\xBF"})
+    EXPECT_EQ(utf8_sequence_length(ok, 0), ok.size()) << printable(ok);
+  for (std::string_view bad : {"\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF",
+                               "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xF7\xBF\xBF\xBF",
+                               "\x80", "\xE2\x82"})
+    EXPECT_EQ(utf8_sequence_length(bad, 0), 0u) << printable(bad);
+  EXPECT_EQ(valid_utf8("a\xED\xA0\x80z"), "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDz");
+}
+
+// What the JSON writer makes of any bytes is JSON that a strict parser (simdjson, which checks
+// UTF-8 as RFC 3629 says) reads back; random strings of mostly high bytes, 20,000 seeds.
+TEST(Utf8, QuotedTextOfAnyBytesIsValidJson) {
+  simdjson::dom::parser parser;
+  std::mt19937_64 rng(17);
+  std::uniform_int_distribution<int> len(1, 12), byte(0, 255), high(0x80, 0xFF);
+  for (int seed = 0; seed < 20000; ++seed) {
+    std::string s;
+    for (int k = len(rng); k > 0; --k) s += static_cast<char>(seed % 2 ? high(rng) : byte(rng));
+    const std::string doc = json_quote(s);
+    auto parsed = parser.parse(doc);
+    ASSERT_FALSE(parsed.error()) << "seed " << seed << ": " << printable(s);
+  }
+}
+
+TEST(Printable, ControlsAndBytesOfNoCharacterAreShownEscaped) {
+  EXPECT_EQ(printable("a\x1b[31mb"), "a\\x1b[31mb");
+  EXPECT_EQ(printable("a\x9b" "2J"), "a\\x9b2J");         // a lone C1 byte: CSI to 8-bit terminals
+  EXPECT_EQ(printable("a\xC2\x9b" "2J"), "a\\u009b2J");   // the same as a character
+  EXPECT_EQ(printable("caf\xC3\xA9 \xE2\x80\xA6 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x80\xA6 \xF0\x9F\x98\x80");
+  EXPECT_EQ(printable("\xED\xA0\x80"), "\\xed\\xa0\\x80");
 }
