@@ -8,6 +8,7 @@
 #include "analysis/analyze.hpp"
 #include "commands.hpp"
 #include "common/process_memory.hpp"
+#include "common/text.hpp"
 #include "process_group_launch.hpp"
 #include "trace/trace_cache.hpp"
 #include "ingest/ingest.hpp"
@@ -121,7 +122,8 @@ int run_report(const ReportArgs& args) {
   const bool chosen = !args.output_dir.empty();
   const std::filesystem::path out_dir = chosen ? std::filesystem::path(args.output_dir)
                                                : std::filesystem::current_path() / "scalelens-report";
-  auto written = write_report_files(summary, study, out_dir);
+  std::string figures_failed;
+  auto written = write_report_files(summary, study, out_dir, &figures_failed);
   const double write_s = timer.lap();
   const long peak_after_writing_kib = peak_memory_kib();
   if (!written) {
@@ -130,6 +132,8 @@ int run_report(const ReportArgs& args) {
     return 1;
   }
 
+  // A figure gnuplot could not draw is missing from figures/: said here, not only in the page.
+  if (!figures_failed.empty()) std::fprintf(stderr, "warning: figures: %s\n", printable(figures_failed).c_str());
   if (args.timings) {
     const double mb = static_cast<double>(study.bytes_read) / 1e6;
     std::fprintf(stderr, "timings: read %.2f s (%zu files, %.0f MB, %.0f MB/s), analyze %.2f s, write %.2f s\n", read_s,
@@ -146,7 +150,7 @@ int run_report(const ReportArgs& args) {
   } else {
     std::cout << render_table(summary, TableStyle{color});
     if (!summary.warnings.empty()) std::cout << "\n" << render_diagnostics(summary, TableStyle{color});
-    if (!args.quiet) std::cout << fmt::format("\nWrote {}\n", out_dir.string());
+    if (!args.quiet) std::cout << fmt::format("\nWrote {}\n", printable(out_dir.string()));
   }
   std::cout.flush();
   if (args.timings) {  // after standard output is rendered, which the peak includes

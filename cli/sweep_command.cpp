@@ -206,11 +206,13 @@ int write_report(const SweepArgs& a, const fs::path& study) {
     std::fprintf(stderr, "scalelens sweep: no usable run in %s for a report\n", study.c_str());
     return 2;
   }
-  auto written = write_report_files(summary, s, a.report_dir);
+  std::string figures_failed;
+  auto written = write_report_files(summary, s, a.report_dir, &figures_failed);
   if (!written) {
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", written.error().path.c_str(), written.error().message.c_str());
     return 1;
   }
+  if (!figures_failed.empty()) std::fprintf(stderr, "scalelens sweep: warning: figures: %s\n", printable(figures_failed).c_str());
   say(a, fmt::format("Wrote the report to {}\n", a.report_dir));
   return 0;
 }

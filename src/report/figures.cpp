@@ -27,7 +27,7 @@ std::string gnuplot_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
     if (c == '\'') out += "''";
-    else if (c == '\n' || c == '\r') out += ' ';
+    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';  // a line break or NUL would cut the command
     else out += c;
   }
   return out + "'";
@@ -42,8 +42,16 @@ std::string num(const std::optional<double>& v) {
 // A label as one field of a .dat file (double-quoted; gnuplot has no escape inside).
 std::string dat_label(const std::string& s) {
   std::string out = "\"";
-  for (char c : s) out += (c == '"' || c == '\n' || c == '\r') ? '\'' : c;
+  for (char c : s) out += c == '"' ? '\'' : static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
   return out + "\"";
+}
+
+// A label in a .dat file's comment line: a line break in it would start a line of data (a label
+// "ddp\n1 1000" drew a point at 1000), and blank lines would shift the blocks `index` selects.
+std::string dat_comment(const std::string& s) {
+  std::string out;
+  for (char c : s) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  return out;
 }
 
 struct Figure {
@@ -97,7 +105,7 @@ Figure curve_figure(const Summary& s, std::string name, std::string title, std::
   bool any = false;
   std::map<int, bool> ideal_seen;
   for (const auto& [label, configs] : labels) {
-    f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", label);
+    f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", dat_comment(label));
     for (const auto* c : configs) {
       auto v = value(*c);
       any = any || (v && std::isfinite(*v));
@@ -182,12 +190,14 @@ RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::fi
   std::vector<std::string> again;
   for (std::size_t b = 0; b < batches.size(); ++b) {
     if (succeeded(batch_pids[b])) continue;
-    if (batches[b].size() == 1) out.all_drawn = false;
+    if (batches[b].size() == 1) out.failed.push_back(batches[b][0]);
     else again.insert(again.end(), batches[b].begin(), batches[b].end());
   }
   std::vector<pid_t> single_pids;
   for (const auto& script : again) single_pids.push_back(spawn({script}));
-  for (pid_t pid : single_pids) out.all_drawn &= succeeded(pid);
+  for (std::size_t i = 0; i < again.size(); ++i)
+    if (!succeeded(single_pids[i])) out.failed.push_back(again[i]);
+  out.all_drawn = out.failed.empty();
   ::posix_spawn_file_actions_destroy(&actions);
   for (const auto& script : scripts) {
     auto stem = script.substr(0, script.size() - 3);
@@ -231,7 +241,7 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       int block = 0;
       bool any = false;
       for (const auto& [label, configs] : by_label(summary)) {
-        f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", label);
+        f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", dat_comment(label));
         for (const auto* c : configs) {
           const auto& st = epoch ? c->epoch_time_s : run ? c->run_time_s : c->step_time_s;
           std::optional<double> mean, low, high;
@@ -345,9 +355,9 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
     int block = 0, color = 1;
     for (const auto& cm : summary.curves) {
       if (cm.model.band.empty()) continue;
-      f.data += fmt::format("{}# curve: {} (model, time per {})\n", block ? "\n\n" : "", cm.curve, cm.time_from);
+      f.data += fmt::format("{}# curve: {} (model, time per {})\n", block ? "\n\n" : "", dat_comment(cm.curve), cm.time_from);
       for (const auto& b : cm.model.band) f.data += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", b.p, b.time, b.lower, b.upper);
-      f.data += fmt::format("\n\n# curve: {} (measured)\n", cm.curve);
+      f.data += fmt::format("\n\n# curve: {} (measured)\n", dat_comment(cm.curve));
       for (const auto& c : summary.configurations) {
         if (c.curve != cm.curve) continue;
         const auto& st = c.time_on(cm.time_from);
@@ -446,7 +456,8 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       start = end + 1;
     }
   }
-  const std::string how = fmt::format("cd '{}' && for f in *.gp; do gnuplot \"$f\"; done", dir.string());
+  // Quoted for the shell: an output folder named with a quote must not make the hint run anything.
+  const std::string how = fmt::format("cd {} && for f in *.gp; do gnuplot \"$f\"; done", shell_quote(dir.string()));
   if (scripts.empty()) {
     result.message = "no figure has data in this study";
     return result;
@@ -459,8 +470,12 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
   result.written.insert(result.written.end(), rendered.pictures.begin(), rendered.pictures.end());
   const bool all_ok = rendered.all_drawn;
   result.rendered = all_ok;
+  for (const auto& script : rendered.failed) result.failed.push_back(script.substr(0, script.size() - 3));
+  std::sort(result.failed.begin(), result.failed.end());
+  std::string names;
+  for (const auto& name : result.failed) names += (names.empty() ? "" : ", ") + name;
   result.message = all_ok ? "rendered with gnuplot (SVG, PNG, PDF); edit the .gp scripts to restyle, then: " + how
-                          : "gnuplot failed on some figures; the scripts and data are written; render them with: " + how;
+                          : fmt::format("gnuplot failed on {}; the scripts and data are written; render them with: {}", names, how);
   return result;
 }
 

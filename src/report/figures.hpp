@@ -18,6 +18,7 @@ struct FiguresResult {
   bool rendered = false;                         // gnuplot ran and succeeded for every figure
   std::string gnuplot;                           // its path, "" when not found
   std::string message;                           // for the report: what was done, how to render
+  std::vector<std::string> failed;               // figures gnuplot could not draw
   std::string json() const;                      // the "figures" object of the report data
 };
 
@@ -31,6 +32,7 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
 struct RenderedFigures {
   std::vector<std::filesystem::path> pictures;  // the .svg, .png and .pdf files drawn
   bool all_drawn = true;                        // every script succeeded
+  std::vector<std::string> failed;              // the scripts gnuplot stopped on
 };
 RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::filesystem::path& dir,
                                        const std::vector<std::string>& scripts, std::size_t processes = 0);

@@ -14,7 +14,7 @@ namespace scalelens {
 namespace {
 
 Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, const Study* study,
-                                                     const std::filesystem::path& dir) {
+                                                     const std::filesystem::path& dir, std::string* figures_failed) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create the output folder: {}", ec.message()), dir.string()};
@@ -54,18 +54,19 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   if (auto ok = html.commit(); !ok) return ok.error();
   written.push_back(page_path);
   written.insert(written.end(), figures.written.begin(), figures.written.end());
+  if (figures_failed && !figures.failed.empty()) *figures_failed = figures.message;
   return written;
 }
 
 }  // namespace
 
 Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const Study& study,
-                                                              const std::filesystem::path& dir) {
-  return write_all(summary, &study, dir);
+                                                              const std::filesystem::path& dir, std::string* figures_failed) {
+  return write_all(summary, &study, dir, figures_failed);
 }
 
 Result<std::vector<std::filesystem::path>> write_report_files(const Summary& summary, const std::filesystem::path& dir) {
-  return write_all(summary, nullptr, dir);
+  return write_all(summary, nullptr, dir, nullptr);
 }
 
 }  // namespace scalelens

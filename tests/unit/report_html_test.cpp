@@ -413,6 +413,27 @@ TEST(ReportHtml, LargeSummaryWrittenAsRenderedIsTheJoinedRenderingWithAndWithout
 TEST(ReportHtml, GnuplotQuoting) {
   EXPECT_EQ(gnuplot_quote("ddp"), "'ddp'");
   EXPECT_EQ(gnuplot_quote("it's\nme"), "'it''s me'");
+  EXPECT_EQ(gnuplot_quote(std::string("a\0b\x1b", 4)), "'a b '");  // gnuplot cuts its line at a NUL
+}
+
+// A label with line breaks put rows of its own in the figures' data ("ddp\n1 1000" drew a point at
+// 1000 on the speedup curve), and blank lines in it moved the blocks `index` selects.
+TEST(ReportHtml, ALabelsLineBreaksAddNoDataToTheFigures) {
+  Summary summary;
+  const std::string label = "ddp\n1 1000\n\n\n2 7\r";
+  for (int p : {1, 2}) {
+    ConfigurationSummary c;
+    c.label = c.curve = label;
+    c.world_size = p;
+    c.speedup = p == 1 ? 1.0 : 1.8;
+    summary.configurations.push_back(c);
+  }
+  ScratchDir out;
+  setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  auto r = write_figures(summary, nullptr, out.path());
+  unsetenv("SCALELENS_NO_GNUPLOT");
+  const std::string dat = slurp(out / "speedup.dat");
+  EXPECT_EQ(dat, "# world_size value\n# label: ddp 1 1000   2 7 \n1 1\n2 1.8\n") << dat;
 }
 
 // gnuplot's path on PATH, "" when it is not installed.
@@ -487,6 +508,7 @@ TEST(ReportHtml, AFigureGnuplotCannotDrawCostsOnlyItself) {
   // Two processes: {a, c} and {b, d}; b stops its gnuplot before d, which is drawn again alone.
   auto r = render_gnuplot_scripts(gnuplot, dir.path(), {"a.gp", "b.gp", "c.gp", "d.gp"}, 2);
   EXPECT_FALSE(r.all_drawn);
+  EXPECT_EQ(r.failed, std::vector<std::string>{"b.gp"});  // named, for the report's warning
   for (const char* name : {"a", "c", "d"})
     for (const char* ext : {".svg", ".png"})
       EXPECT_GT(std::filesystem::file_size(dir / (std::string(name) + ext)), 100u) << name << ext;
