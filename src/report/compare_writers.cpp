@@ -1,6 +1,7 @@
 #include "report/compare_writers.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -278,7 +279,9 @@ namespace {
 // (a label cannot open a comment, a tag or a code span in the pull request), newlines flattened.
 std::string cell(std::string_view s) {
   std::string out;
-  for (char ch : valid_utf8(s)) {
+  const std::string text = valid_utf8(s);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
     switch (ch) {
       case '\\': out += "\\\\"; break;
       case '|': out += "\\|"; break;
@@ -288,9 +291,17 @@ std::string cell(std::string_view s) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '&': out += "&amp;"; break;
-      case '\n':
-      case '\r': out += ' '; break;
-      default: out += ch;
+      // Brackets escaped: a label "[x](https://…)" or "![p](…)" must not become a live link or a
+      // tracking image in a pull request's comment.
+      case '[': out += "\\["; break;
+      case ']': out += "\\]"; break;
+      // An @name would notify that user; an entity keeps the text and breaks the mention ("label @
+      // system", a curve's name, mentions no one and stays as it is).
+      case '@': out += i + 1 < text.size() && std::isalnum(static_cast<unsigned char>(text[i + 1])) ? "&#64;" : "@"; break;
+      default:
+        // Controls (ESC, line breaks) would reach the terminal or break the table row.
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) out += ' ';
+        else out += ch;
     }
   }
   return out;

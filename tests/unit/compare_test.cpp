@@ -490,5 +490,19 @@ TEST(CompareWriters, JunitAndMarkdownCarryEveryVerdictAndEscapeNames) {
   EXPECT_EQ(signed_percent(-0.0001), "0.0%");
 }
 
+// A label of markdown links, an image, a mention and an escape sequence: in a pull request's
+// comment it was a live link, a tracking image and a notification, and ESC reached the terminal.
+TEST(CompareWriters, MarkdownShowsALabelAsTextOnly) {
+  std::mt19937_64 rng(4);
+  const std::string label = "[x](https://evil.example) ![p](https://evil.example/p.png) @octocat \x1b[31mRED";
+  auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03, label);
+  const auto md = render_compare_markdown(compare_summaries(a, a, {}));
+  EXPECT_NE(md.find("\\[x\\](https://evil.example) !\\[p\\](https://evil.example/p.png) &#64;octocat  \\[31mRED"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("[x]("), std::string::npos);
+  EXPECT_EQ(md.find('\x1b'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace scalelens
