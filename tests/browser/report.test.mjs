@@ -48,7 +48,15 @@ test("report.html: every view, label toggle, drill-down, XSS label as text, offl
   assert.equal(s.utilization.find((x) => x.type === "bar").points, 6);
   assert.deepEqual(s.energy.map((x) => x.points), [6, 6]);
   assert.equal(s.pareto.filter((x) => x.type === "scatter").reduce((a, x) => a + x.points, 0), 6);
-  assert.ok(s.pareto.find((x) => x.id === "pareto").points >= 1, "Pareto front drawn");
+  // Each curve's front as summary.json states it (the page does not choose its own).
+  {
+    const curves = JSON.parse(fs.readFileSync(path.join(study, "out", "summary.json"), "utf8")).curves;
+    const fronts = curves.filter((c) => c.pareto.length);
+    assert.ok(fronts.length >= 1, "a front to draw");
+    for (const c of fronts)
+      assert.equal(s.pareto.find((x) => x.id === `pareto:${c.curve}`)?.points, c.pareto.length, `front of ${c.curve}`);
+    assert.equal(s.pareto.filter((x) => x.id.startsWith("pareto:")).length, fronts.length);
+  }
   assert.equal(s.breakdown.length, 0, "no traces, no breakdown bars");
   // Drill-down defaults to a largest run: 4 GPUs with 120 samples each.
   assert.equal(s.gpu_util.length, 4);

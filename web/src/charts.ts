@@ -11,7 +11,7 @@ import {
   curveOf,
   envelope,
   idealLines,
-  paretoFront,
+  paretoFronts,
   seriesPairs,
   timeEnergyPoints,
   timeStat,
@@ -537,8 +537,8 @@ export function energyChart(configs: Configuration[], ctx: ChartContext): Option
 
 export function paretoChart(configs: Configuration[], ctx: ChartContext): Option {
   const points = timeEnergyPoints(configs);
-  const front = paretoFront(points);
-  const frontKeys = new Set(front.map((p) => p.key));
+  const fronts = paretoFronts(configs, ctx.models ?? []);
+  const frontKeys = new Set(points.filter((p) => p.front).map((p) => p.key));
   const series: Option[] = [];
   for (const [label] of byLabel(configs)) {
     const mine = points.filter((p) => p.label === label);
@@ -553,13 +553,14 @@ export function paretoChart(configs: Configuration[], ctx: ChartContext): Option
       label: { show: ctx.showLabels, position: "right", formatter: (p: { data: { value: number[] } }) => `${p.data.value[2]} ${ctx.unit.plural}` },
     });
   }
-  if (front.length)
+  // One front per curve, as the analysis chose it: curves of other workloads do not dominate each other.
+  for (const [curve, front] of fronts)
     series.push({
       type: "line",
-      id: "pareto",
-      name: "Pareto front",
+      id: `pareto:${curve}`,
+      name: fronts.size > 1 ? `Pareto front (${curve})` : "Pareto front",
       data: front.map((p) => [p.x, p.y]),
-      color: "#555",
+      color: fronts.size > 1 ? curveColor(curve, ctx) : "#555",
       symbol: "none",
       lineStyle: { type: "dashed", width: 1.5 },
       step: false,

@@ -339,7 +339,17 @@ function renderHeadline(kind: TimeKind): void {
   cards.replaceChildren();
   if (h.best) {
     const value = h.bestBy === "throughput" ? `${fmt(h.best.throughput_samples_per_s)} samples/s` : `${fmt(timeStat(h.best, kind)?.mean)} s`;
-    cards.append(card("Best configuration", `${curveOf(h.best)} · ${h.best.world_size} ${unit.plural}`, h.bestBy === "throughput" ? `highest throughput: ${value}` : `fastest: ${value}`, "headline-best"));
+    // Named for what it is: across curves of different workloads no count is "best"; the analysis's
+    // recommendation (efficiency-aware, per curve) is the card after it.
+    cards.append(card(h.bestBy === "throughput" ? "Highest throughput" : "Fastest", `${curveOf(h.best)} · ${h.best.world_size} ${unit.plural}`, value, "headline-best"));
+  }
+  const recommended = (s.curves ?? []).filter((cm) => cm.recommended);
+  if (recommended.length === 1) {
+    const r = recommended[0].recommended!;
+    cards.append(card("Recommended", `${recommended[0].curve} · ${r.world_size} ${unit.plural}${r.predicted ? " (predicted)" : ""}`, r.reason, "headline-recommended"));
+  } else if (recommended.length > 1) {
+    const list = recommended.map((cm) => `${cm.curve}: ${cm.recommended!.world_size}${cm.recommended!.predicted ? " (predicted)" : ""}`).join(" · ");
+    cards.append(card("Recommended", `${recommended.length} curves`, list, "headline-recommended"));
   }
   if (h.largest) {
     const l = h.largest;

@@ -5,6 +5,7 @@ import type {
   CompareMetric,
   Comparison,
   Configuration,
+  CurveModel,
   ReportData,
   RunSeries,
   Stat,
@@ -92,27 +93,35 @@ export interface ParetoPoint {
   y: number;
   key: string;
 }
-// Points not dominated by another (lower or equal in both, lower in one): both figures are costs.
-// Returned sorted by x, which is also the order of the front's line.
-export function paretoFront<T extends { x: number; y: number }>(points: T[]): T[] {
-  const sorted = points.filter((p) => isNum(p.x) && isNum(p.y)).sort((a, b) => a.x - b.x || a.y - b.y);
-  const front: T[] = [];
-  let best = Infinity;
-  for (const p of sorted) {
-    if (p.y < best) {
-      front.push(p);
-      best = p.y;
-    }
+// Per configuration: time to solution (the analysis's: run time, else epoch time) against energy
+// per run.
+export function timeEnergyPoints(configs: Configuration[]): (ParetoPoint & { label: string; ws: number; front: boolean })[] {
+  const out: (ParetoPoint & { label: string; ws: number; front: boolean })[] = [];
+  for (const c of configs) {
+    const t = c.time_to_solution_s;
+    if (isNum(t) && isNum(c.energy_wh))
+      out.push({ x: t, y: c.energy_wh, key: `${curveOf(c)}/${c.world_size}`, label: curveOf(c), ws: c.world_size, front: c.pareto === true });
   }
-  return front;
+  return out;
 }
 
-// Per configuration: time to the end (run time, else epoch time) against energy per run.
-export function timeEnergyPoints(configs: Configuration[]): (ParetoPoint & { label: string; ws: number })[] {
-  const out: (ParetoPoint & { label: string; ws: number })[] = [];
-  for (const c of configs) {
-    const t = c.run_time_s?.mean ?? c.epoch_time_s?.mean;
-    if (isNum(t) && isNum(c.energy_wh)) out.push({ x: t, y: c.energy_wh, key: `${curveOf(c)}/${c.world_size}`, label: curveOf(c), ws: c.world_size });
+// Each curve's time-energy front as the analysis found it (summary.json's curves[].pareto): its
+// measured configurations on the front, and the predicted counts it put there (where the curve's
+// time is a run's), in time order. The page draws it; it does not choose it again.
+export function paretoFronts(configs: Configuration[], curves: CurveModel[]): Map<string, ParetoPoint[]> {
+  const measured = timeEnergyPoints(configs);
+  const out = new Map<string, ParetoPoint[]>();
+  for (const cm of curves) {
+    const sizes = new Set(cm.pareto ?? []);
+    if (!sizes.size) continue;
+    const mine = measured.filter((p) => p.label === cm.curve && sizes.has(p.ws));
+    const have = new Set(mine.map((p) => p.ws));
+    const predicted: ParetoPoint[] = [];
+    for (const p of cm.predictions ?? [])
+      if (sizes.has(p.world_size) && !have.has(p.world_size) && isNum(p.time_s) && isNum(p.energy_wh))
+        predicted.push({ x: p.time_s, y: p.energy_wh, key: `${cm.curve}/${p.world_size} (predicted)` });
+    const front: ParetoPoint[] = [...mine.map(({ x, y, key }) => ({ x, y, key })), ...predicted].sort((a, b) => a.x - b.x || a.y - b.y);
+    if (front.length) out.set(cm.curve, front);
   }
   return out;
 }

@@ -73,6 +73,10 @@ export interface Configuration {
   straggler_spread?: Num;
   mfu?: Num;
   run_ids?: string[];
+  // Chosen by the analysis (src/analysis/energy_choice.cpp), shown as they are: time to solution
+  // (run time, else epoch time) and whether the configuration is on its curve's time-energy front.
+  time_to_solution_s?: Num;
+  pareto?: boolean;
 }
 export interface RunSummary {
   run_id: string;
@@ -127,6 +131,9 @@ export interface CurveModel {
   model: { formula: string; law: string | null; loo_rel_error: number } | null;
   refused: string | null;
   band?: ModelPoint[];
+  predictions?: (ModelPoint & { energy_wh?: Num })[];
+  pareto?: number[]; // world sizes on the curve's time-energy front, predicted ones included
+  recommended?: { world_size: number; objective: string; predicted: boolean; reason: string } | null;
 }
 export interface GpuSeries {
   node: string;

@@ -16,7 +16,7 @@ import {
   defaultTimeKind,
   headline,
   idealLines,
-  paretoFront,
+  paretoFronts,
   parseInlineData,
   seriesPairs,
   sortRows,
@@ -90,24 +90,31 @@ describe("data shaping", () => {
 });
 
 describe("Pareto front", () => {
-  it("keeps the points no other beats on both time and energy", () => {
-    const pts = [
-      { x: 10, y: 10 },
-      { x: 5, y: 20 },
-      { x: 20, y: 5 },
-      { x: 12, y: 12 }, // dominated by (10, 10)
-      { x: 30, y: 5 }, // dominated by (20, 5)
-    ];
-    expect(paretoFront(pts)).toEqual([{ x: 5, y: 20 }, { x: 10, y: 10 }, { x: 20, y: 5 }]);
+  // As summary.json states it: time to solution and the front per curve are the analysis's.
+  const configs = [
+    cfg("ddp", 1, { time_to_solution_s: 1000, energy_wh: 3, pareto: true }),
+    cfg("ddp", 4, { time_to_solution_s: 300, energy_wh: 5, pareto: true }),
+    cfg("ddp", 8, { time_to_solution_s: 320, energy_wh: 9, pareto: false }),
+    cfg("fsdp", 2, { time_to_solution_s: 550, energy_wh: 8, pareto: true }),
+    cfg("fsdp", 4, { time_to_solution_s: 600, energy_wh: null, pareto: false }),
+  ];
+  const curves = [
+    { curve: "ddp", label: "ddp", time_from: "run", model: null, refused: null, pareto: [4, 1, 16],
+      predictions: [{ world_size: 16, time_s: 100, lower: 90, upper: 110, energy_wh: 12 }] },
+    { curve: "fsdp", label: "fsdp", time_from: "run", model: null, refused: null, pareto: [2] },
+  ];
+  it("takes the points from time to solution and energy, marking the analysis's front", () => {
+    const pts = timeEnergyPoints(configs);
+    expect(pts.map((p) => [p.key, p.x, p.y, p.front])).toEqual([
+      ["ddp/1", 1000, 3, true], ["ddp/4", 300, 5, true], ["ddp/8", 320, 9, false], ["fsdp/2", 550, 8, true]]);
   });
-  it("handles ties and empty input", () => {
-    expect(paretoFront([])).toEqual([]);
-    expect(paretoFront([{ x: 1, y: 1 }, { x: 1, y: 1 }])).toEqual([{ x: 1, y: 1 }]);
-  });
-  it("builds time/energy points from run time, else epoch time", () => {
-    const pts = timeEnergyPoints(summary.configurations);
-    expect(pts.map((p) => [p.key, p.x, p.y])).toEqual([["ddp/4", 300, 5], ["ddp/1", 1000, 3], ["fsdp/2", 550, 8]]);
-    expect(paretoFront(pts).map((p) => p.key)).toEqual(["ddp/4", "ddp/1"]);
+  it("draws each curve's front, predicted counts included, in time order", () => {
+    const fronts = paretoFronts(configs, curves);
+    expect([...fronts.keys()]).toEqual(["ddp", "fsdp"]);
+    expect(fronts.get("ddp")!.map((p) => p.key)).toEqual(["ddp/16 (predicted)", "ddp/4", "ddp/1"]);
+    expect(fronts.get("fsdp")!.map((p) => [p.x, p.y])).toEqual([[550, 8]]);
+    // fsdp/2 is not dominated by ddp's points, being another curve's: no front across curves.
+    expect(paretoFronts(configs, [])).toEqual(new Map());
   });
 });
 
@@ -206,7 +213,7 @@ describe("curves across systems", () => {
     expect(curveOf(cfg("ddp", 4))).toBe("ddp");
   });
   it("keys energy points by curve", () => {
-    const pts = timeEnergyPoints(two.map((c) => ({ ...c, energy_wh: 1 })));
+    const pts = timeEnergyPoints(two.map((c) => ({ ...c, energy_wh: 1, time_to_solution_s: 10 })));
     expect(pts.map((p) => p.key)).toEqual(["deepcam @ dgxa100/16", "deepcam @ dgxa100/32", "deepcam @ juwelsbooster_gpu/16"]);
   });
 });
