@@ -399,22 +399,43 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
   // Time against energy per configuration, with each curve's Pareto front.
   {
     Figure f{"pareto", "Time to solution vs GPU energy per run (dashed: Pareto front)",
-             "# block 0: configuration time_s energy_wh; block 1: the front (time_s energy_wh), by time\n", ""};
-    std::vector<std::pair<double, double>> front;
+             "# block 0: configuration time_s energy_wh; then one block per curve: its front (time_s energy_wh), by time\n", ""};
+    bool any = false;
     for (const auto& c : summary.configurations) {
       if (!c.time_to_solution_s || !c.energy_wh) continue;
       f.data += fmt::format("{} {:.6g} {:.6g}\n", dat_label(c.key()), *c.time_to_solution_s, *c.energy_wh);
-      if (c.pareto) front.emplace_back(*c.time_to_solution_s, *c.energy_wh);
+      any = true;
     }
-    if (!front.empty()) {
+    // Each curve's front as the analysis chose it (curves of other workloads never dominate each
+    // other): its configurations on the front and the predicted counts it put there.
+    std::vector<std::string> fronts;
+    for (const auto& cm : summary.curves) {
+      std::vector<std::pair<double, double>> front;
+      for (const auto& c : summary.configurations)
+        if (c.curve == cm.curve && c.pareto && c.time_to_solution_s && c.energy_wh)
+          front.emplace_back(*c.time_to_solution_s, *c.energy_wh);
+      for (const auto& p : cm.predictions) {
+        const bool measured = std::any_of(summary.configurations.begin(), summary.configurations.end(),
+                                          [&](const ConfigurationSummary& c) { return c.curve == cm.curve && c.world_size == p.world_size; });
+        if (!measured && p.energy_wh && std::find(cm.pareto.begin(), cm.pareto.end(), p.world_size) != cm.pareto.end())
+          front.emplace_back(p.time_s, *p.energy_wh);
+      }
+      if (front.empty()) continue;
       std::sort(front.begin(), front.end());
-      f.data += "\n\n# Pareto front\n";
+      f.data += fmt::format("\n\n# Pareto front: {}\n", dat_comment(cm.curve));
       for (auto [t, e] : front) f.data += fmt::format("\"front\" {:.6g} {:.6g}\n", t, e);
+      fronts.push_back(cm.curve);
+    }
+    if (any && !fronts.empty()) {
       f.plot = "set xlabel 'time to solution (s)'\nset ylabel 'GPU energy per run (Wh)'\nset key below\n"
                "set offsets graph 0.05, graph 0.15, graph 0.1, graph 0.05\n"
                "plot 'pareto.dat' index 0 using 2:3 with points pt 7 ps 1.5 title 'configurations', "
-               "'' index 0 using 2:3:1 with labels offset 1,1 left notitle, "
-               "'' index 1 using 2:3 with lines dt 2 lc rgb '#555555' title 'Pareto front'\n";
+               "'' index 0 using 2:3:1 with labels offset 1,1 left notitle";
+      for (std::size_t k = 0; k < fronts.size(); ++k)
+        f.plot += fronts.size() == 1 ? std::string(", '' index 1 using 2:3 with lines dt 2 lc rgb '#555555' title 'Pareto front'")
+                                     : fmt::format(", \\\n  '' index {} using 2:3 with lines dt 2 title {}", k + 1,
+                                                   gnuplot_quote("Pareto front (" + fronts[k] + ")"));
+      f.plot += "\n";
     }
     figs.push_back(f);
   }

@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/analyze.hpp"
+#include "analysis/energy_choice.hpp"
 #include "common/decimate.hpp"
 #include "ingest/ingest.hpp"
 #include "report/figures.hpp"
@@ -414,6 +416,37 @@ TEST(ReportHtml, GnuplotQuoting) {
   EXPECT_EQ(gnuplot_quote("ddp"), "'ddp'");
   EXPECT_EQ(gnuplot_quote("it's\nme"), "'it''s me'");
   EXPECT_EQ(gnuplot_quote(std::string("a\0b\x1b", 4)), "'a b '");  // gnuplot cuts its line at a NUL
+}
+
+// Each curve's Pareto front is its own line, as the analysis chose it: one line through the fronts
+// of two workloads joined points that no front holds.
+TEST(ReportHtml, TheParetoFigureDrawsEachCurvesFront) {
+  Summary summary;
+  for (auto [curve, p, t, e] : {std::tuple{"ddp", 1, 40.0, 3.0}, {"ddp", 4, 12.0, 5.0}, {"ddp", 8, 13.0, 9.0}, {"logreg", 1, 0.5, 0.04}}) {
+    ConfigurationSummary c;
+    c.label = c.curve = curve;
+    c.world_size = p;
+    c.run_time_s = Stat{t, t, 0, 3, t, t};  // time to solution: the run's
+    c.time_from = "run";
+    c.energy_wh = e;
+    summary.configurations.push_back(c);
+  }
+  for (const char* name : {"ddp", "logreg"}) {
+    CurveModel cm;
+    cm.curve = cm.label = name;
+    summary.curves.push_back(cm);
+  }
+  choose_gpu_counts(summary, {});
+  ScratchDir out;
+  setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  write_figures(summary, nullptr, out.path());
+  unsetenv("SCALELENS_NO_GNUPLOT");
+  const std::string dat = slurp(out / "pareto.dat");
+  EXPECT_NE(dat.find("# Pareto front: ddp\n\"front\" 12 5\n\"front\" 40 3\n\n\n# Pareto front: logreg\n\"front\" 0.5 0.04\n"),
+            std::string::npos)
+      << dat;
+  const std::string gp = slurp(out / "pareto.gp");
+  EXPECT_NE(gp.find("index 2 using 2:3 with lines dt 2 title 'Pareto front (logreg)'"), std::string::npos) << gp;
 }
 
 // A label with line breaks put rows of its own in the figures' data ("ddp\n1 1000" drew a point at
