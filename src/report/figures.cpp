@@ -246,15 +246,18 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
           const auto& st = epoch ? c->epoch_time_s : run ? c->run_time_s : c->step_time_s;
           std::optional<double> mean, low, high;
           if (st) {
+            // One run has no interval: '?' (not measured), not a zero-width one at the mean.
             mean = st->mean;
-            low = std::isfinite(st->ci95_low) ? st->ci95_low : st->mean;
-            high = std::isfinite(st->ci95_high) ? st->ci95_high : st->mean;
+            if (std::isfinite(st->ci95_low) && std::isfinite(st->ci95_high)) low = st->ci95_low, high = st->ci95_high;
             any = true;
           }
           f.data += fmt::format("{} {} {} {}\n", c->world_size, num(mean), num(low), num(high));
         }
-        clauses += fmt::format("{}'time.dat' index {} using 1:2:3:4 with yerrorlines title {}",
-                               clauses.empty() ? "" : ", \\\n  ", block, gnuplot_quote(label));
+        // The line through every mean, and the bars where there is an interval (yerrorlines would
+        // drop a point without one), in the label's line type.
+        clauses += fmt::format("{0}'time.dat' index {1} using 1:2 with linespoints lt {2} title {3}, \\\n"
+                               "  'time.dat' index {1} using 1:2:3:4 with yerrorbars lt {2} notitle",
+                               clauses.empty() ? "" : ", \\\n  ", block, block + 1, gnuplot_quote(label));
         ++block;
       }
       if (any)

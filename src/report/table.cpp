@@ -19,7 +19,8 @@ std::string human_number(double v) {
   if (a >= 1e3) return fmt::format("{:.0f}", v);
   if (a >= 100) return fmt::format("{:.1f}", v);
   if (a >= 1) return fmt::format("{:.3g}", v);
-  if (a >= 1e-3) return fmt::format("{:.3f}", v);
+  if (a >= 0.1) return fmt::format("{:.3f}", v);
+  if (a >= 1e-3) return fmt::format("{:.3g}", v);  // three significant digits: 19.9 ms is 0.0199 s, not 0.020
   return fmt::format("{:.2e}", v);
 }
 
@@ -55,7 +56,8 @@ std::string render_lost_time(const Summary& summary) {
   auto ms = [](double s) { return fmt::format("{:.3g}", s * 1e3); };
   for (const auto& c : summary.configurations) {
     if (!c.pop) continue;
-    if (out.empty()) out = "Where the time goes (ms per step against the ideal, from traces or the MPI interposer; POP efficiencies):\n";
+    if (out.empty()) out = "Where the time goes (ms per step against the ideal, from traces or the MPI interposer; POP efficiencies;\n"
+                              "the mean over every profiled step, warm-up steps included, so the step may differ from the table's):\n";
     out += fmt::format("  {} x{}: ", printable(c.label), c.world_size);
     if (c.lost_time && c.baseline_world_size && c.world_size != *c.baseline_world_size) {
       const auto& l = *c.lost_time;
@@ -130,7 +132,7 @@ std::string render_scaling_models(const Summary& summary) {
       out += fmt::format("    at {} GPUs: {} s [{}, {}]", p.world_size, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
       if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));
       if (p.efficiency) out += fmt::format(", efficiency {:.0f}% [{:.0f}, {:.0f}]", 100 * *p.efficiency, 100 * p.efficiency_lower.value_or(NAN), 100 * p.efficiency_upper.value_or(NAN));
-      if (p.throughput) out += fmt::format(", {} samples/s", g3(*p.throughput));
+      if (p.throughput) out += fmt::format(", {} samples/s", human_number(*p.throughput));  // as the table shows it, not 4e+04
       out += "\n";
     }
     if (!m.refused.empty()) out += "    no prediction: " + m.refused + "\n";
