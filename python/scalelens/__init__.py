@@ -20,6 +20,7 @@ argument), with the command line's messages. `scalelens.log` (logging epochs and
 training script) needs neither pandas nor the compiled part.
 """
 import json as _json
+import os as _os
 import warnings as _warnings
 
 try:
@@ -47,6 +48,26 @@ __all__ = ["load", "trace", "compare", "Study", "Trace", "InputError", "UsageErr
 
 class ScalelensWarning(UserWarning):
     """A warning of the study (the command line's warnings), also in Study.warnings()."""
+
+
+def _path(value, what):
+    """A path argument as the library takes it: str, bytes or os.PathLike (never str(None), which
+    would name a folder 'None')."""
+    try:
+        path = _os.fspath(value)
+    except TypeError:
+        raise UsageError(f"{what} must be a path (str, bytes or os.PathLike), not {type(value).__name__}") from None
+    return _os.fsdecode(path) if isinstance(path, bytes) else path
+
+
+def _names(value, what):
+    """A list of names; one name given as a string is that name, not its letters."""
+    if isinstance(value, (str, bytes)):
+        return [_os.fsdecode(value) if isinstance(value, bytes) else value]
+    try:
+        return [str(v) for v in value]
+    except TypeError:
+        raise UsageError(f"{what} must be a name or a list of names, not {type(value).__name__}") from None
 
 
 def _ext():
@@ -138,7 +159,7 @@ class Study:
 
     def report(self, output_dir):
         """Writes what `scalelens report -o output_dir` writes; returns the paths written."""
-        return self._handle.write_report(str(output_dir))
+        return self._handle.write_report(_path(output_dir, "output_dir"))
 
     def dashboard_html(self):
         """The interactive dashboard (what report.html shows, charts and table) for this study, as
@@ -177,7 +198,8 @@ def load(*inputs, pattern=None, experiment=None, run_names=(), warmup_epochs=1, 
 
     Raises InputError when nothing usable was found, UsageError for a bad argument. The study's
     warnings go to Study.warnings() and to Python's warnings module."""
-    handle = _ext().load([str(i) for i in inputs], pattern=pattern, experiment=experiment, run_names=list(run_names),
+    handle = _ext().load([_path(i, "input") for i in inputs], pattern=pattern, experiment=experiment,
+                         run_names=_names(run_names, "run_names"),
                          warmup_epochs=warmup_epochs, warmup_steps=warmup_steps, baseline=baseline, scaling=scaling,
                          label=label, global_batch_size=global_batch_size, batch_per_gpu=batch_per_gpu, threads=threads)
     return Study(handle)
@@ -209,6 +231,8 @@ class Trace:
 
     def kernels(self, top=None):
         """One row per rank and kernel name: class, calls, time_us; the `top` longest per rank."""
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+            raise UsageError(f"top must be a whole number of kernels, 1 or more, not {top!r}")
         rows = []
         for r in self._data["ranks"]:
             kernels = sorted(r.get("kernels", []), key=lambda k: -k.get("time_us", 0))
@@ -232,7 +256,7 @@ def trace(*paths, hta=False, comm_kernel_regex=None, threads=0, cache=True):
         >>> tr = scalelens.trace("traces/", hta=True)
         >>> tr.ranks()[["rank", "computation_score", "hta_idle_pct"]]
     """
-    text = _ext().trace_json([str(p) for p in paths], hta=hta, comm_kernel_regex=comm_kernel_regex, threads=threads, cache=cache)
+    text = _ext().trace_json([_path(p, "path") for p in paths], hta=hta, comm_kernel_regex=comm_kernel_regex, threads=threads, cache=cache)
     return Trace(_json.loads(text))
 
 
@@ -244,7 +268,8 @@ def compare(before, after, threshold=0.05, metrics=(), kernels=10, warmup_epochs
         >>> rows = scalelens.compare("baseline/summary.json", "runs/", threshold=0.05)
         >>> rows[rows.verdict == "regressed"]
     The whole scalelens.compare/1 document is in the frame's attrs["comparison"] (pandas) ."""
-    data = _json.loads(_ext().compare_json(str(before), str(after), threshold=threshold, metrics=list(metrics),
+    data = _json.loads(_ext().compare_json(_path(before, "before"), _path(after, "after"), threshold=threshold,
+                                           metrics=_names(metrics, "metrics"),
                                            kernels=kernels, warmup_epochs=warmup_epochs, threads=threads))
     rows = []
     for c in data["configurations"]:

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "common/text.hpp"
 #include "common/user_regex.hpp"
 #include "compare/compare.hpp"
 #include "ingest/ingest.hpp"
@@ -41,6 +42,23 @@ struct LoadedStudy {
   Summary summary;
   std::string summary_json;
 };
+
+// A path from Python: the system calls would read it only up to a NUL, while the walk joins the
+// whole string, so '/study\0x' listed /study's folders again and again (memory without bound).
+const std::string& checked_path(const std::string& path, const char* what) {
+  if (path.find('\0') != std::string::npos) throw UsageError(std::string(what) + " '" + printable(path) + "' contains a NUL byte");
+  return path;
+}
+
+// The errors reading left (a missing input, an unreadable file), for an InputError's message: the
+// command line shows them above its own "no usable data".
+std::string input_errors(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const auto& d : diagnostics)
+    if (d.severity == Severity::error || d.code == "missing-input" || d.code == "unreadable-file")
+      out += (out.empty() ? "" : "; ") + (d.path.empty() ? d.message : printable(d.path) + ": " + d.message);
+  return out.empty() ? out : " (" + out + ")";
+}
 
 AnalysisOptions analysis_options(int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
                                  unsigned threads) {
@@ -88,6 +106,7 @@ std::unique_ptr<LoadedStudy> load(const std::vector<std::string>& inputs, const 
                                   const std::optional<std::string>& label, std::optional<double> global_batch_size,
                                   std::optional<double> batch_per_gpu, unsigned threads) {
   if (inputs.empty()) throw UsageError("load() needs at least one folder or file");
+  for (const auto& i : inputs) checked_path(i, "input");
   auto in = ingest_options(inputs, pattern, experiment, run_names, label, global_batch_size, batch_per_gpu, threads);
   auto options = analysis_options(warmup_epochs, warmup_steps, baseline, scaling, threads);
   auto out = std::make_unique<LoadedStudy>();
@@ -120,7 +139,7 @@ std::unique_ptr<LoadedStudy> load(const std::vector<std::string>& inputs, const 
     throw InputError("no usable data: " + std::to_string(out->study.files_seen) + " files seen, " +
                      std::to_string(out->study.files_read) +
                      " recognized, no run with a known label and GPU count (scalelens reads run folders, itwinai MLflow stores "
-                     "and CSVs, MLPerf logs, nvidia-smi logs and PyTorch profiler traces)");
+                     "and CSVs, MLPerf logs, nvidia-smi logs and PyTorch profiler traces)" + input_errors(out->study.diagnostics));
   return out;
 }
 
@@ -171,6 +190,7 @@ py::dict gpu_samples(const LoadedStudy& s, const std::optional<std::string>& run
 std::string trace_json(const std::vector<std::string>& paths, bool hta, const std::optional<std::string>& comm_kernel_regex,
                        int kernels, unsigned threads, bool cache) {
   if (paths.empty()) throw UsageError("trace() needs at least one folder or file");
+  for (const auto& p : paths) checked_path(p, "path");
   if (comm_kernel_regex) {
     auto check = UserRegex::compile(*comm_kernel_regex, "comm_kernel_regex");
     if (!check) throw UsageError(check.error().message);
@@ -182,23 +202,28 @@ std::string trace_json(const std::vector<std::string>& paths, bool hta, const st
   o.cache = cache;
   std::string json;
   std::size_t ranks = 0;
+  std::vector<Diagnostic> diagnostics;
   {
     py::gil_scoped_release unlocked;
     auto set = trace::analyse_traces(o);
     ranks = set.ranks.size();
+    diagnostics = set.diagnostics;
     trace::OutputOptions out;
     out.per_step = true;
     out.top_kernels = kernels;
     out.hta = hta;
     json = trace::format_json(set, out);
   }
-  if (ranks == 0) throw InputError("no trace could be analysed in the given paths");
+  if (ranks == 0) throw InputError("no trace could be analysed in the given paths" + input_errors(diagnostics));
   return json;
 }
 
 std::string compare_json(const std::string& before, const std::string& after, double threshold, const std::vector<std::string>& metrics,
                          int kernels, int warmup_epochs, unsigned threads) {
   if (!(threshold > 0 && threshold < 1)) throw UsageError("threshold must be between 0 and 1 (0.05 for 5%)");
+  if (warmup_epochs < 0) throw UsageError("warmup_epochs must be 0 or more");
+  checked_path(before, "before");
+  checked_path(after, "after");
   CompareOptions options;
   options.change.threshold = threshold;
   for (const auto& m : metrics) {
@@ -247,6 +272,7 @@ PYBIND11_MODULE(_scalelens, m) {
       .def("dashboard_html", [](const LoadedStudy& s) { return render_report_html(render_report_data(s.summary_json, "null", "static")); })
       .def("gpu_samples", &gpu_samples, py::arg("run_id") = py::none())
       .def("write_report", [](const LoadedStudy& s, const std::string& dir) {
+        checked_path(dir, "output_dir");
         Result<std::vector<std::filesystem::path>> written = Error{"", ""};
         {
           py::gil_scoped_release unlocked;

@@ -211,6 +211,41 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path):
         scalelens.compare(tmp_path, tmp_path, threshold=5)
 
 
+def test_hostile_arguments_are_refused_by_name(study_dir, tmp_path):
+    """What a hostile-input hunt found: a NUL in a path made load() list one folder forever (memory
+    without bound), None and bytes became folders named 'None' and "b'...'", one metric name was
+    read as its letters, and a missing input was not named."""
+    with pytest.raises(scalelens.UsageError, match="contains a NUL byte"):
+        scalelens.load(str(study_dir) + "\0junk")
+    with pytest.raises(scalelens.UsageError, match="contains a NUL byte"):
+        scalelens.trace(str(study_dir) + "\0junk")
+    with pytest.raises(scalelens.UsageError, match="contains a NUL byte"):
+        scalelens.compare(str(study_dir) + "\0junk", study_dir)
+    study = scalelens.load(os.fsencode(str(study_dir)))  # bytes: a path, as os.fspath takes it
+    with pytest.raises(scalelens.UsageError, match="output_dir must be a path"):
+        study.report(None)
+    with pytest.raises(scalelens.UsageError, match="contains a NUL byte"):
+        study.report(str(tmp_path / "o") + "\0ut")
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(scalelens.UsageError, match="unknown metric 'speedup'"):
+        scalelens.compare(study_dir, study_dir, metrics="speedup")
+    assert set(scalelens.compare(study_dir, study_dir, metrics="time")["metric"]) == {"time"}
+    with pytest.raises(scalelens.UsageError, match="warmup_epochs must be 0 or more"):
+        scalelens.compare(study_dir, study_dir, warmup_epochs=-5)
+    with pytest.raises(scalelens.InputError, match="/nonexistent"):
+        scalelens.load("/nonexistent")
+    with pytest.raises(scalelens.InputError, match="/nonexistent"):
+        scalelens.trace("/nonexistent")
+
+
+@needs_realdata
+def test_trace_kernels_top_is_a_count():
+    tr = scalelens.trace(os.path.join(REALDATA, "kineto", "dlrm-8rank-v100"))
+    with pytest.raises(scalelens.UsageError, match="top must be a whole number"):
+        tr.kernels(top=-1)
+    assert len(tr.kernels(top=1)) == len(tr.ranks())
+
+
 @needs_realdata
 def test_ctrl_c_stops_a_long_load_between_files(tmp_path, monkeypatch):
     """SIGINT while reading (what interrupting a notebook kernel sends) raises KeyboardInterrupt
