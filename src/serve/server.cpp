@@ -49,6 +49,8 @@ std::size_t study_fingerprint(const std::vector<std::string>& inputs) {
     auto add = [&](const std::filesystem::directory_entry& e) {
       std::error_code e2;
       mix(hs(e.path().string()));
+      // Permissions too: a chmod changes what can be read, and neither size nor mtime.
+      mix(static_cast<std::size_t>(e.symlink_status(e2).permissions()));
       if (e.is_regular_file(e2)) {
         mix(static_cast<std::size_t>(e.file_size(e2)));
         mix(static_cast<std::size_t>(e.last_write_time(e2).time_since_epoch().count()));
@@ -142,8 +144,9 @@ StudyWatcher::~StudyWatcher() {
 }
 
 namespace {
+// IN_ATTRIB: a chmod changes what can be read (a run folder made readable again kept its warning).
 constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
-                                     IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+                                     IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 }
 
 void StudyWatcher::watch_tree(const std::filesystem::path& root) {
@@ -191,9 +194,10 @@ bool StudyWatcher::read_events() {
         continue;
       }
       changed = true;
-      if ((e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR) && e->len > 0) {
+      if ((e->mask & (IN_CREATE | IN_MOVED_TO | IN_ATTRIB)) && (e->mask & IN_ISDIR) && e->len > 0) {
         auto it = watches_.find(e->wd);
-        if (it != watches_.end()) watch_tree(it->second / e->name);  // a new run folder, maybe already filled
+        // A new run folder, maybe already filled, or one made readable (it could not be watched before).
+        if (it != watches_.end()) watch_tree(it->second / e->name);
       }
     }
   }
@@ -354,6 +358,17 @@ int serve(const ServeOptions& o) {
   };
 
   httplib::Server server;
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second `serve` on the same
+  // port started too, and one URL answered with two studies in turn.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // Only GETs are served: a request body (an 800 MB POST was read whole) is refused past 64 KiB.
+  server.set_payload_max_length(64 << 10);
+  // Connections that trickle a header byte at a time each hold a worker until httplib's read
+  // timeout; 8 of them blocked the default pool. More workers raise that bar (they sleep on reads).
+  server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   server.set_default_headers({
       {"X-Content-Type-Options", "nosniff"},
       {"Cache-Control", "no-store"},

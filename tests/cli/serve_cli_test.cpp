@@ -289,3 +289,81 @@ TEST(ServeCli, BusyPortIsAUsageError) {
             std::string::npos)
       << r.err;
 }
+
+namespace {
+
+// A raw request, the reply's status (0 where the connection gave none).
+int http_status_of(int port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  for (std::size_t at = 0; at < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + at, request.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close before it has read everything
+    at += static_cast<std::size_t>(n);
+  }
+  std::string all;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  const auto sp = all.find(' ');
+  return sp == std::string::npos ? 0 : std::atoi(all.c_str() + sp + 1);
+}
+
+}  // namespace
+
+// From a hostile-input hunt on serve: httplib's default SO_REUSEPORT let a second server bind the
+// same port, and one URL answered with two studies in turn; a request body was read whole.
+TEST(ServeCli, ASecondServerOnTheSamePortIsRefusedAndBodiesAreNotRead) {
+  ScratchDir one, two;
+  write_run(one, "a1", "first", 1, 4.0);
+  write_run(two, "b1", "second", 1, 4.0);
+  Server server(one.path());
+  ASSERT_GT(server.port(), 0) << server.first_line();
+  auto r = run_scalelens("serve " + quoted(two.path()) + " --port " + std::to_string(server.port()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
+  for (int i = 0; i < 5; ++i) EXPECT_NE(http_get(server.port(), "/api/summary").body.find("first"), std::string::npos);
+  const std::string body(1 << 20, 'x');
+  EXPECT_EQ(http_status_of(server.port(), "POST /api/summary HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body),
+            413);
+  EXPECT_EQ(http_get(server.port(), "/api/version").status, 200);
+  EXPECT_EQ(server.interrupt(), 0);
+}
+
+// A run folder made unreadable and readable again: the second chmod changed neither a file's size
+// nor its time, and the page kept the unreadable-folder warning and the runs it lost. A chmod is
+// now a change the server rebuilds on (seen here by its generation: root reads either way).
+TEST(ServeCli, APermissionChangeIsSeen) {
+  ScratchDir study;
+  write_run(study, "a1", "ddp", 1, 4.0);
+  write_run(study, "a2", "ddp", 2, 2.2);
+  auto generation = [](int port) {
+    const std::string body = http_get(port, "/api/version").body;
+    const auto at = body.find(':');
+    return at == std::string::npos ? -1 : std::atoi(body.c_str() + at + 1);
+  };
+  for (const char* watch : {"auto", "poll"}) {
+    Server server(study.path(), {"--watch", watch});
+    ASSERT_GT(server.port(), 0) << server.first_line();
+    const int before = generation(server.port());
+    ASSERT_GE(before, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past the first poll
+    fs::permissions(study / "a2", fs::perms::owner_read | fs::perms::owner_exec);
+    bool rebuilt = false;
+    for (int i = 0; i < 50 && !rebuilt; ++i) {
+      rebuilt = generation(server.port()) > before;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(rebuilt) << "a chmod was not seen with --watch " << watch;
+    fs::permissions(study / "a2", fs::perms::owner_all);
+    EXPECT_EQ(server.interrupt(), 0);
+  }
+}
