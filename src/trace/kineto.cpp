@@ -70,7 +70,8 @@ struct Fd {
   }
 };
 
-// Reads all of `fd` into a string that keeps `padding` spare bytes of capacity.
+// Reads all of `fd` into a string that keeps `padding` spare bytes of capacity; a stream (a pipe)
+// that gives more than `--max-inflated` is refused, as a gzip member that inflates past it is.
 Result<std::string> read_all(int fd, std::size_t size_hint, std::size_t padding, const std::string& path) {
   std::string out;
   out.reserve(size_hint + padding);
@@ -86,6 +87,11 @@ Result<std::string> read_all(int fd, std::size_t size_hint, std::size_t padding,
         if (errno == EINTR) continue;
         return Error{fmt::format("cannot read: {}", errno_text(errno)), path};
       }
+      if (out.size() >= max_inflated_bytes())
+        return Error{fmt::format("more than {} bytes read and the stream goes on; a trace of more can be read with "
+                                 "--max-inflated",
+                                 max_inflated_bytes()),
+                     path};
       if (out.capacity() < out.size() + 65536 + padding) out.reserve(out.size() * 2 + 65536 + padding);
       out.resize(out.size() + 65536);
       out[have++] = probe;
@@ -112,6 +118,12 @@ Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), p};
   if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", p};
+  // A device gives no trace and may never end (/dev/zero read until memory ran out, then aborted).
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+    return Error{std::string(special_file_kind(S_ISCHR(st.st_mode) ? std::filesystem::file_type::character
+                                                                    : std::filesystem::file_type::block)) +
+                     ", not a trace file",
+                 p};
   auto raw = read_all(f.fd, static_cast<std::size_t>(st.st_size), sj::SIMDJSON_PADDING, p);
   if (!raw || !is_gzip(raw.value())) return raw;
 

@@ -605,3 +605,15 @@ TEST(HostileInput, ExtremeNumbersAreReadOrRefusedByLine) {
   // Each bad line is named: the folded bad-lines warning counts all eight.
   EXPECT_NE(hostile.out.find("8 lines"), std::string::npos) << hostile.out.substr(hostile.out.find("\"warnings\""));
 }
+
+// `scalelens trace /dev/zero` read until memory ran out and died of std::bad_alloc; a pipe that
+// never ends did the same. A device is refused by name, a stream past --max-inflated too.
+TEST(HostileInput, ADeviceOrAnEndlessStreamIsNoTrace) {
+  auto dev = run_scalelens("trace /dev/zero");
+  EXPECT_EQ(dev.exit_code, 2);
+  EXPECT_NE(dev.err.find("/dev/zero: a character device, not a trace file"), std::string::npos) << dev.err;
+  auto endless = run_command("mkfifo zeros && { head -c 3000000 /dev/zero > zeros & } && " SCALELENS_BIN
+                             " trace --max-inflated 1M zeros");
+  EXPECT_EQ(endless.exit_code, 2);
+  EXPECT_NE(endless.err.find("more than 1048576 bytes read and the stream goes on"), std::string::npos) << endless.err;
+}
