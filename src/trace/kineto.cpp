@@ -1002,7 +1002,9 @@ Result<ParsedTrace> parse_kineto_gzip(std::string_view compressed, const std::st
 }
 
 Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOptions& options) {
-  {
+  // A pipe is opened once, by the read below: opened and closed here first, its writer could die
+  // of SIGPIPE before the read, which then waited for a writer for ever.
+  if (struct stat named {}; ::stat(path.c_str(), &named) == 0 && S_ISREG(named.st_mode)) {
     Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat st {};
     if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2) {

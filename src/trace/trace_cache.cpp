@@ -40,6 +40,10 @@ struct Key {
 // least one (Kineto traces end with the profiler's window and timestamps), and reading 2 MiB is
 // cheap next to parsing the rest. Device and inode tell two files of one name apart.
 std::optional<Key> key_of(const fs::path& path) {
+  // Only a regular file has a key; a pipe is not opened here: opened and closed unread, its writer
+  // died of SIGPIPE, and the read that followed waited for a writer for ever.
+  struct stat named {};
+  if (::stat(path.c_str(), &named) != 0 || !S_ISREG(named.st_mode)) return std::nullopt;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   struct Close {

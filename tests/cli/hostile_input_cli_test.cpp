@@ -607,13 +607,23 @@ TEST(HostileInput, ExtremeNumbersAreReadOrRefusedByLine) {
 }
 
 // `scalelens trace /dev/zero` read until memory ran out and died of std::bad_alloc; a pipe that
-// never ends did the same. A device is refused by name, a stream past --max-inflated too.
+// never ends did the same. A device is refused by name, a stream past --max-inflated too. A pipe
+// is opened once: opened and closed unread first (the cache's key, the map attempt), its writer
+// died of SIGPIPE and the read waited for a writer for ever (under `timeout`, exit 124).
 TEST(HostileInput, ADeviceOrAnEndlessStreamIsNoTrace) {
   auto dev = run_scalelens("trace /dev/zero");
   EXPECT_EQ(dev.exit_code, 2);
   EXPECT_NE(dev.err.find("/dev/zero: a character device, not a trace file"), std::string::npos) << dev.err;
-  auto endless = run_command("mkfifo zeros && { head -c 3000000 /dev/zero > zeros & } && " SCALELENS_BIN
+  auto endless = run_command("mkfifo zeros && { head -c 3000000 /dev/zero > zeros & } && timeout 60 " SCALELENS_BIN
                              " trace --max-inflated 1M zeros");
   EXPECT_EQ(endless.exit_code, 2);
   EXPECT_NE(endless.err.find("more than 1048576 bytes read and the stream goes on"), std::string::npos) << endless.err;
+  // A real trace through a pipe, again and again: each read to its end, none waiting for ever.
+  ScratchDir dir;
+  const auto trace = dir.write("rank0.json", trace_with_kernel("ncclKernel_AllReduce"));
+  for (int i = 0; i < 10; ++i) {
+    auto piped = run_command("mkfifo p && { cat " + quoted(trace) + " > p & } && timeout 60 " SCALELENS_BIN " trace p");
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_NE(piped.out.find("rank"), std::string::npos) << piped.out;
+  }
 }
