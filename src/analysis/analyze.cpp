@@ -453,6 +453,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     std::vector<double> epochs, run_times, step_times, utils_mean, j_per_sample, peak_memory;
     std::vector<const SparseUtilHistogram*> util_time_shares;
     std::vector<double> score, raw, overlap, exposed, idle, spread, mfu, wh_per_gpu, comm_wait, exposed_wait;
+    std::vector<BreakdownShares> shares;
     std::map<std::pair<std::string, std::string>, std::pair<OpLoss, int>> roofline_ops, op_times;  // op → sums, runs
     std::map<std::pair<std::string, int>, BandwidthPoint> bandwidth;  // (collective, size bin) → sums
     std::optional<ProfilerAverages> averages;  // pooled over runs, as itwinai pools them
@@ -519,6 +520,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       if (tr.mfu) mfu.push_back(*tr.mfu);
       if (tr.comm_wait_share) comm_wait.push_back(*tr.comm_wait_share);
       if (tr.exposed_comm_wait_share) exposed_wait.push_back(*tr.exposed_comm_wait_share);
+      if (tr.breakdown_shares) shares.push_back(*tr.breakdown_shares);
       for (auto [list, into] : {std::pair{&tr.roofline_ops, &roofline_ops}, std::pair{&tr.op_times, &op_times}})
         for (const auto& o : *list) {
           auto& [t, n] = (*into)[{o.name, o.shapes}];
@@ -596,6 +598,18 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     c.mfu = mean_of(mfu);
     c.comm_wait_share = mean_of(comm_wait);
     c.exposed_comm_wait_share = mean_of(exposed_wait);
+    if (!shares.empty()) {
+      BreakdownShares mean;
+      double BreakdownShares::* const part[] = {&BreakdownShares::computation, &BreakdownShares::overlapped_comm,
+                                                &BreakdownShares::exposed_comm, &BreakdownShares::memory,
+                                                &BreakdownShares::idle, &BreakdownShares::other};
+      for (auto member : part) {
+        double sum = 0;
+        for (const auto& s : shares) sum += s.*member;
+        mean.*member = sum / static_cast<double>(shares.size());
+      }
+      c.breakdown_shares = mean;
+    }
     for (auto& [key, op] : roofline_ops) {
       auto& [o, n] = op;
       o.gpu_us /= n;

@@ -524,11 +524,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     RunTraceFigures& t = r.trace_to_fill();
     // Shares of what the page and the trace table take as the whole: a rank's steps, or its GPU
     // work's span where that outlasts them (an idle share of 1.38 came of a real trace otherwise).
-    double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, step = 0;
+    double comp = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, mem = 0, step = 0;
     for (const auto* pb : parts) {
       const auto& b = *pb;
       comp += b.comp_us; comm += b.comm_us; overlap += b.overlap_us; exposed += b.exposed_comm_us;
-      idle += b.idle_us; step += b.breakdown_whole_us();
+      idle += b.idle_us; mem += b.mem_us; step += b.breakdown_whole_us();
     }
     if (comp + exposed > 0) t.computation_score = comp / (comp + exposed);
     if (comp + comm > 0) t.comp_comm_raw_share = comp / (comp + comm);
@@ -555,6 +555,11 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         ts.dataloader_idle_us /= ts.ranks;
         t.trace_step = ts;
       }
+    }
+    if (step > 0) {  // each part's share of the whole, as the breakdown figure and the page draw them
+      BreakdownShares s{std::max(comp - overlap, 0.0) / step, overlap / step, exposed / step, mem / step, idle / step, 0};
+      s.other = std::max(0.0, 1 - (s.computation + s.overlapped_comm + s.exposed_comm + s.memory + s.idle));
+      t.breakdown_shares = s;
     }
     if (comm > 0) t.overlap_ratio = overlap / comm;
     if (step > 0) {

@@ -18,12 +18,20 @@
 namespace scalelens {
 
 // A run's figures from its traces (RunSummary::trace()).
+// A step's parts as shares of its whole (RankBreakdown::breakdown_whole_us, summed over ranks):
+// computation not overlapped, overlapped communication, exposed communication, memory, idle and
+// the rest (CPU, launch), which is at least 0. What the breakdown figure and the page draw.
+struct BreakdownShares {
+  double computation = 0, overlapped_comm = 0, exposed_comm = 0, memory = 0, idle = 0, other = 0;
+};
+
 struct RunTraceFigures {
   // Trace breakdown, summed over ranks and steps (DESIGN.md, "Trace breakdown").
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread;
   // Model FLOP utilization: mean over the ranks whose traces carry FLOPs and a known GPU peak.
   std::optional<double> mfu;
+  std::optional<BreakdownShares> breakdown_shares;
   // Of the collective kernel time of its calls matched across ranks, the share spent waiting for
   // the last rank to arrive (DESIGN.md, "Collective wait and transfer"); the rest is transfer.
   std::optional<double> comm_wait_share;
@@ -145,6 +153,7 @@ struct ConfigurationSummary {
   std::optional<double> computation_score, comp_comm_raw_share, overlap_ratio, exposed_comm_share, idle_share,
       straggler_spread, mfu;
   std::optional<double> comm_wait_share, exposed_comm_wait_share;  // means over its runs
+  std::optional<BreakdownShares> breakdown_shares;   // each share's mean over the runs that have one
   std::vector<OpLoss> roofline_ops;                  // per step and rank, means over the runs that have each op
   std::vector<OpLoss> op_times;                      // the same for every traced op's GPU time (not written out)
   // POP efficiencies (DESIGN.md, "Where the efficiency went"); computation scaling and global

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <cctype>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -216,7 +218,7 @@ RenderedFigures render_gnuplot_scripts(const std::string& gnuplot, const std::fi
   return out;
 }
 
-FiguresResult write_figures(const Summary& summary, const Study* study, const std::filesystem::path& dir) {
+FiguresResult write_figures(const Summary& summary, const std::filesystem::path& dir) {
   FiguresResult result;
   std::vector<Figure> figs;
   if (!summary.configurations.empty()) {
@@ -233,17 +235,32 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       epoch = epoch || c.epoch_time_s.has_value();
       run = run || c.run_time_s.has_value();
     }
-    const std::string kind = epoch ? "Epoch" : run ? "Run" : "Step";
+    std::string kind = epoch ? "epoch" : run ? "run" : "step";
+    // Each curve on the time its speedup is measured with; where curves differ (runs with epochs
+    // beside traces alone) one kind for all left the others' points out, as '?'.
+    const auto curves = by_label(summary);
+    std::map<std::string, std::string> basis_of;
+    std::set<std::string> bases;
+    for (const auto& [label, configs] : curves) {
+      std::string basis;
+      for (const auto* c : configs)
+        if (basis.empty()) basis = c->time_from;
+      bases.insert(basis_of[label] = basis.empty() ? kind : basis);
+    }
+    const bool one_basis = bases.size() <= 1;
     {
-      Figure f{"time", fmt::format("{} time vs {} (mean, 95% CI)", kind, summary.world_size_unit),
+      Figure f{"time",
+               one_basis ? fmt::format("{}{} time vs {} (mean, 95% CI)", char(std::toupper(kind[0])), kind.substr(1), summary.world_size_unit)
+                         : fmt::format("Time vs {} (mean, 95% CI; each curve per its own epoch, run or step)", summary.world_size_unit),
                "# world_size mean_s ci95_low_s ci95_high_s\n", ""};
       std::string clauses;
       int block = 0;
       bool any = false;
-      for (const auto& [label, configs] : by_label(summary)) {
-        f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", dat_comment(label));
+      for (const auto& [label, configs] : curves) {
+        const std::string& basis = one_basis ? kind : basis_of[label];
+        f.data += fmt::format("{}# label: {}{}\n", block ? "\n\n" : "", dat_comment(label), one_basis ? "" : " (per " + basis + ")");
         for (const auto* c : configs) {
-          const auto& st = epoch ? c->epoch_time_s : run ? c->run_time_s : c->step_time_s;
+          const auto& st = c->time_on(basis);
           std::optional<double> mean, low, high;
           if (st) {
             // One run has no interval: '?' (not measured), not a zero-width one at the mean.
@@ -257,12 +274,13 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
         // drop a point without one), in the label's line type.
         clauses += fmt::format("{0}'time.dat' index {1} using 1:2 with linespoints lt {2} title {3}, \\\n"
                                "  'time.dat' index {1} using 1:2:3:4 with yerrorbars lt {2} notitle",
-                               clauses.empty() ? "" : ", \\\n  ", block, block + 1, gnuplot_quote(label));
+                               clauses.empty() ? "" : ", \\\n  ", block, block + 1,
+                               gnuplot_quote(one_basis ? label : label + " (per " + basis + ")"));
         ++block;
       }
       if (any)
-        f.plot = fmt::format("set xlabel '{} (world size)'\nset ylabel '{} time (s)'\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\nset logscale y 10\nplot {}\n",
-                             summary.world_size_unit, epoch ? "epoch" : run ? "run" : "step", clauses);
+        f.plot = fmt::format("set xlabel '{} (world size)'\nset ylabel '{} (s)'\nset logscale x 2\nset offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05\nset logscale y 10\nplot {}\n",
+                             summary.world_size_unit, one_basis ? kind + " time" : std::string("time per epoch, run or step"), clauses);
       figs.push_back(f);
     }
     // Breakdown: shares of step time from the traces, per configuration (mean over its runs).
@@ -270,29 +288,12 @@ FiguresResult write_figures(const Summary& summary, const Study* study, const st
       Figure f{"breakdown", "Step time breakdown (share of step, from traces)",
                "# configuration computation overlapped_comm exposed_comm memory idle other\n", ""};
       bool any = false;
-      if (study) {
-        const std::vector<const Run*> runs = study_runs_of(*study, summary);
-        for (const auto& c : summary.configurations) {
-          double sums[6] = {}, n = 0;
-          for (auto i : c.run_indices) {
-            if (!runs[i]) continue;
-            double step = 0, comp = 0, overlap = 0, exposed = 0, mem = 0, idle = 0;
-            for (const auto* b : measured_breakdown(*runs[i]))
-              step += b->breakdown_whole_us(), comp += b->comp_us, overlap += b->overlap_us, exposed += b->exposed_comm_us,
-                  mem += b->mem_us, idle += b->idle_us;
-            if (step <= 0) continue;
-            double parts[5] = {std::max(comp - overlap, 0.0) / step, overlap / step, exposed / step, mem / step, idle / step};
-            double used = 0;
-            for (int k = 0; k < 5; ++k) sums[k] += parts[k], used += parts[k];
-            sums[5] += std::max(0.0, 1 - used);
-            n += 1;
-          }
-          if (n == 0) continue;
-          any = true;
-          f.data += dat_label(c.key());
-          for (double v : sums) f.data += fmt::format(" {:.6g}", v / n);
-          f.data += '\n';
-        }
+      for (const auto& c : summary.configurations) {
+        if (!c.breakdown_shares) continue;
+        const auto& s = *c.breakdown_shares;
+        any = true;
+        f.data += fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", dat_label(c.key()), s.computation,
+                              s.overlapped_comm, s.exposed_comm, s.memory, s.idle, s.other);
       }
       if (any)
         f.plot =

@@ -23,8 +23,9 @@ struct FiguresResult {
 };
 
 // Writes `dir`/<name>.gp and .dat for each figure with data and runs gnuplot on them (unless
-// SCALELENS_NO_GNUPLOT is set or gnuplot is not on PATH). `study` may be null (no breakdown).
-FiguresResult write_figures(const Summary& summary, const Study* study, const std::filesystem::path& dir);
+// SCALELENS_NO_GNUPLOT is set or gnuplot is not on PATH). Every figure is the summary's: they
+// draw what summary.json states.
+FiguresResult write_figures(const Summary& summary, const std::filesystem::path& dir);
 
 // Runs `gnuplot` on the scripts (file names in `dir`) in `processes` processes (0: one per core),
 // several per process with `reset session` between them; the scripts of a process that fails are

@@ -22,7 +22,7 @@ Result<std::vector<std::filesystem::path>> write_all(const Summary& summary, con
   // The figures (gnuplot, in other processes, its longest part) are made while this thread writes
   // the summaries and the page (a jthread: an error return waits for it, and keeps what it drew).
   FiguresResult figures;
-  std::jthread figures_thread([&] { figures = write_figures(summary, study, dir / "figures"); });
+  std::jthread figures_thread([&] { figures = write_figures(summary, dir / "figures"); });
   // summary.json and the page are written as they are rendered, the summary once for both, and
   // the series a batch of runs at a time: a large study's report is never whole in memory
   // (issue 17, part 2).

@@ -38,6 +38,14 @@ void write_trace_figures(JsonWriter& w, const TraceFigures& f) {
   w.key("idle_share").value(f.idle_share).key("straggler_spread").value(f.straggler_spread);
   w.key("mfu").value(f.mfu).key("comm_wait_share").value(f.comm_wait_share);
   w.key("exposed_comm_wait_share").value(f.exposed_comm_wait_share);
+  w.key("breakdown_shares");
+  if (const auto& s = f.breakdown_shares) {
+    w.begin_object().key("computation").value(s->computation).key("overlapped_comm").value(s->overlapped_comm);
+    w.key("exposed_comm").value(s->exposed_comm).key("memory").value(s->memory).key("idle").value(s->idle);
+    w.key("other").value(s->other).end_object();
+  } else {
+    w.null();
+  }
   write_roofline_and_bandwidth(w, f.roofline_ops, f.collective_bandwidth);
 }
 

@@ -288,6 +288,10 @@ test("report.html: trace breakdown bars from real Kineto traces agree with summa
     // summary.json's shares: the mean over the configuration's runs, as the chart's.
     near(part("exposed communication").values[i], 100 * c.exposed_comm_share, 0.011, `${key} exposed communication %`);
     near(part("idle").values[i], 100 * c.idle_share, 0.011, `${key} idle %`);
+    // Every part is summary.json's breakdown_shares (the page computes none of them).
+    for (const [n, k] of [["computation", "computation"], ["overlapped communication", "overlapped_comm"], ["exposed communication", "exposed_comm"],
+                          ["memory", "memory"], ["idle", "idle"], ["other (CPU, launch)", "other"]])
+      near(part(n).values[i], 100 * c.breakdown_shares[k], 0.006, `${key} ${n} % as summary.json's`);
     for (const n of names.slice(0, 3)) assert.ok(part(n).values[i] > 0, `${key} ${n} > 0 (real traces)`);
     // Drawn: every non-zero part has a bar of proportional height, and the stack spans the axis.
     for (const s of chart.series) {

@@ -439,7 +439,7 @@ TEST(ReportHtml, TheParetoFigureDrawsEachCurvesFront) {
   choose_gpu_counts(summary, {});
   ScratchDir out;
   setenv("SCALELENS_NO_GNUPLOT", "1", 1);
-  write_figures(summary, nullptr, out.path());
+  write_figures(summary, out.path());
   unsetenv("SCALELENS_NO_GNUPLOT");
   const std::string dat = slurp(out / "pareto.dat");
   EXPECT_NE(dat.find("# Pareto front: ddp\n\"front\" 12 5\n\"front\" 40 3\n\n\n# Pareto front: logreg\n\"front\" 0.5 0.04\n"),
@@ -447,6 +447,30 @@ TEST(ReportHtml, TheParetoFigureDrawsEachCurvesFront) {
       << dat;
   const std::string gp = slurp(out / "pareto.gp");
   EXPECT_NE(gp.find("index 2 using 2:3 with lines dt 2 title 'Pareto front (logreg)'"), std::string::npos) << gp;
+}
+
+// A study of runs with epochs beside traces alone: the time figure took epoch time for every curve,
+// and the traces' configurations were '?' there while the table and summary.json had their step time.
+TEST(ReportHtml, TheTimeFigureTakesEachCurvesOwnTime) {
+  Summary summary;
+  for (auto [curve, basis, p, t] : {std::tuple{"ddp", "epoch", 1, 10.0}, {"ddp", "epoch", 2, 5.5}, {"traces", "step", 1, 0.4},
+                                    {"traces", "step", 2, 0.23}}) {
+    ConfigurationSummary c;
+    c.label = c.curve = curve;
+    c.world_size = p;
+    c.time_from = basis;
+    (std::string(basis) == "epoch" ? c.epoch_time_s : c.step_time_s) = Stat{t, t, 0, 1, NAN, NAN};
+    summary.configurations.push_back(c);
+  }
+  ScratchDir out;
+  setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  write_figures(summary, out.path());
+  unsetenv("SCALELENS_NO_GNUPLOT");
+  EXPECT_EQ(slurp(out / "time.dat"), "# world_size mean_s ci95_low_s ci95_high_s\n# label: ddp (per epoch)\n1 10 ? ?\n2 5.5 ? ?\n"
+                                     "\n\n# label: traces (per step)\n1 0.4 ? ?\n2 0.23 ? ?\n");
+  const std::string gp = slurp(out / "time.gp");
+  EXPECT_NE(gp.find("title 'traces (per step)'"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set ylabel 'time per epoch, run or step (s)'"), std::string::npos) << gp;
 }
 
 // A label with line breaks put rows of its own in the figures' data ("ddp\n1 1000" drew a point at
@@ -463,7 +487,7 @@ TEST(ReportHtml, ALabelsLineBreaksAddNoDataToTheFigures) {
   }
   ScratchDir out;
   setenv("SCALELENS_NO_GNUPLOT", "1", 1);
-  auto r = write_figures(summary, nullptr, out.path());
+  auto r = write_figures(summary, out.path());
   unsetenv("SCALELENS_NO_GNUPLOT");
   const std::string dat = slurp(out / "speedup.dat");
   EXPECT_EQ(dat, "# world_size value\n# label: ddp 1 1000   2 7 \n1 1\n2 1.8\n") << dat;
@@ -489,7 +513,7 @@ TEST(ReportHtml, ToyStudyRendersFiguresWithGnuplot) {
   Summary summary = analyze(study, {});
   ASSERT_FALSE(summary.configurations.empty());
   ScratchDir out;
-  auto r = write_figures(summary, &study, out.path());
+  auto r = write_figures(summary, out.path());
   EXPECT_TRUE(r.rendered) << r.message;
   for (const char* f : {"speedup", "efficiency", "time"})
     for (const char* ext : {".svg", ".png", ".pdf", ".gp", ".dat"})
@@ -512,7 +536,7 @@ TEST(ReportHtml, FiguresDrawnSeveralPerGnuplotAreThoseDrawnOneByOne) {
   in.inputs = {study_dir.path().string()};
   Study study = ingest(in);
   Summary summary = analyze(study, {});
-  auto r = write_figures(summary, &study, batched.path());
+  auto r = write_figures(summary, batched.path());
   ASSERT_TRUE(r.rendered) << r.message;
   ASSERT_GE(r.figures.size(), 6u);
   // Drawn again in two processes, whatever this machine's cores, so that scripts do share one.

@@ -311,8 +311,8 @@ const STACKED_PARTS_LAYOUT = {
   legend: { top: 0, left: 8, width: "80%", type: "plain", itemWidth: 18, itemGap: 8, textStyle: { fontSize: 11 } },
 };
 
-export function breakdownChart(configs: Configuration[], runs: RunSeries[] | undefined, ctx: ChartContext): Option {
-  const rows = configurationBreakdown(configs, runs);
+export function breakdownChart(configs: Configuration[], ctx: ChartContext): Option {
+  const rows = configurationBreakdown(configs);
   const categories = rows.map((r) => r.key);
   const series = BREAKDOWN_PARTS.map((part, k) => ({
     type: "bar",

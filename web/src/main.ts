@@ -248,7 +248,7 @@ function renderAll(): void {
     ["efficiency", () => efficiencyChart(scaling, ctx)],
     ["throughput", () => throughputChart(scaling, false, ctx)],
     ["throughput_per_gpu", () => throughputChart(scaling, true, ctx)],
-    ["breakdown", () => breakdownChart(configs, data.series?.runs, ctx)],
+    ["breakdown", () => breakdownChart(configs, ctx)],
     ["lost", () => lostTimeChart(paired, ctx)],
     ["bandwidth", () => bandwidthChart(paired, ctx)],
     ["roofline", () => rooflineChart(paired, ctx)],

@@ -1,13 +1,11 @@
 // Data shaping for the charts: pure functions over summary.json and the run series, unit-tested.
 import type {
-  Breakdown,
   CompareConfiguration,
   CompareMetric,
   Comparison,
   Configuration,
   CurveModel,
   ReportData,
-  RunSeries,
   Stat,
   Summary,
   Verdict,
@@ -166,29 +164,17 @@ export const BREAKDOWN_PARTS = [
   "other (CPU, launch)",
 ] as const;
 
-// Shares of step time from a run's trace breakdown (summed over ranks); of whole_us where a rank's
-// GPU work spans longer than its steps (that span counts instead), so no part exceeds the whole.
-export function breakdownShares(b: Breakdown | null): number[] | null {
-  if (!b || !(b.step_time_us > 0)) return null;
-  const s = b.whole_us ?? b.step_time_us;
-  const parts = [Math.max(0, b.comp_us - b.overlap_us) / s, b.overlap_us / s, b.exposed_comm_us / s, b.mem_us / s, b.idle_us / s];
-  const used = parts.reduce((a, x) => a + x, 0);
-  return [...parts, Math.max(0, 1 - used)];
-}
+// The order BREAKDOWN_PARTS names them in.
+const SHARE_KEYS = ["computation", "overlapped_comm", "exposed_comm", "memory", "idle", "other"] as const;
 
-// Per configuration, the mean over its runs of the breakdown shares (configurations without
-// traces are left out).
-export function configurationBreakdown(
-  configs: Configuration[],
-  runs: RunSeries[] | undefined,
-): { key: string; label: string; shares: number[]; score: number | null }[] {
-  const byId = new Map((runs ?? []).map((r) => [r.run_id, r]));
+// Per configuration with traces, its breakdown shares as summary.json states them (the analysis
+// takes them from the ranks' breakdowns; the page draws them, it does not compute them again).
+export function configurationBreakdown(configs: Configuration[]): { key: string; label: string; shares: number[]; score: number | null }[] {
   const out: { key: string; label: string; shares: number[]; score: number | null }[] = [];
   for (const c of configs) {
-    const shares = (c.run_ids ?? []).map((id) => breakdownShares(byId.get(id)?.breakdown ?? null)).filter((s): s is number[] => !!s);
-    if (!shares.length) continue;
-    const mean = BREAKDOWN_PARTS.map((_, k) => shares.reduce((a, s) => a + s[k], 0) / shares.length);
-    out.push({ key: `${curveOf(c)}/${c.world_size}`, label: curveOf(c), shares: mean, score: isNum(c.computation_score) ? c.computation_score : null });
+    const b = c.breakdown_shares;
+    if (!b) continue;
+    out.push({ key: `${curveOf(c)}/${c.world_size}`, label: curveOf(c), shares: SHARE_KEYS.map((k) => b[k]), score: isNum(c.computation_score) ? c.computation_score : null });
   }
   return out;
 }

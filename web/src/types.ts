@@ -77,6 +77,16 @@ export interface Configuration {
   // (run time, else epoch time) and whether the configuration is on its curve's time-energy front.
   time_to_solution_s?: Num;
   pareto?: boolean;
+  // The step's parts as shares of its whole, means over the runs with traces (src/analysis/run_metrics.cpp).
+  breakdown_shares?: BreakdownShares | null;
+}
+export interface BreakdownShares {
+  computation: number;
+  overlapped_comm: number;
+  exposed_comm: number;
+  memory: number;
+  idle: number;
+  other: number;
 }
 export interface RunSummary {
   run_id: string;

@@ -6,7 +6,6 @@ import {
   compareRows,
   foldRepeats,
   withBefore,
-  breakdownShares,
   byLabel,
   ciBars,
   configurationBreakdown,
@@ -146,27 +145,10 @@ describe("decimation", () => {
 });
 
 describe("breakdown", () => {
-  it("turns summed microseconds into shares of step time", () => {
-    const s = breakdownShares({ ranks: 2, step_time_us: 1000, comp_us: 600, comm_us: 300, overlap_us: 100, exposed_comm_us: 200, mem_us: 50, busy_us: 850, idle_us: 100, })!;
-    expect(s.map((x) => +x.toFixed(3))).toEqual([0.5, 0.1, 0.2, 0.05, 0.1, 0.05]);
-    expect(breakdownShares(null)).toBeNull();
-  });
-  it("takes shares of the GPU work's span where it outlasts the steps", () => {
-    // 3000 µs of steps, GPU work over 4000 µs: no part above the whole, the parts add up to it.
-    const s = breakdownShares({ ranks: 1, step_time_us: 3000, comp_us: 2700, comm_us: 800, overlap_us: 300, exposed_comm_us: 500, mem_us: 0, busy_us: 3500, idle_us: 500, whole_us: 4000 })!;
-    expect(s[0]).toBeCloseTo(0.6);
-    expect(s.reduce((a, x) => a + x, 0)).toBeCloseTo(1);
-    expect(Math.max(...s)).toBeLessThanOrEqual(1);
-  });
-  it("averages over a configuration's runs and skips configurations without traces", () => {
-    const b = { ranks: 1, step_time_us: 100, comp_us: 100, comm_us: 0, overlap_us: 0, exposed_comm_us: 0, mem_us: 0, busy_us: 100, idle_us: 0 };
-    const runs = [
-      { run_id: "a", label: "ddp", world_size: 1, t0_ns: 0, gpus: [], ranks: [], breakdown: b },
-      { run_id: "b", label: "ddp", world_size: 1, t0_ns: 0, gpus: [], ranks: [], breakdown: { ...b, comp_us: 50 } },
-    ];
-    const rows = configurationBreakdown([cfg("ddp", 1, { run_ids: ["a", "b"] }), cfg("ddp", 2, { run_ids: ["c"] })], runs);
-    expect(rows.length).toBe(1);
-    expect(rows[0].shares[0]).toBeCloseTo(0.75);
+  it("shows summary.json's shares per configuration and skips configurations without traces", () => {
+    const shares = { computation: 0.5, overlapped_comm: 0.1, exposed_comm: 0.2, memory: 0.05, idle: 0.1, other: 0.05 };
+    const rows = configurationBreakdown([cfg("ddp", 1, { breakdown_shares: shares, computation_score: 0.7 }), cfg("ddp", 2, { breakdown_shares: null })]);
+    expect(rows).toEqual([{ key: "ddp/1", label: "ddp", shares: [0.5, 0.1, 0.2, 0.05, 0.1, 0.05], score: 0.7 }]);
   });
 });
 
