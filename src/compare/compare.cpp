@@ -143,27 +143,6 @@ MetricComparison judged(const MetricInfo& metric, ChangeEstimate change, const C
   return m;
 }
 
-// The same change and interval width, centred on other before and after values (the summaries'
-// own figures where the runs' values are not what the summary pools).
-ChangeEstimate centred_on(ChangeEstimate c, double before, double after) {
-  if (!(before > 0) || !(after > 0)) return c;
-  if (c.method == "identical") {  // the same runs: the same summaries, no change to centre
-    c.before = before;
-    c.after = after;
-    return c;
-  }
-  const double centre = std::log(after / before);
-  if (c.rel_change && c.ci_low && c.ci_high && *c.rel_change > -1 && *c.ci_low > -1) {
-    const double now = std::log1p(*c.rel_change);
-    c.ci_low = std::expm1(centre - (now - std::log1p(*c.ci_low)));
-    c.ci_high = std::expm1(centre + (std::log1p(*c.ci_high) - now));
-  }
-  c.before = before;
-  c.after = after;
-  c.rel_change = std::expm1(centre);
-  return c;
-}
-
 // Efficiency = baseline time / time × p0/p (strong), throughput / baseline throughput × p0/p (weak):
 // its relative change is that of a ratio of two independent changes, whose log differences
 // subtract. The interval is centred on the summaries' own efficiencies.
@@ -345,16 +324,7 @@ Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOp
       }
       auto before = run_values(a, ca, of), after = run_values(b, *cb, of);
       if (before.empty() && after.empty()) continue;
-      auto change = estimate_change(before, after, change_options);
-      if (name == "time") {
-        // The repeats are the runs, but the configuration's time pools its epochs (or steps): the
-        // change is shown between the two summaries' own times, its interval as wide as the runs'.
-        const std::string basis = detail == "per run" ? "run" : detail.substr(4);
-        const auto& ta = ca.time_on(basis);
-        const auto& tb = cb->time_on(basis);
-        if (ta && tb) change = centred_on(std::move(change), ta->mean, tb->mean);
-      }
-      auto m = judged(*metric, std::move(change), change_options);
+      auto m = judged(*metric, estimate_change(before, after, change_options), change_options);
       m.detail = detail;
       cc.metrics.push_back(std::move(m));
     }

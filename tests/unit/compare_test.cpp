@@ -393,45 +393,6 @@ TEST(SummaryReader, ConfigurationsWithoutTheirRunsCompareAsOneRepeatAndTwinIdent
   EXPECT_NE(runs.error().message.find("runs[1].run_id 'r' is another run's too"), std::string::npos) << runs.error().message;
 }
 
-// Runs of unequal epoch counts: the configuration's epoch time pools the epochs (10.571 s here), the
-// mean of the runs' means is 11 s. compare showed the latter beside summary.json's former.
-TEST(CompareSummaries, TimeIsShownAsTheSummariesStateIt) {
-  auto side = [](double scale) {
-    Summary s;
-    ConfigurationSummary c;
-    c.label = c.curve = "ddp";
-    c.world_size = 1;
-    c.time_from = "epoch";
-    double sum = 0, n = 0;
-    for (const std::vector<double>& epochs : {std::vector<double>{10, 10, 10, 10}, {12}, {11, 11}}) {
-      RunSummary r;
-      r.run_id = fmt::format("r{}", s.runs.size());
-      r.label = r.curve = "ddp";
-      r.world_size = 1;
-      for (double e : epochs) r.epoch_times_s.push_back(e * scale), sum += e * scale, ++n;
-      c.run_indices.push_back(s.runs.size());
-      s.runs.push_back(r);
-    }
-    c.runs = 3;
-    c.epoch_time_s = Stat{sum / n, 0, 0, static_cast<std::size_t>(n), 0, 0};
-    s.configurations.push_back(c);
-    return s;
-  };
-  const auto before = side(1), after = side(1.1);
-  const auto c = compare_summaries(before, after, {});
-  const auto* t = metric(c, 1, "time");
-  ASSERT_TRUE(t);
-  EXPECT_NEAR(*t->change.before, 74.0 / 7, 1e-12);
-  EXPECT_NEAR(*t->change.after, 1.1 * 74.0 / 7, 1e-12);
-  EXPECT_NEAR(*t->change.rel_change, 0.1, 1e-12);
-  // The interval is the runs' (the same width in log terms), around the summaries' change.
-  const auto runs_only = estimate_change({10, 12, 11}, {11, 13.2, 12.1}, {});
-  ASSERT_TRUE(t->change.ci_low && runs_only.ci_low);
-  EXPECT_NEAR(std::log1p(*t->change.ci_high) - std::log1p(*t->change.ci_low),
-              std::log1p(*runs_only.ci_high) - std::log1p(*runs_only.ci_low), 1e-9);
-  EXPECT_EQ(metric(compare_summaries(before, before, {}), 1, "time")->change.before, 74.0 / 7);
-}
-
 // A summary compared with itself, its efficiency edited by hand: the runs are the same, so the
 // change was called "unchanged" beside two different efficiencies.
 TEST(CompareSummaries, AnEfficiencyThatIsNotItsRunsIsNotCalledUnchanged) {
