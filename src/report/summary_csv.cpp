@@ -34,7 +34,13 @@ std::string render_summary_csv(const Summary& summary) {
       "system,curve,instances,gpus_per_instance,time_to_train_all_s,models_per_minute,provenance,"
       "energy_wh_per_gpu,energy_extrapolated,itwinai_computation_fraction,"
       "step_time_mean_s,step_time_median_s,step_time_std_s,step_time_n,step_time_ci95_low_s,step_time_ci95_high_s,time_from,"
-      "comm_wait_share,exposed_comm_wait_share,peak_gpu_memory_gib,gpu_util_p10_pct,gpu_util_p50_pct,gpu_util_p90_pct\n";
+      "comm_wait_share,exposed_comm_wait_share,peak_gpu_memory_gib,gpu_util_p10_pct,gpu_util_p50_pct,gpu_util_p90_pct,"
+      "time_to_solution_s,energy_per_time_unit_wh,edp_js,co2e_g,pareto,"
+      "pop_load_balance,pop_comm_efficiency,pop_parallel_efficiency,pop_computation_scaling,pop_global_efficiency,"
+      "pop_global_vs_baseline,lost_time_step_s,lost_time_ideal_s,lost_time_total_s,lost_time_exposed_comm_s,"
+      "lost_time_idle_imbalance_s,lost_time_data_loading_s,lost_time_extra_compute_s,lost_time_unattributed_s,"
+      "breakdown_computation,breakdown_overlapped_comm,breakdown_exposed_comm,breakdown_memory,breakdown_idle,"
+      "breakdown_other\n";
   auto stat_cells = [](const std::optional<Stat>& s) {
     if (!s) return std::string(",,,,,");
     auto ci = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
@@ -67,7 +73,25 @@ std::string render_summary_csv(const Summary& summary) {
     out += stat_cells(c.step_time_s) + "," + c.time_from + "," + cell(c.comm_wait_share) + "," + cell(c.exposed_comm_wait_share) +
            "," + cell(peak_gib);
     const auto& pct = c.gpu_util_percentiles;
-    out += pct ? fmt::format(",{},{},{}\n", pct->p10, pct->p50, pct->p90) : std::string(",,,\n");
+    out += pct ? fmt::format(",{},{},{}", pct->p10, pct->p50, pct->p90) : std::string(",,,");
+    // What summary.json has beyond the table: energy and time, POP, lost time, breakdown shares.
+    out += fmt::format(",{},{},{},{},{}", cell(c.time_to_solution_s), cell(c.energy_per_time_unit_wh), cell(c.edp_js),
+                       cell(c.co2e_g), c.pareto ? "true" : "false");
+    if (const auto& p = c.pop)
+      out += fmt::format(",{},{},{},{},{},{}", p->load_balance, p->comm_efficiency, p->parallel_efficiency,
+                         cell(p->computation_scaling), cell(p->global_efficiency), cell(p->global_vs_baseline));
+    else
+      out += ",,,,,,";
+    if (const auto& l = c.lost_time)
+      out += fmt::format(",{},{},{},{},{},{},{},{}", l->step_s, l->ideal_s, l->total_s, l->exposed_comm_s, l->idle_imbalance_s,
+                         l->data_loading_s, l->extra_compute_s, l->unattributed_s);
+    else
+      out += ",,,,,,,,";
+    if (const auto& b = c.breakdown_shares)
+      out += fmt::format(",{},{},{},{},{},{}", b->computation, b->overlapped_comm, b->exposed_comm, b->memory, b->idle, b->other);
+    else
+      out += ",,,,,,";
+    out += '\n';
   }
   return out;
 }

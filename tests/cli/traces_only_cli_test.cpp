@@ -2,6 +2,8 @@
 // (one per rank, gzip as the profiler's tensorboard handler writes them), no scalelens.json.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <simdjson.h>
 
 #include <cstdlib>
@@ -74,6 +76,38 @@ TEST(TracesOnlyCli, FolderOfTraceFoldersIsAScalingStudy) {
   EXPECT_NE(csv.find("step_time_mean_s"), std::string::npos);
   EXPECT_NE(csv.find(",step,"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(out / "report.html"));
+  // Every row has the header's columns, and the breakdown, POP and lost-time columns are summary.json's.
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t at = 0; at < csv.size();) {
+    const auto end = csv.find('\n', at);
+    std::vector<std::string> cells;
+    std::string line = csv.substr(at, end - at), cellv;
+    for (char ch : line) {
+      if (ch == ',') cells.push_back(cellv), cellv.clear();
+      else cellv += ch;
+    }
+    cells.push_back(cellv);
+    rows.push_back(cells);
+    at = end + 1;
+  }
+  ASSERT_EQ(rows.size(), 4u);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return static_cast<std::size_t>(it - rows[0].begin());
+  };
+  std::size_t row = 1;
+  for (auto c : configs) {
+    ASSERT_EQ(rows[row].size(), rows[0].size()) << "row " << row;
+    const auto shares = c["breakdown_shares"];
+    ASSERT_TRUE(shares.is_object());
+    EXPECT_EQ(std::stod(rows[row][column("breakdown_computation")]), shares["computation"].get_double().value());
+    EXPECT_EQ(std::stod(rows[row][column("breakdown_idle")]), shares["idle"].get_double().value());
+    if (c["pop"].is_object())
+      EXPECT_EQ(std::stod(rows[row][column("pop_load_balance")]), c["pop"]["load_balance"].get_double().value());
+    EXPECT_EQ(rows[row][column("pareto")], "false");  // no energy here
+    ++row;
+  }
 }
 
 TEST(TracesOnlyCli, TableShowsStepTimeAndLabelOptionRenames) {
