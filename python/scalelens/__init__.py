@@ -52,12 +52,13 @@ class ScalelensWarning(UserWarning):
 
 def _path(value, what):
     """A path argument as the library takes it: str, bytes or os.PathLike (never str(None), which
-    would name a folder 'None')."""
+    would name a folder 'None'), handed on as the file system's bytes, so that a name that is not
+    UTF-8 (b'lat\\xe9') is read as it is."""
     try:
         path = _os.fspath(value)
     except TypeError:
         raise UsageError(f"{what} must be a path (str, bytes or os.PathLike), not {type(value).__name__}") from None
-    return _os.fsdecode(path) if isinstance(path, bytes) else path
+    return _os.fsencode(path)
 
 
 def _names(value, what):

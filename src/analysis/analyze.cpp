@@ -646,7 +646,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     if (c.epoch_time_s && no_epochs > 0)
       config_warnings.push_back(config_warning(c, "epochs-from-some-runs",
           fmt::format("its epoch time comes from {} of its {} runs: {} run{} ({}{}) logged no whole epoch, so the "
-                      "epoch time and the speedup on it rest on the others; compare run times too",
+                      "epoch time (and a speedup measured on it) rests on the others; compare run times too",
                       c.run_indices.size() - no_epochs, c.run_indices.size(), no_epochs, no_epochs == 1 ? "" : "s",
                       first_without_epochs->path, no_epochs > 1 ? ", ..." : "")));
     if (auto spread = describe(per_repeat); spread && spread->n >= 2 && spread->mean > 0 && spread->cv() > 0.25)

@@ -62,7 +62,10 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
         p.energy_lower_wh = *watts_per_gpu * p.world_size * p.time_lower_s / 3600;
         p.energy_upper_wh = *watts_per_gpu * p.world_size * p.time_upper_s / 3600;
       }
-      if (cm.time_from == "run" && p.energy_wh) points.emplace_back(p.time_s, *p.energy_wh, p.world_size);
+      // A prediction at a measured count is not a point of its own: it would put the measured
+      // configuration on the front however it measured.
+      const bool measured = std::any_of(mine.begin(), mine.end(), [&](const ConfigurationSummary* c) { return c->world_size == p.world_size; });
+      if (cm.time_from == "run" && p.energy_wh && !measured) points.emplace_back(p.time_s, *p.energy_wh, p.world_size);
     }
     std::sort(points.begin(), points.end());
     double best = INFINITY;

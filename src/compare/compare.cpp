@@ -196,7 +196,7 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
         LogDifference diff = weak ? *at_p : *at_base;
         diff -= weak ? *at_base : *at_p;
         auto interval = change_from_log_difference(diff, options);
-        if (interval.method == "identical" && std::abs(*change.rel_change) > 1e-9) {
+        if (interval.method == "identical" && change.rel_change && std::abs(*change.rel_change) > 1e-9) {
           // The same runs on both sides, yet other efficiencies: a saved summary's figure is not its
           // runs' (edited by hand, or written otherwise), and "unchanged" would hide that.
           why = fmt::format("the runs are the same on both sides, but the saved efficiencies differ ({:.4g} before, "

@@ -299,9 +299,17 @@ std::string cell(std::string_view s) {
       // system", a curve's name, mentions no one and stays as it is).
       case '@': out += i + 1 < text.size() && std::isalnum(static_cast<unsigned char>(text[i + 1])) ? "&#64;" : "@"; break;
       default:
-        // Controls (ESC, line breaks) would reach the terminal or break the table row.
-        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) out += ' ';
-        else out += ch;
+        // Controls (ESC, line breaks; C1's U+0080..U+009F, CSI among them) would reach the terminal
+        // or break the table row.
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+          out += ' ';
+        } else if (static_cast<unsigned char>(ch) == 0xC2 && i + 1 < text.size() &&
+                   static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+          out += ' ';
+          ++i;
+        } else {
+          out += ch;
+        }
     }
   }
   return out;

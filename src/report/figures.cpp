@@ -248,6 +248,7 @@ FiguresResult write_figures(const Summary& summary, const std::filesystem::path&
       bases.insert(basis_of[label] = basis.empty() ? kind : basis);
     }
     const bool one_basis = bases.size() <= 1;
+    if (one_basis && !bases.empty()) kind = *bases.begin();  // the curves' own, which the speedup is on
     {
       Figure f{"time",
                one_basis ? fmt::format("{}{} time vs {} (mean, 95% CI)", char(std::toupper(kind[0])), kind.substr(1), summary.world_size_unit)
@@ -482,7 +483,7 @@ FiguresResult write_figures(const Summary& summary, const std::filesystem::path&
     }
   }
   // Quoted for the shell: an output folder named with a quote must not make the hint run anything.
-  const std::string how = fmt::format("cd {} && for f in *.gp; do gnuplot \"$f\"; done", shell_quote(dir.string()));
+  const std::string how = fmt::format("cd -- {} && for f in *.gp; do gnuplot \"$f\"; done", shell_quote(dir.string()));
   if (scripts.empty()) {
     result.message = "no figure has data in this study";
     return result;

@@ -19,7 +19,6 @@ std::string human_number(double v) {
   if (a >= 1e3) return fmt::format("{:.0f}", v);
   if (a >= 100) return fmt::format("{:.1f}", v);
   if (a >= 1) return fmt::format("{:.3g}", v);
-  if (a >= 0.1) return fmt::format("{:.3f}", v);
   if (a >= 1e-3) return fmt::format("{:.3g}", v);  // three significant digits: 19.9 ms is 0.0199 s, not 0.020
   return fmt::format("{:.2e}", v);
 }

@@ -194,10 +194,18 @@ bool StudyWatcher::read_events() {
         continue;
       }
       changed = true;
-      if ((e->mask & (IN_CREATE | IN_MOVED_TO | IN_ATTRIB)) && (e->mask & IN_ISDIR) && e->len > 0) {
+      if ((e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR) && e->len > 0) {
         auto it = watches_.find(e->wd);
-        // A new run folder, maybe already filled, or one made readable (it could not be watched before).
-        if (it != watches_.end()) watch_tree(it->second / e->name);
+        if (it != watches_.end()) watch_tree(it->second / e->name);  // a new run folder, maybe already filled
+      } else if ((e->mask & IN_ATTRIB) && (e->mask & IN_ISDIR) && e->len > 0) {
+        // A folder made readable could not be watched before: its tree is walked then, and only
+        // then (rsync sets every folder's times: a walk each time would be the tree's size squared).
+        auto it = watches_.find(e->wd);
+        if (it != watches_.end()) {
+          const auto dir = it->second / e->name;
+          const int wd = ::inotify_add_watch(inotify_fd_, dir.c_str(), kWatchMask);
+          if (wd >= 0 && !watches_.count(wd)) watch_tree(dir);
+        }
       }
     }
   }

@@ -222,6 +222,11 @@ def test_hostile_arguments_are_refused_by_name(study_dir, tmp_path):
     with pytest.raises(scalelens.UsageError, match="contains a NUL byte"):
         scalelens.compare(str(study_dir) + "\0junk", study_dir)
     study = scalelens.load(os.fsencode(str(study_dir)))  # bytes: a path, as os.fspath takes it
+    import shutil
+    latin1 = os.path.join(os.fsencode(str(tmp_path)), b"lat\xe9")  # a name that is not UTF-8
+    shutil.copytree(os.fsencode(str(study_dir)), latin1)
+    assert len(scalelens.load(latin1).configurations()) == len(study.configurations())
+    assert len(scalelens.load(os.fsdecode(latin1)).configurations()) == len(study.configurations())
     with pytest.raises(scalelens.UsageError, match="output_dir must be a path"):
         study.report(None)
     with pytest.raises(scalelens.UsageError, match="contains a NUL byte"):

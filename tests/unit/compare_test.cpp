@@ -494,10 +494,10 @@ TEST(CompareWriters, JunitAndMarkdownCarryEveryVerdictAndEscapeNames) {
 // comment it was a live link, a tracking image and a notification, and ESC reached the terminal.
 TEST(CompareWriters, MarkdownShowsALabelAsTextOnly) {
   std::mt19937_64 rng(4);
-  const std::string label = "[x](https://evil.example) ![p](https://evil.example/p.png) @octocat \x1b[31mRED";
+  const std::string label = "[x](https://evil.example) ![p](https://evil.example/p.png) @octocat \x1b[31mRED\xC2\x9B";
   auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03, label);
   const auto md = render_compare_markdown(compare_summaries(a, a, {}));
-  EXPECT_NE(md.find("\\[x\\](https://evil.example) !\\[p\\](https://evil.example/p.png) &#64;octocat  \\[31mRED"),
+  EXPECT_NE(md.find("\\[x\\](https://evil.example) !\\[p\\](https://evil.example/p.png) &#64;octocat  \\[31mRED "),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("[x]("), std::string::npos);

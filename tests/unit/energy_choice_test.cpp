@@ -2,6 +2,9 @@
 // set by hand so that every choice can be checked: time falls and energy rises with p.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "analysis/energy_choice.hpp"
 
 using namespace scalelens;
@@ -45,6 +48,23 @@ Summary curve() {
   m.predictions.push_back(pr);
   s.curves.push_back(m);
   return s;
+}
+
+// A prediction at a measured count (--predict 8 beside a measured 8) put that configuration on the
+// front however it measured: a measured point dominated by another stays off it.
+TEST(EnergyChoice, APredictionAtAMeasuredCountIsNoPointOfTheFront) {
+  auto s = curve();
+  for (auto& c : s.configurations) c.time_from = "run";
+  s.curves[0].time_from = "run";
+  s.configurations[3].energy_wh = 1e6;  // 8 GPUs: faster than 4, but far hungrier...
+  s.configurations[3].run_time_s = stat(1e3);  // ...and slower: dominated by every other count
+  CurvePrediction at8;
+  at8.world_size = 8;
+  at8.time_s = 1;  // the model's 8 would be the fastest of all
+  s.curves[0].predictions = {at8};
+  choose_gpu_counts(s, {});
+  EXPECT_FALSE(s.configurations[3].pareto);
+  EXPECT_EQ(std::count(s.curves[0].pareto.begin(), s.curves[0].pareto.end(), 8), 0);
 }
 
 TEST(EnergyChoice, FiguresParetoAndTheRecommendationPerObjective) {

@@ -471,6 +471,25 @@ TEST(ReportHtml, TheTimeFigureTakesEachCurvesOwnTime) {
   const std::string gp = slurp(out / "time.gp");
   EXPECT_NE(gp.find("title 'traces (per step)'"), std::string::npos) << gp;
   EXPECT_NE(gp.find("set ylabel 'time per epoch, run or step (s)'"), std::string::npos) << gp;
+
+  // One curve whose baseline has no epochs: its speedup is on run time, and so is its figure (it
+  // took epoch time because one configuration had some, and the baseline was '?').
+  Summary one;
+  for (int p : {1, 2}) {
+    ConfigurationSummary c;
+    c.label = c.curve = "ddp";
+    c.world_size = p;
+    c.time_from = "run";
+    c.run_time_s = Stat{30.0 / p, 30.0 / p, 0, 1, NAN, NAN};
+    if (p == 2) c.epoch_time_s = Stat{5, 5, 0, 1, NAN, NAN};
+    one.configurations.push_back(c);
+  }
+  ScratchDir out2;
+  setenv("SCALELENS_NO_GNUPLOT", "1", 1);
+  write_figures(one, out2.path());
+  unsetenv("SCALELENS_NO_GNUPLOT");
+  EXPECT_EQ(slurp(out2 / "time.dat"), "# world_size mean_s ci95_low_s ci95_high_s\n# label: ddp\n1 30 ? ?\n2 15 ? ?\n");
+  EXPECT_NE(slurp(out2 / "time.gp").find("set ylabel 'run time (s)'"), std::string::npos);
 }
 
 // A label with line breaks put rows of its own in the figures' data ("ddp\n1 1000" drew a point at

@@ -108,10 +108,11 @@ export function timeEnergyPoints(configs: Configuration[]): (ParetoPoint & { lab
 // time is a run's), in time order. The page draws it; it does not choose it again.
 export function paretoFronts(configs: Configuration[], curves: CurveModel[]): Map<string, ParetoPoint[]> {
   const measured = timeEnergyPoints(configs);
+  const shown = new Set(configs.map(curveOf));  // a hidden curve's front is hidden with it
   const out = new Map<string, ParetoPoint[]>();
   for (const cm of curves) {
     const sizes = new Set(cm.pareto ?? []);
-    if (!sizes.size) continue;
+    if (!sizes.size || !shown.has(cm.curve)) continue;
     const mine = measured.filter((p) => p.label === cm.curve && sizes.has(p.ws));
     const have = new Set(mine.map((p) => p.ws));
     const predicted: ParetoPoint[] = [];

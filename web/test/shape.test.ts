@@ -114,6 +114,8 @@ describe("Pareto front", () => {
     expect(fronts.get("fsdp")!.map((p) => [p.x, p.y])).toEqual([[550, 8]]);
     // fsdp/2 is not dominated by ddp's points, being another curve's: no front across curves.
     expect(paretoFronts(configs, [])).toEqual(new Map());
+    // A hidden curve (its configurations left out) draws no front, predicted points included.
+    expect([...paretoFronts(configs.filter((c) => c.label === "fsdp"), curves).keys()]).toEqual(["fsdp"]);
   });
 });
 
