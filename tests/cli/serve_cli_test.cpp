@@ -26,7 +26,9 @@ struct Http {
   std::string headers, body;
 };
 
-Http http_get(int port, const std::string& target) {
+// A raw request and its reply; the reply's status is 0 where the connection gave none. The server
+// may close before it has read everything (a body it refuses), so sending stops at the first error.
+Http http_request(int port, const std::string& request) {
   Http r;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -37,10 +39,10 @@ Http http_get(int port, const std::string& target) {
     ::close(fd);
     return r;
   }
-  std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  if (::write(fd, req.data(), req.size()) < 0) {
-    ::close(fd);
-    return r;
+  for (std::size_t at = 0; at < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + at, request.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    at += static_cast<std::size_t>(n);
   }
   std::string all;
   char buf[65536];
@@ -51,6 +53,10 @@ Http http_get(int port, const std::string& target) {
   auto split = all.find("\r\n\r\n");
   if (split != std::string::npos) r.headers = all.substr(0, split), r.body = all.substr(split + 4);
   return r;
+}
+
+Http http_get(int port, const std::string& target) {
+  return http_request(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
 }
 
 // The server as a child process; its first line of output says the port.
@@ -290,33 +296,6 @@ TEST(ServeCli, BusyPortIsAUsageError) {
       << r.err;
 }
 
-namespace {
-
-// A raw request, the reply's status (0 where the connection gave none).
-int http_status_of(int port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return 0;
-  }
-  for (std::size_t at = 0; at < request.size();) {
-    const ssize_t n = ::send(fd, request.data() + at, request.size() - at, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the server may close before it has read everything
-    at += static_cast<std::size_t>(n);
-  }
-  std::string all;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  const auto sp = all.find(' ');
-  return sp == std::string::npos ? 0 : std::atoi(all.c_str() + sp + 1);
-}
-
-}  // namespace
 
 // From a hostile-input hunt on serve: httplib's default SO_REUSEPORT let a second server bind the
 // same port, and one URL answered with two studies in turn; a request body was read whole.
@@ -331,8 +310,9 @@ TEST(ServeCli, ASecondServerOnTheSamePortIsRefusedAndBodiesAreNotRead) {
   EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
   for (int i = 0; i < 5; ++i) EXPECT_NE(http_get(server.port(), "/api/summary").body.find("first"), std::string::npos);
   const std::string body(1 << 20, 'x');
-  EXPECT_EQ(http_status_of(server.port(), "POST /api/summary HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body),
+  EXPECT_EQ(http_request(server.port(), "POST /api/summary HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body)
+                .status,
             413);
   EXPECT_EQ(http_get(server.port(), "/api/version").status, 200);
   EXPECT_EQ(server.interrupt(), 0);
