@@ -30,6 +30,7 @@
 
 #include "ingest/ingest.hpp"
 #include "report/report_html.hpp"
+#include "common/text.hpp"
 #include "common/walk.hpp"
 #include "report/summary_writers.hpp"
 
@@ -227,6 +228,9 @@ void StudyWatcher::poll_from_now(const std::string& why) {
   inotify_fd_ = -1;
   watches_.clear();
   how_ = fmt::format("polling from every {:g} s: {}", poll_s_, why);
+  // Said when it happens: a dashboard that now sees changes only every few seconds (with backoff, up
+  // to 30 s) should not look stuck without a reason.
+  std::fprintf(stderr, "scalelens serve: warning: %s\n", printable(how_).c_str());
   polling_reason_ = true;
   fingerprint_ = study_fingerprint(inputs_);
 }

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,10 +71,12 @@ class Server {
     argv.push_back(nullptr);
     int out[2];
     EXPECT_EQ(::pipe(out), 0);
+    const std::string err_path = (err_dir_ / "stderr").string();
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(out[1], 1);
       ::close(out[0]);
+      if (int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644); e >= 0) ::dup2(e, 2);
       ::execv(SCALELENS_BIN, argv.data());
       ::_exit(127);
     }
@@ -101,6 +104,7 @@ class Server {
     if (out_ >= 0) ::close(out_);
   }
   int port() const { return port_; }
+  std::string err() const { return slurp(err_dir_ / "stderr"); }  // what it has said on stderr so far
   pid_t pid() const { return pid_; }
   const std::string& first_line() const { return first_line_; }
   // SIGINT, then the exit status (-1 when it did not stop within 10 s).
@@ -118,6 +122,7 @@ class Server {
   }
 
  private:
+  ScratchDir err_dir_;
   pid_t pid_ = -1;
   int out_ = -1;
   int port_ = 0;
@@ -263,6 +268,10 @@ TEST(ServeCli, AStudyFolderRemovedAndMadeAgainIsSeen) {
   write_run(study, "b2", "made-again", 2, 2.2);
   fs::copy(study.path(), runs, fs::copy_options::recursive);
   EXPECT_TRUE(shows_within_5s(server.port(), "made-again"));
+  // The switch to polling is said when it happens, not only at the start.
+  EXPECT_NE(server.err().find("warning: polling from every 0.5 s: " + runs.string() + " was removed or moved away"),
+            std::string::npos)
+      << server.err();
   EXPECT_EQ(server.interrupt(), 0);
 }
 
