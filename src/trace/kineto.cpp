@@ -65,6 +65,10 @@ namespace {
 
 struct Fd {
   int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
@@ -111,11 +115,15 @@ Result<std::string> read_all(int fd, std::size_t size_hint, std::size_t padding,
 
 }  // namespace
 
-Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
+namespace {
+
+// The trace's one open, and what it is. A pipe only where `may_be_a_pipe` (a trace named on the
+// command line): anything else is opened without waiting (O_NONBLOCK) and refused unless it is a
+// regular file, so a file that became a pipe after it was listed is named, not waited on for ever.
+Result<Fd> open_trace(const std::filesystem::path& path, bool may_be_a_pipe, struct stat& st) {
   const std::string p = path.string();
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | (may_be_a_pipe ? 0 : O_NONBLOCK))};
   if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), p};
-  struct stat st {};
   if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), p};
   if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", p};
   // A device gives no trace and may never end (/dev/zero read until memory ran out, then aborted).
@@ -124,7 +132,16 @@ Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
                                                                     : std::filesystem::file_type::block)) +
                      ", not a trace file",
                  p};
-  auto raw = read_all(f.fd, static_cast<std::size_t>(st.st_size), sj::SIMDJSON_PADDING, p);
+  if (!S_ISREG(st.st_mode) && !may_be_a_pipe)
+    return Error{std::string(special_file_kind(S_ISFIFO(st.st_mode) ? std::filesystem::file_type::fifo
+                                                                     : std::filesystem::file_type::socket)) +
+                     ", not a regular file (it was one when the folder was listed?); left out",
+                 p};
+  return f;
+}
+
+Result<std::string> read_trace_bytes(int fd, const struct stat& st, const std::string& p) {
+  auto raw = read_all(fd, S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0, sj::SIMDJSON_PADDING, p);
   if (!raw || !is_gzip(raw.value())) return raw;
 
   // gzip: inflated into a padded buffer that grows with the data (file_io.hpp, --max-inflated).
@@ -132,6 +149,15 @@ Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
   auto inflated = gunzip_append(raw.value(), out, sj::SIMDJSON_PADDING, p);
   if (!inflated) return inflated.error();
   return out;
+}
+
+}  // namespace
+
+Result<std::string> load_trace_bytes(const std::filesystem::path& path) {
+  struct stat st {};
+  auto f = open_trace(path, true, st);
+  if (!f) return f.error();
+  return read_trace_bytes(f.value().fd, st, path.string());
 }
 
 namespace detail {
@@ -1002,22 +1028,21 @@ Result<ParsedTrace> parse_kineto_gzip(std::string_view compressed, const std::st
 }
 
 Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOptions& options) {
-  // A pipe is opened once, by the read below: opened and closed here first, its writer could die
-  // of SIGPIPE before the read, which then waited for a writer for ever.
-  if (struct stat named {}; ::stat(path.c_str(), &named) == 0 && S_ISREG(named.st_mode)) {
-    Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    struct stat st {};
-    if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 2) {
-      MappedFile mapped;
-      if (mapped.map(f.fd, static_cast<std::size_t>(st.st_size))) {
-        if (!is_gzip(mapped.text()))
-          return parse_kineto_padded(mapped.data(), mapped.text().size(), mapped.capacity(), path.string(), options, true);
-        return parse_kineto_gzip(mapped.text(), path.string(), options);
-      }
+  // Opened once: a pipe opened and closed unread first lost its writer to SIGPIPE, and the read
+  // after it waited for a writer for ever.
+  struct stat st {};
+  auto f = open_trace(path, options.may_be_a_pipe, st);
+  if (!f) return f.error();
+  if (S_ISREG(st.st_mode) && st.st_size > 2) {
+    MappedFile mapped;
+    if (mapped.map(f.value().fd, static_cast<std::size_t>(st.st_size))) {
+      if (!is_gzip(mapped.text()))
+        return parse_kineto_padded(mapped.data(), mapped.text().size(), mapped.capacity(), path.string(), options, true);
+      return parse_kineto_gzip(mapped.text(), path.string(), options);
     }
   }
-  // gzip, or a file that cannot be mapped (a pipe, /proc): read it.
-  auto bytes = load_trace_bytes(path);
+  // A file that cannot be mapped (a pipe, /proc): read it.
+  auto bytes = read_trace_bytes(f.value().fd, st, path.string());
   if (!bytes) return bytes.error();
   return parse_kineto(bytes.value(), path.string(), options);
 }

@@ -103,6 +103,10 @@ struct ParseOptions {
   unsigned threads = 1;
   std::size_t chunk_bytes = std::size_t{1} << 20;
   bool chunked = true;  // false: always one parse of the whole file (tests compare the two)
+  // A trace named on the command line may be a pipe (`scalelens trace <(zcat rank0.json.gz)`), read
+  // as a stream, waiting for its writer. Any other must be a regular file: one that became a pipe
+  // after it was listed is refused, not waited on.
+  bool may_be_a_pipe = false;
 };
 
 // Parses an inflated trace held in `buffer`; `buffer` must have at least 64 bytes of spare

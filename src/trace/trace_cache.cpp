@@ -7,8 +7,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <type_traits>
 #include <mutex>
 #include <random>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 
 #include "common/file_io.hpp"
 #include "common/json.hpp"
+#include "model/limits.hpp"
 
 namespace scalelens::trace {
 namespace fs = std::filesystem;
@@ -33,6 +37,9 @@ constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 struct Key {
   std::uint64_t device = 0, inode = 0, size = 0;
   std::int64_t mtime_ns = 0;
+  // The status change time too: a file rewritten in place with its size and mtime put back (the
+  // middle of a trace edited, os.utime) kept its old summary. Nothing sets ctime back.
+  std::int64_t ctime_ns = 0;
   std::uint64_t hash = 0;
 };
 
@@ -57,6 +64,7 @@ std::optional<Key> key_of(const fs::path& path) {
   k.inode = static_cast<std::uint64_t>(st.st_ino);
   k.size = static_cast<std::uint64_t>(st.st_size);
   k.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  k.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
   std::vector<unsigned char> buf(std::min<std::uint64_t>(kHashedBytes, k.size));
   auto crc_at = [&](std::uint64_t offset) -> std::optional<std::uint32_t> {
     std::size_t have = 0;
@@ -125,7 +133,8 @@ int open_traces_folder(const fs::path& root, bool create) {
 std::optional<std::string> read_cached(const fs::path& root, const std::string& name) {
   int dir = open_traces_folder(root, false);
   if (dir < 0) return std::nullopt;
-  int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a pipe planted at an entry's name would block the open until a writer came.
+  int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   ::close(dir);
   if (fd < 0) return std::nullopt;
   std::string out;
@@ -220,10 +229,14 @@ bool num(dom::element e, std::string_view key, double& out) {
   }
   return !v.get_double().get(out);
 }
+// A whole number the field can hold: never cut (a rank of 2^32 + 5 read as 5) nor wrapped (a
+// count of -1 as 2^64 - 1).
 template <class Int>
 bool integer(dom::element e, std::string_view key, Int& out) {
   std::int64_t v;
   if (e[key].get_int64().get(v)) return false;
+  if (v < 0 && !std::is_signed_v<Int>) return false;
+  if (static_cast<std::uint64_t>(v < 0 ? -(v + 1) : v) > static_cast<std::uint64_t>(std::numeric_limits<Int>::max())) return false;
   out = static_cast<Int>(v);
   return true;
 }
@@ -253,7 +266,7 @@ bool read_hta(dom::element e, HtaFigures& h) {
 std::string key_json(const Key& k, const std::string& regex) {
   JsonWriter w;
   w.begin_object().key("device").value(static_cast<std::int64_t>(k.device)).key("inode").value(static_cast<std::int64_t>(k.inode));
-  w.key("size").value(static_cast<std::int64_t>(k.size)).key("mtime_ns").value(k.mtime_ns);
+  w.key("size").value(static_cast<std::int64_t>(k.size)).key("mtime_ns").value(k.mtime_ns).key("ctime_ns").value(k.ctime_ns);
   w.key("hash").value(fmt::format("{:016x}", k.hash)).key("comm_kernel_regex").value(regex).end_object();
   return w.take();
 }
@@ -318,6 +331,31 @@ std::string summary_to_json(const RankSummary& r) {
   return w.take();
 }
 
+// What a trace's summary can physically hold (model/limits.hpp): a cache entry (or a gathered
+// summary) outside it was not written by this program from a trace, and its figures would be shown
+// as measured (a step of -14 ms, a world size of 0). Such an entry is a miss: the trace is parsed.
+bool plausible(const RankSummary& r) {
+  constexpr double kMaxUs = limits::kMaxRunSeconds * 1e6;
+  auto time_us = [&](double v) { return std::isnan(v) || (v >= 0 && v <= kMaxUs); };
+  auto bytes = [](double v) { return std::isnan(v) || (v >= 0 && v <= 1e18); };  // unknown sizes are NaN
+  auto step_ok = [&](const StepFigures& s) {
+    return std::all_of(std::begin(kStepNumbers), std::end(kStepNumbers), [&](const auto& f) { return time_us(s.*f.second); });
+  };
+  if (!limits::valid_rank(r.rank) || r.visible_gpus < 0 || r.steps_analysed < 0 || r.gpu_events < 0) return false;
+  if (r.world_size && (*r.world_size < 1 || *r.world_size > limits::kMaxWorldSize)) return false;
+  if (!step_ok(r.no_step) || !step_ok(r.total) || !std::all_of(r.steps.begin(), r.steps.end(), step_ok)) return false;
+  for (const auto& c : r.collectives)
+    if (!time_us(c.time_us) || !time_us(c.time_sized_us) || !bytes(c.bytes)) return false;
+  for (const auto& k : r.kernels)
+    if (!time_us(k.time_us)) return false;
+  for (const auto& c : r.calls)
+    // A call's unknown size and group are -1 (CollectiveCall).
+    if (c.dur_ns < 0 || c.dur_ns > kMaxUs * 1e3 || !(c.bytes == -1 || bytes(c.bytes)) || c.group_size < -1 ||
+        c.group_size > limits::kMaxWorldSize)
+      return false;
+  return true;
+}
+
 std::optional<RankSummary> summary_from_json(std::string_view json) {
   dom::parser parser;
   dom::element e;
@@ -337,7 +375,7 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   if (e["world_size"].get(v)) return std::nullopt;
   if (!v.is_null()) {
     std::int64_t ws;
-    if (v.get_int64().get(ws)) return std::nullopt;
+    if (v.get_int64().get(ws) || ws < 1 || ws > limits::kMaxWorldSize) return std::nullopt;
     r.world_size = static_cast<int>(ws);
   }
   dom::array list;
@@ -400,6 +438,7 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
         !num(o, "bytes", f.bytes) || !text(o, "precision", f.precision) || !text(o, "why", f.why))
       return std::nullopt;
   }
+  if (!plausible(r)) return std::nullopt;
   return r;
 }
 

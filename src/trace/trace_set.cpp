@@ -174,7 +174,16 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   SharedWork<Result<RankSummary>> work;
   work.sizes = sizes;
   work.threads = threads;
-  work.work = [&](std::size_t i) { return analyse_file(files[i], matcher, options.comm_kernel_regex, cache, parse); };
+  // A trace named on the command line may be a pipe; one found in a folder may not (it was a
+  // regular file when listed: a pipe there now is refused, not waited on).
+  auto named = [&](const fs::path& f) {
+    return std::any_of(options.inputs.begin(), options.inputs.end(), [&](const fs::path& in) { return in == f; });
+  };
+  work.work = [&](std::size_t i) {
+    ParseOptions mine = parse;
+    mine.may_be_a_pipe = named(files[i]);
+    return analyse_file(files[i], matcher, options.comm_kernel_regex, cache, mine);
+  };
   work.name = [&](std::size_t i) { return files[i].string(); };
   work.encode = encode_result;
   work.decode = decode_result;

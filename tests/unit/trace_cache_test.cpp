@@ -1,6 +1,7 @@
 // Summaries cached in the user's cache folder: a second analysis of unchanged files parses
 // nothing, any change to a file (or the regex) parses it again, the trace's folder is never
 // written to, and no link planted in the cache folder is followed.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -186,6 +187,91 @@ TEST(TraceCache, CorruptCacheFileIsIgnored) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r.value().cached);
   EXPECT_EQ(r.value().rank, 3);
+}
+
+// A hunt edited cache entries: a step of -14 ms, comp of 1e300, a rank of 2^32 + 5 (read as 5), a
+// world size of 0 (a configuration of 0 GPUs in report), a count of -1 (read as 2^64 - 1) were all
+// shown as measured. An entry outside what a trace can hold is a miss: the trace is parsed again.
+TEST(TraceCache, AnEntryNoTraceCouldGiveIsAMiss) {
+  ScratchDir dir;
+  auto path = dir.write("rank3.json", kTrace);
+  CommMatcher comm;
+  ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
+  auto cache = cache_file(path, "");
+  ASSERT_TRUE(cache);
+  const std::string good = scalelens::testing::slurp(*cache);
+  ASSERT_TRUE(analyse_file(path, comm, "", {}).value().cached);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"step_time_us\":100", "\"step_time_us\":-14455"},
+                          {"\"comp_us\":40", "\"comp_us\":1e300"},
+                          {"\"rank\":3", "\"rank\":4294967301"},
+                          {"\"rank\":3", "\"rank\":-7"},
+                          {"\"world_size\":4", "\"world_size\":0"},
+                          {"\"steps_analysed\":1", "\"steps_analysed\":2147483651"},
+                          {"\"count\":1", "\"count\":-1"}}) {
+    std::string bad = good;
+    const auto at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    std::ofstream(*cache, std::ios::binary) << bad;
+    auto r = analyse_file(path, comm, "", {});
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r.value().cached) << to;
+    EXPECT_EQ(r.value().rank, 3) << to;
+    EXPECT_EQ(r.value().world_size, 4) << to;
+  }
+}
+
+// A trace rewritten in place with its size and mtime put back kept its old summary; the key holds
+// the status change time, which nothing sets back.
+TEST(TraceCache, ARewriteWithItsTimePutBackIsSeen) {
+  ScratchDir dir;
+  // Past the two MiB whose CRCs the key holds: the step is edited in the middle of 3 MB.
+  std::string filler;
+  for (int i = 0; i < 25000; ++i) filler += R"({"ph": "X", "cat": "cpu_op", "name": "pad", "ts": 1, "dur": 1},)";
+  std::string big = kTrace;
+  const auto events = big.find("[\n") + 2;
+  big.insert(events, filler);
+  big.insert(big.find(R"( {"ph": "X", "cat": "Trace")"), filler);
+  auto path = dir.write("rank3.json", big);
+  CommMatcher comm;
+  ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
+  ASSERT_TRUE(analyse_file(path, comm, "", {}).value().cached);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  std::string changed = big;
+  changed.replace(changed.find("\"dur\": 100"), 10, "\"dur\": 200");  // same size, the middle of the file
+  ASSERT_GT(changed.find("\"dur\": 200"), std::size_t{1} << 20);
+  ASSERT_GT(changed.size() - changed.find("\"dur\": 200"), std::size_t{1} << 20);
+  ::usleep(20000);
+  std::ofstream(path, std::ios::binary) << changed;
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  auto r = analyse_file(path, comm, "", {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().cached);
+  EXPECT_NEAR(r.value().total.step_time_us, 200, 1e-9);
+}
+
+// A pipe planted at a cache entry's name blocked the open for ever; a trace that became a pipe after
+// it was listed did too. Neither is waited on; a pipe named on the command line is read.
+TEST(TraceCache, APipeIsWaitedOnOnlyWhereItWasNamed) {
+  ScratchDir dir;
+  auto path = dir.write("rank3.json", kTrace);
+  CommMatcher comm;
+  ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
+  auto cache = cache_file(path, "");
+  ASSERT_TRUE(cache);
+  fs::remove(*cache);
+  ASSERT_EQ(::mkfifo(cache->c_str(), 0600), 0);
+  auto r = analyse_file(path, comm, "", {});  // returns: the planted pipe is no entry
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().cached);
+  fs::remove(*cache);
+  const auto pipe = dir / "rank0.json";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  auto refused = load_kineto(pipe, ParseOptions{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("a named pipe (FIFO), not a regular file"), std::string::npos) << refused.error().message;
 }
 
 TEST(TraceCache, SummaryRoundTripsExactly) {
