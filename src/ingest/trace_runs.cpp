@@ -86,7 +86,7 @@ void drop_duplicate_traces(Run& run, const std::string& group, std::vector<Diagn
   for (std::size_t i = 0; i < run.breakdown.size(); ++i) {
     const auto& b = run.breakdown[i];
     if (b.from_mpi) continue;
-    of_rank.push_back({group, b.rank, b.steps, b.source, b.step_numbers});
+    of_rank.push_back({group, b.rank, b.steps, b.source, b.step_numbers, b.busy_us});
     index.push_back(i);
   }
   const auto dropped = trace::duplicate_traces(of_rank, diagnostics);

@@ -210,7 +210,9 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     set.ranks.push_back(std::move(*results[i]));
   }
   std::vector<TraceOfRank> of_rank;
-  for (const auto& r : set.ranks) of_rank.push_back({fs::path(r.file).parent_path().string(), r.rank, r.steps_analysed, r.file, r.step_numbers});
+  for (const auto& r : set.ranks)
+    of_rank.push_back({fs::path(r.file).parent_path().string(), r.rank, r.steps_analysed, r.file, r.step_numbers,
+                       r.total.busy_us + r.no_step.busy_us});
   const auto dropped = duplicate_traces(of_rank, set.diagnostics);
   for (auto i = dropped.rbegin(); i != dropped.rend(); ++i) set.ranks.erase(set.ranks.begin() + static_cast<std::ptrdiff_t>(*i));
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
@@ -235,9 +237,11 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
     auto t = fs::last_write_time(file, ec);
     return ec ? fs::file_time_type::min() : t;
   };
-  // Better = more analysed steps, then modified later, then the later path (a rerun's timestamped name).
+  // Better = more analysed steps, then more GPU work (an empty trace beside one without steps was
+  // kept for being newer), then modified later, then the later path (a rerun's timestamped name).
   auto better = [&](const TraceOfRank& a, const TraceOfRank& b) {
     if (a.steps != b.steps) return a.steps > b.steps;
+    if (a.gpu_busy_us != b.gpu_busy_us) return a.gpu_busy_us > b.gpu_busy_us;
     auto ta = mtime(a.file), tb = mtime(b.file);
     if (ta != tb) return ta > tb;
     return a.file > b.file;

@@ -92,6 +92,7 @@ struct TraceOfRank {
   int steps = 0;
   std::string file;
   std::vector<std::int64_t> step_numbers;  // sorted, distinct
+  double gpu_busy_us = 0;  // its GPU work: of two traces without steps, an empty one is not kept
 };
 std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces, std::vector<Diagnostic>& diagnostics);
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "support/test_support.hpp"
 #include "trace/trace_cache.hpp"
@@ -174,15 +175,36 @@ TEST(TraceCache, CacheFolderFromTheEnvironment) {
   ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
 }
 
+// Two traces of one rank without profiler steps count as one; an empty one (`{"traceEvents": []}`)
+// was kept over the one with GPU work for being the newer.
+TEST(TraceSetDuplicates, AnEmptyTraceIsNotKeptOverOneWithGpuWork) {
+  ScratchDir dir;
+  std::string no_step = kTrace;
+  const auto step = no_step.find(R"( {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1")");
+  no_step.erase(step, no_step.find('\n', step) + 1 - step);
+  dir.write("a/rank3.json", no_step);
+  ::usleep(20000);
+  dir.write("a/rank3-empty.json", R"({"distributedInfo": {"rank": 3, "world_size": 4}, "traceEvents": []})");
+  auto set = analyse_dir(dir / "a", false);
+  ASSERT_EQ(set.ranks.size(), 1u);
+  EXPECT_EQ(fs::path(set.ranks[0].file).filename(), "rank3.json");
+}
+
+// A trace analysed once, so that its summary is in the cache: the trace's path and its entry's.
+std::pair<fs::path, fs::path> analysed_and_cached(const ScratchDir& dir) {
+  auto path = dir.write("rank3.json", kTrace);
+  EXPECT_TRUE(analyse_file(path, CommMatcher(), "", {}).ok());
+  auto cache = cache_file(path, "");
+  EXPECT_TRUE(cache);
+  return {path, cache.value_or(fs::path())};
+}
+
 TEST(TraceCache, CorruptCacheFileIsIgnored) {
   ScratchDir dir;
-  auto path = dir.write("rank3.json", kTrace);
+  const auto [path, cache] = analysed_and_cached(dir);
   CommMatcher comm;
-  ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
-  auto cache = cache_file(path, "");
-  ASSERT_TRUE(cache);
-  auto text = scalelens::testing::slurp(*cache);
-  std::ofstream(*cache, std::ios::binary) << text.substr(0, text.size() / 2);
+  auto text = scalelens::testing::slurp(cache);
+  std::ofstream(cache, std::ios::binary) << text.substr(0, text.size() / 2);
   auto r = analyse_file(path, comm, "", {});
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r.value().cached);
@@ -194,12 +216,9 @@ TEST(TraceCache, CorruptCacheFileIsIgnored) {
 // shown as measured. An entry outside what a trace can hold is a miss: the trace is parsed again.
 TEST(TraceCache, AnEntryNoTraceCouldGiveIsAMiss) {
   ScratchDir dir;
-  auto path = dir.write("rank3.json", kTrace);
+  const auto [path, cache] = analysed_and_cached(dir);
   CommMatcher comm;
-  ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
-  auto cache = cache_file(path, "");
-  ASSERT_TRUE(cache);
-  const std::string good = scalelens::testing::slurp(*cache);
+  const std::string good = scalelens::testing::slurp(cache);
   ASSERT_TRUE(analyse_file(path, comm, "", {}).value().cached);
   for (auto [from, to] : {std::pair<std::string, std::string>{"\"step_time_us\":100", "\"step_time_us\":-14455"},
                           {"\"comp_us\":40", "\"comp_us\":1e300"},
@@ -212,7 +231,7 @@ TEST(TraceCache, AnEntryNoTraceCouldGiveIsAMiss) {
     const auto at = bad.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     bad.replace(at, from.size(), to);
-    std::ofstream(*cache, std::ios::binary) << bad;
+    std::ofstream(cache, std::ios::binary) << bad;
     auto r = analyse_file(path, comm, "", {});
     ASSERT_TRUE(r.ok());
     EXPECT_FALSE(r.value().cached) << to;
@@ -256,17 +275,14 @@ TEST(TraceCache, ARewriteWithItsTimePutBackIsSeen) {
 // it was listed did too. Neither is waited on; a pipe named on the command line is read.
 TEST(TraceCache, APipeIsWaitedOnOnlyWhereItWasNamed) {
   ScratchDir dir;
-  auto path = dir.write("rank3.json", kTrace);
+  const auto [path, cache] = analysed_and_cached(dir);
   CommMatcher comm;
-  ASSERT_TRUE(analyse_file(path, comm, "", {}).ok());
-  auto cache = cache_file(path, "");
-  ASSERT_TRUE(cache);
-  fs::remove(*cache);
-  ASSERT_EQ(::mkfifo(cache->c_str(), 0600), 0);
+  fs::remove(cache);
+  ASSERT_EQ(::mkfifo(cache.c_str(), 0600), 0);
   auto r = analyse_file(path, comm, "", {});  // returns: the planted pipe is no entry
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r.value().cached);
-  fs::remove(*cache);
+  fs::remove(cache);
   const auto pipe = dir / "rank0.json";
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
   auto refused = load_kineto(pipe, ParseOptions{});
