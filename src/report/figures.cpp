@@ -25,11 +25,23 @@
 
 namespace scalelens {
 
+namespace {
+
+// Text on one line: every control character a space. A line break would start a line of data in a
+// .dat file (a label "ddp\n1 1000" drew a point at 1000, blank lines shifted the blocks `index`
+// selects) or end a gnuplot command, and gnuplot cuts its line at a NUL.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  return out;
+}
+
+}  // namespace
+
 std::string gnuplot_quote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) {
+  for (char c : one_line(s)) {
     if (c == '\'') out += "''";
-    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';  // a line break or NUL would cut the command
     else out += c;
   }
   return out + "'";
@@ -43,17 +55,9 @@ std::string num(const std::optional<double>& v) {
 
 // A label as one field of a .dat file (double-quoted; gnuplot has no escape inside).
 std::string dat_label(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? '\'' : static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-  return out + "\"";
-}
-
-// A label in a .dat file's comment line: a line break in it would start a line of data (a label
-// "ddp\n1 1000" drew a point at 1000), and blank lines would shift the blocks `index` selects.
-std::string dat_comment(const std::string& s) {
-  std::string out;
-  for (char c : s) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-  return out;
+  std::string out = one_line(s);
+  std::replace(out.begin(), out.end(), '"', '\'');
+  return "\"" + out + "\"";
 }
 
 struct Figure {
@@ -107,7 +111,7 @@ Figure curve_figure(const Summary& s, std::string name, std::string title, std::
   bool any = false;
   std::map<int, bool> ideal_seen;
   for (const auto& [label, configs] : labels) {
-    f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", dat_comment(label));
+    f.data += fmt::format("{}# label: {}\n", block ? "\n\n" : "", one_line(label));
     for (const auto* c : configs) {
       auto v = value(*c);
       any = any || (v && std::isfinite(*v));
@@ -259,7 +263,7 @@ FiguresResult write_figures(const Summary& summary, const std::filesystem::path&
       bool any = false;
       for (const auto& [label, configs] : curves) {
         const std::string& basis = one_basis ? kind : basis_of[label];
-        f.data += fmt::format("{}# label: {}{}\n", block ? "\n\n" : "", dat_comment(label), one_basis ? "" : " (per " + basis + ")");
+        f.data += fmt::format("{}# label: {}{}\n", block ? "\n\n" : "", one_line(label), one_basis ? "" : " (per " + basis + ")");
         for (const auto* c : configs) {
           const auto& st = c->time_on(basis);
           std::optional<double> mean, low, high;
@@ -360,9 +364,9 @@ FiguresResult write_figures(const Summary& summary, const std::filesystem::path&
     int block = 0, color = 1;
     for (const auto& cm : summary.curves) {
       if (cm.model.band.empty()) continue;
-      f.data += fmt::format("{}# curve: {} (model, time per {})\n", block ? "\n\n" : "", dat_comment(cm.curve), cm.time_from);
+      f.data += fmt::format("{}# curve: {} (model, time per {})\n", block ? "\n\n" : "", one_line(cm.curve), cm.time_from);
       for (const auto& b : cm.model.band) f.data += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", b.p, b.time, b.lower, b.upper);
-      f.data += fmt::format("\n\n# curve: {} (measured)\n", dat_comment(cm.curve));
+      f.data += fmt::format("\n\n# curve: {} (measured)\n", one_line(cm.curve));
       for (const auto& c : summary.configurations) {
         if (c.curve != cm.curve) continue;
         const auto& st = c.time_on(cm.time_from);
@@ -427,7 +431,7 @@ FiguresResult write_figures(const Summary& summary, const std::filesystem::path&
       }
       if (front.empty()) continue;
       std::sort(front.begin(), front.end());
-      f.data += fmt::format("\n\n# Pareto front: {}\n", dat_comment(cm.curve));
+      f.data += fmt::format("\n\n# Pareto front: {}\n", one_line(cm.curve));
       for (auto [t, e] : front) f.data += fmt::format("\"front\" {:.6g} {:.6g}\n", t, e);
       fronts.push_back(cm.curve);
     }

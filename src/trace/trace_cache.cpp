@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <type_traits>
 #include <mutex>
 #include <random>
 #include <cstdlib>
@@ -234,9 +232,7 @@ bool num(dom::element e, std::string_view key, double& out) {
 template <class Int>
 bool integer(dom::element e, std::string_view key, Int& out) {
   std::int64_t v;
-  if (e[key].get_int64().get(v)) return false;
-  if (v < 0 && !std::is_signed_v<Int>) return false;
-  if (static_cast<std::uint64_t>(v < 0 ? -(v + 1) : v) > static_cast<std::uint64_t>(std::numeric_limits<Int>::max())) return false;
+  if (e[key].get_int64().get(v) || !std::in_range<Int>(v)) return false;
   out = static_cast<Int>(v);
   return true;
 }
