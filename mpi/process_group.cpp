@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/text.hpp"
+
 namespace scalelens {
 
 namespace {
@@ -98,7 +100,8 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
   [[noreturn]] void abort(const std::string& why) override {
-    std::fprintf(stderr, "scalelens: process %d of %d failed: %s\n", rank_, size_, why.c_str());
+    // `why` names files: shown as a terminal shows them safely, as every other message does.
+    std::fprintf(stderr, "scalelens: process %d of %d failed: %s\n", rank_, size_, printable(why).c_str());
     std::fflush(stderr);
     MPI_Abort(comm_, 6);
     std::_Exit(6);  // MPI_Abort does not return; should it, the process still ends

@@ -1,10 +1,16 @@
 #include "distribute/process_group.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <mutex>
 #include <numeric>
 #include <queue>
 #include <stdexcept>
+#include <system_error>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -79,6 +85,17 @@ void run_share(ProcessGroup& group, std::size_t mine, unsigned threads, const st
     }
   }, progress, &stop);
   if (failure) group.abort(*failure);
+}
+
+void check_file_seen_here(const std::string& file) {
+  struct stat st;
+  if (::stat(file.c_str(), &st) == 0) return;
+  const int error = errno;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "unknown");
+  throw std::runtime_error(fmt::format("{} on host {}, though process 0 listed it: every process of the job must see the "
+                                       "inputs at the same paths, on a file system the job's nodes share",
+                                       std::generic_category().message(error), host));
 }
 
 GatheredItems gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,

@@ -73,12 +73,19 @@ struct GatheredItems {
 GatheredItems gather_share(ProcessGroup& group, const Share& share, std::vector<std::string> encoded,
                            const std::function<std::string(std::size_t)>& name);
 
+// Throws, naming this process's host, when `file` (which process 0 listed) is not there for this
+// process: a folder not on a file system the job's nodes share would otherwise be read in part, and
+// the figures would differ from one process's without a word.
+void check_file_seen_here(const std::string& file);
+
 template <class T>
 struct SharedWork {
   std::vector<std::uintmax_t> sizes;  // one per item, for share_by_size
   unsigned threads = 1;               // threads of this process
   std::function<T(std::size_t)> work;
-  std::function<std::string(std::size_t)> name;  // the item, for a failure's message (its file)
+  // The item's file: a failure's message names it, and processes other than the first check that
+  // they see it (check_file_seen_here) before reading it.
+  std::function<std::string(std::size_t)> name;
   // Between processes only: the caller's encoding of a result, and back (nullopt: garbled).
   std::function<std::string(const T&)> encode;
   std::function<std::optional<T>(std::string_view)> decode;
@@ -106,8 +113,12 @@ std::vector<std::optional<T>> shared_for(ProcessGroup& group, const SharedWork<T
   std::vector<std::optional<T>> own(first ? share.mine.size() : 0);
   std::vector<std::string> encoded(first ? 0 : share.mine.size());
   run_share(group, share.mine.size(), w.threads, [&](std::size_t j) {
-    if (first) own[j] = w.work(share.mine[j]);
-    else encoded[j] = w.encode(w.work(share.mine[j]));
+    if (first) {
+      own[j] = w.work(share.mine[j]);
+    } else {
+      check_file_seen_here(w.name(share.mine[j]));
+      encoded[j] = w.encode(w.work(share.mine[j]));
+    }
   }, name_of_mine, w.progress, nullptr);
   auto all = gather_share(group, share, std::move(encoded), w.name);
   if (!first) return {};

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/gpu_study_writer.hpp"
+#include "support/kineto_writer.hpp"
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -140,6 +141,41 @@ TEST(ParallelReport, NoUsableDataIsSaidOnceWithTheSameExitCode) {
   // Ours once, as one process says it; mpirun adds its own note of the exit code after it.
   EXPECT_EQ(two.err.substr(0, one.err.size()), one.err);
   EXPECT_EQ(two.err.find("no usable data"), two.err.rfind("no usable data"));
+}
+
+// A folder on one node's disk alone: the other processes cannot read their share there. One
+// process would have read every file; reading some gives other figures, so the job ends, naming
+// the process, the file and its host, rather than going on with an error line and exit 0.
+TEST(ParallelReport, AFileOnlyTheFirstProcessSeesEndsTheJobNamingProcessFileAndHost) {
+  ScratchDir dir, mpi;
+  // Rank 0 works in first/, rank 1 in second/, where the same relative paths hold the manifests
+  // alone (the study as rank 0 lists it, from a disk the other node lacks) or no trace at all.
+  fs::create_directories(dir / "first");
+  fs::copy(fs::path(SCALELENS_SOURCE_DIR) / "examples/toy-study", dir / "first/study", fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(dir / "first/study"))
+    if (e.path().filename() == "scalelens.json") {
+      fs::create_directories(dir / "second/study" / fs::relative(e.path().parent_path(), dir / "first/study"));
+      fs::copy_file(e.path(), dir / "second/study" / fs::relative(e.path(), dir / "first/study"));
+    }
+  for (int r = 0; r < 4; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r, spec.world_size = 4, spec.step_us = {1000, 1000, 1000};
+    dir.write(fmt::format("first/traces/rank{}.pt.trace.json", r), kineto_trace(spec));
+  }
+  fs::create_directories(dir / "second/traces");
+  auto split = [&](const std::string& args) {
+    const std::string launch = private_mpi_env(mpi) + MPIRUN;
+    return run_command("timeout 120 env " + launch + "-n 1 -wdir " + quoted(dir / "first") + " " SCALELENS_BIN " " + args +
+                       " : -n 1 -wdir " + quoted(dir / "second") + " " SCALELENS_BIN " " + args);
+  };
+  for (const std::string args : {"report study -q -o out --no-cache", "trace traces --no-cache"}) {
+    auto r = split(args);
+    EXPECT_EQ(r.exit_code, 6) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("scalelens: process 1 of 2 failed: "), std::string::npos) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(": No such file or directory on host "), std::string::npos) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("though process 0 listed it"), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(r.out.find("GPUs"), std::string::npos) << args << ": no figures from part of the inputs\n" << r.out;
+  }
 }
 
 TEST(ParallelLoop, ResultsCrossProcessesInPartsAndArriveWhole) {
