@@ -159,8 +159,13 @@ class Study:
         return frame
 
     def report(self, output_dir):
-        """Writes what `scalelens report -o output_dir` writes; returns the paths written."""
-        return self._handle.write_report(_path(output_dir, "output_dir"))
+        """Writes what `scalelens report -o output_dir` writes; returns the paths written. Figures
+        gnuplot could not draw (their scripts and data are written) are a ScalelensWarning, as the
+        command line's warning on stderr."""
+        written, figures_failed = self._handle.write_report(_path(output_dir, "output_dir"))
+        if figures_failed:
+            _warnings.warn(f"figures: {figures_failed}", ScalelensWarning, stacklevel=2)
+        return written
 
     def dashboard_html(self):
         """The interactive dashboard (what report.html shows, charts and table) for this study, as

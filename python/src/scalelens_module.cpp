@@ -274,14 +274,15 @@ PYBIND11_MODULE(_scalelens, m) {
       .def("write_report", [](const LoadedStudy& s, const std::string& dir) {
         checked_path(dir, "output_dir");
         Result<std::vector<std::filesystem::path>> written = Error{"", ""};
+        std::string figures_failed;  // what `scalelens report` warns of on stderr
         {
           py::gil_scoped_release unlocked;
-          written = write_report_files(s.summary, s.study, dir);
+          written = write_report_files(s.summary, s.study, dir, &figures_failed);
         }
         if (!written) throw InputError(written.error().path + ": " + written.error().message);
         std::vector<std::string> out;
         for (const auto& p : written.value()) out.push_back(p.string());
-        return out;
+        return py::make_tuple(out, figures_failed);
       });
   m.def("load", &load, py::arg("inputs"), py::arg("pattern") = py::none(), py::arg("experiment") = py::none(),
         py::arg("run_names") = std::vector<std::string>{}, py::arg("warmup_epochs") = 1, py::arg("warmup_steps") = 1,

@@ -4,6 +4,7 @@ helper without the compiled part."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -165,6 +166,22 @@ def test_report_writes_what_the_cli_writes(study_dir, tmp_path):
     mine = json.load(open(tmp_path / "py" / "summary.json"))
     theirs = json.load(open(tmp_path / "cli" / "summary.json"))
     assert mine["configurations"] == theirs["configurations"]
+
+
+def test_report_warns_of_figures_gnuplot_could_not_draw(study_dir, tmp_path):
+    if shutil.which("gnuplot") is None:
+        pytest.skip("gnuplot draws no figure here, so none can fail")
+    # A folder where the speedup figure's file should go: gnuplot cannot write it.
+    os.makedirs(tmp_path / "py" / "figures" / "speedup.svg")
+    study = scalelens.load(study_dir)
+    with pytest.warns(scalelens.ScalelensWarning, match="figures: gnuplot failed on speedup") as caught:
+        written = study.report(tmp_path / "py")
+    assert any(p.endswith("report.html") for p in written)
+    assert len([w for w in caught if "figures:" in str(w.message)]) == 1
+    # The command line says the same on stderr, and exits 0: the rest is written.
+    os.makedirs(tmp_path / "cli" / "figures" / "speedup.svg")
+    cli = subprocess.run([BIN, "report", study_dir, "-q", "-o", str(tmp_path / "cli")], capture_output=True, text=True)
+    assert cli.returncode == 0 and "warning: figures: gnuplot failed on speedup" in cli.stderr
 
 
 def test_help_shows_an_example_and_stubs_ship():
