@@ -143,27 +143,7 @@ std::string render_run_series(const Run& run, const std::vector<RankStepChart>& 
     append_array(out, r.ms, idx, 3);
     out += '}';
   }
-  const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
-  out += "],\"breakdown\":";
-  if (parts.empty()) {
-    out += "null";
-  } else {
-    double step = 0, comp = 0, comm = 0, overlap = 0, exposed = 0, mem = 0, busy = 0, idle = 0, whole = 0;
-    for (const auto* b : parts) {
-      step += b->step_time_us, comp += b->comp_us, comm += b->comm_us, overlap += b->overlap_us;
-      exposed += b->exposed_comm_us, mem += b->mem_us, busy += b->busy_us, idle += b->idle_us, whole += b->breakdown_whole_us();
-    }
-    out += fmt::format(
-        "{{\"ranks\":{},\"step_time_us\":{},\"comp_us\":{},\"comm_us\":{},\"overlap_us\":{},\"exposed_comm_us\":{},"
-        "\"mem_us\":{},\"busy_us\":{},\"idle_us\":{}",
-        parts.size(), compact_number(step, 1), compact_number(comp, 1), compact_number(comm, 1),
-        compact_number(overlap, 1), compact_number(exposed, 1), compact_number(mem, 1), compact_number(busy, 1),
-        compact_number(idle, 1));
-    // What the parts are shares of, only where some rank's GPU work spans longer than its steps (it
-    // ran behind the CPU, or launch lag): that span counts instead, as the figure takes it.
-    if (whole != step) out += fmt::format(",\"whole_us\":{}", compact_number(whole, 1));
-    out += '}';
-  }
+  out += ']';
   out += '}';
   return out;
 }

@@ -161,18 +161,6 @@ export interface RankSeries {
   step: number[];
   step_ms: number[];
 }
-export interface Breakdown {
-  ranks: number;
-  step_time_us: number;
-  comp_us: number;
-  comm_us: number;
-  overlap_us: number;
-  exposed_comm_us: number;
-  mem_us: number;
-  busy_us: number;
-  idle_us: number;
-  whole_us?: number; // what the parts are shares of, only where a rank's GPU work spans longer than its steps (its span counts, not its steps)
-}
 export interface RunSeries {
   run_id: string;
   label: string;
@@ -180,7 +168,6 @@ export interface RunSeries {
   t0_ns: number;
   gpus: GpuSeries[];
   ranks: RankSeries[];
-  breakdown: Breakdown | null;
 }
 export interface Figures {
   rendered: boolean;
