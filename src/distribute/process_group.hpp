@@ -83,9 +83,10 @@ struct SharedWork {
   std::vector<std::uintmax_t> sizes;  // one per item, for share_by_size
   unsigned threads = 1;               // threads of this process
   std::function<T(std::size_t)> work;
-  // The item's file: a failure's message names it, and processes other than the first check that
-  // they see it (check_file_seen_here) before reading it.
-  std::function<std::string(std::size_t)> name;
+  std::function<std::string(std::size_t)> name;  // the item, for a failure's message (its file)
+  // `name` is a file process 0 found: processes other than the first check that they see it
+  // (check_file_seen_here) before working on it.
+  bool names_are_files = false;
   // Between processes only: the caller's encoding of a result, and back (nullopt: garbled).
   std::function<std::string(const T&)> encode;
   std::function<std::optional<T>(std::string_view)> decode;
@@ -116,7 +117,7 @@ std::vector<std::optional<T>> shared_for(ProcessGroup& group, const SharedWork<T
     if (first) {
       own[j] = w.work(share.mine[j]);
     } else {
-      check_file_seen_here(w.name(share.mine[j]));
+      if (w.names_are_files) check_file_seen_here(w.name(share.mine[j]));
       encoded[j] = w.encode(w.work(share.mine[j]));
     }
   }, name_of_mine, w.progress, nullptr);

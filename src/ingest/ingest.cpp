@@ -519,6 +519,7 @@ Study ingest(const IngestOptions& options) {
     work.threads = threads;
     work.work = [&](std::size_t j) { return read_other(batch[j]); };
     work.name = [&](std::size_t j) { return files[others[batch[j]]].path; };
+    work.names_are_files = true;
     work.encode = encode_read_output;
     work.decode = decode_read_output;
     if (per_batch >= order.size())  // one batch: (done, of this process's share), as before batches

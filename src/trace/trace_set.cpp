@@ -185,6 +185,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     return analyse_file(files[i], matcher, options.comm_kernel_regex, cache, mine);
   };
   work.name = [&](std::size_t i) { return files[i].string(); };
+  work.names_are_files = true;
   work.encode = encode_result;
   work.decode = decode_result;
   auto analysed = shared_for(group, work);
