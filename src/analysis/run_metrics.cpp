@@ -346,7 +346,18 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
   r.exit_status = run.exit_status;
-  if (run.start_ns && run.end_ns) {
+  // A run that failed (exit status ≠ 0, MLPerf's run_stop "aborted", MLflow FAILED/KILLED) ran for
+  // no whole training: its span is no run time. Its whole epochs were timed as any others.
+  const bool failed = run.exit_status && *run.exit_status != 0;
+  if (failed) {
+    const auto from = run.detected_from.find("exit_status");
+    const std::string how = from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
+    warnings.push_back(run_warning(run, "failed-run",
+                                   fmt::format("the run failed ({}): its span is not a whole training's, so it has no run "
+                                               "time; its whole epochs, if any, are timed as others",
+                                               how)));
+  }
+  if (run.start_ns && run.end_ns && !failed) {
     // Each reader refuses an end not after its start; a run's start and end may still come from
     // two files (a manifest's start, an MLPerf log's run_stop).
     if (*run.end_ns > *run.start_ns) r.run_time_s = limits::span_s(*run.start_ns, *run.end_ns);

@@ -274,6 +274,30 @@ TEST(ReportCli, ItwinaiExperimentRunNamesAndPatternSelectMlflowRuns) {
   EXPECT_EQ(count_lines(pattern.out), 3u) << pattern.out;
 }
 
+TEST(ReportCli, AFailedRunHasNoRunTimeAndIsNamed) {
+  // Three repeats; the third was killed (137) 1 s into its second epoch: its span is no run time.
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 2, 10);
+  write_run(dir, "b", "ddp", 2, 10);
+  write_run(dir, "c", "ddp", 2, 10);
+  dir.write("c/scalelens.json", R"({"label": "ddp", "world_size": 2, "samples_per_epoch": 1000, "start_ns": 0,
+                                    "end_ns": 11000000000, "exit_status": 137})");
+  dir.write("c/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,10000000000\n");
+  ScratchDir out;
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --warmup-epochs 0 --format json -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the run failed (exit status 137)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[failed-run]"), std::string::npos) << r.err;
+  const auto& json = r.out;
+  const auto run_time = json.find("\"run_time_s\":{\"mean\":30");  // the configuration's: a and b alone
+  ASSERT_NE(run_time, std::string::npos) << json.substr(0, 1500);
+  EXPECT_EQ(json.find("\"n\":2,", run_time), json.find("\"n\":", run_time)) << json.substr(run_time, 200);
+  EXPECT_NE(json.find("\"epoch_time_s\":{\"mean\":10,\"median\":10,\"std\":0,\"n\":7,"), std::string::npos)
+      << "c's one whole epoch counts: " << json.substr(0, 1500);
+  EXPECT_NE(json.find("\"run_time_s\":null"), std::string::npos) << "c's own";
+  EXPECT_NE(json.find("\"exit_status\":137"), std::string::npos);
+}
+
 TEST(ReportCli, ItwinaiEnergyFigureWithoutSamplesCountIsDrawnNotEmpty) {
   // Flat itwinai CSVs: energy is known, J/sample is not (no samples count).
   ScratchDir dir;

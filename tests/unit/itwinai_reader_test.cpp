@@ -302,6 +302,38 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_RayTuneRun_EachTrialIsARun) {
   EXPECT_EQ(run_with_id(study, "trial2")->exit_status, 1);  // status 4 = FAILED
 }
 
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_AFailedRunHasNoRunTimeAndARunningOneIsSaid) {
+  // Three repeats of one training: one FINISHED, one whose worker was KILLED (status 5) after its
+  // epochs, one still RUNNING (status 1). Only the finished one's span is a run time.
+  ScratchDir dir;
+  MlflowStore store(dir, "11");
+  const int statuses[] = {3, 5, 1};
+  for (int k = 0; k < 3; ++k) {
+    const std::string id = "t" + std::to_string(k);
+    store.run(id, "resnet-ddp", kStartMs, kStartMs + 100, 3);
+    store.worker(id + "w0", id, 0, 1, kStartMs);
+    store.run(id + "w0", "worker_0 (main)", kStartMs, kStartMs + (k == 1 ? 12'000 : 30'000), statuses[k], id);
+    store.metric(id + "w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10.0 0\n" +
+                                              std::to_string(kStartMs + 20'000) + " 10.0 1\n");
+  }
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 3u);
+  EXPECT_EQ(diagnostics(study, "run-not-finished").size(), 1u);
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  const auto& c = s.configurations[0];
+  ASSERT_TRUE(c.run_time_s);
+  EXPECT_EQ(c.run_time_s->n, 1u) << "the killed run's 12 s and the running one's open span are no run times";
+  EXPECT_DOUBLE_EQ(c.run_time_s->mean, 30.0);
+  ASSERT_TRUE(c.epoch_time_s);
+  EXPECT_EQ(c.epoch_time_s->n, 3u) << "each run's whole epoch after the warm-up one still counts";
+  std::vector<std::string> failed;
+  for (const auto& w : s.warnings)
+    if (w.code == "failed-run") failed.push_back(w.message);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_NE(failed[0].find("an MLflow run of it ended FAILED or KILLED"), std::string::npos) << failed[0];
+}
+
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_BadMetricLine_WarnsWithFileAndLine_RestIsRead) {
   ScratchDir dir;
   MlflowStore store(dir, "5");

@@ -138,6 +138,53 @@ TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
   }
 }
 
+// One MLPerf Training log of `epochs` epochs of `epoch_ms` each, its run_stop with `status`
+// (training_results_v3.1's NVIDIA eos_n8 BERT result_4.txt ends "aborted": no convergence).
+std::string training_log(std::int64_t t0, int epochs, std::int64_t epoch_ms, const std::string& status) {
+  std::string log;
+  auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
+                  const std::string& meta = "") {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                       "\"value\": {}, \"metadata\": {{\"file\": \"train.py\", \"lineno\": 1{}}}}}\n",
+                       t, type, key, value, meta);
+  };
+  line(t0, "POINT_IN_TIME", "submission_benchmark", "\"bert\"");
+  line(t0, "POINT_IN_TIME", "number_of_nodes", "1");
+  line(t0, "POINT_IN_TIME", "accelerators_per_node", "8");
+  line(t0, "POINT_IN_TIME", "global_batch_size", "448");
+  line(t0 + 10, "INTERVAL_START", "run_start", "null");
+  std::int64_t t = t0 + 100;
+  for (int e = 1; e <= epochs; ++e, t += epoch_ms) {
+    line(t, "INTERVAL_START", "epoch_start", "null", fmt::format(", \"epoch_num\": {}", e));
+    line(t + epoch_ms, "INTERVAL_END", "epoch_stop", "null", fmt::format(", \"epoch_num\": {}", e));
+  }
+  line(t + 10, "INTERVAL_END", "run_stop", "null", fmt::format(", \"status\": \"{}\"", status));
+  return log;
+}
+
+TEST(Mlperf, AnAbortedRunHasNoRunTimeAndIsSaid) {
+  // Two converged runs of 3 epochs, one aborted after 6 (it ran to its limit without converging):
+  // its 6 s is no time to train, and pooled it made the run time 4.4 s rather than 3.3 s.
+  scalelens::testing::ScratchDir dir;
+  dir.write("bert/result_0.txt", training_log(1'700'000'000'000, 3, 1000, "success"));
+  dir.write("bert/result_1.txt", training_log(1'700'000'100'000, 3, 1000, "success"));
+  dir.write("bert/result_2.txt", training_log(1'700'000'200'000, 6, 1000, "aborted"));
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 3u);
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 1u);
+  const auto& c = s.configurations[0];
+  ASSERT_TRUE(c.run_time_s);
+  EXPECT_EQ(c.run_time_s->n, 2u);
+  EXPECT_NEAR(c.run_time_s->mean, 3.1, 1e-9);
+  ASSERT_TRUE(c.epoch_time_s);
+  EXPECT_EQ(c.epoch_time_s->n, 2u + 2u + 5u) << "the aborted run's epochs were timed as any others";
+  const auto failed = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "failed-run"; });
+  ASSERT_NE(failed, s.warnings.end());
+  EXPECT_NE(failed->message.find("run_stop's status \"aborted\""), std::string::npos) << failed->message;
+  EXPECT_NE(failed->path.find("result_2.txt"), std::string::npos) << failed->path;
+}
+
 // MLPerf Training results (e.g. mlcommons/training_results_v4.0, ASUSTeK ESC_N8A-E12): the layout
 // <submitter>/results/<system>/<benchmark>/ has no strong|weak folder, and the logs state no size:
 // the system file's number_of_nodes × accelerators_per_node (strings there) is the world size.

@@ -310,7 +310,13 @@ class ItwinaiMlflowReader final : public Reader {
       any_failed |= status == "FAILED" || status == "KILLED";
       any_open |= status == "RUNNING" || status == "SCHEDULED";
     }
-    if (any_open) run.end_ns.reset();  // still running, or it died without telling MLflow
+    if (any_open) {  // still running, or it died without telling MLflow
+      run.end_ns.reset();
+      out.warn("run-not-finished",
+               "an MLflow run of it is still RUNNING or SCHEDULED: the job is still going, or it died without telling "
+               "MLflow; its figures cover only what had been logged",
+               train.dir / "meta.yaml");
+    }
     if (any_failed) {
       run.exit_status = 1;
       run.detected_from["exit_status"] = "an MLflow run of it ended FAILED or KILLED";

@@ -235,8 +235,10 @@ class MlperfReader final : public Reader {
         run.end_ns = t_ns;
         run_stop_line = lines.line_no();
         std::string_view status;
-        if (doc["metadata"]["status"].get_string().get(status) == simdjson::SUCCESS)
+        if (doc["metadata"]["status"].get_string().get(status) == simdjson::SUCCESS) {
           run.exit_status = status == "success" ? 0 : 1;
+          if (status != "success") run.detected_from["exit_status"] = fmt::format("run_stop's status \"{}\"", status);
+        }
       } else if (k == "number_of_nodes") nodes = number(), nodes_line = lines.line_no();
       else if (k == "accelerators_per_node") per_node = number(), per_node_line = lines.line_no();
       else if (k == "number_of_ranks") ranks = number(), ranks_line = lines.line_no();
