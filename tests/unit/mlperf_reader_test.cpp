@@ -185,6 +185,60 @@ TEST(Mlperf, AnAbortedRunHasNoRunTimeAndIsSaid) {
   EXPECT_NE(failed->path.find("result_2.txt"), std::string::npos) << failed->path;
 }
 
+// MLPerf HPC v3.0's NVIDIA weak-scaling logs (hpc_results_v3.0, eos_n256_ngc23.09_pytorch): each
+// DeepCAM instance's log states the whole job's number_of_ranks and number_of_nodes (2048 and 256
+// on the 256 × 8 system); each OpenFold instance's its own ranks (128) but the job's nodes (256).
+// Summed over the instances, DeepCAM made 262,144 GPUs and OpenFold 4,096 nodes. Here in small:
+// a 4 × 8 system, 3 DeepCAM instances and 1 pruned (4 in the job), 2 OpenFold instances of 16.
+TEST(Mlperf, WeakScalingInstancesThatStateTheJobsSizeShareIt) {
+  scalelens::testing::ScratchDir dir;
+  auto log = [](const std::string& benchmark, int ranks, int nodes, int instance, std::int64_t t0) {
+    std::string text;
+    auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
+                    const std::string& meta = "") {
+      text += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                          "\"value\": {}, \"metadata\": {{\"file\": \"/opt/deepCam/./train_instance_oo.py\", \"lineno\": 1{}}}}}\n",
+                          t, type, key, value, meta);
+    };
+    line(t0, "POINT_IN_TIME", "submission_benchmark", "\"" + benchmark + "\"");
+    line(t0, "POINT_IN_TIME", "submission_platform", "\"4xNVIDIA DGX H100\"");
+    line(t0 + 700, "POINT_IN_TIME", "number_of_ranks", std::to_string(ranks));
+    line(t0 + 700, "POINT_IN_TIME", "number_of_nodes", std::to_string(nodes));
+    line(t0 + 701, "POINT_IN_TIME", "accelerators_per_node", "8");
+    line(t0 + 701, "POINT_IN_TIME", "instance_id", std::to_string(instance));
+    line(t0 + 701, "POINT_IN_TIME", "global_batch_size", "128");
+    line(t0 + 1000, "INTERVAL_START", "run_start", "null");
+    line(t0 + 2000, "INTERVAL_START", "epoch_start", "null", ", \"epoch_num\": 1");
+    line(t0 + 12000, "INTERVAL_END", "epoch_stop", "null", ", \"epoch_num\": 1");
+    line(t0 + 12100, "INTERVAL_END", "run_stop", "null", ", \"status\": \"success\"");
+    return text;
+  };
+  const std::string weak = "NVIDIA/results/eos_n4/weak/";
+  for (int i = 0; i < 3; ++i) dir.write(weak + fmt::format("deepcam/result_{}.txt", i), log("deepcam", 32, 4, i, 1'696'494'164'418));
+  dir.write(weak + "deepcam/pruned_results/result_3.txt", log("deepcam", 32, 4, 3, 1'696'494'164'418));
+  for (int i = 0; i < 2; ++i) dir.write(weak + fmt::format("openfold/result_{}.txt", i), log("openfold", 16, 4, i, 1'696'600'000'000));
+  dir.write("NVIDIA/systems/eos_n4.json", R"({"system_name": "eos", "number_of_nodes": "4", "accelerators_per_node": "8",
+                                             "accelerator_model_name": "NVIDIA H100 80GB HBM3"})");
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 5u);
+  for (const auto& run : study.runs) {
+    const bool deepcam = run.path.find("deepcam") != std::string::npos;
+    EXPECT_EQ(run.world_size, deepcam ? 8 : 16) << run.path;
+    EXPECT_EQ(run.nodes, deepcam ? 1 : 2) << run.path;
+  }
+  const auto notes = std::count_if(study.diagnostics.begin(), study.diagnostics.end(),
+                                   [](const Diagnostic& d) { return d.code == "mlperf-instance-size"; });
+  EXPECT_EQ(notes, 4 + 2) << "the pruned instance's log too";
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 2u);
+  for (const auto& c : s.configurations) {
+    // The instances kept for the score (pruned ones are not counted among them): 3 × 8 and 2 × 16.
+    const bool deepcam = c.label == "deepcam";
+    EXPECT_EQ(c.world_size, deepcam ? 24 : 32) << c.label << ": not instances × the job's 32 GPUs";
+    EXPECT_EQ(c.nodes, deepcam ? 3 : 4) << c.label;
+  }
+}
+
 // MLPerf Training results (e.g. mlcommons/training_results_v4.0, ASUSTeK ESC_N8A-E12): the layout
 // <submitter>/results/<system>/<benchmark>/ has no strong|weak folder, and the logs state no size:
 // the system file's number_of_nodes × accelerators_per_node (strings there) is the world size.

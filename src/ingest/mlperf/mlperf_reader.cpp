@@ -403,7 +403,7 @@ class MlperfReader final : public Reader {
     if (!benchmark.empty()) run.details_to_fill().benchmark = benchmark;
     // Where the results layout places the log, found once (it may look for the system file).
     const auto place = results_place(path);
-    place_run(run, path, place, platform, ctx);
+    place_run(run, path, place, platform, ctx, out);
     if (place && place->pruned) {
       out.diagnostics.push_back({Severity::note, "pruned-instance",
                                  "MLPerf HPC weak-scaling instance pruned by the submitter (pruned_results/); not counted "
@@ -417,10 +417,52 @@ class MlperfReader final : public Reader {
   }
 
  private:
+  // A weak-scaling instance's log may state the whole job's size rather than its own: in MLPerf HPC
+  // v3.0, each of NVIDIA's 128 DeepCAM instances on Eos says number_of_ranks 2048 and
+  // number_of_nodes 256, the 256 × 8 GPUs of systems/eos_n256…json, where v1.0's said 16 and 2 (its
+  // OpenFold instances: 128 ranks, the instance's, but 256 nodes). Summed over the instances that
+  // made 262,144 GPUs. An instance as large as its system, among several in its folder, states the
+  // job's: each gets an even share, and a nodes count that does not fit its GPUs is made to fit.
+  static void share_job_size(Run& run, const fs::path& path, const ResultsPlace& place, const SystemFile& sys,
+                             double system_gpus, ReadOutput& out) {
+    std::vector<std::string> changed;
+    if (run.world_size && *run.world_size >= system_gpus) {
+      const int instances = instances_in(place.benchmark_dir);
+      if (instances > 1 && *run.world_size % instances == 0) {
+        changed.push_back(fmt::format("its {} GPUs are the whole job's (systems/{} has {:g}), shared by the {} instances: {} each",
+                                      *run.world_size, sys.path.filename().string(), system_gpus, instances,
+                                      *run.world_size / instances));
+        run.world_size = *run.world_size / instances;
+        run.detected_from["world_size"] += fmt::format(" / {} instances", instances);
+      }
+    }
+    if (run.world_size && run.nodes && run.gpus_per_node && *run.nodes * *run.gpus_per_node != *run.world_size &&
+        *run.world_size % *run.gpus_per_node == 0) {
+      changed.push_back(fmt::format("its number_of_nodes {} does not fit its {} GPUs at {} per node: {} nodes", *run.nodes,
+                                    *run.world_size, *run.gpus_per_node, *run.world_size / *run.gpus_per_node));
+      run.nodes = *run.world_size / *run.gpus_per_node;
+    }
+    if (changed.empty()) return;
+    std::string why = "weak-scaling instance whose log states the job's size: " + changed[0];
+    if (changed.size() > 1) why += "; " + changed[1];
+    out.diagnostics.push_back({Severity::note, "mlperf-instance-size", why, path.string(), 0, {}});
+  }
+
+  // The instances of a weak-scaling benchmark folder: its logs, and those the submitter pruned
+  // (they ran in the same job).
+  static int instances_in(const fs::path& benchmark_dir) {
+    int n = 0;
+    std::error_code ec;
+    for (const auto& dir : {benchmark_dir, benchmark_dir / "pruned_results"})
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (const auto name = it->path().filename().string(); name.starts_with("result_") && it->is_regular_file(ec)) ++n;
+    return n;
+  }
+
   // System, GPU model, scaling mode and instance group, from the results layout where the log
   // lies in one, else from the log itself.
   static void place_run(Run& run, const fs::path& path, const std::optional<ResultsPlace>& place, std::string_view platform,
-                        const ReadContext& ctx) {
+                        const ReadContext& ctx, ReadOutput& out) {
     if (place) {
       if (!place->mode.empty()) run.scaling = place->mode;
       if (auto sys = system_file(place->system_dir)) {
@@ -432,6 +474,7 @@ class MlperfReader final : public Reader {
         // for a weak-scaling instance, which is a part of the system).
         // Each count is within its limit; their product may not be (1,000,000 × 4096 overflowed int).
         const std::int64_t gpus = sys->nodes && sys->per_node ? std::int64_t{*sys->nodes} * *sys->per_node : 0;
+        if (place->mode == "weak" && gpus > 0) share_job_size(run, path, *place, *sys, static_cast<double>(gpus), out);
         if (!run.world_size && gpus > 0 && gpus <= limits::kMaxWorldSize && place->mode != "weak") {
           run.nodes = sys->nodes;
           run.gpus_per_node = sys->per_node;
