@@ -127,6 +127,28 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_EpochAndEnergyFilesOfOneRunFolder_AreOneRun) {
   EXPECT_TRUE(diagnostics(study, "unknown-world-size").empty());
 }
 
+// `itwinai generate-scalability-report --do-backup` (v0.3.x, cli.py and scalability_report/reports.py)
+// writes the rows of every run it read into backup-scalability-metrics/<runs>_<timestamp>/
+// {epoch-time/epoch_time_data.csv, gpu-energy-data/gpu_data.csv} with pandas' to_csv, whose index
+// comes first in a column without a name. Read as a run, it was a repeat holding every run's rows.
+TEST(ItwinaiCsvReader, ItwinaiCsv_TheReportsBackupIsLeftOutWithANote) {
+  ScratchDir dir;
+  dir.write("scalability-metrics/run1/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "0,30,ddp,1\n1,20,ddp,1\n");
+  dir.write("scalability-metrics/run1/gpu-energy-data/ddp_4.csv", kEnergyHeader + "0,50,250,0,0,4,ddp,1\n");
+  dir.write("scalability-metrics/run2/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "0,15,ddp,2\n1,10,ddp,2\n");
+  const std::string backup = "backup-scalability-metrics/scalability-metrics/run1_scalability-metrics/run2_20250101_120000/";
+  dir.write(backup + "epoch-time/epoch_time_data.csv", ",epoch_id,time,name,nodes\n0,0,30,ddp,1\n1,1,20,ddp,1\n0,0,15,ddp,2\n1,1,10,ddp,2\n");
+  dir.write(backup + "gpu-energy-data/gpu_data.csv",
+            ",sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n0,0,50,250,0,0,4,ddp,1\n");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  for (const auto& run : study.runs) EXPECT_EQ(run.path.find("backup"), std::string::npos) << run.path;
+  const auto notes = diagnostics(study, "itwinai-backup");
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0]->severity, Severity::note);
+  EXPECT_NE(notes[0]->path.find("epoch_time_data.csv"), std::string::npos);
+}
+
 TEST(ItwinaiCsvReader, ItwinaiCsv_SeveralFilesOfOneStrategyInOneFolder_PairOnlyWhereTheNodeCountsAgree) {
   // ddp_4.csv has rows of node_idx 0 only: one node, so it belongs to the 1-node epoch file; the
   // 2-node run has no energy file and no GPUs-per-node to tell its world size.

@@ -45,7 +45,7 @@ constexpr std::size_t kSniffBytes = 64 * 1024;
 // Beyond this a time is junk, and its nanoseconds would overflow.
 constexpr double kMaxSeconds = limits::kMaxRunSeconds;
 
-enum class Kind { none, epoch_time, energy, averages };
+enum class Kind { none, epoch_time, energy, averages, backup };
 
 const std::vector<std::string_view> kEpochColumns{"epoch_id", "time", "name"};
 const std::vector<std::string_view> kEnergyColumns{"sample_idx", "local_rank", "node_idx", "num_global_gpus",
@@ -65,6 +65,11 @@ bool in_averages_dir(const fs::path& file) {
 Kind kind_of_header(const fs::path& file, std::string_view line) {
   std::vector<std::string_view> header;
   split_csv(line, header);
+  // `generate-scalability-report --do-backup` (itwinai v0.3.x) writes every run's rows of the
+  // report into one file under backup-scalability-metrics/, through pandas' to_csv with its index:
+  // a first column without a name. Read as a run, it was one more repeat holding all of them.
+  const bool indexed = !header.empty() && trim(header[0]).empty();
+  if (indexed && (has_all(header, kEnergyColumns) || has_all(header, kEpochColumns))) return Kind::backup;
   if (has_all(header, kEnergyColumns)) return Kind::energy;
   // `nodes` until v0.3.4-rc1 renamed it `workers` (and changed its meaning to GPUs).
   if (has_all(header, kEpochColumns) && (find_column(header, "nodes") >= 0 || find_column(header, "workers") >= 0))
@@ -416,6 +421,13 @@ class ItwinaiCsvReader final : public Reader {
   }
 
   void read(const ReadContext& ctx, ReadOutput& out) const override {
+    if (sniff(ctx.file).kind == Kind::backup) {
+      out.diagnostics.push_back({Severity::note, "itwinai-backup",
+                                 "a backup of the rows of every run that itwinai's generate-scalability-report --do-backup "
+                                 "read (a pandas index first); left out: the runs are read from their own files",
+                                 ctx.file.string(), 0, {}});
+      return;
+    }
     PlannedRun planned;
     if (in_itwinai_folder(ctx.file)) {
       auto plan = plan_folder(ctx.file.parent_path().parent_path(), ctx.enclosing);
