@@ -346,12 +346,22 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
   r.exit_status = run.exit_status;
-  // A run that failed (exit status ≠ 0, MLPerf's run_stop "aborted", MLflow FAILED/KILLED) ran for
-  // no whole training: its span is no run time. Its whole epochs were timed as any others.
-  const bool failed = run.exit_status && *run.exit_status != 0;
-  if (failed) {
+  // A run that failed (exit status ≠ 0, MLPerf's run_stop "aborted", MLflow FAILED/KILLED, or a
+  // rank's record with a status ≠ 0: the manifest holds rank 0's alone) ran for no whole training:
+  // its span is no run time. Its whole epochs were timed as any others.
+  std::string how;
+  if (run.exit_status && *run.exit_status != 0) {
     const auto from = run.detected_from.find("exit_status");
-    const std::string how = from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
+    how = from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
+  } else {
+    std::size_t failed_ranks = 0;
+    for (const auto& rk : run.ranks)
+      if (rk.exit_status && *rk.exit_status != 0 && failed_ranks++ == 0)
+        how = fmt::format("rank {} exited with status {}", rk.rank, *rk.exit_status);
+    if (failed_ranks > 1) how += fmt::format(", and {} more rank{}", failed_ranks - 1, failed_ranks == 2 ? "" : "s");
+  }
+  const bool failed = !how.empty();
+  if (failed) {
     warnings.push_back(run_warning(run, "failed-run",
                                    fmt::format("the run failed ({}): its span is not a whole training's, so it has no run "
                                                "time; its whole epochs, if any, are timed as others",

@@ -298,6 +298,23 @@ TEST(ReportCli, AFailedRunHasNoRunTimeAndIsNamed) {
   EXPECT_NE(json.find("\"exit_status\":137"), std::string::npos);
 }
 
+TEST(ReportCli, ARunWhoseOtherRankFailedHasNoRunTime) {
+  // `scalelens run` under mpirun/srun: rank 0 writes the manifest with its own status (0), while
+  // rank 1's record says it died of SIGSEGV (139).
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 2, 10);
+  write_run(dir, "b", "ddp", 2, 10);
+  dir.write("b/scalelens.json", R"({"label": "ddp", "world_size": 2, "samples_per_epoch": 1000, "start_ns": 0,
+                                    "end_ns": 12000000000, "exit_status": 0})");
+  dir.write("b/ranks/0.json", R"({"rank": 0, "host": "n1", "start_ns": 0, "end_ns": 12000000000, "exit_status": 0})");
+  dir.write("b/ranks/1.json", R"({"rank": 1, "host": "n1", "start_ns": 0, "end_ns": 11000000000, "exit_status": 139, "signal": 11})");
+  ScratchDir out;
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --format json -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the run failed (rank 1 exited with status 139)"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("\"run_time_s\":{\"mean\":30"), std::string::npos) << "a's alone";
+}
+
 TEST(ReportCli, ItwinaiEnergyFigureWithoutSamplesCountIsDrawnNotEmpty) {
   // Flat itwinai CSVs: energy is known, J/sample is not (no samples count).
   ScratchDir dir;
