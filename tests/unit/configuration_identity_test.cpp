@@ -292,9 +292,18 @@ TEST(Consistency, RepeatsThatDisagreeWildlyArePossiblyMixedInputs) {
   EXPECT_NE(w->message.find("coefficient of variation 47%"), std::string::npos) << w->message;
   EXPECT_NE(w->message.find("system jwb, benchmark unknown, global batch 256, instance ids none"), std::string::npos)
       << w->message;
+  EXPECT_NE(w->message.find("its 2 runs' epoch times disagree"), std::string::npos) << w->message;
   // 10 vs 11: CV 6.7%, not flagged.
   st.runs[1] = model_run("ddp", "jwb", 8, {30, 11, 11}, "b");
   EXPECT_EQ(count_code(analyze(st, {}), "possibly-mixed-inputs"), 0u);
+  // A third run that logged no epoch: its run time (40 s) is no epoch mean, and is not set beside
+  // the others' epoch means (it made a CV of 84% of two means 9% apart).
+  auto c = model_run("ddp", "jwb", 8, {}, "c");
+  c.start_ns = 0, c.end_ns = 40'000'000'000;
+  st.runs.push_back(c);
+  const auto with_c = analyze(st, {});
+  EXPECT_EQ(count_code(with_c, "possibly-mixed-inputs"), 0u);
+  EXPECT_EQ(count_code(with_c, "epochs-from-some-runs"), 1u) << "c's lack of epochs is said on its own";
 }
 
 TEST(Split, RunsOnDifferentGpuModelsOrBatchesAreNotRepeats) {
