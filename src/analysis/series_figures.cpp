@@ -81,8 +81,10 @@ GpuSeriesFigures nominal_figures(const std::vector<GpuSample>& samples) {
 
 // Measured times, over [t0, t1], in one pass over the samples (a large report reduces every GPU's
 // samples once; separate passes over copied columns were a sixth of reading): the time-weighted
-// utilization (integrate_samples' rule), and the energy from the counter between its first and
-// last readings inside, unwrapped at resets, unless the counter jumps by more than the GPU can
+// utilization (integrate_samples' rule), and the energy from the counter over the window (its
+// value at t0 and t1 interpolated between the readings either side, as the power integral cuts its
+// segments; the first and last readings inside where none lies beyond), unwrapped at resets,
+// unless the counter jumps by more than the GPU can
 // draw between two readings (model/limits.hpp; a reset restarts from 0, so after one the reading
 // itself is the gain): then it is not an energy counter, and the power integral stands instead.
 GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::int64_t t0, std::int64_t t1) {
@@ -100,7 +102,8 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   std::size_t impossible = kNone;  // the first counter reading whose gain is impossible
   std::int64_t counter_prev_t = 0;
-  double counter_prev = kNaN, offset = 0, first = kNaN, last = kNaN;
+  double counter_prev = kNaN, offset = 0, first = kNaN, last = kNaN, before = kNaN, after = kNaN;
+  std::int64_t first_t = 0, last_t = 0, before_t = 0, after_t = 0;
   std::size_t counter_readings = 0;
   for (std::size_t k = 0; k < samples.size(); ++k) {
     const GpuSample& s = samples[k];
@@ -122,8 +125,12 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
       counter_prev_t = t, counter_prev = c;
       if (const double unwrapped = c + offset; inside && !std::isnan(unwrapped)) {
         ++counter_readings;
-        if (std::isnan(first)) first = unwrapped;
-        last = unwrapped;
+        if (std::isnan(first)) first = unwrapped, first_t = t;
+        last = unwrapped, last_t = t;
+      } else if (t < t0) {
+        before = unwrapped, before_t = t;
+      } else if (t > t1 && std::isnan(after)) {
+        after = unwrapped, after_t = t;
       }
     }
   }
@@ -145,7 +152,13 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     counter_readings = 0;
   }
   if (counter_readings >= 2) {
-    f.energy_j = (last - first) * 1e-3;  // mJ → J, between the first and last readings inside
+    // The counter at `t` on the straight line between two readings.
+    auto at = [](std::int64_t t, std::int64_t ta, double a, std::int64_t tb, double b) {
+      return a + (b - a) * (static_cast<double>(t - ta) / static_cast<double>(tb - ta));
+    };
+    const double start = !std::isnan(before) && first_t > t0 ? at(t0, before_t, before, first_t, first) : first;
+    const double end = !std::isnan(after) && last_t < t1 ? at(t1, last_t, last, after_t, after) : last;
+    f.energy_j = (end - start) * 1e-3;  // mJ → J
     f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
     return f;
   }

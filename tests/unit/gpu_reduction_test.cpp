@@ -549,14 +549,23 @@ TEST(GpuReduction, OnePassFiguresEqualTheDefinitionsOverManyGeneratedSeries) {
       if (prev < n && (mj[k] >= mj[prev] ? mj[k] - mj[prev] : mj[k]) > limits::max_counter_gain_mj(ts[k] - ts[prev])) bad = k;
       prev = k;
     }
-    std::vector<double> inside_mj;  // the counter's readings inside, unwrapped at resets
+    // The counter's readings, unwrapped at resets: those inside, and the nearest either side.
+    std::vector<std::pair<std::int64_t, double>> inside_mj;
+    std::optional<std::pair<std::int64_t, double>> before_mj, after_mj;
     double offset = 0;
     for (std::size_t k = 0, prev = n; k < n && !bad; ++k) {
       if (std::isnan(mj[k])) continue;
       if (prev < n && mj[k] < mj[prev]) offset += mj[prev];
       prev = k;
-      if (in_window(ts[k])) inside_mj.push_back(mj[k] + offset);
+      if (in_window(ts[k])) inside_mj.emplace_back(ts[k], mj[k] + offset);
+      else if (ts[k] < t0) before_mj = {ts[k], mj[k] + offset};
+      else if (!after_mj) after_mj = {ts[k], mj[k] + offset};
     }
+    // The counter at t0 and t1 on the line between the readings either side (DESIGN.md: the energy
+    // over the window, as the power integral cuts its segments there).
+    auto counter_at = [](std::int64_t t, std::pair<std::int64_t, double> a, std::pair<std::int64_t, double> b) {
+      return a.second + (b.second - a.second) * (static_cast<double>(t - a.first) / static_cast<double>(b.first - a.first));
+    };
     const Integral p = definitions::trapezoid(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
 
     const std::size_t max_points = 8 + rng() % 60;
@@ -592,7 +601,11 @@ TEST(GpuReduction, OnePassFiguresEqualTheDefinitionsOverManyGeneratedSeries) {
       if (inside_mj.size() >= 2) {
         ++from_counter;
         EXPECT_EQ(f.energy_from, GpuSeriesFigures::EnergyFrom::counter);
-        EXPECT_EQ(f.energy_j, (inside_mj.back() - inside_mj.front()) * 1e-3);
+        const double start = before_mj && inside_mj.front().first > t0 ? counter_at(t0, *before_mj, inside_mj.front())
+                                                                        : inside_mj.front().second;
+        const double end = after_mj && inside_mj.back().first < t1 ? counter_at(t1, inside_mj.back(), *after_mj)
+                                                                  : inside_mj.back().second;
+        EXPECT_NEAR(f.energy_j, (end - start) * 1e-3, 1e-9 * std::abs(end - start) + 1e-12);
       } else {
         from_power += p.covered_s > 0;
         EXPECT_EQ(f.energy_from, p.covered_s > 0 ? GpuSeriesFigures::EnergyFrom::power : GpuSeriesFigures::EnergyFrom::none);
