@@ -178,7 +178,9 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
   std::map<std::string, const GpuSeries*> chosen;
   for (const auto& g : gpus) {
-    std::string key = g.node + "/" + (g.uuid.empty() ? std::to_string(g.index) : g.uuid);
+    // A UUID names one GPU wherever it is found: under two node folders (a log copied, or a node
+    // named twice) it is the same GPU, which was counted twice.
+    std::string key = g.uuid.empty() ? g.node + "/" + std::to_string(g.index) : "uuid " + g.uuid;
     auto [it, inserted] = chosen.emplace(key, &g);
     if (inserted) continue;
     figures.warnings.push_back(run_warning(run, "energy-double-counted",

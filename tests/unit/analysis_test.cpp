@@ -284,6 +284,25 @@ TEST(Energy, SameGpuFromTwoSourcesIsCountedOnceAndFlagged) {
   EXPECT_TRUE(has_warning(s, "energy-double-counted"));
 }
 
+// A node's log copied under another node's folder: the same UUIDs twice made 8 GPUs and twice the
+// energy of a 4-GPU run, with no warning.
+TEST(Energy, OneUuidUnderTwoNodesIsOneGpu) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {10}, "a");
+  auto g = gpu("node00", 0, {{0, 100}, {10, 100}});
+  g.uuid = "GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f01";
+  r.gpus.push_back(g);
+  auto copy = g;
+  copy.node = "node09";
+  copy.source = "nodes/node09/gpu.csv";
+  r.gpus.push_back(copy);
+  st.runs.push_back(r);
+  auto s = analyze(st, {});
+  EXPECT_NEAR(*s.runs[0].energy_j, 1000, 1e-6);
+  EXPECT_EQ(s.runs[0].energy_gpus, 1u);
+  EXPECT_TRUE(has_warning(s, "energy-double-counted"));
+}
+
 // MLflow power readings that all carry one timestamp gave no energy and no reason.
 TEST(Energy, PowerReadingsAtOneInstantAreSaidToGiveNoEnergy) {
   Study st;
