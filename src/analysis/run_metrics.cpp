@@ -258,6 +258,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     if (auto mean = mean_of_shares(each))
       figures.util_time_share = std::make_shared<const SparseUtilHistogram>(SparseUtilHistogram::of(*mean));
   }
+  const bool itwinai = run.format.rfind("itwinai", 0) == 0;
   if (any_energy) {
     figures.energy_j = energy;
     figures.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
@@ -265,7 +266,6 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     figures.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
     // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
     // each: the job's energy is then the measured GPUs' mean times its GPUs, marked as such.
-    const bool itwinai = run.format.rfind("itwinai", 0) == 0;
     if (itwinai && run.world_size && energy_gpus < static_cast<std::size_t>(*run.world_size)) {
       figures.energy_extrapolated = true;
       figures.energy_j = *figures.energy_j_per_gpu * *run.world_size;
@@ -276,6 +276,27 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                       "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
                       energy_gpus, *run.world_size, *figures.energy_j_per_gpu / 3600, *figures.energy_j / 3600, *run.world_size)));
     }
+  }
+  // GPUs logged other than the run's: an nvidia-smi log of a whole node (no -i) counts GPUs the run
+  // did not use, whose idle time lowers the utilization and whose draw adds to the energy (a 1-GPU
+  // run on a 4-GPU node read 24% busy); fewer GPUs, or GPUs without power readings ([Not
+  // Supported]), leave part of the run's energy out. Either way the figures are not the run's
+  // GPUs', which must be said. itwinai's own partial logging is said above.
+  if (run.world_size && !chosen.empty() && !itwinai) {
+    const auto world = static_cast<std::size_t>(*run.world_size);
+    if (chosen.size() > world)
+      figures.warnings.push_back(run_warning(
+          run, "gpus-beyond-world-size",
+          fmt::format("{} GPUs have samples where the run's world size is {}: its GPU utilization and energy include GPUs "
+                      "it may not have used (a log of a whole node? nvidia-smi -i, or scalelens run, logs the run's own)",
+                      chosen.size(), world)));
+    else if (energy_gpus < world && (any_energy || figures.util_pct))
+      figures.warnings.push_back(run_warning(
+          run, "energy-from-some-gpus",
+          fmt::format("energy from {} of the run's {} GPUs ({} with samples{}): the others' draw is not in it, and "
+                      "nothing is extrapolated",
+                      energy_gpus, world, chosen.size(),
+                      energy_gpus < chosen.size() ? ", some without a power reading inside the run" : "")));
   }
   if (!chosen.empty() && min_samples < 20)
     figures.warnings.push_back(run_warning(run, "coarse-sampling",

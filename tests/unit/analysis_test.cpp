@@ -303,6 +303,33 @@ TEST(Energy, OneUuidUnderTwoNodesIsOneGpu) {
   EXPECT_TRUE(has_warning(s, "energy-double-counted"));
 }
 
+// nvidia-smi logs every GPU of a node unless told -i: a 1-GPU run on a 4-GPU node read 24% busy
+// and drew its idle neighbours' power, unwarned. Fewer GPUs than the world size, or a GPU whose
+// power reads [Not Supported] throughout, left energy out, unwarned.
+TEST(Energy, GpusOtherThanTheRunsAreSaid) {
+  auto one_run = [](int world, int logged, bool second_without_power) {
+    Study st;
+    scalelens::Run r = make_run("ddp", world, {10}, "a");
+    for (int i = 0; i < logged; ++i) {
+      const double w = i == 1 && second_without_power ? std::nan("") : 100.0;
+      r.gpus.push_back(gpu("n0", i, {{0, w}, {10, w}}, {}, {i == 0 ? 95.0 : 0.0, i == 0 ? 95.0 : 0.0}));
+    }
+    st.runs.push_back(r);
+    return analyze(st, {});
+  };
+  const auto beyond = one_run(1, 4, false);
+  EXPECT_TRUE(has_warning(beyond, "gpus-beyond-world-size"));
+  EXPECT_FALSE(has_warning(beyond, "energy-from-some-gpus"));
+  const auto fewer = one_run(4, 2, false);
+  EXPECT_TRUE(has_warning(fewer, "energy-from-some-gpus"));
+  const auto not_supported = one_run(2, 2, true);
+  EXPECT_TRUE(has_warning(not_supported, "energy-from-some-gpus"));
+  EXPECT_NEAR(*not_supported.runs[0].energy_j, 1000, 1e-6);
+  const auto matched = one_run(2, 2, false);
+  EXPECT_FALSE(has_warning(matched, "gpus-beyond-world-size"));
+  EXPECT_FALSE(has_warning(matched, "energy-from-some-gpus"));
+}
+
 // MLflow power readings that all carry one timestamp gave no energy and no reason.
 TEST(Energy, PowerReadingsAtOneInstantAreSaidToGiveNoEnergy) {
   Study st;
