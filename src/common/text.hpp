@@ -33,7 +33,8 @@ inline const char* scan_plain_uint(const char* p, const char* end, char stop, st
 // is read up to its last complete line.
 class LineCursor {
  public:
-  explicit LineCursor(std::string_view text) : text_(text) {}
+  // `lines_before`: lines of the file before `text` (a part of a file), counted into line_no.
+  explicit LineCursor(std::string_view text, std::int64_t lines_before = 0) : text_(text), line_no_(lines_before) {}
   // Next line, or false at the end. `line_no` is 1-based.
   bool next(std::string_view& line);
   std::int64_t line_no() const { return line_no_; }

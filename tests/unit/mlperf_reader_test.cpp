@@ -73,9 +73,12 @@ TEST(Mlperf, RecordsWithoutJsonOrMatchingStartAreNamed) {
   EXPECT_EQ(study.runs[0].detected_from.at("world_size"), "number_of_nodes*accelerators_per_node");
   ASSERT_EQ(study.runs[0].epochs.size(), 1u);
   EXPECT_DOUBLE_EQ(study.runs[0].epochs[0].seconds(), 2);
-  ASSERT_EQ(study.diagnostics.size(), 1u);
+  ASSERT_EQ(study.diagnostics.size(), 2u);
   EXPECT_EQ(study.diagnostics[0].line, 7);  // the unmatched epoch_stop
   EXPECT_NE(study.diagnostics[0].message.find("2 lines skipped"), std::string::npos) << study.diagnostics[0].message;
+  // The log was cut before any run_stop: said, with the run_start's line.
+  EXPECT_EQ(study.diagnostics[1].code, "run-not-finished");
+  EXPECT_EQ(study.diagnostics[1].line, 2);
 }
 
 // OpenFold (MLPerf HPC v3.0, e.g. mlcommons/hpc_results_v3.0 Clemson and TACC) numbers each epoch,
@@ -183,6 +186,44 @@ TEST(Mlperf, AnAbortedRunHasNoRunTimeAndIsSaid) {
   ASSERT_NE(failed, s.warnings.end());
   EXPECT_NE(failed->message.find("run_stop's status \"aborted\""), std::string::npos) << failed->message;
   EXPECT_NE(failed->path.find("result_2.txt"), std::string::npos) << failed->path;
+}
+
+// A job's output holding two runs one after the other (a script that repeats the benchmark into
+// one slurm-%j.out): read as one run, the first was lost and the epochs of both merged. A log cut
+// before its run_stop, and the rest of a log without its run_start, are said.
+TEST(Mlperf, RunsOneAfterAnotherInOneFileAreRunsOfTheirOwn) {
+  scalelens::testing::ScratchDir dir;
+  const std::string first = training_log(1'700'000'000'000, 3, 1000, "success");
+  const std::string second = training_log(1'700'000'100'000, 2, 3000, "success");
+  dir.write("slurm-4242.out", "srun: job 4242 queued\n" + first + "== next ==\n" + second);
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 2u);
+  std::sort(study.runs.begin(), study.runs.end(), [](const scalelens::Run& a, const scalelens::Run& b) { return a.run_id < b.run_id; });
+  EXPECT_EQ(study.runs[0].run_id, (dir / "slurm-4242.out").string() + "#1");
+  EXPECT_EQ(study.runs[0].epochs.size(), 3u);
+  EXPECT_EQ(study.runs[1].epochs.size(), 2u);
+  EXPECT_DOUBLE_EQ(study.runs[1].epochs[0].seconds(), 3.0);
+  const auto note = std::find_if(study.diagnostics.begin(), study.diagnostics.end(),
+                                 [](const Diagnostic& d) { return d.code == "mlperf-runs-in-one-file"; });
+  ASSERT_NE(note, study.diagnostics.end());
+  const std::int64_t second_start = 1 + 5 + 2 * 3 + 1 + 1 + 5;  // the queue line, the first log, the separator, header
+  EXPECT_EQ(note->line, second_start);
+  EXPECT_NE(note->message.find("2 runs in one file (run_start at lines 6, " + std::to_string(second_start) + ")"),
+            std::string::npos) << note->message;
+  // The second run's bad lines are numbered in the file, not in its part.
+  dir.write("slurm-4242.out", "srun: job 4242 queued\n" + first + "== next ==\n" + second + ":::MLLOG {\"time_ms\": 40\n");
+  study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  const auto bad = std::find_if(study.diagnostics.begin(), study.diagnostics.end(), [](const Diagnostic& d) { return d.code == "bad-lines"; });
+  ASSERT_NE(bad, study.diagnostics.end());
+  EXPECT_EQ(bad->line, second_start + 2 * 2 + 2);
+  // Cut before its run_stop; and the rest of it in a file of its own.
+  const auto cut = first.substr(0, first.find("run_stop"));
+  dir.write("slurm-4242.out", cut.substr(0, cut.rfind('\n') + 1));
+  dir.write("slurm-4243.out", second.substr(second.rfind('\n', second.find("epoch_start")) + 1));
+  study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  EXPECT_EQ(std::count_if(study.diagnostics.begin(), study.diagnostics.end(),
+                          [](const Diagnostic& d) { return d.code == "run-not-finished"; }),
+            2);
 }
 
 // MLPerf HPC v3.0's NVIDIA weak-scaling logs (hpc_results_v3.0, eos_n256_ngc23.09_pytorch): each

@@ -161,11 +161,59 @@ class MlperfReader final : public Reader {
     const auto& path = ctx.file;
     auto text = read_file(path);
     if (!text) return out.error("unreadable-file", text.error().message, path);
+    // A job's output (slurm-%j.out) may hold several runs one after another: each is read as its own
+    // run (read as one, the first was lost and their epochs merged).
+    const auto parts = runs_in(text.value());
+    if (parts.size() == 1) return read_run(ctx, text.value(), 0, path.string(), out);
+    std::string starts;
+    for (const auto& part : parts) starts += (starts.empty() ? "" : ", ") + std::to_string(part.run_start_line);
+    out.diagnostics.push_back({Severity::note, "mlperf-runs-in-one-file",
+                               fmt::format("{} runs in one file (run_start at lines {}), each after the run_stop of the one "
+                                           "before: each is read as a run of its own ({}#1, #2, …)",
+                                           parts.size(), starts, path.filename().string()),
+                               path.string(), parts[1].run_start_line, {}});
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      read_run(ctx, parts[i].text, parts[i].lines_before, fmt::format("{}#{}", path.string(), i + 1), out);
+  }
 
+ private:
+  // The runs of a log: a run_start after a run_stop begins another, whose part of the file starts
+  // after that run_stop (its own header records come before its run_start). A run_start with no
+  // run_stop before it (a restart in one run) begins none.
+  struct RunText {
+    std::string_view text;
+    std::int64_t lines_before = 0, run_start_line = 0;
+  };
+  static std::vector<RunText> runs_in(std::string_view text) {
+    std::vector<RunText> parts{{text, 0, 0}};
+    LineCursor lines(text);
+    std::string_view line;
+    std::size_t part_begin = 0, after_stop = std::string_view::npos;
+    std::int64_t lines_at_stop = 0;
+    bool started = false;
+    while (lines.next(line)) {
+      if (line.find(kTag) == std::string_view::npos) continue;
+      const bool is_start = line.find("\"run_start\"") != std::string_view::npos;
+      if (is_start && started && after_stop != std::string_view::npos) {
+        parts.back().text = text.substr(part_begin, after_stop - part_begin);
+        part_begin = after_stop;
+        parts.push_back({text.substr(part_begin), lines_at_stop, lines.line_no()});
+      } else if (is_start && !started) {
+        parts.back().run_start_line = lines.line_no();
+      }
+      if (is_start) started = true, after_stop = std::string_view::npos;
+      if (line.find("\"run_stop\"") != std::string_view::npos) after_stop = lines.position(), lines_at_stop = lines.line_no();
+    }
+    return parts;
+  }
+
+  void read_run(const ReadContext& ctx, std::string_view text, std::int64_t lines_before, std::string run_id,
+                ReadOutput& out) const {
+    const auto& path = ctx.file;
     Run run;
     run.format = "mlperf";
     run.path = path.string();
-    run.run_id = path.string();
+    run.run_id = std::move(run_id);
     std::optional<double> nodes, per_node, ranks, sequence_length, evaluation_steps;
     std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0, run_start_line = 0, run_stop_line = 0;
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
@@ -182,7 +230,7 @@ class MlperfReader final : public Reader {
     auto bad_line = [&](std::int64_t line, std::string reason) { bad.add(line, std::move(reason)); };
 
     od::parser parser;
-    LineCursor lines(text.value());
+    LineCursor lines(text, lines_before);
     std::string_view line;
     while (lines.next(line)) {
       auto at = line.find(kTag);
@@ -413,10 +461,23 @@ class MlperfReader final : public Reader {
     }
     if (!run.start_ns && run.epochs.empty())
       return out.warn("empty-mlperf", "MLPerf log with neither run_start nor epochs; left out", path);
+    // A run's log that ends before its run_stop (the job hit its time limit, the log was cut) or
+    // begins after its run_start (the rest of a log split over files): its epochs are timed, its run
+    // is not whole, and with no word it was one more repeat.
+    if (run_start_line && !run_stop_line)
+      out.warn("run-not-finished",
+               fmt::format("MLPerf log with a run_start (line {}) but no run_stop after it: the run did not finish or its log "
+                           "was cut; it has no run time, and its whole epochs count",
+                           run_start_line),
+               path, run_start_line);
+    else if (!run_start_line)
+      out.warn("run-not-finished",
+               "MLPerf log without a run_start: a part of a run's log (the rest in another file?); its whole epochs count as "
+               "a run of their own",
+               path);
     out.runs.push_back(std::move(run));
   }
 
- private:
   // A weak-scaling instance's log may state the whole job's size rather than its own: in MLPerf HPC
   // v3.0, each of NVIDIA's 128 DeepCAM instances on Eos says number_of_ranks 2048 and
   // number_of_nodes 256, the 256 × 8 GPUs of systems/eos_n256…json, where v1.0's said 16 and 2 (its
