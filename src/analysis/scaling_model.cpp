@@ -183,7 +183,9 @@ ScalingFit to_fit(const Scored& s, const std::vector<double>& p, const std::vect
   const double c0 = f.terms[0].coef;
   if (f.law == "Amdahl" || f.law == "Amdahl + log2 p") {
     const double c1 = f.terms[1].coef;
-    if (c0 + c1 > 0) f.params["serial_fraction"] = c0 / (c0 + c1);
+    // A share of the time only where both parts are times: a fit with c0 < 0 (the log term taking
+    // the rise) made a serial fraction of −75%.
+    if (c0 >= 0 && c1 >= 0 && c0 + c1 > 0) f.params["serial_fraction"] = c0 / (c0 + c1);
     if (f.law == "Amdahl + log2 p") f.params["comm_s_per_log2p"] = f.terms[2].coef;
   } else if (f.law == "USL") {
     // T(p) = a·(1 + σ(p−1) + κp(p−1))/p for the throughput law X(p) = λp / (1 + σ(p−1) + κp(p−1)):

@@ -168,3 +168,16 @@ TEST(ScalingModelCalibration, WeakScalingGrowingWithLog2p) {
 }
 
 }  // namespace
+
+namespace {
+// A curve that slows past 4 GPUs, one run each (times from a helper's audit study): Amdahl + log2 p
+// fits it with a negative constant, which is no serial time: no serial fraction is stated (it was
+// −75%).
+TEST(ScalingModel, ANegativeConstantIsNoSerialFraction) {
+  const auto fit = choose_scaling_fit({1, 2, 4, 8}, {57.227650472, 22.089051511, 11.706614138, 14.040504157});
+  ASSERT_TRUE(fit);
+  for (const auto& [name, value] : fit->params)
+    if (name == "serial_fraction") EXPECT_TRUE(value >= 0 && value <= 1) << fit->law << " " << fit->formula();
+  if (fit->law == "Amdahl + log2 p" && fit->terms[0].coef < 0) EXPECT_FALSE(fit->params.count("serial_fraction"));
+}
+}  // namespace
