@@ -397,6 +397,11 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     if (inner.fit && !inner.predictions.empty()) {
       const auto& pr = inner.predictions.front();
       m.backtest = ScalingBacktest{largest, pr.time, pr.lower, pr.upper, y.back()};
+    } else {  // said, as a prediction's refusal is: a missing self-check looked like none was tried
+      m.backtest_refused = fmt::format("fitted without {} GPUs, {}", largest,
+                                       !inner.refused.empty() ? inner.refused
+                                       : !inner.refused_targets.empty() ? inner.refused_targets.front()
+                                                                        : std::string("no model predicts it"));
     }
   }
 

@@ -75,6 +75,7 @@ struct ScalingModel {
   std::vector<ScalingPrediction> band;
   std::vector<std::string> refused_targets;  // "2048: beyond 8× the largest measured (128)"
   std::optional<ScalingBacktest> backtest;
+  std::string backtest_refused;  // why there is no self-check where one was tried ("" otherwise)
   std::optional<int> suggest_next_p;
   std::string suggest_why;
 };

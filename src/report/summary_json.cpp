@@ -239,6 +239,8 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("refused_targets").begin_array();
     for (const auto& r : m.refused_targets) w.value(r);
     w.end_array();
+    w.key("backtest_refused");
+    text_or_null(w, m.backtest_refused);
     w.key("backtest");
     if (!m.backtest) {
       w.null();

@@ -123,6 +123,7 @@ std::string render_scaling_models(const Summary& summary) {
     out += fmt::format("; leave-one-out error {:.1f}%", 100 * f.loo_rel_error);
     if (std::isfinite(f.adj_r2)) out += fmt::format(", adj. R² {:.3f}", f.adj_r2);
     out += "\n";
+    if (!m.backtest_refused.empty()) out += "    no self-check: " + m.backtest_refused + "\n";
     if (m.backtest)
       out += fmt::format("    self-check: fitted without {} GPUs it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p,
                          g3(m.backtest->predicted), g3(m.backtest->lower), g3(m.backtest->upper), g3(m.backtest->measured),

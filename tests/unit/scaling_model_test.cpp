@@ -180,4 +180,21 @@ TEST(ScalingModel, ANegativeConstantIsNoSerialFraction) {
     if (name == "serial_fraction") EXPECT_TRUE(value >= 0 && value <= 1) << fit->law << " " << fit->formula();
   if (fit->law == "Amdahl + log2 p" && fit->terms[0].coef < 0) EXPECT_FALSE(fit->params.count("serial_fraction"));
 }
+
+// Four GPU counts ask for a self-check; where the refit without the largest predicts nothing, the
+// reason is said (summary.json's backtest_refused, the table), not left as a silent null.
+TEST(ScalingModel, AMissingSelfCheckSaysWhy) {
+  std::vector<ScalingPoint> points;
+  const std::vector<double> times{57.227650472, 22.089051511, 11.706614138, 14.040504157};
+  for (std::size_t i = 0; i < times.size(); ++i) points.push_back({1 << i, {times[i]}});
+  const auto m = fit_scaling_model(points, {});
+  ASSERT_TRUE(m.fit);
+  EXPECT_FALSE(m.backtest);
+  EXPECT_EQ(m.backtest_refused.rfind("fitted without 8 GPUs, its leave-one-out error is", 0), 0u) << m.backtest_refused;
+  // A self-check that ran leaves no reason.
+  auto amdahl = [](double p) { return 100 * (0.03 + 0.97 / p); };
+  const auto checked = fit_scaling_model(study(amdahl, {1, 2, 4, 8, 16}, 1, 0, 1), {});
+  EXPECT_TRUE(checked.backtest);
+  EXPECT_TRUE(checked.backtest_refused.empty());
+}
 }  // namespace
