@@ -240,12 +240,13 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> curves;
   for (std::size_t i = 0; i < runs.size(); ++i) curves[{runs[i].label, runs[i].system}].push_back(i);
   for (const auto& [curve, members] : curves) {
-    std::set<std::string> benchmarks, modes, models;
+    std::set<std::string> benchmarks, divisions, modes, models;
     std::map<int, std::set<double>> batches_at;
     bool instances = false, undeclared = false;
     for (auto i : members) {
       const auto& r = runs[i];
       if (!r.details().benchmark.empty()) benchmarks.insert(r.details().benchmark);
+      if (!r.details().division.empty()) divisions.insert(r.details().division);
       const auto mode = mode_of(r, *sources[i]);
       if (!mode.empty()) modes.insert(mode);
       instances |= !r.details().instance_of.empty();
@@ -253,7 +254,7 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       if (!r.gpu_model.empty()) models.insert(r.gpu_model);
       if (r.global_batch_size && mode != "weak") batches_at[world_size_of(r)].insert(*r.global_batch_size);
     }
-    const bool by_benchmark = benchmarks.size() > 1, by_model = models.size() > 1;
+    const bool by_benchmark = benchmarks.size() > 1, by_division = divisions.size() > 1, by_model = models.size() > 1;
     const bool by_mode = modes.size() > 1 || (instances && undeclared);
     bool by_batch = false;
     std::set<double> batches;
@@ -262,12 +263,13 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       by_batch |= at.size() > 1;
       batches.insert(at.begin(), at.end());
     }
-    if (!by_benchmark && !by_model && !by_mode && !by_batch) continue;
+    if (!by_benchmark && !by_division && !by_model && !by_mode && !by_batch) continue;
     std::set<std::string> new_labels;
     for (auto i : members) {
       auto& r = runs[i];
       std::vector<std::string> tags;
       if (by_benchmark && !r.details().benchmark.empty()) tags.push_back(r.details().benchmark);
+      if (by_division && !r.details().division.empty()) tags.push_back(r.details().division);
       const auto mode = mode_of(r, *sources[i]);
       if (by_mode && !mode.empty()) tags.push_back(mode);
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
@@ -277,6 +279,7 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
     }
     std::vector<std::string> why;
     if (by_benchmark) why.push_back(fmt::format("benchmark ({})", list_of(benchmarks)));
+    if (by_division) why.push_back(fmt::format("MLPerf division ({})", list_of(divisions)));
     if (by_mode) why.push_back(fmt::format("scaling mode ({}{})", list_of(modes), undeclared ? ", undeclared" : ""));
     if (by_model) why.push_back(fmt::format("GPU model ({})", list_of(models)));
     if (by_batch) why.push_back(fmt::format("global batch at the same world size ({})", list_of(batches)));

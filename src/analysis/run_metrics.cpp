@@ -347,9 +347,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.format = run.format;
   r.system = run.system;
   if (const RunDetails& d = run.details();
-      !d.benchmark.empty() || !d.instance_of.empty() || d.instance_id || d.profiler_averages) {
+      !d.benchmark.empty() || !d.division.empty() || !d.instance_of.empty() || d.instance_id || d.profiler_averages) {
     RunSummaryDetails& to = r.details_to_fill();
     to.benchmark = d.benchmark;
+    to.division = d.division;
     to.instance_of = d.instance_of;
     to.instance_id = d.instance_id;
     to.profiler_averages = d.profiler_averages;

@@ -60,6 +60,7 @@ struct RunTraceFigures {
 // study have none of it, 104 bytes a run less (issue 17, part 2).
 struct RunSummaryDetails {
   std::string benchmark;    // "" when the source does not say
+  std::string division;     // MLPerf's submission_division, "" when the source does not say
   std::string instance_of;  // the run this is one concurrent instance of ("" for a run)
   std::optional<int> instance_id;
   std::optional<ProfilerAverages> profiler_averages;  // itwinai's, for its computation fraction

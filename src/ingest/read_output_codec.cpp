@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 240 && sizeof(Run) == 664 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 64 && sizeof(RunDetails) == 224 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
+static_assert(sizeof(RunData) == 240 && sizeof(Run) == 664 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 64 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 560 &&
                   sizeof(ReducedGpuSeries) == 376 && sizeof(GpuSeriesFigures) == 320 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -87,7 +87,7 @@ void fields(C& c, RunData& v) {
 }
 template <class C>
 void fields(C& c, RunDetails& v) {
-  c(v.benchmark, v.instance_of, v.instance_id, v.experiment, v.run_name, v.missing, v.profiler_averages);
+  c(v.benchmark, v.division, v.instance_of, v.instance_id, v.experiment, v.run_name, v.missing, v.profiler_averages);
 }
 template <class C>
 void fields(C& c, Run& v) {

@@ -404,6 +404,9 @@ struct RunDetails {
   // What was trained, where the source names it (MLPerf submission_benchmark); "" otherwise. Runs
   // of different benchmarks are never repeats of one configuration.
   std::string benchmark;
+  // MLPerf's submission_division ("closed", "open"): the open division may change the model and
+  // its rules, so runs of the two are never repeats of one configuration.
+  std::string division;
   // Concurrent model instances of one run (MLPerf weak scaling: the result files of one weak/
   // folder, each with its instance_id): `instance_of` names that run (its folder), "" for an
   // ordinary run. Instances are never pooled as repeats.

@@ -179,6 +179,7 @@ void write_summary_json(const Summary& summary, const std::function<void(std::st
     w.key("curve").value(r.curve);
     if (!r.system.empty()) w.key("system").value(r.system);
     if (!r.details().benchmark.empty()) w.key("benchmark").value(r.details().benchmark);
+    if (!r.details().division.empty()) w.key("division").value(r.details().division);
     if (!r.details().instance_of.empty())
       w.key("instance_of").value(r.details().instance_of).key("instance_id").value(r.details().instance_id);
     w.key("nodes").value(r.nodes).key("gpus_per_node").value(r.gpus_per_node);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -224,6 +225,30 @@ TEST(Mlperf, RunsOneAfterAnotherInOneFileAreRunsOfTheirOwn) {
   EXPECT_EQ(std::count_if(study.diagnostics.begin(), study.diagnostics.end(),
                           [](const Diagnostic& d) { return d.code == "run-not-finished"; }),
             2);
+}
+
+// One submitter's closed and open results on one system (hpc_results_v0.7 Fujitsu ABCI, v3.0
+// Fujitsu Fugaku): the open division may change the model, so they were pooled as repeats of one
+// configuration (21.26 and 23.37 s into 22.32 s). They are two configurations now, said.
+TEST(Mlperf, ClosedAndOpenDivisionsAreNotRepeats) {
+  scalelens::testing::ScratchDir dir;
+  auto with_division = [](std::string log, const std::string& division) {
+    const std::string record = ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", \"key\": "
+                               "\"submission_division\", \"value\": \"" + division + "\", \"metadata\": {}}\n";
+    return record + log;
+  };
+  dir.write("closed/result_0.txt", with_division(training_log(1'700'000'000'000, 3, 2000, "success"), "closed"));
+  dir.write("open/result_0.txt", with_division(training_log(1'700'000'100'000, 3, 1000, "success"), "open"));
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 2u);
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.configurations.size(), 2u);
+  std::set<std::string> labels;
+  for (const auto& c : s.configurations) labels.insert(c.label);
+  EXPECT_EQ(labels, (std::set<std::string>{"bert [closed]", "bert [open]"}));
+  const auto split = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "configuration-split"; });
+  ASSERT_NE(split, s.warnings.end());
+  EXPECT_NE(split->message.find("MLPerf division (closed, open)"), std::string::npos) << split->message;
 }
 
 // MLPerf HPC v3.0's NVIDIA weak-scaling logs (hpc_results_v3.0, eos_n256_ngc23.09_pytorch): each

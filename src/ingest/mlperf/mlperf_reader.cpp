@@ -304,6 +304,9 @@ class MlperfReader final : public Reader {
       else if (k == "submission_benchmark") {
         std::string_view b;
         if (doc["value"].get_string().get(b) == simdjson::SUCCESS) benchmark = b;
+      } else if (k == "submission_division") {
+        std::string_view d;
+        if (doc["value"].get_string().get(d) == simdjson::SUCCESS && !d.empty()) run.details_to_fill().division = d;
       } else if (k == "submission_platform") {
         std::string_view b;
         if (doc["value"].get_string().get(b) == simdjson::SUCCESS) platform = b;
