@@ -120,32 +120,39 @@ std::string utc_stamp() {
   return buf;
 }
 
-// The run folder for this job: <study>/<run id> unless another job's manifest is there already
-// (the same --run-id given to two jobs, or a rerun), then <run id>-2, -3, ...: the first that holds
-// no manifest or this job's. Every wrapper of one job shares its job key, so all of them reach
-// the same answer; without a launcher there is one wrapper, and any manifest is someone else's.
-// Returns the description of the job that held the planned folder, when it was taken.
-std::optional<std::string> claim_run_dir(RunPlan& plan, const RunOptions& o) {
+// Who holds a run folder that is not ours, for the warning: its manifest's job when written.
+std::string holder_of(const fs::path& dir, const RunPlan& plan) {
+  auto owner = read_manifest_owner(dir);
+  if (!owner) return "another run";
+  if (owner->job_key.empty())
+    return fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty() ? "without a scheduler" : "by " + owner->scheduler);
+  if (plan.job.job_key && owner->job_key == *plan.job.job_key) return fmt::format("an earlier run of job {}", owner->job_key);
+  return fmt::format("job {}", owner->job_key);
+}
+
+// The run folder for this launch: <study>/<run id> unless it holds anything else already (the
+// same --run-id given to two jobs, a rerun, the previous run of a batch script), then <run id>-2,
+// -3, ...: the first that is free or this launch's. Folders are claimed atomically
+// (claim_run_folder), so every wrapper of one launch reaches the same folder and two
+// invocations never share one. Returns who held the planned folder, when it was taken.
+Result<std::optional<std::string>> claim_run_dir(RunPlan& plan, const RunOptions& o) {
   const std::string base = plan.run_id;
   std::optional<std::string> taken_by;
   for (int k = 1; k < 10000; ++k) {
     const std::string id = k == 1 ? base : fmt::format("{}-{}", base, k);
     std::error_code ec;
     fs::path dir = fs::absolute(fs::path(o.study) / id, ec).lexically_normal();
-    auto owner = read_manifest_owner(dir);
-    const bool ours = !owner || (plan.job.job_key && owner->job_key == *plan.job.job_key);
-    if (ours) {
+    auto ours = claim_run_folder(dir, plan.job.launch_key);
+    if (!ours) return ours.error();
+    if (ours.value()) {
       plan.run_id = id;
       plan.run_dir = dir.string();
-      if (k > 1) plan.detected_from["run_id"] = fmt::format("{}, then -{}: '{}' holds another job", plan.detected_from.count("run_id") ? plan.detected_from["run_id"] : "job id", k, base);
+      if (k > 1) plan.detected_from["run_id"] = fmt::format("{}, then -{}: '{}' holds another run", plan.detected_from.count("run_id") ? plan.detected_from["run_id"] : "job id", k, base);
       return taken_by;
     }
-    if (!taken_by)
-      taken_by = owner->job_key.empty() ? fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty()
-                                                                              ? "without a scheduler" : "by " + owner->scheduler)
-                                        : fmt::format("job {}", owner->job_key);
+    if (!taken_by) taken_by = holder_of(dir, plan);
   }
-  return taken_by;
+  return Error{"no free run folder name (tried -2 to -9999)", (fs::path(o.study) / base).string()};
 }
 
 }  // namespace
@@ -214,14 +221,19 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   block_forwarded_signals();
   RunPlan plan = plan_run(o, env);
   const std::string planned_dir = plan.run_dir;
-  const auto taken_by = claim_run_dir(plan, o);
+  const auto claimed = claim_run_dir(plan, o);
+  if (!claimed) {
+    std::fprintf(diag, "scalelens run: error: %s: %s\n", claimed.error().path.c_str(), claimed.error().message.c_str());
+    return 1;
+  }
+  const auto& taken_by = claimed.value();
   const fs::path dir = plan.run_dir;
   const bool writes_manifest = plan.job.rank == 0;
   if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
   if (plan.world_size_warning && writes_manifest) std::fprintf(diag, "scalelens run: warning: %s\n", plan.world_size_warning->c_str());
   // Not under --quiet: two jobs under one name is a mistake worth hearing of.
   if (taken_by && writes_manifest)
-    std::fprintf(diag, "scalelens run: warning: %s already holds %s (run ids name one job each); recording this %s in %s\n",
+    std::fprintf(diag, "scalelens run: warning: %s already holds %s (a run folder holds one run); recording this %s in %s\n",
                  planned_dir.c_str(), taken_by->c_str(), plan.job.job_key ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
                  dir.c_str());
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include <simdjson.h>
@@ -442,4 +443,53 @@ TEST(RunCli, SameRunIdForTwoJobsIsNotMerged) {
   IngestOptions in;
   in.inputs = {study.string()};
   EXPECT_EQ(ingest(in).runs.size(), 3u);
+}
+
+// Invocations started at once with one --run-id: each gets a folder of its own (r, r-2, ...), never
+// one shared by two, which the report would read as one run with double the throughput.
+TEST(RunCli, ConcurrentInvocationsWithOneRunIdGetOneFolderEach) {
+  ScratchDir d;
+  constexpr int kRuns = 6;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kRuns; ++i)
+    pids.push_back(spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--label", "race", "--run-id", "r",
+                                    "--gpu-source", "none", "--no-host", "--", "sleep", "0.3"}));
+  for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
+  std::set<std::string> names;
+  for (const auto& f : run_folders(d / "runs")) {
+    names.insert(f.filename().string());
+    EXPECT_TRUE(std::filesystem::exists(f / "ranks/0.json")) << f;
+    EXPECT_EQ(count_lines(slurp(f / "scalelens.json"), "\"status\":\"complete\""), 1u) << f;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"r", "r-2", "r-3", "r-4", "r-5", "r-6"}));
+  IngestOptions in;
+  in.inputs = {(d / "runs").string()};
+  EXPECT_EQ(ingest(in).runs.size(), static_cast<std::size_t>(kRuns));
+}
+
+// In a SLURM batch script (or salloc shell) every run outside srun has the key slurm-J.batch:
+// consecutive runs there are separate runs, while the ranks of one launcher started from it
+// (MPICH's Hydra, here the test process as their common parent) still share a folder.
+TEST(RunCli, ConsecutiveRunsInOneBatchScriptGetTwoFolders) {
+  ScratchDir d;
+  auto study = d / "runs";
+  const std::string batch_env = "unset SLURM_STEP_ID OMPI_COMM_WORLD_RANK PMI_RANK RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; "
+                                "SLURM_JOB_ID=777 SLURM_NTASKS=1 SCALELENS_HOST=n01";
+  for (int i = 0; i < 2; ++i) {
+    auto r = run_scalelens("run --study " + quoted(study) + " --label b --gpu-source none --no-host -- true", batch_env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_TRUE(std::filesystem::exists(study / "b-slurm-777.batch/ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(study / "b-slurm-777.batch-2/ranks/0.json"));
+  EXPECT_EQ(run_folders(study).size(), 2u);
+
+  std::vector<pid_t> pids;
+  for (int r = 0; r < 2; ++r)
+    pids.push_back(spawn_scalelens({"run", "-q", "--study", (d / "mpich").string(), "--label", "m", "--gpu-source", "none",
+                                    "--no-host", "--", "true"},
+                                   {"SLURM_JOB_ID=777", "PMI_RANK=" + std::to_string(r), "PMI_SIZE=2", "SCALELENS_HOST=n01"}));
+  for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
+  ASSERT_EQ(run_folders(d / "mpich").size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(d / "mpich/m-slurm-777.batch/ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(d / "mpich/m-slurm-777.batch/ranks/1.json"));
 }
