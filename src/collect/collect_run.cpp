@@ -217,6 +217,8 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
 }
 
 int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
+  open_closed_standard_fds();
+  ignore_broken_pipes();
   // Before any thread exists: the sampler thread must never take a signal meant for the child.
   block_forwarded_signals();
   RunPlan plan = plan_run(o, env);

@@ -29,8 +29,13 @@ namespace {
 
 const std::string kRecording = std::string(SCALELENS_TEST_DATA) + "/replay/a100x2-gpu.csv";
 
-// Starts the scalelens binary with `args` and extra environment; returns its pid.
-pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
+// Standard descriptors of the spawned wrapper: {target, source}, source -1 = closed.
+using FdPlan = std::vector<std::pair<int, int>>;
+
+// Starts the scalelens binary with `args` and extra environment; returns its pid. Standard input
+// is /dev/null, the others are this process's unless `fds` says otherwise.
+pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {},
+                      const FdPlan& fds = {}) {
   std::vector<std::string> argv_s{SCALELENS_BIN};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -56,6 +61,10 @@ pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<st
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  for (auto [target, source] : fds) {
+    if (source < 0) posix_spawn_file_actions_addclose(&fa, target);
+    else posix_spawn_file_actions_adddup2(&fa, source, target);
+  }
   EXPECT_EQ(posix_spawn(&pid, SCALELENS_BIN, &fa, nullptr, argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&fa);
   return pid;
@@ -492,4 +501,50 @@ TEST(RunCli, ConsecutiveRunsInOneBatchScriptGetTwoFolders) {
   ASSERT_EQ(run_folders(d / "mpich").size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(d / "mpich/m-slurm-777.batch/ranks/0.json"));
   EXPECT_TRUE(std::filesystem::exists(d / "mpich/m-slurm-777.batch/ranks/1.json"));
+}
+
+// A wrapper whose stderr is a pipe nobody reads (`scalelens run … 2>&1 | true`) once died of
+// SIGPIPE at its first message, before the command started, leaving the manifest "running".
+// Now it runs the command, completes the run, and the command gets SIGPIPE's default disposition.
+TEST(RunCli, StderrAClosedPipeStillRunsTheCommandWithSigpipeAsItWas) {
+  ScratchDir d;
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ::close(pipe_fds[0]);  // no reader: a write gets SIGPIPE
+  auto ignored = d / "sigign";
+  pid_t w = spawn_scalelens({"run", "--study", (d / "runs").string(), "--run-id", "p9", "--gpu-source", "none", "--no-host",
+                             "--", "sh", "-c", "grep SigIgn /proc/self/status > '" + ignored.string() + "'"},
+                            {}, {{2, pipe_fds[1]}});
+  ::close(pipe_fds[1]);
+  ASSERT_EQ(wait_status(w), 0);
+  EXPECT_NE(slurp(d / "runs/p9/scalelens.json").find("\"status\":\"complete\""), std::string::npos);
+  auto line = slurp(ignored);
+  ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
+  const auto mask = std::stoull(std::string(trim(line.substr(7))), nullptr, 16);
+  EXPECT_EQ(mask & (1ull << (SIGPIPE - 1)), 0u) << "the command must not inherit an ignored SIGPIPE: " << line;
+}
+
+// With stdout and stderr closed (`>&- 2>&-`) the run folder's first files got fds 1 and 2, and
+// the wrapper's messages were written into host.csv and sampler.lock.
+TEST(RunCli, ClosedStdoutAndStderrKeepMessagesOutOfTheRunFiles) {
+  ScratchDir d;
+  pid_t w = spawn_scalelens({"run", "--study", (d / "runs").string(), "--run-id", "closed", "--interval", "0.01",
+                             "--gpu-source", "replay:" + kRecording, "--", "sh", "-c", "printf '%s-%s\\n' from-the command; sleep 0.2"},
+                            {}, {{1, -1}, {2, -1}});
+  ASSERT_EQ(wait_status(w), 0);
+  auto run = d / "runs/closed";
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(run)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    auto text = slurp(e.path());
+    EXPECT_EQ(text.find("recording to"), std::string::npos) << e.path() << ": " << text;
+    EXPECT_EQ(text.find("from-the-command"), std::string::npos) << e.path() << ": " << text;
+  }
+  EXPECT_GE(files, 6u);  // manifest, rank record, epochs, steps, gpu.csv, host.csv, node.json, lock
+  IngestOptions in;
+  in.inputs = {(d / "runs").string()};
+  Study s = ingest(in);
+  ASSERT_EQ(s.runs.size(), 1u);
+  for (const auto& diag : s.diagnostics) EXPECT_NE(diag.code, "bad-lines") << diag.message;
 }
