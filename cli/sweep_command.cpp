@@ -225,7 +225,7 @@ std::optional<int> next_size(const SweepArgs& a, const fs::path& study) {
   options.predict = {a.target_gpus};
   Summary summary = analyze(ingest(in), options);
   for (const auto& m : summary.curves) {
-    if (m.label != a.label) continue;
+    if (m.label != one_line(a.label)) continue;  // as plan_entries records it
     if (m.model.suggest_next_p) return m.model.suggest_next_p;
     std::fprintf(stderr, "scalelens sweep: --next: the scaling model of '%s' suggests no size for %d GPUs: %s\n", a.label.c_str(),
                  a.target_gpus,

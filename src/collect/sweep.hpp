@@ -55,7 +55,8 @@ struct Sizes {
 
 // The entries of a label's sweep, in order of size then repeat, with run ids
 // "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name) and the command's placeholders filled:
-// {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}.
+// {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}. The label is kept on one
+// line (one_line): it goes into job scripts.
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command);
 // The GPUs of the largest shape `sizes` plans, in 64 bits (each count is in range, their product
 // may not be), for the caller to hold to model/limits.hpp before planning.

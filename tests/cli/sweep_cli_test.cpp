@@ -386,3 +386,35 @@ TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
 }
 
 }  // namespace
+
+// A label with line breaks split the job script's comment line: the rest became a command (here
+// one that writes a file) and ended the #SBATCH header. In scripts the label is one line, and
+// shell-quoted where a template puts it in a command.
+TEST(SweepCli, ALabelWithLineBreaksStaysOneLineOfTheJobScript) {
+  ScratchDir dir;
+  const std::string label = "ddp\ntouch " + (dir / "injected").string() + "\n#";
+  auto ours = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label " + quoted(fs::path(label)) +
+                            " --nodes 2 --launcher slurm --dry-run -- ./train");
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  auto tmpl = dir.write("site.sbatch", "#!/bin/bash\n#SBATCH --comment={label}\necho {label}\n{scalelens_run}\n");
+  auto site = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label " + quoted(fs::path(label)) +
+                            " --nodes 2 --launcher slurm --dry-run --template " + quoted(tmpl) + " -- ./train");
+  ASSERT_EQ(site.exit_code, 0) << site.err;
+  for (const std::string& out : {ours.out, site.out}) {
+    const auto script = out.substr(out.find('\n', out.find("# ---- ")) + 1);
+    std::size_t last_sbatch = 0, first_command = std::string::npos, at = 0;
+    for (std::size_t n = 0; at < script.size(); ++n) {
+      const auto end = script.find('\n', at);
+      const auto line = script.substr(at, end - at);
+      EXPECT_NE(line.rfind("touch ", 0), 0u) << "a line of the label became a command:\n" << script;
+      if (line.rfind("#SBATCH", 0) == 0) last_sbatch = n;
+      else if (!line.empty() && line[0] != '#' && first_command == std::string::npos) first_command = n;
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    EXPECT_LT(last_sbatch, first_command) << "every #SBATCH line before the first command:\n" << script;
+    auto file = dir.write("job.sh", script);
+    EXPECT_EQ(run_command("bash -n " + quoted(file)).exit_code, 0) << script;
+  }
+  EXPECT_NE(site.out.find("echo 'ddp touch "), std::string::npos) << site.out;
+}
