@@ -127,6 +127,10 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
 
 namespace dom = simdjson::dom;
 
+// A plan is about 500 bytes an entry, a manifest a few KiB: far more is not one scalelens wrote.
+constexpr std::size_t kMaxPlanBytes = std::size_t{256} << 20;
+constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
+
 Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
   JsonWriter w;
   w.begin_object().key("schema").value(kSweepSchema).key("launcher").value(plan.launcher);
@@ -152,7 +156,7 @@ Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
 }
 
 Result<Plan> read_plan(const std::filesystem::path& file) {
-  auto text = read_file(file);
+  auto text = read_regular_file(file, kMaxPlanBytes);
   if (!text) return Error{text.error().message, file.string()};
   auto bad = [&](const std::string& why) { return Error{"not a sweep plan scalelens can use: " + why, file.string()}; };
   dom::parser parser;
@@ -217,7 +221,7 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
 }
 
 std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status) {
-  auto text = read_file(study / e.run_id / "scalelens.json");
+  auto text = read_regular_file(study / e.run_id / "scalelens.json", kMaxManifestBytes);
   if (!text) return std::nullopt;
   dom::parser parser;
   dom::element root;

@@ -5,6 +5,8 @@
 // tests cannot skip.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <simdjson.h>
 
 #include <chrono>
@@ -417,4 +419,19 @@ TEST(SweepCli, ALabelWithLineBreaksStaysOneLineOfTheJobScript) {
     EXPECT_EQ(run_command("bash -n " + quoted(file)).exit_code, 0) << script;
   }
   EXPECT_NE(site.out.find("echo 'ddp touch "), std::string::npos) << site.out;
+}
+
+// --status once waited for ever on a sweep.json that is a FIFO, and read a link to /dev/zero until
+// memory ran out: the state file is read only when it is a regular file, and the refusal names it.
+TEST(SweepCli, AStateFileThatIsAPipeOrADeviceIsRefusedByName) {
+  ScratchDir dir;
+  fs::create_directories(dir / "fifo");
+  ASSERT_EQ(::mkfifo((dir / "fifo/sweep.json").c_str(), 0644), 0);
+  fs::create_directories(dir / "zero");
+  fs::create_symlink("/dev/zero", dir / "zero/sweep.json");
+  for (const auto& [study, kind] : {std::pair{"fifo", "a named pipe (FIFO)"}, std::pair{"zero", "a character device"}}) {
+    auto r = run_scalelens("sweep --study " + quoted(dir / study) + " --status", "timeout 20");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find((dir / study / "sweep.json").string() + ": " + kind + ", not a regular file"), std::string::npos) << r.err;
+  }
 }
