@@ -131,7 +131,7 @@ namespace dom = simdjson::dom;
 constexpr std::size_t kMaxPlanBytes = std::size_t{256} << 20;
 constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
 
-Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
+std::string plan_json(const Plan& plan) {
   JsonWriter w;
   w.begin_object().key("schema").value(kSweepSchema).key("launcher").value(plan.launcher);
   w.key("sbatch_args").begin_array();
@@ -152,8 +152,10 @@ Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
   w.end_array().end_object();
   std::string text = w.take();
   text += '\n';
-  return write_file_atomic(file, text);
+  return text;
 }
+
+Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) { return write_file_atomic(file, plan_json(plan)); }
 
 Result<Plan> read_plan(const std::filesystem::path& file) {
   auto text = read_regular_file(file, kMaxPlanBytes);

@@ -435,3 +435,43 @@ TEST(SweepCli, AStateFileThatIsAPipeOrADeviceIsRefusedByName) {
     EXPECT_NE(r.err.find((dir / study / "sweep.json").string() + ": " + kind + ", not a regular file"), std::string::npos) << r.err;
   }
 }
+
+// --status exited 0 with failed runs (the exit codes say 5: some run failed), and on a study it
+// could not write it failed with "cannot write" instead of showing what it knows. It only looks:
+// sweep.json is rewritten when something changed and the study can be written.
+TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  auto r = run_scalelens("sweep --study " + quoted(study) + " --label sh --tasks 1 --launcher local --no-mpirun -q -- sh -c 'exit 3'",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 5) << r.out << r.err;
+  const auto plan_file = study / "sweep.json";
+  struct stat before {}, after {};
+  ASSERT_EQ(::stat(plan_file.c_str(), &before), 0);
+  auto status = run_scalelens("sweep --study " + quoted(study) + " --status");
+  EXPECT_EQ(status.exit_code, 5) << status.out << status.err;
+  ASSERT_EQ(::stat(plan_file.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino) << "nothing changed: sweep.json is not rewritten";
+
+  // The plan still says running; the run folder says it failed; the study is read-only to us.
+  auto text = read(plan_file);
+  const auto at = text.find("\"state\":\"failed\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 16, "\"state\":\"running\"");
+  std::ofstream(plan_file, std::ios::trunc) << text;
+  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  // Root writes anywhere: then the look is taken as another user, to whom the study is read-only.
+  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  auto looked = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
+  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  EXPECT_EQ(looked.exit_code, 5) << looked.out << looked.err;
+  EXPECT_EQ(looked.err, "");
+  const auto row = looked.out.find("sh-1n1t-r1");
+  ASSERT_NE(row, std::string::npos) << looked.out;
+  EXPECT_NE(looked.out.substr(row, looked.out.find('\n', row) - row).find("failed"), std::string::npos) << looked.out;
+  EXPECT_EQ(read(plan_file), text) << "a read-only study is left as it was";
+  // Writable again: what --status learnt is kept.
+  EXPECT_EQ(run_scalelens("sweep --study " + quoted(study) + " --status").exit_code, 5);
+  EXPECT_NE(read(plan_file).find("\"state\":\"failed\""), std::string::npos);
+}
