@@ -548,3 +548,27 @@ TEST(RunCli, ClosedStdoutAndStderrKeepMessagesOutOfTheRunFiles) {
   ASSERT_EQ(s.runs.size(), 1u);
   for (const auto& diag : s.diagnostics) EXPECT_NE(diag.code, "bad-lines") << diag.message;
 }
+
+// A wrapped `torchrun --nproc-per-node gpu` runs one process per GPU the job may use: the GPUs
+// the sampler selects on the node (here CUDA_VISIBLE_DEVICES leaves one of the recording's two),
+// not world size 1 beside gpus_per_node 2.
+TEST(RunCli, TorchrunNprocPerNodeGpuCountsTheSelectedGpus) {
+  ScratchDir d;
+  d.write("bin/torchrun", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(d / "bin/torchrun", std::filesystem::perms::owner_all);
+  auto r = run_scalelens("run --study " + quoted(d / "runs") + " --run-id g --gpu-source replay:" + kRecording +
+                             " -- torchrun --nnodes 2 --nproc-per-node gpu train.py",
+                         "unset SLURM_JOB_ID SLURM_GPUS_ON_NODE RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; PATH=" +
+                             quoted(d / "bin") + ":/usr/bin:/bin CUDA_VISIBLE_DEVICES=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto manifest = slurp(d / "runs/g/scalelens.json");
+  EXPECT_NE(manifest.find("\"world_size\":2,"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"world_size\":\"command: torchrun --nproc-per-node gpu × --nnodes (1 GPU seen on this node)\""),
+            std::string::npos) << manifest;
+  auto elastic = run_scalelens("run --study " + quoted(d / "runs") + " --run-id e --gpu-source none -- torchrun --nnodes 1:4 "
+                               "--nproc-per-node 4 train.py",
+                               "unset SLURM_JOB_ID RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; PATH=" + quoted(d / "bin") + ":/usr/bin:/bin");
+  ASSERT_EQ(elastic.exit_code, 0) << elastic.err;
+  EXPECT_NE(elastic.err.find("warning: the command's torchrun --nnodes is an elastic range"), std::string::npos) << elastic.err;
+  EXPECT_EQ(slurp(d / "runs/e/scalelens.json").find("\"world_size\":"), std::string::npos);
+}
