@@ -283,10 +283,13 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   const bool writes_manifest = plan.job.rank == 0;
   if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
   // Not under --quiet: two jobs under one name is a mistake worth hearing of.
-  if (taken_by && writes_manifest)
+  if (taken_by && writes_manifest) {
+    // "this job, K," unless the holder is an earlier run of the same job (a batch script's runs).
+    const bool other_job = plan.job.job_key && taken_by->find(*plan.job.job_key) == std::string::npos;
     std::fprintf(diag, "scalelens run: warning: %s already holds %s (a run folder holds one run); recording this %s in %s\n",
-                 planned_dir.c_str(), taken_by->c_str(), plan.job.job_key ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
+                 planned_dir.c_str(), taken_by->c_str(), other_job ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
                  dir.c_str());
+  }
 
   if (auto ok = prepare_run_folder(dir, plan.host); !ok) {
     std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
