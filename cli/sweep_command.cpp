@@ -1,6 +1,7 @@
 // `scalelens sweep`: plan, launch, follow and resume a scaling study (src/collect/sweep.hpp).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -225,7 +226,7 @@ std::optional<int> next_size(const SweepArgs& a, const fs::path& study) {
   options.predict = {a.target_gpus};
   Summary summary = analyze(ingest(in), options);
   for (const auto& m : summary.curves) {
-    if (m.label != a.label) continue;
+    if (m.label != one_line(a.label)) continue;  // as plan_entries records it
     if (m.model.suggest_next_p) return m.model.suggest_next_p;
     std::fprintf(stderr, "scalelens sweep: --next: the scaling model of '%s' suggests no size for %d GPUs: %s\n", a.label.c_str(),
                  a.target_gpus,
@@ -250,6 +251,7 @@ int run_sweep(SweepArgs a) {
     }
     plan = std::move(read.value());
   }
+  const std::string plan_as_read = have_plan ? sweep::plan_json(plan) : "";
   if (a.status || a.resume) {
     if (!have_plan) {
       std::fprintf(stderr, "scalelens sweep: %s holds no sweep.json: nothing was planned there\n", study.c_str());
@@ -365,9 +367,15 @@ int run_sweep(SweepArgs a) {
     if (!ok) std::fprintf(stderr, "scalelens sweep: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
     return static_cast<bool>(ok);
   };
+  auto some_run_failed = [&] {
+    return std::any_of(plan.entries.begin(), plan.entries.end(), [](const Entry& e) { return sweep::ended_badly(e.state); });
+  };
   if (a.status) {
     std::fputs(status_table(plan).c_str(), stdout);
-    return save() ? 0 : 1;
+    // --status only looks: it keeps what it learnt when something changed and the study can be
+    // written, and shows a study that is read-only to this user all the same.
+    if (sweep::plan_json(plan) != plan_as_read) (void)sweep::write_plan(plan_file, plan);
+    return some_run_failed() ? 5 : 0;
   }
   if (!save()) return 1;
 
@@ -408,14 +416,11 @@ int run_sweep(SweepArgs a) {
   }
   refresh(plan, study);
   if (!save()) return 1;
-  bool busy = false, failed = false;
-  for (const auto& e : plan.entries) {
-    busy |= sweep::in_flight(e.state);
-    failed |= e.state == State::failed || e.state == State::cancelled || e.state == State::timeout;
-  }
+  bool busy = false;
+  for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
   if (!busy || plan.launcher == "local") say(a, status_table(plan));
   if (!busy && !a.report_dir.empty() && !a.report_job) rc |= write_report(a, study);
-  return rc != 0 ? 1 : failed ? 5 : 0;
+  return rc != 0 ? 1 : some_run_failed() ? 5 : 0;
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ std::optional<std::string> flag_value(const std::vector<std::string>& args, std:
 
 struct LauncherCommand {
   std::optional<int> per_node, nodes, total;
+  std::string per_node_word;  // torchrun --nproc-per-node gpu|auto: counted from the node's devices
+  bool elastic_nodes = false;  // torchrun --nnodes MIN:MAX with MIN < MAX: known only as the job runs
   std::string program;  // set when COMMAND is a launcher
   std::string from;
   // A count in its arguments beyond any machine (model/limits.hpp), not taken: why. A count cut to
@@ -49,7 +51,11 @@ struct LauncherCommand {
 // A launcher argument's count, when it is one from 1 to `max`; else none, and `refused` says why.
 std::optional<int> launcher_count(std::string_view text, std::int64_t max, const std::string& what, std::string& refused) {
   auto v = parse_int(text);
-  if (!v || *v <= 0) return std::nullopt;  // "gpu", "auto", "1:4": not a count, or read otherwise
+  if (!v) return std::nullopt;  // "gpu", "auto": not a count, read otherwise
+  if (*v <= 0) {
+    refused = fmt::format("{} {} is no count of processes", what, *v);
+    return std::nullopt;
+  }
   if (*v > max) {
     refused = fmt::format("{} {} is beyond any machine (at most {})", what, *v, max);
     return std::nullopt;
@@ -72,12 +78,22 @@ LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<i
     auto n = flag_value(cmd, {"--nproc-per-node", "--nproc_per_node"});
     if (!n) return out;
     if (auto v = launcher_count(*n, limits::kMaxPerNode, prog + " --nproc-per-node", out.refused)) out.per_node = v;
-    else if ((*n == "gpu" || *n == "auto") && gpus_on_node) out.per_node = gpus_on_node;
-    if (auto nn = flag_value(cmd, {"--nnodes"})) {
-      auto text = nn->substr(nn->find(':') == std::string::npos ? 0 : nn->find(':') + 1);  // "MIN:MAX" → MAX
-      out.nodes = launcher_count(text, limits::kMaxNodes, prog + " --nnodes", out.refused);
+    else if (*n == "gpu" || *n == "auto") {
+      if (gpus_on_node) out.per_node = gpus_on_node;  // --gpus-per-node
+      else out.per_node_word = *n;
+    } else if (out.refused.empty()) {
+      out.refused = fmt::format("{} --nproc-per-node {} is no count torchrun takes", prog, *n);
     }
-    out.from = fmt::format("command: {} --nproc-per-node{}", prog, out.nodes ? " × --nnodes" : "");
+    if (auto nn = flag_value(cmd, {"--nnodes"})) {
+      // "MIN:MAX" is an elastic range: as many nodes as join, which only the running job knows.
+      const auto colon = nn->find(':');
+      auto most = launcher_count(nn->substr(colon == std::string::npos ? 0 : colon + 1), limits::kMaxNodes, prog + " --nnodes", out.refused);
+      const auto least = colon == std::string::npos ? std::optional<std::int64_t>(most) : parse_int(nn->substr(0, colon));
+      if (most && least == *most) out.nodes = most;
+      else if (most) out.elastic_nodes = true;
+    }
+    out.from = fmt::format("command: {} --nproc-per-node{}{}", prog, out.per_node_word.empty() ? "" : " " + out.per_node_word,
+                           out.nodes ? " × --nnodes" : "");
   } else if (prog == "mpirun" || prog == "mpiexec" || prog == "srun") {
     out.program = prog;
     auto n = flag_value(cmd, {"-n", "-np", "--np", "--ntasks"});
@@ -120,32 +136,39 @@ std::string utc_stamp() {
   return buf;
 }
 
-// The run folder for this job: <study>/<run id> unless another job's manifest is there already
-// (the same --run-id given to two jobs, or a rerun), then <run id>-2, -3, ...: the first that holds
-// no manifest or this job's. Every wrapper of one job shares its job key, so all of them reach
-// the same answer; without a launcher there is one wrapper, and any manifest is someone else's.
-// Returns the description of the job that held the planned folder, when it was taken.
-std::optional<std::string> claim_run_dir(RunPlan& plan, const RunOptions& o) {
+// Who holds a run folder that is not ours, for the warning: its manifest's job when written.
+std::string holder_of(const fs::path& dir, const RunPlan& plan) {
+  auto owner = read_manifest_owner(dir);
+  if (!owner) return "another run";
+  if (owner->job_key.empty())
+    return fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty() ? "without a scheduler" : "by " + owner->scheduler);
+  if (plan.job.job_key && owner->job_key == *plan.job.job_key) return fmt::format("an earlier run of job {}", owner->job_key);
+  return fmt::format("job {}", owner->job_key);
+}
+
+// The run folder for this launch: <study>/<run id> unless it holds anything else already (the
+// same --run-id given to two jobs, a rerun, the previous run of a batch script), then <run id>-2,
+// -3, ...: the first that is free or this launch's. Folders are claimed atomically
+// (claim_run_folder), so every wrapper of one launch reaches the same folder and two
+// invocations never share one. Returns who held the planned folder, when it was taken.
+Result<std::optional<std::string>> claim_run_dir(RunPlan& plan, const RunOptions& o) {
   const std::string base = plan.run_id;
   std::optional<std::string> taken_by;
   for (int k = 1; k < 10000; ++k) {
     const std::string id = k == 1 ? base : fmt::format("{}-{}", base, k);
     std::error_code ec;
     fs::path dir = fs::absolute(fs::path(o.study) / id, ec).lexically_normal();
-    auto owner = read_manifest_owner(dir);
-    const bool ours = !owner || (plan.job.job_key && owner->job_key == *plan.job.job_key);
-    if (ours) {
+    auto ours = claim_run_folder(dir, plan.job.launch_key);
+    if (!ours) return ours.error();
+    if (ours.value()) {
       plan.run_id = id;
       plan.run_dir = dir.string();
-      if (k > 1) plan.detected_from["run_id"] = fmt::format("{}, then -{}: '{}' holds another job", plan.detected_from.count("run_id") ? plan.detected_from["run_id"] : "job id", k, base);
+      if (k > 1) plan.detected_from["run_id"] = fmt::format("{}, then -{}: '{}' holds another run", plan.detected_from.count("run_id") ? plan.detected_from["run_id"] : "job id", k, base);
       return taken_by;
     }
-    if (!taken_by)
-      taken_by = owner->job_key.empty() ? fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty()
-                                                                              ? "without a scheduler" : "by " + owner->scheduler)
-                                        : fmt::format("job {}", owner->job_key);
+    if (!taken_by) taken_by = holder_of(dir, plan);
   }
-  return taken_by;
+  return Error{"no free run folder name (tried -2 to -9999)", (fs::path(o.study) / base).string()};
 }
 
 }  // namespace
@@ -178,10 +201,15 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   if (ec) p.run_dir = (fs::path(o.study) / p.run_id).string();
 
   // World size = GPUs (or ranks) of the whole job. Explicit flags win over detection.
-  auto gpus_on_node = o.gpus_per_node ? o.gpus_per_node : p.job.gpus_on_node;
-  auto launcher = launcher_in(o.command, gpus_on_node);
+  auto launcher = launcher_in(o.command, o.gpus_per_node);
   p.launcher = launcher.program;
   const std::int64_t nodes = launcher.nodes.value_or(o.nodes.value_or(p.job.ranks.value_or(1)));
+  if (launcher.elastic_nodes && !o.nodes && launcher.refused.empty()) {
+    // The nodes of an elastic torchrun are known to its workers (WORLD_SIZE) as the job runs.
+    if (p.job.detected_from["ranks"] == "WORLD_SIZE") launcher.per_node.reset(), launcher.per_node_word.clear();
+    else launcher.refused = fmt::format("{} --nnodes is an elastic range (how many nodes join is known only as the job runs)",
+                                        launcher.program);
+  }
   if (!o.world_size && launcher.per_node && *launcher.per_node * nodes > limits::kMaxWorldSize)
     launcher.refused = fmt::format("{} --nproc-per-node {} × {} nodes = {} GPUs is beyond any machine (at most {})",
                                    launcher.program, *launcher.per_node, nodes, *launcher.per_node * nodes, limits::kMaxWorldSize);
@@ -195,6 +223,9 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   } else if (launcher.per_node) {
     p.world_size = static_cast<int>(*launcher.per_node * nodes);
     p.detected_from["world_size"] = launcher.from + (launcher.nodes || nodes == 1 ? "" : " × wrappers");
+  } else if (!launcher.per_node_word.empty()) {
+    p.per_node_devices = RunPlan::PerNodeDevices{launcher.per_node_word, nodes,
+                                                 launcher.from + (launcher.nodes || nodes == 1 ? "" : " × wrappers")};
   } else if (launcher.total) {
     p.world_size = launcher.total;
     p.detected_from["world_size"] = launcher.from;
@@ -209,21 +240,56 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   return p;
 }
 
+void settle_per_node_devices(RunPlan& p, std::optional<int> gpus_seen) {
+  if (!p.per_node_devices) return;
+  const auto launch = *std::exchange(p.per_node_devices, std::nullopt);
+  const auto how = fmt::format("{} --nproc-per-node {}", p.launcher, launch.word);
+  std::int64_t per_node = 0;
+  std::string counted;
+  if (gpus_seen && *gpus_seen > 0) {
+    per_node = *gpus_seen;
+    counted = fmt::format("{} GPU{} seen on this node", per_node, per_node == 1 ? "" : "s");
+  } else if (launch.word == "auto" && gpus_seen) {
+    per_node = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));  // torchrun's own choice without a GPU
+    counted = fmt::format("no GPU: {} CPUs", per_node);
+  } else {
+    p.world_size_warning = fmt::format("the command's {}: {}; the run's world size is left unknown (give --world-size)", how,
+                                       gpus_seen ? "no GPU is seen on this node" : "this wrapper does not count the node's GPUs");
+    return;
+  }
+  if (per_node * launch.nodes > limits::kMaxWorldSize) {
+    p.world_size_warning = fmt::format("the command's {} × {} nodes = {} is beyond any machine; the run's world size is left unknown "
+                                       "(give --world-size)", how, launch.nodes, per_node * launch.nodes);
+    return;
+  }
+  p.world_size = static_cast<int>(per_node * launch.nodes);
+  p.detected_from["world_size"] = fmt::format("{} ({})", launch.from, counted);
+}
+
 int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
+  open_closed_standard_fds();
+  ignore_broken_pipes();
   // Before any thread exists: the sampler thread must never take a signal meant for the child.
   block_forwarded_signals();
   RunPlan plan = plan_run(o, env);
   const std::string planned_dir = plan.run_dir;
-  const auto taken_by = claim_run_dir(plan, o);
+  const auto claimed = claim_run_dir(plan, o);
+  if (!claimed) {
+    std::fprintf(diag, "scalelens run: error: %s: %s\n", claimed.error().path.c_str(), claimed.error().message.c_str());
+    return 1;
+  }
+  const auto& taken_by = claimed.value();
   const fs::path dir = plan.run_dir;
   const bool writes_manifest = plan.job.rank == 0;
   if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
-  if (plan.world_size_warning && writes_manifest) std::fprintf(diag, "scalelens run: warning: %s\n", plan.world_size_warning->c_str());
   // Not under --quiet: two jobs under one name is a mistake worth hearing of.
-  if (taken_by && writes_manifest)
-    std::fprintf(diag, "scalelens run: warning: %s already holds %s (run ids name one job each); recording this %s in %s\n",
-                 planned_dir.c_str(), taken_by->c_str(), plan.job.job_key ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
+  if (taken_by && writes_manifest) {
+    // "this job, K," unless the holder is an earlier run of the same job (a batch script's runs).
+    const bool other_job = plan.job.job_key && taken_by->find(*plan.job.job_key) == std::string::npos;
+    std::fprintf(diag, "scalelens run: warning: %s already holds %s (a run folder holds one run); recording this %s in %s\n",
+                 planned_dir.c_str(), taken_by->c_str(), other_job ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
                  dir.c_str());
+  }
 
   if (auto ok = prepare_run_folder(dir, plan.host); !ok) {
     std::fprintf(diag, "scalelens run: error: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
@@ -258,6 +324,9 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   std::unique_ptr<monitor::Sampler> sampler;
   NodeRecordData node;
   node.host = plan.host;
+  // The GPUs this node's jobs may use, as counted for torchrun --nproc-per-node gpu|auto: the
+  // sampler's selection; else SLURM's count when this wrapper does not sample.
+  std::optional<int> gpus_seen = plan.job.gpus_on_node;
   if (lock.value()) {
     std::map<std::string, std::string> missing;
     auto source = monitor::open_gpu_source(o.gpu_source);
@@ -267,11 +336,13 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
       gpu = std::move(source.value());
       auto visible = monitor::select_visible(gpu->devices(), std::string(gpu->kind()), env);
       selected = visible.positions;
+      gpus_seen = static_cast<int>(selected.size());
       if (!visible.unknown.empty())
         missing["gpu_selection"] = fmt::format("{} names '{}', which matches no GPU; later entries are ignored", visible.from, visible.unknown.front());
       if (!visible.from.empty()) plan.detected_from["gpus_sampled"] = visible.from;
     } else {
       missing["gpu"] = source.error().message;
+      if (o.gpu_source != "none" && !gpus_seen) gpus_seen = 0;  // no library or driver: no GPU for the job either
       // Asked for by name, a source that cannot open is worth hearing of before the job ends
       // (under auto, a node without GPUs is no news: the manifest's "missing" says so).
       if (o.gpu_source != "auto" && o.gpu_source != "none")
@@ -296,6 +367,9 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     if (auto ok = write_node_record(dir, node); !ok)
       std::fprintf(diag, "scalelens run: warning: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
   }
+
+  settle_per_node_devices(plan, gpus_seen);
+  if (plan.world_size_warning && writes_manifest) std::fprintf(diag, "scalelens run: warning: %s\n", plan.world_size_warning->c_str());
 
   ManifestData m;
   m.run_id = plan.run_id;

@@ -39,6 +39,14 @@ struct RunPlan {
   std::optional<int> world_size;
   // Why the world size is unknown though the command names a launcher's counts (ones beyond any machine).
   std::optional<std::string> world_size_warning;
+  // `torchrun --nproc-per-node gpu|auto`: processes per node = the node's devices, counted once
+  // the sampler has looked (settle_per_node_devices); the world size is unset until then.
+  struct PerNodeDevices {
+    std::string word;     // "gpu" or "auto"
+    std::int64_t nodes;   // × this
+    std::string from;     // the argument, for detected_from
+  };
+  std::optional<PerNodeDevices> per_node_devices;
   // The launcher COMMAND is ("torchrun", "mpirun" …) when the wrapper wraps one: its rank record
   // then stands for a node's wrapper, not for a training rank. Empty when the wrapper is a rank.
   std::string launcher;
@@ -46,6 +54,12 @@ struct RunPlan {
 };
 
 RunPlan plan_run(const RunOptions& options, const EnvMap& env);
+
+// Settles a plan's per_node_devices: `gpus_seen` is the GPUs this node's sampler selected (as
+// CUDA_VISIBLE_DEVICES and SLURM's GPU list leave them; 0 when no GPU library or driver answers),
+// nullopt when this wrapper did not look. torchrun's `gpu` is that count; `auto` is it, or the
+// node's CPUs when there is no GPU. Without a count the world size stays unknown, with a warning.
+void settle_per_node_devices(RunPlan& plan, std::optional<int> gpus_seen);
 
 // Runs the whole thing; returns the wrapper's exit status (the child's, 128+signal when a
 // signal ended it, 1 when the run folder cannot be written, 126/127 when the command cannot

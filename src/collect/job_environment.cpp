@@ -169,15 +169,31 @@ JobEnvironment detect_job(const EnvMap& env) {
       job.detected_from["run_id"] = step ? "SLURM_JOB_ID+SLURM_STEP_ID" : "SLURM_JOB_ID";
     }
   }
+  // The ranks of one node share their launcher process (the parent), which names that launch.
+  const pid_t parent = ::getppid();
+  const std::string parent_key = fmt::format("{}-{}", parent, process_start(parent));
+  const bool several_ranks = (mpich || intelmpi || torchrun) && job.ranks.value_or(1) > 1;
   if (!job.job_key && (mpich || intelmpi || (torchrun && job.ranks.value_or(1) > 1))) {
-    // Hydra (MPICH, Intel MPI) and torchrun without --rdzv-id export no job-wide id. The ranks of
-    // one node share their launcher process (the parent), which gives a key within that node.
-    pid_t parent = ::getppid();
-    job.job_key = fmt::format("{}-{}-{}", job.scheduler, parent, process_start(parent));
+    // Hydra (MPICH, Intel MPI) and torchrun without --rdzv-id export no job-wide id.
+    job.job_key = fmt::format("{}-{}", job.scheduler, parent_key);
     job.detected_from["run_id"] = "parent process id";
     job.job_key_warning = fmt::format(
         "{} exports no job-wide id: wrappers on other nodes would write other run folders; pass --run-id "
         "(the same value on every node) for a multi-node job", job.scheduler);
+  }
+  const bool batch_step = slurm && !get(env, "SLURM_STEP_ID") && job.job_key == "slurm-" + *get(env, "SLURM_JOB_ID") + ".batch";
+  if (job.job_key && !batch_step) {
+    job.launch_key = *job.job_key;
+  } else if (job.job_key && several_ranks) {
+    // A launcher inside the batch step starts its ranks on this one node, as children of itself.
+    job.launch_key = fmt::format("{}-{}", *job.job_key, parent_key);
+  } else {
+    // The launch's only wrapper: nothing to share, so no other invocation may join its folder.
+    // (Host too: run folders may be on a file system that several nodes share.)
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const pid_t self = ::getpid();
+    job.launch_key = fmt::format("process-{}-{}-{}", host, self, process_start(self));
   }
   return job;
 }

@@ -20,6 +20,11 @@ struct JobEnvironment {
   // A key that all wrappers of this job share (e.g. "slurm-123.0"); none outside a launcher.
   std::optional<std::string> job_key;
   std::optional<std::string> job_key_warning;  // set when the key only holds within one node
+  // Who may share the run folder: the same for every wrapper of this one launch and for no other
+  // invocation. The job key where it names one launch; narrowed to the launching process in
+  // SLURM's batch step (every run of a batch script or salloc shell has the key slurm-J.batch);
+  // this process alone where it is its launch's only wrapper.
+  std::string launch_key;
   int rank = 0;
   std::optional<int> local_rank, ranks, local_ranks, nodes, gpus_on_node;
   std::vector<std::string> hosts;  // from a SLURM node list, expanded

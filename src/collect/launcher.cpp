@@ -29,6 +29,8 @@ namespace {
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP, SIGQUIT};
 sigset_t g_original_mask;
 bool g_blocked = false;
+sighandler_t g_inherited_sigpipe = SIG_DFL;
+bool g_sigpipe_ignored = false;
 
 sigset_t waited_set() {
   sigset_t set;
@@ -45,6 +47,25 @@ void block_forwarded_signals() {
   sigset_t set = waited_set();
   pthread_sigmask(SIG_BLOCK, &set, &g_original_mask);
   g_blocked = true;
+}
+
+void ignore_broken_pipes() {
+  if (g_sigpipe_ignored) return;
+  g_inherited_sigpipe = ::signal(SIGPIPE, SIG_IGN);
+  if (g_inherited_sigpipe == SIG_ERR) g_inherited_sigpipe = SIG_DFL;
+  g_sigpipe_ignored = true;
+}
+
+void open_closed_standard_fds() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The lowest free number is `fd` itself, the lower ones being open by now.
+    int null_fd = ::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+    if (null_fd >= 0 && null_fd != fd) {
+      ::dup2(null_fd, fd);
+      ::close(null_fd);
+    }
+  }
 }
 
 namespace {
@@ -138,6 +159,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
       ::tcsetpgrp(terminal, ::getpid());
     }
     for (int s : kForwarded) ::signal(s, SIG_DFL);
+    if (g_sigpipe_ignored) ::signal(SIGPIPE, g_inherited_sigpipe);  // as the command would have it without us
     ::pthread_sigmask(SIG_SETMASK, &g_original_mask, nullptr);
     // A failed chdir reports its errno negated, to tell it from a failed exec.
     int err = 0;

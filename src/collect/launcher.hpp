@@ -14,6 +14,15 @@ namespace scalelens::collect {
 // Call before starting any thread. The child gets the mask as it was before.
 void block_forwarded_signals();
 
+// Ignores SIGPIPE in this process: a closed pipe on stderr then fails a message with EPIPE
+// instead of killing the wrapper before its command starts. The child gets back the disposition
+// this process was started with.
+void ignore_broken_pipes();
+
+// Opens /dev/null onto whichever of fds 0, 1, 2 is closed: otherwise the next files opened (the
+// run folder's) would get those numbers and the wrapper's messages would be written into them.
+void open_closed_standard_fds();
+
 struct ChildOutcome {
   int status = 0;     // the exit status for the wrapper: the child's code, 128+signal if killed
   bool ran = false;   // false: it could not be started (status 126/127 as in a shell)

@@ -27,6 +27,29 @@ std::string safe_component(std::string_view s) {
   return out;
 }
 
+Result<bool> claim_run_folder(const fs::path& dir, const std::string& launch_key) {
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);
+  if (ec) return Error{fmt::format("cannot create the folder: {}", ec.message()), dir.parent_path().string()};
+  const fs::path owner_file = dir / ".owner";
+  // Made aside and renamed into place: a folder never exists without its owner, so a wrapper that
+  // finds it need not wait to learn whose it is. rename() fails when the name holds a non-empty folder.
+  std::random_device rd;
+  const fs::path aside = dir.parent_path() / fmt::format(".{}.claim-{}-{}", dir.filename().string(), ::getpid(), rd());
+  if (!fs::create_directory(aside, ec) || ec)
+    return Error{fmt::format("cannot create the folder: {}", ec ? ec.message() : "it exists"), aside.string()};
+  const std::string owner_text = launch_key + "\n";
+  auto written = write_file_atomic(aside / ".owner", owner_text);
+  if (written && ::rename(aside.c_str(), dir.c_str()) == 0) return true;
+  const int err = errno;
+  fs::remove_all(aside, ec);
+  if (!written) return Error{fmt::format("cannot write files in the study folder: {}", written.error().message), dir.parent_path().string()};
+  if (err != EEXIST && err != ENOTEMPTY && err != EISDIR && err != ENOTDIR)
+    return Error{fmt::format("cannot create the folder: {}", errno_text(err)), dir.string()};
+  auto owner = read_file(owner_file);
+  return owner && owner.value() == owner_text;
+}
+
 Result<bool> prepare_run_folder(const fs::path& dir, const std::string& host) {
   for (const auto& sub : {dir, dir / "ranks", dir / "traces", dir / "nodes" / host}) {
     std::error_code ec;

@@ -15,6 +15,12 @@ namespace scalelens::collect {
 // A name that is safe as one path component on any file system: [A-Za-z0-9._-], others '_'.
 std::string safe_component(std::string_view s);
 
+// Claims <dir> for one launch: it appears, atomically, holding .owner with `launch_key`
+// (JobEnvironment::launch_key). True when the folder is this launch's (made now, or by another
+// wrapper of it); false when it exists and belongs to anything else (another launch, an older
+// scalelens, a user's folder). Of two invocations racing for one name, exactly one gets it.
+Result<bool> claim_run_folder(const std::filesystem::path& dir, const std::string& launch_key);
+
 // Creates <dir>, ranks/, traces/ and nodes/<host>/, and proves that files can be written there
 // (a full disk or a read-only folder is an error now, not at the end of a day's training).
 Result<bool> prepare_run_folder(const std::filesystem::path& dir, const std::string& host);

@@ -62,7 +62,7 @@ std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, co
   for (const auto& [nodes, per_node] : shapes)
     for (int r = 1; r <= sizes.repeats; ++r) {
       Entry e;
-      e.label = label;
+      e.label = one_line(label);  // it goes into job scripts and the commands' placeholders
       e.nodes = nodes;
       e.tasks_per_node = per_node;
       e.tasks = nodes * per_node;
@@ -93,11 +93,17 @@ std::string shell_line(const std::vector<std::string>& argv) {
 
 Result<std::string> job_script(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens,
                                const std::string& template_text) {
-  const std::string run = shell_line(run_argv(plan, e, study, scalelens));
+  // The label is free text: on one line in a script (a line break would end the #SBATCH header
+  // and start a command; plan_entries makes it so, a plan written before may not have).
+  Entry one = e;
+  one.label = one_line(e.label);
+  const std::string run = shell_line(run_argv(plan, one, study, scalelens));
   if (!template_text.empty()) {
     if (template_text.find("{scalelens_run}") == std::string::npos && template_text.find("{command}") == std::string::npos)
       return Error{"the template has neither {scalelens_run} nor {command}: nothing would run the measured command", plan.template_file};
-    std::string text = substitute(template_text, e);
+    Entry quoted = one;  // {label} may stand in a command
+    quoted.label = shell_quote(one.label);
+    std::string text = substitute(template_text, quoted);
     for (const char* key : {"{scalelens_run}", "{command}"})
       for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + run.size()))
         text.replace(at, std::string_view(key).size(), run);
@@ -107,7 +113,7 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
     return text;
   }
   std::string s = "#!/bin/bash\n";
-  s += fmt::format("# scalelens sweep: {} of label {} on {} node(s) x {} task(s), repeat {}\n", e.run_id, e.label, e.nodes,
+  s += fmt::format("# scalelens sweep: {} of label {} on {} node(s) x {} task(s), repeat {}\n", one.run_id, one.label, e.nodes,
                    e.tasks_per_node, e.repeat);
   s += fmt::format("#SBATCH --job-name={}\n", shell_quote("sl-" + e.run_id));
   s += fmt::format("#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n", e.nodes, e.tasks_per_node);
@@ -121,7 +127,11 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
 
 namespace dom = simdjson::dom;
 
-Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
+// A plan is about 500 bytes an entry, a manifest a few KiB: far more is not one scalelens wrote.
+constexpr std::size_t kMaxPlanBytes = std::size_t{256} << 20;
+constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 20;
+
+std::string plan_json(const Plan& plan) {
   JsonWriter w;
   w.begin_object().key("schema").value(kSweepSchema).key("launcher").value(plan.launcher);
   w.key("sbatch_args").begin_array();
@@ -142,11 +152,13 @@ Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) {
   w.end_array().end_object();
   std::string text = w.take();
   text += '\n';
-  return write_file_atomic(file, text);
+  return text;
 }
 
+Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan) { return write_file_atomic(file, plan_json(plan)); }
+
 Result<Plan> read_plan(const std::filesystem::path& file) {
-  auto text = read_file(file);
+  auto text = read_regular_file(file, kMaxPlanBytes);
   if (!text) return Error{text.error().message, file.string()};
   auto bad = [&](const std::string& why) { return Error{"not a sweep plan scalelens can use: " + why, file.string()}; };
   dom::parser parser;
@@ -211,7 +223,7 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
 }
 
 std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status) {
-  auto text = read_file(study / e.run_id / "scalelens.json");
+  auto text = read_regular_file(study / e.run_id / "scalelens.json", kMaxManifestBytes);
   if (!text) return std::nullopt;
   dom::parser parser;
   dom::element root;

@@ -19,6 +19,8 @@ std::string_view state_name(State s);
 std::optional<State> state_from_name(std::string_view s);
 // Waiting for the scheduler: submitted or running.
 inline bool in_flight(State s) { return s == State::submitted || s == State::running; }
+// Ended without success: failed, cancelled or timed out (exit 5, "some run failed").
+inline bool ended_badly(State s) { return s == State::failed || s == State::cancelled || s == State::timeout; }
 
 struct Entry {
   std::string run_id, label;
@@ -55,7 +57,8 @@ struct Sizes {
 
 // The entries of a label's sweep, in order of size then repeat, with run ids
 // "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name) and the command's placeholders filled:
-// {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}.
+// {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}. The label is kept on one
+// line (one_line): it goes into job scripts.
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command);
 // The GPUs of the largest shape `sizes` plans, in 64 bits (each count is in range, their product
 // may not be), for the caller to hold to model/limits.hpp before planning.
@@ -75,6 +78,8 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
                                const std::string& template_text);
 
 Result<Plan> read_plan(const std::filesystem::path& file);
+// sweep.json's text for `plan` (what write_plan writes).
+std::string plan_json(const Plan& plan);
 Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan);
 
 // What the run folder says of an entry: done (complete, exit 0), failed (complete, another exit),

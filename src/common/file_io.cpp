@@ -287,6 +287,36 @@ Result<std::string> drop_bom(Result<std::string> text) {
 }
 }  // namespace
 
+Result<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  namespace fs = std::filesystem;
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), path.string()};
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), path.string()};
+  if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", path.string()};
+  if (!S_ISREG(st.st_mode)) {
+    const auto type = S_ISFIFO(st.st_mode) ? fs::file_type::fifo : S_ISSOCK(st.st_mode) ? fs::file_type::socket
+                      : S_ISBLK(st.st_mode) ? fs::file_type::block : fs::file_type::character;
+    return Error{fmt::format("{}, not a regular file; refused", special_file_kind(type)), path.string()};
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    return Error{fmt::format("{} bytes, more than such a file holds (at most {}); refused", st.st_size, max_bytes), path.string()};
+  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t have = 0;
+  while (have < out.size()) {
+    ssize_t n = ::read(f.fd, out.data() + have, out.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error{fmt::format("cannot read: {}", errno_text(errno)), path.string()};
+    }
+    if (n == 0) break;  // it shrank while being read: what is there is what counts
+    have += static_cast<std::size_t>(n);
+  }
+  out.resize(have);
+  return out;
+}
+
 Result<std::string> read_file(const std::filesystem::path& path) {
   auto raw = read_up_to(path, static_cast<std::size_t>(-1) / 2);
   if (!raw) return raw;

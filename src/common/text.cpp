@@ -61,6 +61,13 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   return v;
 }
 
+std::string one_line(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  return out;
+}
+
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -61,6 +61,11 @@ class LineCursor {
 // (none of the formats we read produce them).
 void split_csv(std::string_view line, std::vector<std::string_view>& out, char sep = ',');
 
+// Text on one line: every control character (below 0x20) a space. For text written into a line
+// of a file that other programs read line by line (a .dat file, a gnuplot command, a job script),
+// where a line break would start a line of its own.
+std::string one_line(std::string_view s);
+
 // `s` safe to print on a terminal: control characters (C0, DEL, C1 such as ESC and CSI) shown as
 // \n, \t, \x1b, \u009b, so that a label, run id or file name cannot clear the screen, move the
 // cursor or forge lines. Only for terminal output; JSON keeps the text intact.

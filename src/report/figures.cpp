@@ -21,22 +21,14 @@
 #include "common/json.hpp"
 #include "common/parallel.hpp"
 #include "common/subprocess.hpp"
+#include "common/text.hpp"
 #include "report/report_html.hpp"
 
 namespace scalelens {
 
-namespace {
-
-// Text on one line: every control character a space. A line break would start a line of data in a
+// Labels go through one_line (common/text.hpp): a line break would start a line of data in a
 // .dat file (a label "ddp\n1 1000" drew a point at 1000, blank lines shifted the blocks `index`
 // selects) or end a gnuplot command, and gnuplot cuts its line at a NUL.
-std::string one_line(const std::string& s) {
-  std::string out;
-  for (char c : s) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-  return out;
-}
-
-}  // namespace
 
 std::string gnuplot_quote(const std::string& s) {
   std::string out = "'";

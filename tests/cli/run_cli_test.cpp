@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include <simdjson.h>
@@ -28,8 +29,13 @@ namespace {
 
 const std::string kRecording = std::string(SCALELENS_TEST_DATA) + "/replay/a100x2-gpu.csv";
 
-// Starts the scalelens binary with `args` and extra environment; returns its pid.
-pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
+// Standard descriptors of the spawned wrapper: {target, source}, source -1 = closed.
+using FdPlan = std::vector<std::pair<int, int>>;
+
+// Starts the scalelens binary with `args` and extra environment; returns its pid. Standard input
+// is /dev/null, the others are this process's unless `fds` says otherwise.
+pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {},
+                      const FdPlan& fds = {}) {
   std::vector<std::string> argv_s{SCALELENS_BIN};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -55,6 +61,10 @@ pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<st
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  for (auto [target, source] : fds) {
+    if (source < 0) posix_spawn_file_actions_addclose(&fa, target);
+    else posix_spawn_file_actions_adddup2(&fa, source, target);
+  }
   EXPECT_EQ(posix_spawn(&pid, SCALELENS_BIN, &fa, nullptr, argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&fa);
   return pid;
@@ -442,4 +452,123 @@ TEST(RunCli, SameRunIdForTwoJobsIsNotMerged) {
   IngestOptions in;
   in.inputs = {study.string()};
   EXPECT_EQ(ingest(in).runs.size(), 3u);
+}
+
+// Invocations started at once with one --run-id: each gets a folder of its own (r, r-2, ...), never
+// one shared by two, which the report would read as one run with double the throughput.
+TEST(RunCli, ConcurrentInvocationsWithOneRunIdGetOneFolderEach) {
+  ScratchDir d;
+  constexpr int kRuns = 6;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kRuns; ++i)
+    pids.push_back(spawn_scalelens({"run", "-q", "--study", (d / "runs").string(), "--label", "race", "--run-id", "r",
+                                    "--gpu-source", "none", "--no-host", "--", "sleep", "0.3"}));
+  for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
+  std::set<std::string> names;
+  for (const auto& f : run_folders(d / "runs")) {
+    names.insert(f.filename().string());
+    EXPECT_TRUE(std::filesystem::exists(f / "ranks/0.json")) << f;
+    EXPECT_EQ(count_lines(slurp(f / "scalelens.json"), "\"status\":\"complete\""), 1u) << f;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"r", "r-2", "r-3", "r-4", "r-5", "r-6"}));
+  IngestOptions in;
+  in.inputs = {(d / "runs").string()};
+  EXPECT_EQ(ingest(in).runs.size(), static_cast<std::size_t>(kRuns));
+}
+
+// In a SLURM batch script (or salloc shell) every run outside srun has the key slurm-J.batch:
+// consecutive runs there are separate runs, while the ranks of one launcher started from it
+// (MPICH's Hydra, here the test process as their common parent) still share a folder.
+TEST(RunCli, ConsecutiveRunsInOneBatchScriptGetTwoFolders) {
+  ScratchDir d;
+  auto study = d / "runs";
+  const std::string batch_env = "unset SLURM_STEP_ID OMPI_COMM_WORLD_RANK PMI_RANK RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; "
+                                "SLURM_JOB_ID=777 SLURM_NTASKS=1 SCALELENS_HOST=n01";
+  for (int i = 0; i < 2; ++i) {
+    auto r = run_scalelens("run --study " + quoted(study) + " --label b --gpu-source none --no-host -- true", batch_env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_TRUE(std::filesystem::exists(study / "b-slurm-777.batch/ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(study / "b-slurm-777.batch-2/ranks/0.json"));
+  EXPECT_EQ(run_folders(study).size(), 2u);
+
+  std::vector<pid_t> pids;
+  for (int r = 0; r < 2; ++r)
+    pids.push_back(spawn_scalelens({"run", "-q", "--study", (d / "mpich").string(), "--label", "m", "--gpu-source", "none",
+                                    "--no-host", "--", "true"},
+                                   {"SLURM_JOB_ID=777", "PMI_RANK=" + std::to_string(r), "PMI_SIZE=2", "SCALELENS_HOST=n01"}));
+  for (auto p : pids) EXPECT_EQ(wait_status(p), 0);
+  ASSERT_EQ(run_folders(d / "mpich").size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(d / "mpich/m-slurm-777.batch/ranks/0.json"));
+  EXPECT_TRUE(std::filesystem::exists(d / "mpich/m-slurm-777.batch/ranks/1.json"));
+}
+
+// A wrapper whose stderr is a pipe nobody reads (`scalelens run … 2>&1 | true`) once died of
+// SIGPIPE at its first message, before the command started, leaving the manifest "running".
+// Now it runs the command, completes the run, and the command gets SIGPIPE's default disposition.
+TEST(RunCli, StderrAClosedPipeStillRunsTheCommandWithSigpipeAsItWas) {
+  ScratchDir d;
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ::close(pipe_fds[0]);  // no reader: a write gets SIGPIPE
+  auto ignored = d / "sigign";
+  pid_t w = spawn_scalelens({"run", "--study", (d / "runs").string(), "--run-id", "p9", "--gpu-source", "none", "--no-host",
+                             "--", "sh", "-c", "grep SigIgn /proc/self/status > '" + ignored.string() + "'"},
+                            {}, {{2, pipe_fds[1]}});
+  ::close(pipe_fds[1]);
+  ASSERT_EQ(wait_status(w), 0);
+  EXPECT_NE(slurp(d / "runs/p9/scalelens.json").find("\"status\":\"complete\""), std::string::npos);
+  auto line = slurp(ignored);
+  ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
+  const auto mask = std::stoull(std::string(trim(line.substr(7))), nullptr, 16);
+  EXPECT_EQ(mask & (1ull << (SIGPIPE - 1)), 0u) << "the command must not inherit an ignored SIGPIPE: " << line;
+}
+
+// With stdout and stderr closed (`>&- 2>&-`) the run folder's first files got fds 1 and 2, and
+// the wrapper's messages were written into host.csv and sampler.lock.
+TEST(RunCli, ClosedStdoutAndStderrKeepMessagesOutOfTheRunFiles) {
+  ScratchDir d;
+  pid_t w = spawn_scalelens({"run", "--study", (d / "runs").string(), "--run-id", "closed", "--interval", "0.01",
+                             "--gpu-source", "replay:" + kRecording, "--", "sh", "-c", "printf '%s-%s\\n' from-the command; sleep 0.2"},
+                            {}, {{1, -1}, {2, -1}});
+  ASSERT_EQ(wait_status(w), 0);
+  auto run = d / "runs/closed";
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(run)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    auto text = slurp(e.path());
+    EXPECT_EQ(text.find("recording to"), std::string::npos) << e.path() << ": " << text;
+    EXPECT_EQ(text.find("from-the-command"), std::string::npos) << e.path() << ": " << text;
+  }
+  EXPECT_GE(files, 6u);  // manifest, rank record, epochs, steps, gpu.csv, host.csv, node.json, lock
+  IngestOptions in;
+  in.inputs = {(d / "runs").string()};
+  Study s = ingest(in);
+  ASSERT_EQ(s.runs.size(), 1u);
+  for (const auto& diag : s.diagnostics) EXPECT_NE(diag.code, "bad-lines") << diag.message;
+}
+
+// A wrapped `torchrun --nproc-per-node gpu` runs one process per GPU the job may use: the GPUs
+// the sampler selects on the node (here CUDA_VISIBLE_DEVICES leaves one of the recording's two),
+// not world size 1 beside gpus_per_node 2.
+TEST(RunCli, TorchrunNprocPerNodeGpuCountsTheSelectedGpus) {
+  ScratchDir d;
+  d.write("bin/torchrun", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(d / "bin/torchrun", std::filesystem::perms::owner_all);
+  auto r = run_scalelens("run --study " + quoted(d / "runs") + " --run-id g --gpu-source replay:" + kRecording +
+                             " -- torchrun --nnodes 2 --nproc-per-node gpu train.py",
+                         "unset SLURM_JOB_ID SLURM_GPUS_ON_NODE RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; PATH=" +
+                             quoted(d / "bin") + ":/usr/bin:/bin CUDA_VISIBLE_DEVICES=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto manifest = slurp(d / "runs/g/scalelens.json");
+  EXPECT_NE(manifest.find("\"world_size\":2,"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"world_size\":\"command: torchrun --nproc-per-node gpu × --nnodes (1 GPU seen on this node)\""),
+            std::string::npos) << manifest;
+  auto elastic = run_scalelens("run --study " + quoted(d / "runs") + " --run-id e --gpu-source none -- torchrun --nnodes 1:4 "
+                               "--nproc-per-node 4 train.py",
+                               "unset SLURM_JOB_ID RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; PATH=" + quoted(d / "bin") + ":/usr/bin:/bin");
+  ASSERT_EQ(elastic.exit_code, 0) << elastic.err;
+  EXPECT_NE(elastic.err.find("warning: the command's torchrun --nnodes is an elastic range"), std::string::npos) << elastic.err;
+  EXPECT_EQ(slurp(d / "runs/e/scalelens.json").find("\"world_size\":"), std::string::npos);
 }

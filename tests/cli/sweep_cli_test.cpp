@@ -5,6 +5,8 @@
 // tests cannot skip.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <simdjson.h>
 
 #include <chrono>
@@ -386,3 +388,90 @@ TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
 }
 
 }  // namespace
+
+// A label with line breaks split the job script's comment line: the rest became a command (here
+// one that writes a file) and ended the #SBATCH header. In scripts the label is one line, and
+// shell-quoted where a template puts it in a command.
+TEST(SweepCli, ALabelWithLineBreaksStaysOneLineOfTheJobScript) {
+  ScratchDir dir;
+  const std::string label = "ddp\ntouch " + (dir / "injected").string() + "\n#";
+  auto ours = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label " + quoted(fs::path(label)) +
+                            " --nodes 2 --launcher slurm --dry-run -- ./train");
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  auto tmpl = dir.write("site.sbatch", "#!/bin/bash\n#SBATCH --comment={label}\necho {label}\n{scalelens_run}\n");
+  auto site = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label " + quoted(fs::path(label)) +
+                            " --nodes 2 --launcher slurm --dry-run --template " + quoted(tmpl) + " -- ./train");
+  ASSERT_EQ(site.exit_code, 0) << site.err;
+  for (const std::string& out : {ours.out, site.out}) {
+    const auto script = out.substr(out.find('\n', out.find("# ---- ")) + 1);
+    std::size_t last_sbatch = 0, first_command = std::string::npos, at = 0;
+    for (std::size_t n = 0; at < script.size(); ++n) {
+      const auto end = script.find('\n', at);
+      const auto line = script.substr(at, end - at);
+      EXPECT_NE(line.rfind("touch ", 0), 0u) << "a line of the label became a command:\n" << script;
+      if (line.rfind("#SBATCH", 0) == 0) last_sbatch = n;
+      else if (!line.empty() && line[0] != '#' && first_command == std::string::npos) first_command = n;
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    EXPECT_LT(last_sbatch, first_command) << "every #SBATCH line before the first command:\n" << script;
+    auto file = dir.write("job.sh", script);
+    EXPECT_EQ(run_command("bash -n " + quoted(file)).exit_code, 0) << script;
+  }
+  EXPECT_NE(site.out.find("echo 'ddp touch "), std::string::npos) << site.out;
+}
+
+// --status once waited for ever on a sweep.json that is a FIFO, and read a link to /dev/zero until
+// memory ran out: the state file is read only when it is a regular file, and the refusal names it.
+TEST(SweepCli, AStateFileThatIsAPipeOrADeviceIsRefusedByName) {
+  ScratchDir dir;
+  fs::create_directories(dir / "fifo");
+  ASSERT_EQ(::mkfifo((dir / "fifo/sweep.json").c_str(), 0644), 0);
+  fs::create_directories(dir / "zero");
+  fs::create_symlink("/dev/zero", dir / "zero/sweep.json");
+  for (const auto& [study, kind] : {std::pair{"fifo", "a named pipe (FIFO)"}, std::pair{"zero", "a character device"}}) {
+    auto r = run_scalelens("sweep --study " + quoted(dir / study) + " --status", "timeout 20");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find((dir / study / "sweep.json").string() + ": " + kind + ", not a regular file"), std::string::npos) << r.err;
+  }
+}
+
+// --status exited 0 with failed runs (the exit codes say 5: some run failed), and on a study it
+// could not write it failed with "cannot write" instead of showing what it knows. It only looks:
+// sweep.json is rewritten when something changed and the study can be written.
+TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  auto r = run_scalelens("sweep --study " + quoted(study) + " --label sh --tasks 1 --launcher local --no-mpirun -q -- sh -c 'exit 3'",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 5) << r.out << r.err;
+  const auto plan_file = study / "sweep.json";
+  struct stat before {}, after {};
+  ASSERT_EQ(::stat(plan_file.c_str(), &before), 0);
+  auto status = run_scalelens("sweep --study " + quoted(study) + " --status");
+  EXPECT_EQ(status.exit_code, 5) << status.out << status.err;
+  ASSERT_EQ(::stat(plan_file.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino) << "nothing changed: sweep.json is not rewritten";
+
+  // The plan still says running; the run folder says it failed; the study is read-only to us.
+  auto text = read(plan_file);
+  const auto at = text.find("\"state\":\"failed\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 16, "\"state\":\"running\"");
+  std::ofstream(plan_file, std::ios::trunc) << text;
+  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  // Root writes anywhere: then the look is taken as another user, to whom the study is read-only.
+  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  auto looked = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
+  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  EXPECT_EQ(looked.exit_code, 5) << looked.out << looked.err;
+  EXPECT_EQ(looked.err, "");
+  const auto row = looked.out.find("sh-1n1t-r1");
+  ASSERT_NE(row, std::string::npos) << looked.out;
+  EXPECT_NE(looked.out.substr(row, looked.out.find('\n', row) - row).find("failed"), std::string::npos) << looked.out;
+  EXPECT_EQ(read(plan_file), text) << "a read-only study is left as it was";
+  // Writable again: what --status learnt is kept.
+  EXPECT_EQ(run_scalelens("sweep --study " + quoted(study) + " --status").exit_code, 5);
+  EXPECT_NE(read(plan_file).find("\"state\":\"failed\""), std::string::npos);
+}

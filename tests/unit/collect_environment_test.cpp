@@ -1,6 +1,8 @@
 // Job detection from launcher variables (the real-process versions are in tests/cli/run_cli_test.cpp).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "collect/collect_run.hpp"
 #include "collect/job_environment.hpp"
 
@@ -121,4 +123,46 @@ TEST(RunPlan, WorldSizeFromAWrappedTorchrunAndFlagsWin) {
   EXPECT_EQ(p.detected_from["world_size"], "--world-size");
   EXPECT_EQ(p.label, "ddp fp16/x");
   EXPECT_EQ(p.run_id.rfind("ddp_fp16_x-", 0), 0u) << p.run_id;  // a safe folder name
+}
+
+// torchrun --nproc-per-node gpu|auto was recorded as world size 1 (no SLURM_GPUS_ON_NODE), an
+// elastic --nnodes 1:4 as 4 nodes, and --nproc-per-node 0 or -1 as 1. Now: the node's devices as
+// the sampler selects them, the workers' WORLD_SIZE, or unknown with a warning.
+TEST(RunPlan, TorchrunDeviceCountsElasticNodesAndNonCountsAreNotGuessed) {
+  auto plan = [](std::vector<std::string> command, const EnvMap& env = {}) { return plan_run(RunOptions{.command = command}, env); };
+  auto p = plan({"torchrun", "--nproc-per-node", "gpu", "--nnodes", "2", "t.py"});
+  EXPECT_FALSE(p.world_size) << "counted once the sampler has looked";
+  settle_per_node_devices(p, 2);
+  EXPECT_EQ(p.world_size, 4);
+  EXPECT_EQ(p.detected_from["world_size"], "command: torchrun --nproc-per-node gpu × --nnodes (2 GPUs seen on this node)");
+
+  p = plan({"torchrun", "--nproc-per-node=auto", "t.py"});
+  settle_per_node_devices(p, 0);
+  EXPECT_EQ(p.world_size, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))) << "auto without a GPU: the CPUs, as torchrun";
+  for (std::optional<int> seen : {std::optional<int>(0), std::optional<int>()}) {
+    p = plan({"torchrun", "--nproc-per-node", "gpu", "t.py"});
+    settle_per_node_devices(p, seen);
+    EXPECT_FALSE(p.world_size);
+    ASSERT_TRUE(p.world_size_warning);
+    EXPECT_NE(p.world_size_warning->find("torchrun --nproc-per-node gpu: "), std::string::npos) << *p.world_size_warning;
+  }
+
+  for (const char* n : {"0", "-1"}) {
+    p = plan({"torchrun", "--nproc-per-node", n, "t.py"});
+    EXPECT_FALSE(p.world_size) << n;
+    ASSERT_TRUE(p.world_size_warning) << n;
+    EXPECT_EQ(*p.world_size_warning, std::string("the command's torchrun --nproc-per-node ") + n +
+                                         " is no count of processes; the run's world size is left unknown (give --world-size)");
+  }
+
+  p = plan({"torchrun", "--nnodes", "1:4", "--nproc-per-node", "4", "t.py"});
+  EXPECT_FALSE(p.world_size);
+  ASSERT_TRUE(p.world_size_warning);
+  EXPECT_NE(p.world_size_warning->find("--nnodes is an elastic range"), std::string::npos) << *p.world_size_warning;
+  p = plan({"torchrun", "--nnodes", "1:4", "--nproc-per-node", "4", "t.py"},
+           {{"RANK", "3"}, {"LOCAL_RANK", "3"}, {"WORLD_SIZE", "12"}, {"TORCHELASTIC_RUN_ID", "e1"}});
+  EXPECT_EQ(p.world_size, 12);
+  EXPECT_EQ(p.detected_from["world_size"], "WORLD_SIZE");
+  p = plan({"torchrun", "--nnodes=3:3", "--nproc-per-node", "4", "t.py"});
+  EXPECT_EQ(p.world_size, 12) << "a range of one size is that size";
 }
