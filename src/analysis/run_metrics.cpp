@@ -298,7 +298,23 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                       energy_gpus, world, chosen.size(),
                       energy_gpus < chosen.size() ? ", some without a power reading inside the run" : "")));
   }
-  if (!chosen.empty() && min_samples < 20)
+  // Samples, but none inside the run: a log of another time (nvidia-smi stamps the node's local
+  // time, read as UTC) or of another job. "Only 0 samples: sample more often" misled.
+  std::size_t with_samples = 0;
+  const GpuSeries* first_with_samples = nullptr;
+  for (const auto& [key, g] : chosen)
+    if (g->sample_count() > 0 && with_samples++ == 0) first_with_samples = g;
+  if (!chosen.empty() && min_samples == 0 && with_samples == chosen.size() && run.start_ns && !first_with_samples->nominal_timestamps) {
+    const double hours = static_cast<double>(first_with_samples->first_t_ns() - *run.start_ns) / 3.6e12;
+    Diagnostic w = run_warning(
+        run, "gpu-samples-outside-run",
+        fmt::format("GPU samples lie outside the run ({} begins {:.2f} h {} the run's start): no utilization or energy from "
+                    "them; a log of another job, or one stamped in another time zone (nvidia-smi writes the node's local "
+                    "time, read as UTC: run it with TZ=UTC)",
+                    gpu_name(*first_with_samples), std::abs(hours), hours >= 0 ? "after" : "before"));
+    w.path = first_with_samples->source;
+    figures.warnings.push_back(std::move(w));
+  } else if (!chosen.empty() && min_samples < 20)
     figures.warnings.push_back(run_warning(run, "coarse-sampling",
                                      fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
                                                  "are rough; sample more often (scalelens run --interval)",

@@ -330,6 +330,21 @@ TEST(Energy, GpusOtherThanTheRunsAreSaid) {
   EXPECT_FALSE(has_warning(matched, "energy-from-some-gpus"));
 }
 
+// An nvidia-smi log stamped in the node's local time (UTC+2) beside a run folder in UTC: no sample
+// inside the run, which was said as "only 0 samples: sample more often".
+TEST(Energy, SamplesOnlyOutsideTheRunAreSaidAsSuch) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {10}, "a");
+  r.gpus.push_back(gpu("n0", 0, {{7200, 100}, {7201, 100}, {7210, 100}}));
+  st.runs.push_back(r);
+  const auto s = analyze(st, {});
+  EXPECT_FALSE(s.runs[0].energy_j);
+  EXPECT_FALSE(has_warning(s, "coarse-sampling"));
+  ASSERT_TRUE(has_warning(s, "gpu-samples-outside-run"));
+  for (const auto& w : s.warnings)
+    if (w.code == "gpu-samples-outside-run") EXPECT_NE(w.message.find("begins 2.00 h after the run's start"), std::string::npos) << w.message;
+}
+
 // MLflow power readings that all carry one timestamp gave no energy and no reason.
 TEST(Energy, PowerReadingsAtOneInstantAreSaidToGiveNoEnergy) {
   Study st;
