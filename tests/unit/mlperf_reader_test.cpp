@@ -251,6 +251,25 @@ TEST(Mlperf, ClosedAndOpenDivisionsAreNotRepeats) {
   EXPECT_NE(split->message.find("MLPerf division (closed, open)"), std::string::npos) << split->message;
 }
 
+// Fugaku's logs (hpc_results_v3.0 Fujitsu+RIKEN) state accelerators_per_node 0: a CPU-only
+// system, true, which drew one implausible-value warning per log (749 for the study).
+TEST(Mlperf, NoAcceleratorsPerNodeIsACpuSystemNotAnImplausibleValue) {
+  scalelens::testing::ScratchDir dir;
+  std::string log = training_log(1'700'000'000'000, 2, 1000, "success");
+  const auto at = log.find("\"accelerators_per_node\", \"value\": 8");
+  ASSERT_NE(at, std::string::npos);
+  log.replace(at, 33, "\"accelerators_per_node\", \"value\": 0");
+  const auto ranks = log.find(":::MLLOG", log.find("accelerators_per_node"));
+  log.insert(ranks, ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1700000000000, \"event_type\": \"POINT_IN_TIME\", \"key\": "
+                    "\"number_of_ranks\", \"value\": 512, \"metadata\": {}}\n");
+  dir.write("cosmoflow/result_0.txt", log);
+  auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].world_size, 512);
+  EXPECT_FALSE(std::any_of(study.diagnostics.begin(), study.diagnostics.end(),
+                           [](const Diagnostic& d) { return d.code == "implausible-value"; }));
+}
+
 // MLPerf HPC v3.0's NVIDIA weak-scaling logs (hpc_results_v3.0, eos_n256_ngc23.09_pytorch): each
 // DeepCAM instance's log states the whole job's number_of_ranks and number_of_nodes (2048 and 256
 // on the 256 × 8 system); each OpenFold instance's its own ranks (128) but the job's nodes (256).

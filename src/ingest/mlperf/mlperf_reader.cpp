@@ -347,6 +347,8 @@ class MlperfReader final : public Reader {
       }
     };
     check_count(nodes, nodes_line, "number_of_nodes", limits::kMaxNodes);
+    // A CPU-only system (Fugaku: accelerators_per_node 0) has none: true, and no size from it.
+    if (per_node && *per_node == 0) per_node.reset();
     check_count(per_node, per_node_line, "accelerators_per_node", limits::kMaxPerNode);
     check_count(ranks, ranks_line, "number_of_ranks", limits::kMaxWorldSize);
     if (!ranks && nodes && per_node && *nodes * *per_node > static_cast<double>(limits::kMaxWorldSize)) {
