@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 #include "analysis/stats.hpp"
 
@@ -83,6 +84,46 @@ std::optional<LogDifference> log_difference(const std::vector<double>& before, c
   diff.var = va + vb;
   diff.dof_denominator = va * va / (na - 1) + vb * vb / (nb - 1);
   diff.identical = same_values(before, after);
+  return diff;
+}
+
+std::optional<LogDifference> pooled_log_difference(const std::vector<Weighted>& before, const std::vector<Weighted>& after) {
+  if (before.size() < 2 || after.size() < 2) return std::nullopt;
+  // `dof`: the variance's degrees of freedom, from the runs' effective number (Σw)² / Σw², which
+  // is n for equal weights and fewer where a few runs carry most of the weight.
+  struct Side {
+    double log_mean = 0, var = 0, dof = 0;
+  };
+  auto side = [](const std::vector<Weighted>& v) -> std::optional<Side> {
+    double sw = 0, swx = 0, sww = 0, swww = 0;
+    for (const auto& x : v) {
+      if (!(x.value > 0) || !std::isfinite(x.value) || !(x.weight > 0) || !std::isfinite(x.weight)) return std::nullopt;
+      const double w = x.weight;
+      sw += w, swx += w * x.value, sww += w * w, swww += w * w * w;
+    }
+    const double m = swx / sw;
+    double ss = 0;
+    for (const auto& x : v) ss += x.weight * x.weight * (x.value - m) * (x.value - m);
+    // E[Σ w²(x − x̄)²] = σ²(Σw² − 2Σw³/Σw + (Σw²)²/(Σw)²) for runs of one spread σ, and Var(x̄) =
+    // σ²Σw²/(Σw)²: the unbiased estimate (n/(n − 1) · Σ(x − x̄)²/n² for equal weights).
+    const double expected = sww - 2 * swww / sw + sww * sww / (sw * sw);
+    if (!(expected > 0)) return std::nullopt;
+    return Side{std::log(m), ss / expected * sww / (sw * sw) / (m * m), std::max(1.0, sw * sw / sww - 1)};
+  };
+  const auto a = side(before), b = side(after);
+  if (!a || !b) return std::nullopt;
+  LogDifference diff;
+  diff.d = b->log_mean - a->log_mean;
+  diff.var = a->var + b->var;
+  diff.dof_denominator = a->var * a->var / a->dof + b->var * b->var / b->dof;
+  auto sorted = [](std::vector<Weighted> v) {
+    std::sort(v.begin(), v.end(), [](const Weighted& x, const Weighted& y) { return std::tie(x.value, x.weight) < std::tie(y.value, y.weight); });
+    return v;
+  };
+  const auto sa = sorted(before), sb = sorted(after);
+  diff.identical = sa.size() == sb.size() && std::equal(sa.begin(), sa.end(), sb.begin(), [](const Weighted& x, const Weighted& y) {
+                     return x.value == y.value && x.weight == y.weight;
+                   });
   return diff;
 }
 

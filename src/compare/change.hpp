@@ -43,6 +43,18 @@ struct LogDifference {
 // Needs every value > 0 and at least 2 on each side (else nullopt).
 std::optional<LogDifference> log_difference(const std::vector<double>& before, const std::vector<double>& after);
 
+// A value with the weight it has in a pooled mean: a run's mean epoch time and its epochs, as a
+// configuration's epoch time pools them.
+struct Weighted {
+  double value = 0, weight = 1;
+};
+// The same for pooled means Σ w·x / Σ w (the configurations' own times): the difference of their
+// logs, each with the delta method's variance of a mean of clusters (runs), n/(n − 1) ·
+// Σ w²(x − x̄)² / (Σ w)² / x̄², which the runs' spread gives whatever their weights. With equal
+// weights it is the runs' relative variance over n; with unequal ones, wider, as the pooled mean
+// leans on the runs with most epochs (an interval from the plain runs then covered too seldom).
+std::optional<LogDifference> pooled_log_difference(const std::vector<Weighted>& before, const std::vector<Weighted>& after);
+
 struct ChangeEstimate {
   std::optional<double> before, after;  // means
   std::size_t n_before = 0, n_after = 0;

@@ -184,13 +184,28 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
         return weak ? std::optional<double>(r.throughput_samples_per_s) : r.time_on(basis);
       });
     };
+    // Strong scaling: each run's time with the weight it has in its configuration's pooled time
+    // (its epochs or steps), so that the interval is of the efficiency the summaries state.
+    auto weighted_times = [&](const Summary& s, const ConfigurationSummary& c) {
+      std::vector<Weighted> v;
+      for (auto i : c.run_indices) {
+        const auto& r = s.runs[i];
+        const auto t = r.time_on(basis);
+        if (!t || !std::isfinite(*t)) continue;
+        const std::size_t n = basis == "epoch" ? r.epoch_times_s.size() : basis == "step" ? r.step_times_s.size() : 1;
+        v.push_back({*t, static_cast<double>(n)});
+      }
+      return v;
+    };
     if (basis.empty() && !weak) {
       why = "no time basis";
     } else if (cb.time_from != ca.time_from && !weak) {
       why = fmt::format("times per {} before, per {} after", ca.time_from, cb.time_from);
     } else {
-      auto at_p = log_difference(values(a, ca), values(b, cb));
-      auto at_base = log_difference(values(a, *base_a), values(b, *base_b));
+      auto at_p = weak ? log_difference(values(a, ca), values(b, cb))
+                       : pooled_log_difference(weighted_times(a, ca), weighted_times(b, cb));
+      auto at_base = weak ? log_difference(values(a, *base_a), values(b, *base_b))
+                          : pooled_log_difference(weighted_times(a, *base_a), weighted_times(b, *base_b));
       if (at_p && at_base) {
         // Strong: log E = log T0 − log T; weak: log E = log X − log X0.
         LogDifference diff = weak ? *at_p : *at_base;
