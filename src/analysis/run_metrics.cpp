@@ -177,14 +177,33 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
   const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
   std::map<std::string, const GpuSeries*> chosen;
+  // A GPU's further series that follow its first one in time (a log rotated or restarted: two
+  // files one after the other), each with its figures; counted with it.
+  std::map<std::string, std::vector<std::pair<const GpuSeries*, GpuSeriesFigures>>> later;
+  std::map<std::string, GpuSeriesFigures> first_figures;
   for (const auto& g : gpus) {
     // A UUID names one GPU wherever it is found: under two node folders (a log copied, or a node
     // named twice) it is the same GPU, which was counted twice.
     std::string key = g.uuid.empty() ? g.node + "/" + std::to_string(g.index) : "uuid " + g.uuid;
     auto [it, inserted] = chosen.emplace(key, &g);
     if (inserted) continue;
+    // Two series of measured times that do not overlap are one GPU's log in two parts.
+    const GpuSeries& first = *it->second;
+    if (!g.nominal_timestamps && !first.nominal_timestamps && g.sample_count() > 0 && first.sample_count() > 0) {
+      auto& pieces = later[key];
+      auto [f0, fresh] = first_figures.try_emplace(key);
+      if (fresh) f0->second = figures_of(first, run_t0, run_t1);
+      GpuSeriesFigures fg = figures_of(g, run_t0, run_t1);
+      bool apart = fg.last_t_ns < f0->second.first_t_ns || fg.first_t_ns > f0->second.last_t_ns;
+      for (const auto& [other, fo] : pieces) apart = apart && (fg.last_t_ns < fo.first_t_ns || fg.first_t_ns > fo.last_t_ns);
+      if (apart) {
+        pieces.emplace_back(&g, fg);
+        continue;
+      }
+    }
     figures.warnings.push_back(run_warning(run, "energy-double-counted",
-                                     fmt::format("{} appears in two sources ({} and {}); it is counted once, from the first",
+                                     fmt::format("{} appears in two sources ({} and {}) whose samples overlap in time; it is "
+                                                 "counted once, from the first",
                                                  gpu_name(g), it->second->source, g.source)));
   }
   std::vector<UtilHistogram> util_times;  // each GPU's shares, for the run's utilization over time
@@ -200,7 +219,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   const GpuSeries* first_timeless_gpu = nullptr;
   std::size_t first_timeless_readings = 0;
   for (const auto& [key, g] : chosen) {
-    const GpuSeriesFigures f = figures_of(*g, run_t0, run_t1);
+    GpuSeriesFigures f = first_figures.contains(key) ? first_figures[key] : figures_of(*g, run_t0, run_t1);
+    for (const auto& [piece, pf] : later[key]) f = one_after_another(f, pf);
     if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     min_samples = std::min(min_samples, f.samples_inside);

@@ -135,7 +135,9 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     }
   }
   count.into(f);
+  if (!samples.empty()) f.first_t_ns = samples.front().t_ns, f.last_t_ns = samples.back().t_ns;
   if (util.covered_s > 0) {
+    f.util_covered_s = util.covered_s;
     f.util_pct = util.value / util.covered_s;
     store_histogram(util_time, f.util_time);
   } else if (util_n_inside) {  // one sample (or all at one instant): its plain mean is all there is
@@ -195,6 +197,38 @@ std::vector<GpuChartPoint> chart_of(const std::vector<Point>& points, std::size_
 }
 
 }  // namespace
+
+GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFigures& b) {
+  GpuSeriesFigures f = a;
+  f.samples_inside += b.samples_inside;
+  if (b.peak_mem_bytes) f.peak_mem_bytes = std::max(a.peak_mem_bytes.value_or(0.0), *b.peak_mem_bytes);
+  // Utilization: the time-weighted mean over both stretches, and its time at each percent.
+  if (a.util_pct && b.util_pct && a.util_covered_s > 0 && b.util_covered_s > 0) {
+    const double wa = a.util_covered_s, wb = b.util_covered_s;
+    f.util_covered_s = wa + wb;
+    f.util_pct = (*a.util_pct * wa + *b.util_pct * wb) / (wa + wb);
+    const UtilHistogram sa = util_shares(a.util_time), sb = util_shares(b.util_time);
+    std::array<double, kUtilBins> sums{};
+    for (std::size_t i = 0; i < kUtilBins; ++i) sums[i] = sa[i] * wa + sb[i] * wb;
+    f.util_time = {};
+    store_histogram(sums, f.util_time);
+  } else if (!a.util_pct || (a.util_covered_s == 0 && b.util_covered_s > 0)) {
+    f.util_pct = b.util_pct, f.util_covered_s = b.util_covered_s, f.util_time = b.util_time;
+  }
+  // Energy: the two stretches' sum, each as it was measured (counter or power).
+  if (b.energy_from != GpuSeriesFigures::EnergyFrom::none) {
+    f.energy_j = a.energy_j + b.energy_j;
+    if (a.energy_from == GpuSeriesFigures::EnergyFrom::none) f.energy_from = b.energy_from;
+  }
+  f.power_samples += b.power_samples;
+  f.skipped_s += b.skipped_s;
+  f.longest_skipped_s = std::max(a.longest_skipped_s, b.longest_skipped_s);
+  if (!f.impossible_counter_mj && b.impossible_counter_mj)
+    f.impossible_counter_mj = b.impossible_counter_mj, f.impossible_counter_t_ns = b.impossible_counter_t_ns;
+  f.first_t_ns = std::min(a.first_t_ns, b.first_t_ns);
+  f.last_t_ns = std::max(a.last_t_ns, b.last_t_ns);
+  return f;
+}
 
 GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t run_t0, std::int64_t run_t1) {
   return g.nominal_timestamps ? nominal_figures(g.samples) : measured_figures(g.samples, run_t0, run_t1);

@@ -93,6 +93,10 @@ struct GpuSeriesFigures {
   std::size_t samples_inside = 0;         // samples within the window
   std::optional<double> peak_mem_bytes;   // the most memory in use within the window
   std::optional<double> util_pct;         // time-weighted mean utilization (plain mean when time-less)
+  double util_covered_s = 0;              // the time util_pct is a mean over (0: a plain mean)
+  // The series' first and last sample times (measured times only): a log rotated or restarted
+  // holds one GPU's samples in two files, one after the other, which are one series, not two.
+  std::int64_t first_t_ns = 0, last_t_ns = 0;
   // Its time at each whole percent (cumulative shares), whose mean is util_pct (to the bins' rounding): each stretch
   // between two samples gives half its time to either end's value, as the trapezoid mean weighs
   // them; per sample where util_pct is a plain mean. All zero without utilization.

@@ -284,6 +284,27 @@ TEST(Energy, SameGpuFromTwoSourcesIsCountedOnceAndFlagged) {
   EXPECT_TRUE(has_warning(s, "energy-double-counted"));
 }
 
+// nvidia-smi's log of one node rotated (nvsmi.log, then nvsmi.log.1) or its logger restarted: one
+// GPU's samples in two files one after the other. Counted as "two sources", the second was dropped
+// and the energy halved, with a warning that said they were the same samples.
+TEST(Energy, OneGpusLogInTwoFilesOneAfterTheOtherIsOneSeries) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {20}, "a");  // the run: 0 to 20 s
+  auto first = gpu("n0", 0, {{0, 100}, {10, 100}}, {}, {90, 90});
+  first.source = "nodes/n0/nvsmi.log";
+  auto second = gpu("n0", 0, {{10.5, 300}, {20, 300}}, {}, {50, 50});
+  second.source = "nodes/n0/nvsmi.log.1";
+  r.gpus = {first, second};
+  st.runs.push_back(r);
+  const auto s = analyze(st, {});
+  EXPECT_FALSE(has_warning(s, "energy-double-counted"));
+  ASSERT_TRUE(s.runs[0].energy_j);
+  EXPECT_NEAR(*s.runs[0].energy_j, 100 * 10 + 300 * 9.5, 1e-6) << "both stretches, not the half-second between the files";
+  ASSERT_TRUE(s.runs[0].gpu_util_pct);
+  EXPECT_NEAR(s.runs[0].gpu_util_pct->mean, (90 * 10 + 50 * 9.5) / 19.5, 1e-9) << "time-weighted over both";
+  EXPECT_EQ(s.runs[0].gpus, 1u);
+}
+
 // A node's log copied under another node's folder: the same UUIDs twice made 8 GPUs and twice the
 // energy of a 4-GPU run, with no warning.
 TEST(Energy, OneUuidUnderTwoNodesIsOneGpu) {
