@@ -13,6 +13,16 @@
 
 using namespace scalelens;
 
+namespace {
+// One `:::MLLOG` record as the mlperf_logging package writes it.
+std::string mllog(std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
+                  const std::string& meta = "", const std::string& file = "train.py") {
+  return fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", \"value\": {}, "
+                     "\"metadata\": {{\"file\": \"{}\", \"lineno\": 1{}}}}}\n",
+                     t, type, key, value, file, meta);
+}
+}  // namespace
+
 TEST(Mlperf, DeepcamRealLogsGiveTwoConfigurationsAndSpeedup) {
   SCALELENS_REQUIRE_REALDATA(data);
   auto study = ingest(IngestOptions{{(data / "mlperf-hpc-v1.0-deepcam").string()}, {}, 0, {}});
@@ -94,9 +104,7 @@ TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
     std::string log;
     auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
                     const std::string& meta = "") {
-      log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", \"value\": {}, "
-                         "\"metadata\": {{\"file\": \"/training_rundir/train.py\", \"lineno\": 1{}}}}}\n",
-                         t, type, key, value, meta);
+      log += mllog(t, type, key, value, meta, "/training_rundir/train.py");
     };
     const std::int64_t t0 = 1'697'107'698'658;
     line(t0, "POINT_IN_TIME", "submission_benchmark", "\"openfold\"");
@@ -142,15 +150,14 @@ TEST(Mlperf, EpochNumbersThatCountSamplesGiveTheEpochsSamples) {
   }
 }
 
+namespace {
 // One MLPerf Training log of `epochs` epochs of `epoch_ms` each, its run_stop with `status`
 // (training_results_v3.1's NVIDIA eos_n8 BERT result_4.txt ends "aborted": no convergence).
 std::string training_log(std::int64_t t0, int epochs, std::int64_t epoch_ms, const std::string& status) {
   std::string log;
   auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
                   const std::string& meta = "") {
-    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
-                       "\"value\": {}, \"metadata\": {{\"file\": \"train.py\", \"lineno\": 1{}}}}}\n",
-                       t, type, key, value, meta);
+    log += mllog(t, type, key, value, meta, "train.py");
   };
   line(t0, "POINT_IN_TIME", "submission_benchmark", "\"bert\"");
   line(t0, "POINT_IN_TIME", "number_of_nodes", "1");
@@ -165,6 +172,7 @@ std::string training_log(std::int64_t t0, int epochs, std::int64_t epoch_ms, con
   line(t + 10, "INTERVAL_END", "run_stop", "null", fmt::format(", \"status\": \"{}\"", status));
   return log;
 }
+}  // namespace
 
 TEST(Mlperf, AnAbortedRunHasNoRunTimeAndIsSaid) {
   // Two converged runs of 3 epochs, one aborted after 6 (it ran to its limit without converging):
@@ -281,9 +289,7 @@ TEST(Mlperf, WeakScalingInstancesThatStateTheJobsSizeShareIt) {
     std::string text;
     auto line = [&](std::int64_t t, const std::string& type, const std::string& key, const std::string& value,
                     const std::string& meta = "") {
-      text += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
-                          "\"value\": {}, \"metadata\": {{\"file\": \"/opt/deepCam/./train_instance_oo.py\", \"lineno\": 1{}}}}}\n",
-                          t, type, key, value, meta);
+      text += mllog(t, type, key, value, meta, "/opt/deepCam/./train_instance_oo.py");
     };
     line(t0, "POINT_IN_TIME", "submission_benchmark", "\"" + benchmark + "\"");
     line(t0, "POINT_IN_TIME", "submission_platform", "\"4xNVIDIA DGX H100\"");
@@ -332,9 +338,7 @@ TEST(Mlperf, TrainingResultsTakeTheirSizeFromTheSystemFile) {
   scalelens::testing::ScratchDir dir;
   std::string log;
   auto line = [&](std::int64_t t, const std::string& key, const std::string& value, const std::string& meta = "") {
-    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"POINT_IN_TIME\", \"key\": \"{}\", "
-                       "\"value\": {}, \"metadata\": {{\"file\": \"train.py\", \"lineno\": 1{}}}}}\n",
-                       t, key, value, meta);
+    log += mllog(t, "POINT_IN_TIME", key, value, meta);
   };
   const std::int64_t t0 = 1'712'000'000'000;
   line(t0, "submission_benchmark", "\"resnet\"");
