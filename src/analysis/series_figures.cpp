@@ -167,13 +167,26 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   std::vector<std::int64_t> ts(samples.size());
   std::vector<double> power(samples.size());
   for (std::size_t k = 0; k < samples.size(); ++k) ts[k] = samples[k].t_ns, power[k] = samples[k].power_w;
-  auto p = integrate_samples(ts, power, t0, t1, energy_gap_threshold_ns(ts, power));
+  const std::int64_t gap_ns = energy_gap_threshold_ns(ts, power);
+  auto p = integrate_samples(ts, power, t0, t1, gap_ns);
   if (p.covered_s > 0) {
     f.energy_j = p.value;
     f.energy_from = GpuSeriesFigures::EnergyFrom::power;
   }
   f.skipped_s = p.skipped_s;
   f.longest_skipped_s = p.longest_skipped_s;
+  // Power readings that stop while the GPU's other readings go on (nvidia-smi's [GPU is lost] or
+  // [Unknown Error] from some point), or begin after them: that time is no gap between power
+  // samples, yet the energy leaves it out the same; it is counted with the gaps, which are said.
+  // A GPU with no power reading at all gives no energy, said apart (energy-from-some-gpus).
+  if (p.covered_s > 0 && !samples.empty()) {
+    const std::int64_t from = std::max(t0, samples.front().t_ns), to = std::min(t1, samples.back().t_ns);
+    const double missing = static_cast<double>(to - from) * 1e-9 - p.covered_s - p.skipped_s;
+    if (missing * 1e9 > static_cast<double>(gap_ns)) {
+      f.skipped_s += missing;
+      f.longest_skipped_s = std::max(f.longest_skipped_s, missing);
+    }
+  }
   return f;
 }
 

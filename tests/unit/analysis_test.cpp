@@ -305,6 +305,24 @@ TEST(Energy, OneGpusLogInTwoFilesOneAfterTheOtherIsOneSeries) {
   EXPECT_EQ(s.runs[0].gpus, 1u);
 }
 
+// nvidia-smi's power.draw read "[GPU is lost]" from some sample on while the log went on: the
+// energy stopped there (a third of the run's), unsaid. That time is now left out as a gap is.
+TEST(Energy, PowerReadingsThatStopWhileTheLogGoesOnAreSaid) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 1, {30}, "a");
+  std::vector<std::pair<double, double>> t_power;
+  std::vector<double> util;
+  for (int t = 0; t <= 30; ++t) t_power.emplace_back(t, t <= 10 ? 100.0 : std::nan("")), util.push_back(50);
+  r.gpus.push_back(gpu("n0", 0, t_power, {}, util));
+  st.runs.push_back(r);
+  const auto s = analyze(st, {});
+  ASSERT_TRUE(s.runs[0].energy_j);
+  EXPECT_NEAR(*s.runs[0].energy_j, 1000, 1e-6);
+  ASSERT_TRUE(has_warning(s, "energy-gaps"));
+  for (const auto& w : s.warnings)
+    if (w.code == "energy-gaps") EXPECT_NE(w.message.find("20.0 s of GPU time"), std::string::npos) << w.message;
+}
+
 // A node's log copied under another node's folder: the same UUIDs twice made 8 GPUs and twice the
 // energy of a 4-GPU run, with no warning.
 TEST(Energy, OneUuidUnderTwoNodesIsOneGpu) {
