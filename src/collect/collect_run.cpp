@@ -160,6 +160,13 @@ Result<std::optional<std::string>> claim_run_dir(RunPlan& plan, const RunOptions
     fs::path dir = fs::absolute(fs::path(o.study) / id, ec).lexically_normal();
     auto ours = claim_run_folder(dir, plan.job.launch_key);
     if (!ours) return ours.error();
+    // This launch's folder where this rank has recorded itself already: an earlier run of the same
+    // launch (one srun step's shell running two runs, torchrun twice with one --rdzv-id), whose
+    // figures the second would overwrite. Ranks of one run each record themselves once.
+    if (ours.value() && fs::exists(rank_record_path(dir, plan.job.rank), ec)) {
+      if (!taken_by) taken_by = holder_of(dir, plan);
+      continue;
+    }
     if (ours.value()) {
       plan.run_id = id;
       plan.run_dir = dir.string();

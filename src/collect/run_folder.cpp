@@ -27,6 +27,8 @@ std::string safe_component(std::string_view s) {
   return out;
 }
 
+fs::path rank_record_path(const fs::path& dir, int rank) { return dir / "ranks" / fmt::format("{}.json", rank); }
+
 Result<bool> claim_run_folder(const fs::path& dir, const std::string& launch_key) {
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
@@ -124,7 +126,7 @@ Result<bool> write_rank_record(const fs::path& dir, const RankRecordData& r) {
   if (r.signal) w.key("signal").value(*r.signal);
   if (r.pid) w.key("pid").value(*r.pid);
   w.end_object();
-  return write_file_atomic(dir / "ranks" / fmt::format("{}.json", r.rank), w.str() + "\n");
+  return write_file_atomic(rank_record_path(dir, r.rank), w.str() + "\n");
 }
 
 Result<bool> write_node_record(const fs::path& dir, const NodeRecordData& n) {

@@ -55,6 +55,8 @@ struct RankRecordData {
   std::optional<int> signal;
   std::optional<int> pid;
 };
+// ranks/<rank>.json of a run folder.
+std::filesystem::path rank_record_path(const std::filesystem::path& dir, int rank);
 // ranks/<rank>.json, schema scalelens.rank/1 (read by ingest/scalelens/rank_record_reader.cpp).
 Result<bool> write_rank_record(const std::filesystem::path& dir, const RankRecordData& r);
 

@@ -454,6 +454,26 @@ TEST(RunCli, SameRunIdForTwoJobsIsNotMerged) {
   EXPECT_EQ(ingest(in).runs.size(), 3u);
 }
 
+// One srun step's shell running two runs one after the other (or torchrun twice with one
+// --rdzv-id): one launch key for both, so the second joined the first's folder and overwrote its
+// manifest (the first run, which failed, was lost). A rank that finds its own record in its
+// launch's folder is a later run of that launch.
+TEST(RunCli, RunsOneAfterAnotherInOneStepGetFoldersOfTheirOwn) {
+  ScratchDir d;
+  auto study = d / "runs";
+  auto run = [&](const std::string& command) {
+    return run_scalelens("run --study " + quoted(study) + " --label i --gpu-source none --no-host -- " + command,
+                         "SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_NNODES=1 SCALELENS_HOST=n01");
+  };
+  auto first = run("sh -c 'exit 3'"), second = run("true");
+  EXPECT_EQ(first.exit_code, 3) << first.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("an earlier run of job slurm-7.0"), std::string::npos) << second.err;
+  EXPECT_NE(slurp(study / "i-slurm-7.0/scalelens.json").find("\"exit_status\":3"), std::string::npos)
+      << "the first run's record is its own";
+  EXPECT_NE(slurp(study / "i-slurm-7.0-2/scalelens.json").find("\"exit_status\":0"), std::string::npos);
+}
+
 // Invocations started at once with one --run-id: each gets a folder of its own (r, r-2, ...), never
 // one shared by two, which the report would read as one run with double the throughput.
 TEST(RunCli, ConcurrentInvocationsWithOneRunIdGetOneFolderEach) {
