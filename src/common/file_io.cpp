@@ -31,12 +31,22 @@ struct Fd {
   }
 };
 
-Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t limit) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+// At most `limit` bytes of a file. `regular_only`: a FIFO, device or socket is refused (opened
+// without blocking, which a FIFO would do until a writer came), and so is a file over `limit`.
+Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t limit, bool regular_only = false) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0))};
   if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), path.string()};
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), path.string()};
   if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", path.string()};
+  if (regular_only && !S_ISREG(st.st_mode)) {
+    namespace fs = std::filesystem;
+    const auto type = S_ISFIFO(st.st_mode) ? fs::file_type::fifo : S_ISSOCK(st.st_mode) ? fs::file_type::socket
+                      : S_ISBLK(st.st_mode) ? fs::file_type::block : fs::file_type::character;
+    return Error{fmt::format("{}, not a regular file; refused", special_file_kind(type)), path.string()};
+  }
+  if (regular_only && static_cast<std::uint64_t>(st.st_size) > limit)
+    return Error{fmt::format("{} bytes, more than such a file holds (at most {}); refused", st.st_size, limit), path.string()};
   std::string out;
   std::size_t want = std::min<std::size_t>(limit, st.st_size > 0 ? static_cast<std::size_t>(st.st_size) : 65536);
   out.resize(want);
@@ -288,33 +298,7 @@ Result<std::string> drop_bom(Result<std::string> text) {
 }  // namespace
 
 Result<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  namespace fs = std::filesystem;
-  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-  if (f.fd < 0) return Error{fmt::format("cannot open: {}", errno_text(errno)), path.string()};
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0) return Error{fmt::format("cannot stat: {}", errno_text(errno)), path.string()};
-  if (S_ISDIR(st.st_mode)) return Error{"is a folder, not a file", path.string()};
-  if (!S_ISREG(st.st_mode)) {
-    const auto type = S_ISFIFO(st.st_mode) ? fs::file_type::fifo : S_ISSOCK(st.st_mode) ? fs::file_type::socket
-                      : S_ISBLK(st.st_mode) ? fs::file_type::block : fs::file_type::character;
-    return Error{fmt::format("{}, not a regular file; refused", special_file_kind(type)), path.string()};
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
-    return Error{fmt::format("{} bytes, more than such a file holds (at most {}); refused", st.st_size, max_bytes), path.string()};
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t have = 0;
-  while (have < out.size()) {
-    ssize_t n = ::read(f.fd, out.data() + have, out.size() - have);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error{fmt::format("cannot read: {}", errno_text(errno)), path.string()};
-    }
-    if (n == 0) break;  // it shrank while being read: what is there is what counts
-    have += static_cast<std::size_t>(n);
-  }
-  out.resize(have);
-  return out;
+  return drop_bom(read_up_to(path, max_bytes, true));
 }
 
 Result<std::string> read_file(const std::filesystem::path& path) {

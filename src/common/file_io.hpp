@@ -51,9 +51,9 @@ Result<FileBytes> map_file(const std::filesystem::path& path);
 // is not used again.
 Result<std::string_view> read_file_reusing(const std::filesystem::path& path, std::string& buffer);
 
-// A whole regular file of at most `max_bytes`, as stored (no gzip), for files read back as state:
-// a pipe or a device in its place (/dev/zero) is refused by kind, and a file past the limit by
-// its size; neither is waited on, nor read without end.
+// A whole regular file of at most `max_bytes`, as stored (no gzip; a byte-order mark dropped), for
+// files read back as state: a pipe or a device in its place (/dev/zero) is refused by kind, and a
+// file past the limit by its size; neither is waited on, nor read without end.
 Result<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes);
 
 // The first `max_bytes` bytes as stored on disk (still compressed if the file is gzip).
