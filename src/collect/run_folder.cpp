@@ -38,8 +38,10 @@ Result<bool> claim_run_folder(const fs::path& dir, const std::string& launch_key
   // finds it need not wait to learn whose it is. rename() fails when the name holds a non-empty folder.
   std::random_device rd;
   const fs::path aside = dir.parent_path() / fmt::format(".{}.claim-{}-{}", dir.filename().string(), ::getpid(), rd());
+  // Named by the study folder: the hidden one being made is no name the user knows.
   if (!fs::create_directory(aside, ec) || ec)
-    return Error{fmt::format("cannot create the folder: {}", ec ? ec.message() : "it exists"), aside.string()};
+    return Error{fmt::format("cannot create a run folder in it: {}", ec ? ec.message() : "a temporary name was taken"),
+                 dir.parent_path().string()};
   const std::string owner_text = launch_key + "\n";
   auto written = write_file_atomic(aside / ".owner", owner_text);
   if (written && ::rename(aside.c_str(), dir.c_str()) == 0) return true;

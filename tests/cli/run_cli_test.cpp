@@ -279,6 +279,15 @@ TEST(RunCli, UnwritableStudyIsAClearErrorBeforeTheCommandRuns) {
   EXPECT_NE(r.err.find("not-a-folder"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cannot create"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(marker));
+  // A study folder the user may not write in is named, not the hidden folder the claim makes in it.
+  std::filesystem::create_directories(d / "read-only");
+  std::filesystem::permissions(d / "read-only", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                                                    std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";  // root writes anywhere
+  auto ro = run_command(as_user + SCALELENS_BIN " run --study " + quoted(d / "read-only") + " --gpu-source none --no-host -- true");
+  EXPECT_EQ(ro.exit_code, 1) << ro.err;
+  EXPECT_NE(ro.err.find("error: " + (d / "read-only").string() + ": cannot create a run folder in it"), std::string::npos) << ro.err;
+  EXPECT_EQ(ro.err.find(".claim-"), std::string::npos) << ro.err;
 }
 
 TEST(RunCli, NoGpuLibraryStillCompletesAndTheManifestSaysWhy) {
