@@ -349,7 +349,8 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
       if (!visible.from.empty()) plan.detected_from["gpus_sampled"] = visible.from;
     } else {
       missing["gpu"] = source.error().message;
-      if (o.gpu_source != "none" && !gpus_seen) gpus_seen = 0;  // no library or driver: no GPU for the job either
+      // No library is not "no GPU": a ROCm node without libamd_smi on the path has GPUs that torchrun
+      // counts; gpus_seen stays unknown (SLURM's count, if any), and `auto` is not taken as CPUs.
       // Asked for by name, a source that cannot open is worth hearing of before the job ends
       // (under auto, a node without GPUs is no news: the manifest's "missing" says so).
       if (o.gpu_source != "auto" && o.gpu_source != "none")

@@ -600,4 +600,13 @@ TEST(RunCli, TorchrunNprocPerNodeGpuCountsTheSelectedGpus) {
   ASSERT_EQ(elastic.exit_code, 0) << elastic.err;
   EXPECT_NE(elastic.err.find("warning: the command's torchrun --nnodes is an elastic range"), std::string::npos) << elastic.err;
   EXPECT_EQ(slurp(d / "runs/e/scalelens.json").find("\"world_size\":"), std::string::npos);
+  // A GPU library that cannot be opened (none here) is no count of GPUs: `auto` is not the CPUs.
+  auto no_library = run_scalelens("run --study " + quoted(d / "runs") + " --run-id a --gpu-source nvml -- torchrun "
+                                  "--nproc-per-node auto train.py",
+                                  "unset SLURM_JOB_ID SLURM_GPUS_ON_NODE RANK LOCAL_RANK WORLD_SIZE TORCHELASTIC_RUN_ID; PATH=" +
+                                      quoted(d / "bin") + ":/usr/bin:/bin");
+  ASSERT_EQ(no_library.exit_code, 0) << no_library.err;
+  EXPECT_NE(no_library.err.find("--nproc-per-node auto: this wrapper does not count the node's GPUs"), std::string::npos)
+      << no_library.err;
+  EXPECT_EQ(slurp(d / "runs/a/scalelens.json").find("\"world_size\":"), std::string::npos);
 }
