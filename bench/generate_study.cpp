@@ -25,7 +25,11 @@ int main(int argc, char** argv) {
   const long long t0 = 1'700'000'000'000'000'000LL, step = 500'000'000LL;
   std::string buf;
   for (int r = 0; r < runs; ++r) {
-    const int p = 1 << (r % 4);  // 1, 2, 4, 8 GPUs... all on one node of `gpus` GPUs
+    // Each run uses its node's `gpus` GPUs, all of which gpu.csv logs; the ranks that log epochs or
+    // steps are 1, 2, 4 or 8 of them (labels ddp-1 ... ddp-8, so the study keeps four curves).
+    // (Until 2026-12-07 the runs had world sizes 1, 2, 4, 8 beside 8 logged GPUs, which
+    // gpus-beyond-world-size now rightly flags on three runs in four.)
+    const int p = 1 << (r % 4);
     auto dir = root / fmt::format("run-{:04d}", r);
     std::filesystem::create_directories(dir / "nodes/node0");
     const long long end = t0 + static_cast<long long>(samples) * step;
@@ -35,9 +39,9 @@ int main(int argc, char** argv) {
       std::fclose(f);
     };
     write(dir / "scalelens.json",
-          fmt::format("{{\"schema\": \"scalelens.run/1\", \"run_id\": \"run-{:04d}\", \"label\": \"ddp\", \"world_size\": {}, "
+          fmt::format("{{\"schema\": \"scalelens.run/1\", \"run_id\": \"run-{:04d}\", \"label\": \"ddp-{}\", \"world_size\": {}, "
                       "\"nodes\": 1, \"gpus_per_node\": {}, \"samples_per_epoch\": 50000, \"start_ns\": {}, \"end_ns\": {}}}\n",
-                      r, p, gpus, t0, end));
+                      r, p, gpus, gpus, t0, end));
     buf = "rank,epoch,start_ns,end_ns,samples\n";
     const long long epoch = (end - t0) / epochs;
     for (int e = 0; e < epochs; ++e)

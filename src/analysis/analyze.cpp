@@ -3,6 +3,7 @@
 #include "analysis/efficiency_account.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -447,7 +448,9 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     if (releasing) give_back_freed_memory();  // the released runs' pages, before the next batch's summaries
   }
   decltype(made)().swap(made);
-  for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), w.begin(), w.end());
+  // Moved, not copied: a study whose every run has a warning holds thousands (issue 17, part 2).
+  for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), std::make_move_iterator(w.begin()), std::make_move_iterator(w.end()));
+  decltype(warnings_of)().swap(warnings_of);
   std::vector<Diagnostic> config_warnings;
   std::map<std::string, std::string> split_notes;  // curve → why its runs were split from others
   form_configurations(summary, sources, config_warnings, split_notes);
@@ -776,8 +779,10 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
   account_for_efficiency(summary, config_warnings);
   choose_gpu_counts(summary, options.choice);
   missing.emit(config_warnings);
-  summary.warnings.insert(summary.warnings.end(), run_warnings.begin(), run_warnings.end());
-  summary.warnings.insert(summary.warnings.end(), config_warnings.begin(), config_warnings.end());
+  for (auto* from : {&run_warnings, &config_warnings}) {
+    summary.warnings.insert(summary.warnings.end(), std::make_move_iterator(from->begin()), std::make_move_iterator(from->end()));
+    decltype(run_warnings)().swap(*from);
+  }
   return summary;
 }
 
