@@ -136,14 +136,19 @@ std::string utc_stamp() {
   return buf;
 }
 
-// Who holds a run folder that is not ours, for the warning: its manifest's job when written.
-std::string holder_of(const fs::path& dir, const RunPlan& plan) {
+// Who holds a run folder that is not ours, for the warning: its manifest's job when written, and
+// whether that is this run's own job (an earlier run of it).
+struct Holder {
+  std::string text;
+  bool same_job = false;
+};
+Holder holder_of(const fs::path& dir, const RunPlan& plan) {
   auto owner = read_manifest_owner(dir);
-  if (!owner) return "another run";
+  if (!owner) return {"another run"};
   if (owner->job_key.empty())
-    return fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty() ? "without a scheduler" : "by " + owner->scheduler);
-  if (plan.job.job_key && owner->job_key == *plan.job.job_key) return fmt::format("an earlier run of job {}", owner->job_key);
-  return fmt::format("job {}", owner->job_key);
+    return {fmt::format("a run recorded {}", owner->scheduler == "none" || owner->scheduler.empty() ? "without a scheduler" : "by " + owner->scheduler)};
+  if (plan.job.job_key && owner->job_key == *plan.job.job_key) return {fmt::format("an earlier run of job {}", owner->job_key), true};
+  return {fmt::format("job {}", owner->job_key)};
 }
 
 // The run folder for this launch: <study>/<run id> unless it holds anything else already (the
@@ -151,9 +156,9 @@ std::string holder_of(const fs::path& dir, const RunPlan& plan) {
 // -3, ...: the first that is free or this launch's. Folders are claimed atomically
 // (claim_run_folder), so every wrapper of one launch reaches the same folder and two
 // invocations never share one. Returns who held the planned folder, when it was taken.
-Result<std::optional<std::string>> claim_run_dir(RunPlan& plan, const RunOptions& o) {
+Result<std::optional<Holder>> claim_run_dir(RunPlan& plan, const RunOptions& o) {
   const std::string base = plan.run_id;
-  std::optional<std::string> taken_by;
+  std::optional<Holder> taken_by;
   for (int k = 1; k < 10000; ++k) {
     const std::string id = k == 1 ? base : fmt::format("{}-{}", base, k);
     std::error_code ec;
@@ -292,9 +297,9 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   // Not under --quiet: two jobs under one name is a mistake worth hearing of.
   if (taken_by && writes_manifest) {
     // "this job, K," unless the holder is an earlier run of the same job (a batch script's runs).
-    const bool other_job = plan.job.job_key && taken_by->find(*plan.job.job_key) == std::string::npos;
+    const bool other_job = plan.job.job_key && !taken_by->same_job;
     std::fprintf(diag, "scalelens run: warning: %s already holds %s (a run folder holds one run); recording this %s in %s\n",
-                 planned_dir.c_str(), taken_by->c_str(), other_job ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
+                 planned_dir.c_str(), taken_by->text.c_str(), other_job ? ("job, " + *plan.job.job_key + ",").c_str() : "run",
                  dir.c_str());
   }
 

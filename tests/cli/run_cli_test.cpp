@@ -481,6 +481,15 @@ TEST(RunCli, RunsOneAfterAnotherInOneStepGetFoldersOfTheirOwn) {
   EXPECT_NE(slurp(study / "i-slurm-7.0/scalelens.json").find("\"exit_status\":3"), std::string::npos)
       << "the first run's record is its own";
   EXPECT_NE(slurp(study / "i-slurm-7.0-2/scalelens.json").find("\"exit_status\":0"), std::string::npos);
+  // Another step of job 7 whose key is a prefix of the holder's (7.1 of 7.10) is another job.
+  auto step = [&](const std::string& id) {
+    return run_scalelens("run --study " + quoted(study) + " --run-id z --label i --gpu-source none --no-host -- true",
+                         "SLURM_JOB_ID=7 SLURM_STEP_ID=" + id + " SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_NNODES=1 SCALELENS_HOST=n01");
+  };
+  ASSERT_EQ(step("10").exit_code, 0);
+  const auto later = step("1");
+  EXPECT_NE(later.err.find("already holds job slurm-7.10 (a run folder holds one run); recording this job, slurm-7.1, in"),
+            std::string::npos) << later.err;
 }
 
 // Invocations started at once with one --run-id: each gets a folder of its own (r, r-2, ...), never
