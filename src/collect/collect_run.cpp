@@ -244,6 +244,8 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   } else if (p.job.ranks) {
     p.world_size = p.job.ranks;
     p.detected_from["world_size"] = p.job.detected_from["ranks"];
+  } else if (p.job.unreadable.contains("ranks")) {
+    p.world_size_warning = "the launcher's rank count is unreadable (above); the run's world size is left unknown (give --world-size)";
   } else {
     p.world_size = 1;
     p.detected_from["world_size"] = "default: one process, no launcher detected";
@@ -294,6 +296,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   const fs::path dir = plan.run_dir;
   const bool writes_manifest = plan.job.rank == 0;
   if (plan.job.job_key_warning && writes_manifest && !o.quiet) std::fprintf(diag, "scalelens: warning: %s\n", plan.job.job_key_warning->c_str());
+  for (const auto& w : plan.job.warnings) std::fprintf(diag, "scalelens run: warning: %s\n", w.c_str());
   // Not under --quiet: two jobs under one name is a mistake worth hearing of.
   if (taken_by && writes_manifest) {
     // "this job, K," unless the holder is an earlier run of the same job (a batch script's runs).

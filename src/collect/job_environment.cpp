@@ -6,6 +6,7 @@
 
 #include "common/file_io.hpp"
 #include "common/text.hpp"
+#include "model/limits.hpp"
 
 extern char** environ;
 
@@ -28,17 +29,24 @@ const std::string* get(const EnvMap& env, const char* name) {
   return it == env.end() || trim(it->second).empty() ? nullptr : &it->second;
 }
 
-// Sets `into` from the first of `names` holding a whole number >= `min`; records where from.
+// Sets `into` from the first of `names` that is set: a whole number from `min` to `max`, else the
+// figure is unknown, said (an outer launcher's variable is not the inner one's figure, and
+// WORLD_SIZE=0 read as "no launcher" made a world size of 1). Records where it came from.
 bool take_int(const EnvMap& env, std::initializer_list<const char*> names, std::optional<int>& into,
-              JobEnvironment& job, const char* figure, int min = 1) {
+              JobEnvironment& job, const char* figure, std::int64_t min, std::int64_t max) {
   for (const char* n : names) {
     const auto* v = get(env, n);
     if (!v) continue;
-    // SLURM writes per-node counts as "4(x2)" in some variables; the first number is ours.
+    // SLURM writes per-node counts as "4(x2)" or "2,1" in some variables; the first number is ours.
     auto text = trim(std::string_view(*v));
-    text = text.substr(0, text.find('('));
+    text = text.substr(0, std::min(text.find('('), text.find(',')));
     auto i = parse_int(text);
-    if (!i || *i < min || *i > 10'000'000) continue;
+    if (!i || *i < min || *i > max) {
+      job.unreadable.insert(figure);
+      job.warnings.push_back(fmt::format("{}={} is not a {} from {} to {}; the {} is left unknown", n, printable(*v),
+                                         min == 0 ? "number" : "count", min, max, figure));
+      return false;
+    }
     into = static_cast<int>(*i);
     job.detected_from[figure] = n;
     return true;
@@ -119,13 +127,23 @@ JobEnvironment detect_job(const EnvMap& env) {
 
   // Rank and sizes: innermost launcher first.
   std::optional<int> rank;
-  take_int(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}, rank, job, "rank", 0);
+  const std::int64_t max_ranks = limits::kMaxWorldSize;
+  take_int(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}, rank, job, "rank", 0, max_ranks - 1);
   job.rank = rank.value_or(0);
-  take_int(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}, job.local_rank, job, "local_rank", 0);
-  take_int(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"}, job.ranks, job, "ranks");
-  take_int(env, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}, job.local_ranks, job, "local_ranks");
-  take_int(env, {"GROUP_WORLD_SIZE", "OMPI_MCA_orte_num_nodes", "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"}, job.nodes, job, "nodes");
-  take_int(env, {"SLURM_GPUS_ON_NODE"}, job.gpus_on_node, job, "gpus_per_node");
+  take_int(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}, job.local_rank, job, "local_rank", 0,
+           limits::kMaxPerNode - 1);
+  take_int(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"}, job.ranks, job, "ranks", 1,
+           max_ranks);
+  take_int(env, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}, job.local_ranks, job,
+           "local_ranks", 1, limits::kMaxPerNode);
+  take_int(env, {"GROUP_WORLD_SIZE", "OMPI_MCA_orte_num_nodes", "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"}, job.nodes,
+           job, "nodes", 1, limits::kMaxNodes);
+  take_int(env, {"SLURM_GPUS_ON_NODE"}, job.gpus_on_node, job, "gpus_per_node", 0, limits::kMaxPerNode);
+  if (job.gpus_on_node && *job.gpus_on_node == 0) job.gpus_on_node.reset();  // a CPU-only allocation states none
+  // A rank beyond the ranks: one of the two is not this launch's.
+  if (rank && job.ranks && *rank >= *job.ranks)
+    job.warnings.push_back(fmt::format("rank {} ({}) of {} ranks ({}): one of them is not this launch's; the rank is taken as given",
+                                       *rank, job.detected_from["rank"], *job.ranks, job.detected_from["ranks"]));
 
   if (const auto* list = get(env, "SLURM_STEP_NODELIST") ? get(env, "SLURM_STEP_NODELIST") : get(env, "SLURM_JOB_NODELIST")) {
     job.hosts = expand_slurm_nodelist(*list);

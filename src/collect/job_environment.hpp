@@ -3,6 +3,7 @@
 // Open MPI, MPICH/PMI, Intel MPI), so that every wrapper of one job reaches the same answer
 // without talking to the others. Each derived figure records the variables it came from.
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct JobEnvironment {
   std::optional<int> local_rank, ranks, local_ranks, nodes, gpus_on_node;
   std::vector<std::string> hosts;  // from a SLURM node list, expanded
   std::map<std::string, std::string> detected_from;
+  // Launcher variables that hold no possible value (WORLD_SIZE=0, SLURM_GPUS_ON_NODE=99999): the
+  // figure is left unknown, not taken from an outer launcher's variable or guessed; each is said.
+  std::set<std::string> unreadable;  // figures: "rank", "ranks", "nodes", ...
+  std::vector<std::string> warnings;
 };
 
 // Innermost launcher first: a torchrun worker inside srun takes torchrun's rank, an mpirun

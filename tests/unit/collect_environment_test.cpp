@@ -166,3 +166,33 @@ TEST(RunPlan, TorchrunDeviceCountsElasticNodesAndNonCountsAreNotGuessed) {
   p = plan({"torchrun", "--nnodes=3:3", "--nproc-per-node", "4", "t.py"});
   EXPECT_EQ(p.world_size, 12) << "a range of one size is that size";
 }
+
+// Launcher variables that hold no possible value: the figure is unknown, with a warning naming the
+// variable, never an outer launcher's figure or the default of one process (WORLD_SIZE=0 made a
+// world size of 1, "no launcher detected"; SLURM_GPUS_ON_NODE=99999 reached the manifest, which
+// the report then refused).
+TEST(JobEnvironment, ImpossibleLauncherValuesAreUnknownAndSaid) {
+  EnvMap env{{"SLURM_JOB_ID", "9"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "2"},
+             {"SLURM_GPUS_ON_NODE", "99999"}, {"SLURM_NTASKS_PER_NODE", "2,1"}, {"RANK", "0"}, {"LOCAL_RANK", "0"},
+             {"WORLD_SIZE", "0"}};
+  auto j = detect_job(env);
+  EXPECT_FALSE(j.ranks) << "not SLURM_NTASKS: torchrun's WORLD_SIZE is the figure, and it is unreadable";
+  EXPECT_TRUE(j.unreadable.contains("ranks"));
+  EXPECT_FALSE(j.gpus_on_node);
+  EXPECT_EQ(j.local_ranks, 2) << "SLURM's per-node list: the first node's";
+  ASSERT_EQ(j.warnings.size(), 2u);
+  EXPECT_EQ(j.warnings[0], "WORLD_SIZE=0 is not a count from 1 to 10000000; the ranks is left unknown");
+  EXPECT_EQ(j.warnings[1], "SLURM_GPUS_ON_NODE=99999 is not a number from 0 to 4096; the gpus_per_node is left unknown");
+  // A rank beyond the ranks is said.
+  auto beyond = detect_job({{"SLURM_JOB_ID", "9"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "2"}});
+  ASSERT_EQ(beyond.warnings.size(), 1u);
+  EXPECT_EQ(beyond.warnings[0].rfind("rank 5 (SLURM_PROCID) of 2 ranks (SLURM_NTASKS)", 0), 0u) << beyond.warnings[0];
+  // The run's world size is then unknown, not 1.
+  RunOptions o;
+  o.study = "/tmp/unused";
+  o.command = {"true"};
+  auto plan = plan_run(o, env);
+  EXPECT_FALSE(plan.world_size);
+  ASSERT_TRUE(plan.world_size_warning);
+  EXPECT_NE(plan.world_size_warning->find("left unknown"), std::string::npos);
+}
