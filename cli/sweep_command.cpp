@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -94,7 +95,8 @@ void refresh(Plan& plan, const fs::path& study) {
     std::optional<int> code;
     auto folder = sweep::state_from_run_folder(study, e, code);
     if (folder == State::done || folder == State::failed) {
-      e.state = *folder;
+      // A run stopped on purpose (Ctrl-C of a local sweep) stays cancelled, not failed.
+      if (!(folder == State::failed && e.state == State::cancelled)) e.state = *folder;
       e.exit_status = code;
       if (*folder == State::done) e.note.clear();
       else if (e.note.empty()) e.note = fmt::format("the command exited with {}", code.value_or(-1));
@@ -190,12 +192,16 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
   collect::ChildOptions options;
   options.cwd = plan.workdir;
   auto outcome = collect::run_child(argv, env, options);
-  e.exit_status = outcome.status;
   std::optional<int> code;
   auto folder = sweep::state_from_run_folder(study, e, code);
-  e.state = outcome.status == 0 && folder == State::done ? State::done : State::failed;
-  e.note = e.state == State::done ? "" : !outcome.ran ? outcome.error : fmt::format("exit status {}", outcome.status);
-  return 0;
+  // The run's own status where its folder has it (143 for a SIGTERM), not mpirun's (1).
+  e.exit_status = code.value_or(outcome.status);
+  e.state = outcome.status == 0 && folder == State::done ? State::done : outcome.stopped_by ? State::cancelled : State::failed;
+  e.note = e.state == State::done ? ""
+           : e.state == State::cancelled ? fmt::format("stopped by SIG{} (exit status {})", sigabbrev_np(outcome.stopped_by), *e.exit_status)
+           : !outcome.ran         ? outcome.error
+                                  : fmt::format("exit status {}", *e.exit_status);
+  return outcome.stopped_by;
 }
 
 int write_report(const SweepArgs& a, const fs::path& study) {
@@ -382,13 +388,35 @@ int run_sweep(SweepArgs a) {
   // What to launch: planned entries; with --resume also the failed, cancelled and timed-out ones.
   // Never a finished one, never one still in the scheduler's hands.
   int rc = 0;
-  for (auto& e : plan.entries) {
+  // Local: Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGQUIT stops the sweep, not only the run in progress;
+  // one sent between two runs waits, blocked, until the loop takes it.
+  const bool local = plan.launcher == "local" && !a.dry_run;
+  if (local) collect::block_forwarded_signals();
+  auto to_launch = [&](const Entry& e) {
     const bool again = a.resume && (e.state == State::failed || e.state == State::cancelled || e.state == State::timeout);
-    if (e.state != State::planned && !again) continue;
-    rc |= plan.launcher == "slurm" ? submit_slurm(plan, e, study, tmpl, a.dry_run) : run_local(a, plan, e, study, a.dry_run);
+    return e.state == State::planned || again;
+  };
+  int stopped_by = 0;
+  std::size_t next = 0;  // the first entry not launched when a signal stopped the sweep
+  std::string cancelled;
+  for (; next < plan.entries.size() && !stopped_by; ++next) {
+    Entry& e = plan.entries[next];
+    if (!to_launch(e)) continue;
+    if (local && (stopped_by = collect::take_pending_stop_signal())) break;
+    if (plan.launcher == "slurm") rc |= submit_slurm(plan, e, study, tmpl, a.dry_run);
+    else if ((stopped_by = run_local(a, plan, e, study, a.dry_run)) && e.state == State::cancelled) cancelled = e.run_id;
     if (!save()) return 1;
   }
   if (a.dry_run) return rc;
+  if (local && (stopped_by || (stopped_by = collect::take_pending_stop_signal()))) {
+    const auto not_started = std::count_if(plan.entries.begin() + static_cast<std::ptrdiff_t>(next), plan.entries.end(), to_launch);
+    refresh(plan, study);
+    if (!save()) return 1;
+    say(a, status_table(plan));
+    std::fprintf(stderr, "scalelens sweep: stopped by SIG%s: %s; %ld more not started (--resume runs them)\n", sigabbrev_np(stopped_by),
+                 cancelled.empty() ? "no run was in progress" : (cancelled + " cancelled").c_str(), static_cast<long>(not_started));
+    return 128 + stopped_by;
+  }
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
@@ -469,7 +497,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
       "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
       "See docs/sweep.md.\n"
-      "Exit codes: 0 launched (or all done), 1 usage or a launch that failed, 2 no plan or nothing to use, 5 some run failed.");
+      "Exit codes: 0 launched (or all done), 1 usage or a launch that failed, 2 no plan or nothing to use, 5 some run failed,\n"
+      "128+N a local sweep stopped by signal N (130: Ctrl-C).");
   cmd->callback([a, &exit_code] {
     if (a->nodes.empty() == false && a->tasks.empty() == false) {
       std::fprintf(stderr, "scalelens sweep: give --nodes or --tasks, not both\n");

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -88,12 +89,22 @@ void give_terminal(int fd, pid_t group) {
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-bool ends_the_job(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT; }
+constexpr int kEnding[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+bool ends_the_job(int sig) { return std::find(std::begin(kEnding), std::end(kEnding), sig) != std::end(kEnding); }
 
 // Whether any process (zombies included) is still in process group `group`.
 bool group_alive(pid_t group) { return ::kill(-group, 0) == 0 || errno == EPERM; }
 
 }  // namespace
+
+int take_pending_stop_signal() {
+  sigset_t ending;
+  sigemptyset(&ending);
+  for (int s : kEnding) sigaddset(&ending, s);
+  const timespec now{0, 0};
+  const int sig = ::sigtimedwait(&ending, nullptr, &now);
+  return sig > 0 ? sig : 0;
+}
 
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env_set,
                        const ChildOptions& options) {
@@ -259,6 +270,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     out.signal = WTERMSIG(child_st);
     out.status = 128 + out.signal;
   }
+  out.stopped_by = ending_signal;
   if (!child_done) {  // only after SIGKILL and 5 s more: it was killed, but is not ours to see
     out.status = 128 + SIGKILL;
     out.signal = SIGKILL;

@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <set>
@@ -20,6 +21,7 @@
 
 #include "collect/sweep.hpp"
 #include "support/run_binary.hpp"
+#include "support/spawn_binary.hpp"
 #include "support/study_figures.hpp"
 
 using namespace scalelens::testing;
@@ -48,6 +50,18 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
 // A shell prefix that runs the command in `folder`: the folder a sweep is planned in is where its
 // commands run, so it must outlive the command (run_command's own working folder does not).
 std::string in_folder(const fs::path& folder) { return "cd " + quoted(folder) + " &&"; }
+
+// A local sweep of three sizes whose command waits for ever, started with stderr into `err`.
+pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file) {
+  const std::string cmd = fmt::format("touch {}/started-{{tasks}}; exec sleep 60", dir.path().string());
+  const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(err, 0);
+  const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", "1,2,3", "--launcher",
+                                     "local", "--no-mpirun", "--workdir", dir.path().string(), "--", "sh", "-c", cmd},
+                                    {}, {{2, err}});
+  ::close(err);
+  return pid;
+}
 
 TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   ScratchDir dir;
@@ -474,4 +488,27 @@ TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
   // Writable again: what --status learnt is kept.
   EXPECT_EQ(run_scalelens("sweep --study " + quoted(study) + " --status").exit_code, 5);
   EXPECT_NE(read(plan_file).find("\"state\":\"failed\""), std::string::npos);
+}
+
+// Ctrl-C (SIGINT) or SIGTERM stops a local sweep, not only the run in progress: the run ends, is
+// marked cancelled with its own status, the sizes not yet started stay planned, and the sweep exits
+// 128+signal as a shell expects.
+TEST(SweepCli, ASignalStopsALocalSweepAndLeavesTheRestPlanned) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    ScratchDir dir;
+    const auto err_file = dir / "err";
+    const pid_t sweep = spawn_waiting_sweep(dir, err_file);
+    ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+    ::kill(sweep, sig);
+    EXPECT_EQ(wait_status(sweep, 20s), 128 + sig) << slurp(err_file);
+    EXPECT_FALSE(fs::exists(dir / "started-2")) << "the next size started after the signal";
+    auto plan = plan_of(dir / "runs");
+    ASSERT_EQ(plan.entries.size(), 3u);
+    EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::cancelled) << plan.entries[0].note;
+    EXPECT_EQ(plan.entries[0].exit_status, 128 + sig) << "the run's own status";
+    EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::planned);
+    EXPECT_EQ(plan.entries[2].state, scalelens::sweep::State::planned);
+    const std::string err = slurp(err_file);
+    EXPECT_NE(err.find(fmt::format("stopped by SIG{}: w-1n1t-r1 cancelled; 2 more not started", sigabbrev_np(sig))), std::string::npos) << err;
+  }
 }
