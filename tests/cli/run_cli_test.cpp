@@ -13,8 +13,10 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
+#include "common/subprocess.hpp"
 #include "common/text.hpp"
 #include "ingest/ingest.hpp"
 #include "support/run_binary.hpp"
@@ -341,6 +343,28 @@ TEST(RunCli, ProcessesLeftRunningWhenTheCommandEndsAreStopped) {
   auto left = pids_in(pidfile);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_TRUE(process_gone(left[0]));
+}
+
+// Processes that left the command's group (setsid, a daemon) and outlive it are handed to the
+// wrapper, a subreaper: it names them and stops them, SIGKILL for one that ignores SIGTERM.
+TEST(RunCli, ProcessesThatLeftTheGroupAreNamedAndStopped) {
+  ScratchDir d;
+  auto pidfile = d / "pids";
+  const std::string script = "(setsid sleep 304 & echo $! >> " + pidfile.string() + ") ; (setsid sh -c \"trap '' TERM; exec sleep 305\" & echo $! >> " +
+                             pidfile.string() + "); sleep 0.2; exit 3";
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_scalelens("run -q --study " + quoted(d / "runs") + " --kill-after 0.5 -- sh -c " + shell_quote(script));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 3) << "the command's own status" << r.err;
+  auto left = pids_in(pidfile);
+  ASSERT_EQ(left.size(), 2u);
+  for (pid_t p : left) {
+    EXPECT_TRUE(process_gone(p)) << "pid " << p << " outlived the run";
+    EXPECT_NE(r.err.find(fmt::format("pid {} (sleep 30", p)), std::string::npos) << r.err;
+  }
+  EXPECT_NE(r.err.find("left the command's process group"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0.5 s after SIGTERM; sent SIGKILL"), std::string::npos) << r.err;
+  EXPECT_LT(took, 4.0);
 }
 
 // The same --run-id given to two jobs: the second job records into <id>-2 and says so, while the
