@@ -512,3 +512,46 @@ TEST(SweepCli, ASignalStopsALocalSweepAndLeavesTheRestPlanned) {
     EXPECT_NE(err.find(fmt::format("stopped by SIG{}: w-1n1t-r1 cancelled; 2 more not started", sigabbrev_np(sig))), std::string::npos) << err;
   }
 }
+
+// A local sweep marks the entry it runs as running (with its pid), holds the study's lock so that a
+// second sweep can neither launch nor set aside its entries, lets --status look meanwhile, and a
+// mark left by a sweep that was killed reads as stale, not running.
+TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
+  ScratchDir dir;
+  const auto err_file = dir / "err";
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file);
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 3u);
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::running);
+  EXPECT_EQ(plan.entries[0].pid, sweep);
+
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  const auto row = status.out.find("w-1n1t-r1");
+  ASSERT_NE(row, std::string::npos) << status.out;
+  EXPECT_NE(status.out.substr(row, status.out.find('\n', row) - row).find("running"), std::string::npos) << status.out;
+
+  for (const std::string second : {"--label w --tasks 1,2,3 --launcher local --no-mpirun -- true", "--resume"}) {
+    auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " " + second);
+    EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("another sweep (pid {} on ", sweep)), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "runs/.sweep/attempts")) << "the running entry's folder was moved away";
+  EXPECT_FALSE(fs::exists(dir / "started-2"));
+
+  // Killed with its run's wrapper, so that nothing completes the run folder: the mark is stale.
+  // (The wrapper is stopped first: it would complete the folder on its parent's death.)
+  const std::string rank = read(dir / "runs/w-1n1t-r1/ranks/0.json");
+  const auto at = rank.find(':', rank.find("\"pid\""));
+  ASSERT_NE(at, std::string::npos) << rank;
+  const pid_t wrapper = std::stoi(rank.substr(at + 1));
+  ::kill(wrapper, SIGSTOP);
+  ::kill(sweep, SIGKILL);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  ::kill(wrapper, SIGKILL);
+  auto after = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_EQ(after.exit_code, 5) << after.out << after.err;
+  EXPECT_NE(after.out.find(fmt::format("stale: the sweep that ran it (pid {} on", sweep)), std::string::npos) << after.out;
+  EXPECT_EQ(plan_of(dir / "runs").entries[0].state, scalelens::sweep::State::failed);
+}
