@@ -257,20 +257,6 @@ TEST(RunCli, MpirunWithTwoRanksYieldsOneRunThatReportReads) {
   EXPECT_NE(report.out.find("\"label\":\"demo\""), std::string::npos) << report.out.substr(0, 2000);
 }
 
-namespace {
-
-std::vector<pid_t> pids_in(const std::filesystem::path& file) {
-  std::vector<pid_t> pids;
-  const std::string text = slurp(file);
-  LineCursor lines(text);
-  std::string_view line;
-  while (lines.next(line))
-    if (auto v = parse_int(trim(line))) pids.push_back(static_cast<pid_t>(*v));
-  return pids;
-}
-
-}  // namespace
-
 // SIGTERM, SIGINT and SIGHUP sent to the wrapper reach every process of the job, not only the
 // shell it started: its two background sleeps go too (started by a non-interactive shell, they
 // ignore SIGINT: the SIGKILL after --kill-after ends them), and the wrapper exits as the shell did.
@@ -350,8 +336,10 @@ TEST(RunCli, ProcessesLeftRunningWhenTheCommandEndsAreStopped) {
 TEST(RunCli, ProcessesThatLeftTheGroupAreNamedAndStopped) {
   ScratchDir d;
   auto pidfile = d / "pids";
-  const std::string script = "(setsid sleep 304 & echo $! >> " + pidfile.string() + ") ; (setsid sh -c \"trap '' TERM; exec sleep 305\" & echo $! >> " +
-                             pidfile.string() + "); sleep 0.2; exit 3";
+  // (Their output goes elsewhere: left running, they would hold the test's pipes open.)
+  const std::string script = "(setsid sleep 304 >/dev/null 2>&1 & echo $! >> " + pidfile.string() +
+                             ") ; (setsid sh -c \"trap '' TERM; exec sleep 305\" >/dev/null 2>&1 & echo $! >> " + pidfile.string() +
+                             "); sleep 0.2; exit 3";
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_scalelens("run -q --study " + quoted(d / "runs") + " --kill-after 0.5 -- sh -c " + shell_quote(script));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -51,9 +51,10 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
 // commands run, so it must outlive the command (run_command's own working folder does not).
 std::string in_folder(const fs::path& folder) { return "cd " + quoted(folder) + " &&"; }
 
-// A local sweep of three sizes whose command waits for ever, started with stderr into `err`.
-pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file) {
-  const std::string cmd = fmt::format("touch {}/started-{{tasks}}; exec sleep 60", dir.path().string());
+// A local sweep of three sizes whose command (after `prefix`) waits for ever, started with stderr
+// into `err`.
+pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const std::string& prefix = "") {
+  const std::string cmd = fmt::format("{}touch {}/started-{{tasks}}; exec sleep 60", prefix, dir.path().string());
   const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   EXPECT_GE(err, 0);
   const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", "1,2,3", "--launcher",
@@ -519,7 +520,9 @@ TEST(SweepCli, ASignalStopsALocalSweepAndLeavesTheRestPlanned) {
 TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   ScratchDir dir;
   const auto err_file = dir / "err";
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file);
+  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
+  // run folder stays incomplete: only the mark says the entry runs.
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
   ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
   auto plan = plan_of(dir / "runs");
   ASSERT_EQ(plan.entries.size(), 3u);
@@ -540,18 +543,14 @@ TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   EXPECT_FALSE(fs::exists(dir / "runs/.sweep/attempts")) << "the running entry's folder was moved away";
   EXPECT_FALSE(fs::exists(dir / "started-2"));
 
-  // Killed with its run's wrapper, so that nothing completes the run folder: the mark is stale.
-  // (The wrapper is stopped first: it would complete the folder on its parent's death.)
-  const std::string rank = read(dir / "runs/w-1n1t-r1/ranks/0.json");
-  const auto at = rank.find(':', rank.find("\"pid\""));
-  ASSERT_NE(at, std::string::npos) << rank;
-  const pid_t wrapper = std::stoi(rank.substr(at + 1));
-  ::kill(wrapper, SIGSTOP);
+  // Killed: its mark is stale while its run's wrapper still waits for the command.
   ::kill(sweep, SIGKILL);
   EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
-  ::kill(wrapper, SIGKILL);
   auto after = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
   EXPECT_EQ(after.exit_code, 5) << after.out << after.err;
   EXPECT_NE(after.out.find(fmt::format("stale: the sweep that ran it (pid {} on", sweep)), std::string::npos) << after.out;
   EXPECT_EQ(plan_of(dir / "runs").entries[0].state, scalelens::sweep::State::failed);
+  const auto group = pids_in(dir / "group");
+  ASSERT_EQ(group.size(), 1u);
+  ::kill(-group[0], SIGKILL);
 }

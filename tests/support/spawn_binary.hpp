@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text.hpp"
 #include "support/test_support.hpp"
 
 extern char** environ;
@@ -93,6 +94,17 @@ inline bool wait_for(const std::function<bool()>& cond, std::chrono::millisecond
 inline bool process_gone(pid_t pid) {
   auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
   return stat.empty() || stat.find(") Z ") != std::string::npos;
+}
+
+// The process ids in `file`, one a line (as `echo $!` writes them).
+inline std::vector<pid_t> pids_in(const std::filesystem::path& file) {
+  std::vector<pid_t> pids;
+  const std::string text = slurp(file);
+  LineCursor lines(text);
+  std::string_view line;
+  while (lines.next(line))
+    if (auto v = parse_int(trim(line))) pids.push_back(static_cast<pid_t>(*v));
+  return pids;
 }
 
 }  // namespace scalelens::testing
