@@ -1,10 +1,14 @@
 // `scalelens sweep`: plan, launch, follow and resume a scaling study (src/collect/sweep.hpp).
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -12,6 +16,7 @@
 
 #include "analysis/analyze.hpp"
 #include "collect/launcher.hpp"
+#include "collect/run_folder.hpp"
 #include "collect/sweep.hpp"
 #include "commands.hpp"
 #include "common/file_io.hpp"
@@ -68,9 +73,23 @@ void say(const SweepArgs& a, const std::string& text) {
   if (!a.quiet) std::fputs(text.c_str(), stdout), std::fflush(stdout);
 }
 
+std::string this_host() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
+}
+
+// A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more: no
+// local sweep runs while `holding_lock` (this process launches none yet), and on this host a sweep
+// process that does not exist runs nothing. One on another host is left as it is.
+bool stale(const Entry& e, bool holding_lock) {
+  if (e.state != State::running) return false;
+  if (holding_lock) return true;
+  return e.pid && e.host == this_host() && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
+}
+
 // The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
 // finished run). A job that ended without a complete run folder failed.
-void refresh(Plan& plan, const fs::path& study) {
+void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
@@ -94,15 +113,46 @@ void refresh(Plan& plan, const fs::path& study) {
     std::optional<int> code;
     auto folder = sweep::state_from_run_folder(study, e, code);
     if (folder == State::done || folder == State::failed) {
-      e.state = *folder;
+      // A run stopped on purpose (Ctrl-C of a local sweep) stays cancelled, not failed.
+      if (!(folder == State::failed && e.state == State::cancelled)) e.state = *folder;
       e.exit_status = code;
       if (*folder == State::done) e.note.clear();
       else if (e.note.empty()) e.note = fmt::format("the command exited with {}", code.value_or(-1));
     } else if (e.state == State::done) {
       e.state = State::failed;  // the scheduler says it ended well, but its run folder is not complete
       e.note = folder ? "the job ended; its run folder is incomplete" : "the job ended without a run folder";
+    } else if (plan.launcher == "local" && stale(e, holding_lock)) {
+      e.state = State::failed;
+      e.note = e.pid ? fmt::format("stale: the sweep that ran it (pid {} on {}) is gone", *e.pid, e.host)
+                     : "stale: the sweep that ran it is gone";
     }
+    if (e.state != State::running) e.pid.reset(), e.host.clear();
   }
+}
+
+// The study's lock, sweep.lock beside sweep.json (flock; the kernel frees it when the sweep ends,
+// also by SIGKILL): a sweep that launches holds it while it runs, so two sweeps never launch, nor
+// set aside, the same entries. Refused (exit 1) naming the holder, which the file records.
+bool lock_study(const fs::path& study, std::optional<collect::NodeLock>& held) {
+  std::error_code ec;
+  fs::create_directories(study, ec);
+  const fs::path file = study / "sweep.lock";
+  auto got = collect::NodeLock::try_acquire(file);
+  if (!got) {
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", got.error().path.c_str(), got.error().message.c_str());
+    return false;
+  }
+  if (!got.value()) {
+    const auto holder = read_head(file, 256);
+    std::fprintf(stderr, "scalelens sweep: another sweep (%s) is running this study; 'scalelens sweep --study %s --status' shows it\n",
+                 holder && !stripped(holder.value()).empty() ? stripped(holder.value()).c_str() : "its pid is not recorded",
+                 study.c_str());
+    return false;
+  }
+  held.emplace(std::move(*got.value()));
+  // Written in place: a new file (an atomic rename) would not be the locked one.
+  std::ofstream(file, std::ios::trunc) << fmt::format("pid {} on {}\n", ::getpid(), this_host());
+  return true;
 }
 
 std::string status_table(const Plan& plan) {
@@ -186,16 +236,21 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
   set_aside(study, e);
   std::vector<std::pair<std::string, std::string>> env;
   if (::geteuid() == 0) env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};  // Open MPI refuses root otherwise
-  e.state = State::running;
   collect::ChildOptions options;
   options.cwd = plan.workdir;
   auto outcome = collect::run_child(argv, env, options);
-  e.exit_status = outcome.status;
   std::optional<int> code;
   auto folder = sweep::state_from_run_folder(study, e, code);
-  e.state = outcome.status == 0 && folder == State::done ? State::done : State::failed;
-  e.note = e.state == State::done ? "" : !outcome.ran ? outcome.error : fmt::format("exit status {}", outcome.status);
-  return 0;
+  // The run's own status where its folder has it (143 for a SIGTERM), not mpirun's (1).
+  e.exit_status = code.value_or(outcome.status);
+  e.pid.reset();
+  e.host.clear();
+  e.state = outcome.status == 0 && folder == State::done ? State::done : outcome.stopped_by ? State::cancelled : State::failed;
+  e.note = e.state == State::done ? ""
+           : e.state == State::cancelled ? fmt::format("stopped by SIG{} (exit status {})", sigabbrev_np(outcome.stopped_by), *e.exit_status)
+           : !outcome.ran         ? outcome.error
+                                  : fmt::format("exit status {}", *e.exit_status);
+  return outcome.stopped_by;
 }
 
 int write_report(const SweepArgs& a, const fs::path& study) {
@@ -241,6 +296,11 @@ int run_sweep(SweepArgs a) {
   const fs::path study = fs::absolute(a.study);
   const fs::path plan_file = study / "sweep.json";
   std::error_code ec;
+  // Launching: the lock before the plan is read, so the plan read is the one this sweep writes on.
+  // (A study not made yet has no plan; it is locked when it is made, below.)
+  std::optional<collect::NodeLock> lock;
+  const bool launches = !a.status && !a.dry_run;
+  if (launches && fs::is_directory(study, ec) && !lock_study(study, lock)) return 1;
   Plan plan;
   const bool have_plan = fs::exists(plan_file, ec);
   if (have_plan) {
@@ -357,10 +417,13 @@ int run_sweep(SweepArgs a) {
     return 1;
   }
 
-  if (!a.dry_run) {
-    fs::create_directories(study, ec);
-    refresh(plan, study);
+  if (launches && !lock && !lock_study(study, lock)) return 1;
+  if (a.status && fs::is_directory(study, ec)) {
+    // --status only looks; it writes back what it learnt only while no sweep runs (it then holds
+    // the lock for that moment), never over a running sweep's sweep.json.
+    if (auto got = collect::NodeLock::try_acquire(study / "sweep.lock"); got && got.value()) lock.emplace(std::move(*got.value()));
   }
+  if (!a.dry_run) refresh(plan, study, lock.has_value());
   auto save = [&]() {
     if (a.dry_run) return true;
     auto ok = sweep::write_plan(plan_file, plan);
@@ -372,9 +435,9 @@ int run_sweep(SweepArgs a) {
   };
   if (a.status) {
     std::fputs(status_table(plan).c_str(), stdout);
-    // --status only looks: it keeps what it learnt when something changed and the study can be
-    // written, and shows a study that is read-only to this user all the same.
-    if (sweep::plan_json(plan) != plan_as_read) (void)sweep::write_plan(plan_file, plan);
+    // --status only looks: it keeps what it learnt when something changed, the study can be
+    // written and no sweep runs, and shows a study that is read-only to this user all the same.
+    if (lock && sweep::plan_json(plan) != plan_as_read) (void)sweep::write_plan(plan_file, plan);
     return some_run_failed() ? 5 : 0;
   }
   if (!save()) return 1;
@@ -382,13 +445,48 @@ int run_sweep(SweepArgs a) {
   // What to launch: planned entries; with --resume also the failed, cancelled and timed-out ones.
   // Never a finished one, never one still in the scheduler's hands.
   int rc = 0;
-  for (auto& e : plan.entries) {
+  // Local: Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGQUIT stops the sweep, not only the run in progress;
+  // one sent between two runs waits, blocked, until the loop takes it.
+  const bool local = plan.launcher == "local" && !a.dry_run;
+  if (local) collect::block_forwarded_signals();
+  auto to_launch = [&](const Entry& e) {
     const bool again = a.resume && (e.state == State::failed || e.state == State::cancelled || e.state == State::timeout);
-    if (e.state != State::planned && !again) continue;
-    rc |= plan.launcher == "slurm" ? submit_slurm(plan, e, study, tmpl, a.dry_run) : run_local(a, plan, e, study, a.dry_run);
+    return e.state == State::planned || again;
+  };
+  int stopped_by = 0;
+  std::size_t next = 0;  // the first entry not launched when a signal stopped the sweep
+  std::optional<std::size_t> in_progress;  // the entry a signal stopped
+  for (; next < plan.entries.size() && !stopped_by; ++next) {
+    Entry& e = plan.entries[next];
+    if (!to_launch(e)) continue;
+    if (local && (stopped_by = collect::take_pending_stop_signal())) break;
+    if (local) {
+      // Marked and saved before it starts: --status shows it, and a sweep that dies leaves a mark
+      // the next one recognises as stale.
+      e.state = State::running;
+      e.pid = static_cast<int>(::getpid());
+      e.host = this_host();
+      e.note.clear();
+      e.exit_status.reset();
+      if (!save()) return 1;
+    }
+    if (plan.launcher == "slurm") rc |= submit_slurm(plan, e, study, tmpl, a.dry_run);
+    else if ((stopped_by = run_local(a, plan, e, study, a.dry_run))) in_progress = next;
     if (!save()) return 1;
   }
   if (a.dry_run) return rc;
+  if (local && (stopped_by || (stopped_by = collect::take_pending_stop_signal()))) {
+    const auto not_started = std::count_if(plan.entries.begin() + static_cast<std::ptrdiff_t>(next), plan.entries.end(), to_launch);
+    refresh(plan, study, true);
+    if (!save()) return 1;
+    say(a, status_table(plan));
+    // The run folder has the last word: a run that completed as the signal came is done.
+    const std::string stopped = !in_progress ? "no run was in progress"
+                                : fmt::format("{} {}", plan.entries[*in_progress].run_id, sweep::state_name(plan.entries[*in_progress].state));
+    std::fprintf(stderr, "scalelens sweep: stopped by SIG%s: %s; %ld more not started (--resume runs them)\n", sigabbrev_np(stopped_by),
+                 stopped.c_str(), static_cast<long>(not_started));
+    return 128 + stopped_by;
+  }
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
@@ -414,7 +512,7 @@ int run_sweep(SweepArgs a) {
       }
     }
   }
-  refresh(plan, study);
+  refresh(plan, study, lock.has_value() && plan.launcher == "local");
   if (!save()) return 1;
   bool busy = false;
   for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
@@ -469,7 +567,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
       "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
       "See docs/sweep.md.\n"
-      "Exit codes: 0 launched (or all done), 1 usage or a launch that failed, 2 no plan or nothing to use, 5 some run failed.");
+      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed or another sweep holds the study, 2 no plan or\n"
+      "nothing to use, 5 some run failed, "
+      "128+N a local sweep stopped by signal N (130: Ctrl-C).");
   cmd->callback([a, &exit_code] {
     if (a->nodes.empty() == false && a->tasks.empty() == false) {
       std::fprintf(stderr, "scalelens sweep: give --nodes or --tasks, not both\n");

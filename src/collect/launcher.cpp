@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <ctime>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <optional>
 
 #include <fmt/format.h>
@@ -88,12 +91,56 @@ void give_terminal(int fd, pid_t group) {
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-bool ends_the_job(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT; }
+constexpr int kEnding[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+bool ends_the_job(int sig) { return std::find(std::begin(kEnding), std::end(kEnding), sig) != std::end(kEnding); }
 
 // Whether any process (zombies included) is still in process group `group`.
 bool group_alive(pid_t group) { return ::kill(-group, 0) == 0 || errno == EPERM; }
 
+struct Stray {
+  pid_t pid;
+  std::string command;
+};
+
+// This process's children outside process group `group`: the job's descendants that left its group
+// (setsid, setpgid) and were handed to this subreaper when their parent ended. Zombies are left
+// to waitpid.
+std::vector<Stray> strays_outside(pid_t group) {
+  std::vector<Stray> out;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto stat = read_head(e.path() / "stat", 4096);
+    if (!stat) continue;
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, the last ')' ends it.
+    const auto& text = stat.value();
+    const auto close = text.rfind(')');
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (close == std::string::npos || std::sscanf(text.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (ppid != self || pgrp == group || state == 'Z') continue;
+    const auto cmdline = read_head(e.path() / "cmdline", 4096);
+    std::string command = cmdline ? cmdline.value() : "";
+    std::replace(command.begin(), command.end(), '\0', ' ');
+    while (!command.empty() && command.back() == ' ') command.pop_back();
+    if (command.size() > 80) command = command.substr(0, 77) + "...";
+    out.push_back({static_cast<pid_t>(std::stol(name)), command});
+  }
+  return out;
+}
+
 }  // namespace
+
+int take_pending_stop_signal() {
+  sigset_t ending;
+  sigemptyset(&ending);
+  for (int s : kEnding) sigaddset(&ending, s);
+  const timespec now{0, 0};
+  const int sig = ::sigtimedwait(&ending, nullptr, &now);
+  return sig > 0 ? sig : 0;
+}
 
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env_set,
                        const ChildOptions& options) {
@@ -201,7 +248,10 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
   const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, options.kill_after_s)));
   std::optional<Clock::time_point> kill_at;   // SIGKILL to the group then
   std::optional<Clock::time_point> give_up;   // after SIGKILL: stop waiting for processes we cannot reap
-  bool child_done = false, leftovers_told = false;
+  // The same for the job's processes outside its group, once the group is gone.
+  std::optional<Clock::time_point> strays_kill_at, strays_give_up;
+  std::set<pid_t> strays_told;
+  bool child_done = false, leftovers_told = false, children_left = false;
   int child_st = 0, ending_signal = 0;
   const sigset_t set = waited_set();
   for (;;) {
@@ -209,12 +259,41 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     for (;;) {
       int st = 0;
       pid_t done = ::waitpid(-1, &st, WNOHANG);
-      if (done <= 0) break;
+      if (done <= 0) {
+        children_left = done == 0;
+        break;
+      }
       if (done == child) child_done = true, child_st = st;
     }
     const auto now = Clock::now();
-    if (child_done) {
-      if (!group_alive(child)) break;
+    const bool group_running = group_alive(child);
+    if (child_done && !group_running) {
+      // The group is gone; what of the job left it (a daemon, a process of setsid) goes too.
+      const auto strays = children_left ? strays_outside(child) : std::vector<Stray>{};
+      if (strays.empty()) break;
+      std::string fresh;
+      for (const auto& p : strays) {
+        if (!strays_told.insert(p.pid).second) continue;
+        fresh += fmt::format("{}pid {} ({})", fresh.empty() ? "" : ", ", p.pid, p.command);
+        ::kill(p.pid, SIGTERM);
+        ::kill(p.pid, SIGCONT);
+      }
+      if (!fresh.empty()) {
+        out.warnings.push_back(fmt::format("processes that left the command's process group were still running after it ended: {}; "
+                                           "sent them SIGTERM (SIGKILL after {:g} s, --kill-after)", fresh, options.kill_after_s));
+        if (!strays_kill_at) strays_kill_at = now + grace;
+      }
+      if (strays_kill_at && now >= *strays_kill_at) {
+        if (!strays_give_up) {
+          out.warnings.push_back(fmt::format("they were still running {:g} s after SIGTERM; sent SIGKILL (--kill-after)", options.kill_after_s));
+          strays_give_up = now + std::chrono::seconds(5);
+        } else if (now >= *strays_give_up) {
+          out.warnings.push_back("processes that left the command's process group remain after SIGKILL (uninterruptible)");
+          break;
+        }
+        for (const auto& p : strays) ::kill(p.pid, SIGKILL);  // also ones handed over since
+      }
+    } else if (child_done) {
       if (!leftovers_told && !ending_signal) {
         // The command ended, but processes it started still run in its group: they go too.
         // (After a forwarded SIGTERM, SIGINT or SIGHUP they have had theirs: SIGKILL follows.)
@@ -227,19 +306,19 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
         if (!kill_at) kill_at = now + grace;
       }
     }
-    if (kill_at && now >= *kill_at && !give_up) {
+    if (kill_at && now >= *kill_at && !give_up && group_running) {
       out.warnings.push_back(fmt::format("the command's processes were still running {:g} s after {}; sent SIGKILL to all of them "
                                          "(--kill-after)", options.kill_after_s, ending_signal ? fmt::format("SIG{}", sigabbrev_np(ending_signal)) : "SIGTERM"));
       ::kill(-child, SIGKILL);
       give_up = now + std::chrono::seconds(5);
     }
-    if (give_up && now >= *give_up) {
+    if (give_up && now >= *give_up && (group_running || !child_done)) {
       out.warnings.push_back("processes of the command's group remain after SIGKILL (uninterruptible, or not ours to reap)");
       break;
     }
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::milliseconds(200));
-    if (kill_at && !give_up) wait = std::clamp(std::chrono::duration_cast<std::chrono::nanoseconds>(*kill_at - now),
-                                               std::chrono::nanoseconds(1'000'000), wait);
+    for (const auto& deadline : {give_up ? std::nullopt : kill_at, strays_give_up ? std::nullopt : strays_kill_at})
+      if (deadline) wait = std::clamp(std::chrono::duration_cast<std::chrono::nanoseconds>(*deadline - now), std::chrono::nanoseconds(1'000'000), wait);
     timespec ts{0, static_cast<long>(wait.count())};  // also polls waitpid, should a SIGCHLD be merged or missed
     siginfo_t info{};
     int sig = ::sigtimedwait(&set, &info, &ts);
@@ -259,6 +338,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     out.signal = WTERMSIG(child_st);
     out.status = 128 + out.signal;
   }
+  out.stopped_by = ending_signal;
   if (!child_done) {  // only after SIGKILL and 5 s more: it was killed, but is not ours to see
     out.status = 128 + SIGKILL;
     out.signal = SIGKILL;

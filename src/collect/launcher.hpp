@@ -28,8 +28,16 @@ struct ChildOutcome {
   bool ran = false;   // false: it could not be started (status 126/127 as in a shell)
   std::string error;  // why it could not be started
   int signal = 0;     // the signal that ended it, if any
+  // The terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) this process was sent, and forwarded
+  // to the job, while it waited; 0 if none. A caller running several commands stops on it.
+  int stopped_by = 0;
   std::vector<std::string> warnings;  // leftovers stopped, SIGKILL after the grace period, ...
 };
+
+// A terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to this process while the forwarded
+// signals are blocked and no command runs (between two commands): taken, so it is not forwarded
+// to the next command, and returned; 0 if none is pending.
+int take_pending_stop_signal();
 
 struct ChildOptions {
   // Seconds between a terminating signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT) forwarded to the job's group,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -147,7 +148,9 @@ std::string plan_json(const Plan& plan) {
     w.key("command").begin_array();
     for (const auto& c : e.command) w.value(c);
     w.end_array().key("state").value(state_name(e.state)).key("job_id").value(e.job_id);
-    w.key("exit_status").value(e.exit_status).key("note").value(e.note).end_object();
+    w.key("exit_status").value(e.exit_status).key("note").value(e.note);
+    if (e.pid) w.key("pid").value(*e.pid).key("host").value(e.host);
+    w.end_object();
   }
   w.end_array().end_object();
   std::string text = w.take();
@@ -217,6 +220,8 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
     if (!x["job_id"].get(s)) e.job_id = std::string(s);
     if (!x["exit_status"].get(n)) e.exit_status = exit_status_of(n);
     if (!x["note"].get(s)) e.note = std::string(s);
+    if (!x["pid"].get(n) && n > 0 && n <= std::numeric_limits<int>::max()) e.pid = static_cast<int>(n);
+    if (!x["host"].get(s)) e.host = std::string(s);
     plan.entries.push_back(std::move(e));
   }
   return plan;

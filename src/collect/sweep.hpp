@@ -30,6 +30,10 @@ struct Entry {
   std::string job_id;                // the scheduler's, "" when not submitted (local: none)
   std::optional<int> exit_status;
   std::string note;                  // why it failed, what the scheduler said
+  // Local, while running: the sweep process that runs it and its host, so that a mark left by a
+  // sweep that died can be told from a live one.
+  std::optional<int> pid;
+  std::string host;
 };
 
 struct Plan {

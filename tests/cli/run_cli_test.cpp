@@ -13,11 +13,14 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
+#include "common/subprocess.hpp"
 #include "common/text.hpp"
 #include "ingest/ingest.hpp"
 #include "support/run_binary.hpp"
+#include "support/spawn_binary.hpp"
 
 extern char** environ;
 
@@ -28,71 +31,6 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::string kRecording = std::string(SCALELENS_TEST_DATA) + "/replay/a100x2-gpu.csv";
-
-// Standard descriptors of the spawned wrapper: {target, source}, source -1 = closed.
-using FdPlan = std::vector<std::pair<int, int>>;
-
-// Starts the scalelens binary with `args` and extra environment; returns its pid. Standard input
-// is /dev/null, the others are this process's unless `fds` says otherwise.
-pid_t spawn_scalelens(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {},
-                      const FdPlan& fds = {}) {
-  std::vector<std::string> argv_s{SCALELENS_BIN};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    // Keep the launcher variables of whatever runs the tests out of the wrappers' way.
-    if (kv.rfind("SLURM_", 0) == 0 || kv.rfind("OMPI_", 0) == 0 || kv.rfind("PMIX_", 0) == 0 || kv.rfind("PMI_", 0) == 0 ||
-        kv.rfind("RANK=", 0) == 0 || kv.rfind("WORLD_SIZE=", 0) == 0 || kv.rfind("LOCAL_RANK=", 0) == 0)
-      continue;
-    bool overridden = false;
-    for (const auto& x : extra_env) overridden |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
-    if (overridden) continue;
-    env_s.push_back(kv);
-  }
-  env_s.insert(env_s.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp;
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  for (auto [target, source] : fds) {
-    if (source < 0) posix_spawn_file_actions_addclose(&fa, target);
-    else posix_spawn_file_actions_adddup2(&fa, source, target);
-  }
-  EXPECT_EQ(posix_spawn(&pid, SCALELENS_BIN, &fa, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
-}
-
-// Exit status as a shell reports it; -1 on timeout (the process is then killed).
-int wait_status(pid_t pid, std::chrono::milliseconds limit = 8000ms) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  int st = 0;
-  while (::waitpid(pid, &st, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &st, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-bool wait_for(const std::function<bool()>& cond, std::chrono::milliseconds limit = 5000ms) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 std::size_t line_count(const std::filesystem::path& p, std::string_view containing = {}) {
   return count_lines(slurp(p), containing);
@@ -328,26 +266,6 @@ TEST(RunCli, MpirunWithTwoRanksYieldsOneRunThatReportReads) {
   EXPECT_NE(report.out.find("\"label\":\"demo\""), std::string::npos) << report.out.substr(0, 2000);
 }
 
-namespace {
-
-// Whether process `pid` is gone (or a zombie about to be): /proc/<pid>/stat's state field.
-bool process_gone(pid_t pid) {
-  auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  return stat.empty() || stat.find(") Z ") != std::string::npos;
-}
-
-std::vector<pid_t> pids_in(const std::filesystem::path& file) {
-  std::vector<pid_t> pids;
-  const std::string text = slurp(file);
-  LineCursor lines(text);
-  std::string_view line;
-  while (lines.next(line))
-    if (auto v = parse_int(trim(line))) pids.push_back(static_cast<pid_t>(*v));
-  return pids;
-}
-
-}  // namespace
-
 // SIGTERM, SIGINT and SIGHUP sent to the wrapper reach every process of the job, not only the
 // shell it started: its two background sleeps go too (started by a non-interactive shell, they
 // ignore SIGINT: the SIGKILL after --kill-after ends them), and the wrapper exits as the shell did.
@@ -420,6 +338,30 @@ TEST(RunCli, ProcessesLeftRunningWhenTheCommandEndsAreStopped) {
   auto left = pids_in(pidfile);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_TRUE(process_gone(left[0]));
+}
+
+// Processes that left the command's group (setsid, a daemon) and outlive it are handed to the
+// wrapper, a subreaper: it names them and stops them, SIGKILL for one that ignores SIGTERM.
+TEST(RunCli, ProcessesThatLeftTheGroupAreNamedAndStopped) {
+  ScratchDir d;
+  auto pidfile = d / "pids";
+  // (Their output goes elsewhere: left running, they would hold the test's pipes open.)
+  const std::string script = "(setsid sleep 304 >/dev/null 2>&1 & echo $! >> " + pidfile.string() +
+                             ") ; (setsid sh -c \"trap '' TERM; exec sleep 305\" >/dev/null 2>&1 & echo $! >> " + pidfile.string() +
+                             "); sleep 0.2; exit 3";
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_scalelens("run -q --study " + quoted(d / "runs") + " --kill-after 0.5 -- sh -c " + shell_quote(script));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 3) << "the command's own status" << r.err;
+  auto left = pids_in(pidfile);
+  ASSERT_EQ(left.size(), 2u);
+  for (pid_t p : left) {
+    EXPECT_TRUE(process_gone(p)) << "pid " << p << " outlived the run";
+    EXPECT_NE(r.err.find(fmt::format("pid {} (sleep 30", p)), std::string::npos) << r.err;
+  }
+  EXPECT_NE(r.err.find("left the command's process group"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0.5 s after SIGTERM; sent SIGKILL"), std::string::npos) << r.err;
+  EXPECT_LT(took, 4.0);
 }
 
 // The same --run-id given to two jobs: the second job records into <id>-2 and says so, while the

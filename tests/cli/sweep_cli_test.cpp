@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <set>
@@ -20,6 +21,7 @@
 
 #include "collect/sweep.hpp"
 #include "support/run_binary.hpp"
+#include "support/spawn_binary.hpp"
 #include "support/study_figures.hpp"
 
 using namespace scalelens::testing;
@@ -48,6 +50,19 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
 // A shell prefix that runs the command in `folder`: the folder a sweep is planned in is where its
 // commands run, so it must outlive the command (run_command's own working folder does not).
 std::string in_folder(const fs::path& folder) { return "cd " + quoted(folder) + " &&"; }
+
+// A local sweep of three sizes whose command (after `prefix`) waits for ever, started with stderr
+// into `err`.
+pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const std::string& prefix = "") {
+  const std::string cmd = fmt::format("{}touch {}/started-{{tasks}}; exec sleep 60", prefix, dir.path().string());
+  const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(err, 0);
+  const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", "1,2,3", "--launcher",
+                                     "local", "--no-mpirun", "--workdir", dir.path().string(), "--", "sh", "-c", cmd},
+                                    {}, {{2, err}});
+  ::close(err);
+  return pid;
+}
 
 TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   ScratchDir dir;
@@ -474,4 +489,68 @@ TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
   // Writable again: what --status learnt is kept.
   EXPECT_EQ(run_scalelens("sweep --study " + quoted(study) + " --status").exit_code, 5);
   EXPECT_NE(read(plan_file).find("\"state\":\"failed\""), std::string::npos);
+}
+
+// Ctrl-C (SIGINT) or SIGTERM stops a local sweep, not only the run in progress: the run ends, is
+// marked cancelled with its own status, the sizes not yet started stay planned, and the sweep exits
+// 128+signal as a shell expects.
+TEST(SweepCli, ASignalStopsALocalSweepAndLeavesTheRestPlanned) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    ScratchDir dir;
+    const auto err_file = dir / "err";
+    const pid_t sweep = spawn_waiting_sweep(dir, err_file);
+    ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+    ::kill(sweep, sig);
+    EXPECT_EQ(wait_status(sweep, 20s), 128 + sig) << slurp(err_file);
+    EXPECT_FALSE(fs::exists(dir / "started-2")) << "the next size started after the signal";
+    auto plan = plan_of(dir / "runs");
+    ASSERT_EQ(plan.entries.size(), 3u);
+    EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::cancelled) << plan.entries[0].note;
+    EXPECT_EQ(plan.entries[0].exit_status, 128 + sig) << "the run's own status";
+    EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::planned);
+    EXPECT_EQ(plan.entries[2].state, scalelens::sweep::State::planned);
+    const std::string err = slurp(err_file);
+    EXPECT_NE(err.find(fmt::format("stopped by SIG{}: w-1n1t-r1 cancelled; 2 more not started", sigabbrev_np(sig))), std::string::npos) << err;
+  }
+}
+
+// A local sweep marks the entry it runs as running (with its pid), holds the study's lock so that a
+// second sweep can neither launch nor set aside its entries, lets --status look meanwhile, and a
+// mark left by a sweep that was killed reads as stale, not running.
+TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
+  ScratchDir dir;
+  const auto err_file = dir / "err";
+  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
+  // run folder stays incomplete: only the mark says the entry runs.
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 3u);
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::running);
+  EXPECT_EQ(plan.entries[0].pid, sweep);
+
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  const auto row = status.out.find("w-1n1t-r1");
+  ASSERT_NE(row, std::string::npos) << status.out;
+  EXPECT_NE(status.out.substr(row, status.out.find('\n', row) - row).find("running"), std::string::npos) << status.out;
+
+  for (const std::string second : {"--label w --tasks 1,2,3 --launcher local --no-mpirun -- true", "--resume"}) {
+    auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " " + second);
+    EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("another sweep (pid {} on ", sweep)), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "runs/.sweep/attempts")) << "the running entry's folder was moved away";
+  EXPECT_FALSE(fs::exists(dir / "started-2"));
+
+  // Killed: its mark is stale while its run's wrapper still waits for the command.
+  ::kill(sweep, SIGKILL);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  auto after = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_EQ(after.exit_code, 5) << after.out << after.err;
+  EXPECT_NE(after.out.find(fmt::format("stale: the sweep that ran it (pid {} on", sweep)), std::string::npos) << after.out;
+  EXPECT_EQ(plan_of(dir / "runs").entries[0].state, scalelens::sweep::State::failed);
+  const auto group = pids_in(dir / "group");
+  ASSERT_EQ(group.size(), 1u);
+  ::kill(-group[0], SIGKILL);
 }
