@@ -32,6 +32,10 @@ namespace {
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP, SIGQUIT};
 sigset_t g_original_mask;
 bool g_blocked = false;
+// Forwarded signals this process was started with ignored (nohup's SIGHUP, a script's background
+// job's SIGINT): neither forwarded nor made deadly for the command, which would not have had them
+// without the wrapper. (Blocked for sigwait, Linux still queues them though ignored.)
+bool g_inherited_ignored[NSIG] = {};
 sighandler_t g_inherited_sigpipe = SIG_DFL;
 bool g_sigpipe_ignored = false;
 
@@ -47,6 +51,10 @@ sigset_t waited_set() {
 
 void block_forwarded_signals() {
   if (g_blocked) return;
+  for (int s : kForwarded) {
+    struct sigaction old {};
+    g_inherited_ignored[s] = ::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN;
+  }
   sigset_t set = waited_set();
   pthread_sigmask(SIG_BLOCK, &set, &g_original_mask);
   g_blocked = true;
@@ -138,7 +146,9 @@ int take_pending_stop_signal() {
   sigemptyset(&ending);
   for (int s : kEnding) sigaddset(&ending, s);
   const timespec now{0, 0};
-  const int sig = ::sigtimedwait(&ending, nullptr, &now);
+  int sig = 0;
+  while ((sig = ::sigtimedwait(&ending, nullptr, &now)) > 0 && g_inherited_ignored[sig]) {
+  }
   return sig > 0 ? sig : 0;
 }
 
@@ -205,7 +215,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
       ::pthread_sigmask(SIG_BLOCK, &ttou, nullptr);
       ::tcsetpgrp(terminal, ::getpid());
     }
-    for (int s : kForwarded) ::signal(s, SIG_DFL);
+    for (int s : kForwarded) ::signal(s, g_inherited_ignored[s] ? SIG_IGN : SIG_DFL);
     if (g_sigpipe_ignored) ::signal(SIGPIPE, g_inherited_sigpipe);  // as the command would have it without us
     ::pthread_sigmask(SIG_SETMASK, &g_original_mask, nullptr);
     // A failed chdir reports its errno negated, to tell it from a failed exec.
@@ -322,7 +332,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     timespec ts{0, static_cast<long>(wait.count())};  // also polls waitpid, should a SIGCHLD be merged or missed
     siginfo_t info{};
     int sig = ::sigtimedwait(&set, &info, &ts);
-    if (sig <= 0 || sig == SIGCHLD) continue;
+    if (sig <= 0 || sig == SIGCHLD || g_inherited_ignored[sig]) continue;
     // The job runs in its own group, so a terminal's Ctrl-C (when the job does not hold the
     // terminal) and signals sent by a process (kill, scancel, srun, mpirun) reach only us: the
     // whole group gets them.

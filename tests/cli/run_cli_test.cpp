@@ -405,6 +405,33 @@ TEST(RunCli, SameRunIdForTwoJobsIsNotMerged) {
   EXPECT_EQ(ingest(in).runs.size(), 3u);
 }
 
+// Signals the wrapper was started with ignored stay ignored for the command, and are not
+// forwarded: under nohup, a SIGHUP killed the job (exit 129), where `nohup sleep` survives it; a
+// SIGPIPE ignored by the caller was given back ignored, but SIGHUP and SIGINT were made deadly.
+TEST(RunCli, SignalsStartedIgnoredStayIgnoredForTheCommand) {
+  ScratchDir d;
+  const std::string study = quoted(d / "runs");
+  auto r = run_command("nohup " SCALELENS_BIN " run --study " + study + " --run-id hup --gpu-source none --no-host -- "
+                       "sh -c 'sleep 1; touch " + (d / "survived").string() + "' >/dev/null 2>&1 & p=$!; sleep 0.3; kill -HUP $p; "
+                       "wait $p; echo rc=$?");
+  EXPECT_NE(r.out.find("rc=0"), std::string::npos) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::exists(d / "survived"));
+  // The command's ignored set: SIGHUP (bit 0) and SIGPIPE (bit 12) as inherited, SIGINT (bit 1) not.
+  auto mask_of = [&](const std::string& ignoring, const std::string& id) {
+    const auto file = d / (id + ".status");
+    run_command("(trap '' " + ignoring + "; " SCALELENS_BIN " run --study " + study + " --run-id " + id +
+                " --gpu-source none --no-host -- sh -c 'grep SigIgn /proc/$$/status > " + file.string() + "')");
+    const auto line = slurp(file);
+    return std::stoull(line.substr(line.find(':') + 1), nullptr, 16);
+  };
+  const auto ignored = mask_of("HUP PIPE", "ign");
+  EXPECT_TRUE(ignored & 0x1) << std::hex << ignored;
+  EXPECT_TRUE(ignored & 0x1000) << std::hex << ignored;
+  const auto plain = mask_of("", "plain");
+  EXPECT_FALSE(plain & 0x1) << std::hex << plain;
+  EXPECT_FALSE(plain & 0x1000) << std::hex << plain;
+}
+
 // One srun step's shell running two runs one after the other (or torchrun twice with one
 // --rdzv-id): one launch key for both, so the second joined the first's folder and overwrote its
 // manifest (the first run, which failed, was lost). A rank that finds its own record in its
