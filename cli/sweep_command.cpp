@@ -111,12 +111,14 @@ void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
   }
   for (auto& e : plan.entries) {
     std::optional<int> code;
-    auto folder = sweep::state_from_run_folder(study, e, code);
+    std::string unreadable;
+    auto folder = sweep::state_from_run_folder(study, e, code, &unreadable);
     if (folder == State::done || folder == State::failed) {
       // A run stopped on purpose (Ctrl-C of a local sweep) stays cancelled, not failed.
       if (!(folder == State::failed && e.state == State::cancelled)) e.state = *folder;
       e.exit_status = code;
       if (*folder == State::done) e.note.clear();
+      else if (!unreadable.empty()) e.note = unreadable;
       else if (e.note.empty()) e.note = fmt::format("the command exited with {}", code.value_or(-1));
     } else if (e.state == State::done) {
       e.state = State::failed;  // the scheduler says it ended well, but its run folder is not complete

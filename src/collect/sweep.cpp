@@ -227,9 +227,16 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
   return plan;
 }
 
-std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status) {
-  auto text = read_regular_file(study / e.run_id / "scalelens.json", kMaxManifestBytes);
-  if (!text) return std::nullopt;
+std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status,
+                                           std::string* why) {
+  const auto manifest = study / e.run_id / "scalelens.json";
+  auto text = read_regular_file(manifest, kMaxManifestBytes);
+  if (!text) {
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(manifest, ec))) return std::nullopt;  // not started yet
+    if (why) *why = text.error().path + ": " + text.error().message;
+    return State::failed;
+  }
   dom::parser parser;
   dom::element root;
   simdjson::padded_string padded(text.value());

@@ -449,6 +449,22 @@ TEST(SweepCli, AStateFileThatIsAPipeOrADeviceIsRefusedByName) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find((dir / study / "sweep.json").string() + ": " + kind + ", not a regular file"), std::string::npos) << r.err;
   }
+  // A run folder's manifest in the same state: the entry failed, its note naming the file (it was
+  // silently left in its old state).
+  const auto runs = dir / "runs";
+  auto done = run_scalelens("sweep --study " + quoted(runs) + " --label sh --tasks 1 --launcher local --no-mpirun -q -- true",
+                            in_folder(dir.path()));
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  fs::path manifest;
+  for (const auto& e : fs::directory_iterator(runs))
+    if (fs::exists(e.path() / "scalelens.json")) manifest = e.path() / "scalelens.json";
+  ASSERT_FALSE(manifest.empty());
+  fs::remove(manifest);
+  ASSERT_EQ(::mkfifo(manifest.c_str(), 0644), 0);
+  auto status = run_scalelens("sweep --study " + quoted(runs) + " --status", "timeout 20");
+  EXPECT_EQ(status.exit_code, 5) << status.out << status.err;
+  EXPECT_NE(status.out.find("failed"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("a named pipe (FIFO), not a regular file"), std::string::npos) << status.out;
 }
 
 // --status exited 0 with failed runs (the exit codes say 5: some run failed), and on a study it
