@@ -384,6 +384,15 @@ int run_sweep(SweepArgs a) {
                    static_cast<long long>(most), static_cast<long long>(limits::kMaxWorldSize));
       return 1;
     }
+    // A plan is runs someone will wait for: 20,000 sizes × 1,000 repeats planned 20 million entries
+    // (7 GB in a minute, even with --dry-run) before anything was said.
+    constexpr std::int64_t kMaxRuns = 100'000;
+    if (const std::int64_t runs = std::int64_t(sizes.nodes.size() + sizes.tasks.size()) * sizes.repeats; runs > kMaxRuns) {
+      std::fprintf(stderr, "scalelens sweep: %lld runs (%zu sizes × %d repeats) are more than a sweep plans (at most %lld)\n",
+                   static_cast<long long>(runs), sizes.nodes.size() + sizes.tasks.size(), sizes.repeats,
+                   static_cast<long long>(kMaxRuns));
+      return 1;
+    }
     for (auto& e : sweep::plan_entries(a.label, sizes, a.command)) {
       bool known = false;
       for (const auto& have : plan.entries) known |= have.run_id == e.run_id;

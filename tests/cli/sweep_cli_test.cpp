@@ -438,6 +438,17 @@ TEST(SweepCli, ALabelWithLineBreaksStaysOneLineOfTheJobScript) {
 
 // --status once waited for ever on a sweep.json that is a FIFO, and read a link to /dev/zero until
 // memory ran out: the state file is read only when it is a regular file, and the refusal names it.
+// 20,000 sizes × 1,000 repeats planned 20 million entries (7 GB within a minute, --dry-run too).
+TEST(SweepCli, APlanOfMoreRunsThanAnyoneWaitsForIsAUsageError) {
+  ScratchDir dir;
+  std::string sizes;
+  for (int t = 1; t <= 200; ++t) sizes += (t > 1 ? "," : "") + std::to_string(t);
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label x --tasks " + sizes +
+                         " --repeats 1000 --dry-run --launcher local -- true", "timeout 20");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("200000 runs (200 sizes × 1000 repeats) are more than a sweep plans (at most 100000)"), std::string::npos) << r.err;
+}
+
 TEST(SweepCli, AStateFileThatIsAPipeOrADeviceIsRefusedByName) {
   ScratchDir dir;
   fs::create_directories(dir / "fifo");
