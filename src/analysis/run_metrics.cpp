@@ -211,6 +211,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   bool any_energy = false, used_counter = false, used_power = false, nominal = false;
   std::size_t energy_gpus = 0;
   std::size_t min_samples = std::numeric_limits<std::size_t>::max();
+  std::size_t outside = 0;  // GPUs with samples, none inside the run
+  const GpuSeries* first_outside = nullptr;
   double gap_s = 0, longest_gap_s = 0;  // power-series time left out of energy (DESIGN.md, "Energy")
   std::size_t gap_gpus = 0;
   const GpuSeries* longest_gap_gpu = nullptr;
@@ -220,10 +222,15 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   std::size_t first_timeless_readings = 0;
   for (const auto& [key, g] : chosen) {
     GpuSeriesFigures f = first_figures.contains(key) ? first_figures[key] : figures_of(*g, run_t0, run_t1);
-    for (const auto& [piece, pf] : later[key]) f = one_after_another(f, pf);
+    for (const auto& [piece, pf] : later[key]) f = one_after_another(f, pf, run_t0, run_t1);
     if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
-    min_samples = std::min(min_samples, f.samples_inside);
+    // A GPU with samples, none inside the run, is said apart (below), not as coarse sampling.
+    if (f.samples_inside == 0 && g->sample_count() > 0 && !g->nominal_timestamps && run.start_ns) {
+      if (outside++ == 0) first_outside = g;
+    } else {
+      min_samples = std::min(min_samples, f.samples_inside);
+    }
     if (f.util_pct) {
       if (!figures.util_pct) figures.util_pct = RangeStat{0, *f.util_pct, *f.util_pct};
       RangeStat& u = *figures.util_pct;
@@ -318,23 +325,21 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                       energy_gpus, world, chosen.size(),
                       energy_gpus < chosen.size() ? ", some without a power reading inside the run" : "")));
   }
-  // Samples, but none inside the run: a log of another time (nvidia-smi stamps the node's local
-  // time, read as UTC) or of another job. "Only 0 samples: sample more often" misled.
-  std::size_t with_samples = 0;
-  const GpuSeries* first_with_samples = nullptr;
-  for (const auto& [key, g] : chosen)
-    if (g->sample_count() > 0 && with_samples++ == 0) first_with_samples = g;
-  if (!chosen.empty() && min_samples == 0 && with_samples == chosen.size() && run.start_ns && !first_with_samples->nominal_timestamps) {
-    const double hours = static_cast<double>(first_with_samples->first_t_ns() - *run.start_ns) / 3.6e12;
+  // GPUs with samples, none inside the run: a log of another time (nvidia-smi stamps the node's
+  // local time, read as UTC) or of another job. "Only 0 samples: sample more often" misled.
+  if (outside > 0) {
+    const double hours = static_cast<double>(first_outside->first_t_ns() - *run.start_ns) / 3.6e12;
     Diagnostic w = run_warning(
         run, "gpu-samples-outside-run",
-        fmt::format("GPU samples lie outside the run ({} begins {:.2f} h {} the run's start): no utilization or energy from "
-                    "them; a log of another job, or one stamped in another time zone (nvidia-smi writes the node's local "
-                    "time, read as UTC: run it with TZ=UTC)",
-                    gpu_name(*first_with_samples), std::abs(hours), hours >= 0 ? "after" : "before"));
-    w.path = first_with_samples->source;
+        fmt::format("{} of {} GPUs have samples, none inside the run ({} begins {:.2f} h {} the run's start): no "
+                    "utilization or energy from {}; a log of another job, or one stamped in another time zone (nvidia-smi "
+                    "writes the node's local time, read as UTC: run it with TZ=UTC)",
+                    outside, chosen.size(), gpu_name(*first_outside), std::abs(hours), hours >= 0 ? "after" : "before",
+                    outside == 1 ? "it" : "them"));
+    w.path = first_outside->source;
     figures.warnings.push_back(std::move(w));
-  } else if (!chosen.empty() && min_samples < 20)
+  }
+  if (min_samples < 20)
     figures.warnings.push_back(run_warning(run, "coarse-sampling",
                                      fmt::format("a GPU has only {} sample{} inside the run (fewer than 20): utilization and energy "
                                                  "are rough; sample more often (scalelens run --interval)",

@@ -136,6 +136,11 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   }
   count.into(f);
   if (!samples.empty()) f.first_t_ns = samples.front().t_ns, f.last_t_ns = samples.back().t_ns;
+  for (const GpuSample& s : samples)
+    if (!std::isnan(s.power_w)) {
+      if (std::isnan(f.first_power_w)) f.first_power_w = s.power_w;
+      f.last_power_w = s.power_w;
+    }
   if (util.covered_s > 0) {
     f.util_covered_s = util.covered_s;
     f.util_pct = util.value / util.covered_s;
@@ -211,7 +216,7 @@ std::vector<GpuChartPoint> chart_of(const std::vector<Point>& points, std::size_
 
 }  // namespace
 
-GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFigures& b) {
+GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFigures& b, std::int64_t t0, std::int64_t t1) {
   GpuSeriesFigures f = a;
   f.samples_inside += b.samples_inside;
   if (b.peak_mem_bytes) f.peak_mem_bytes = std::max(a.peak_mem_bytes.value_or(0.0), *b.peak_mem_bytes);
@@ -236,6 +241,20 @@ GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFig
   f.power_samples += b.power_samples;
   f.skipped_s += b.skipped_s;
   f.longest_skipped_s = std::max(a.longest_skipped_s, b.longest_skipped_s);
+  // The stretch between the files, inside the window, as a step within one series is taken: up to
+  // a gap's length (5 steps, and 1 s) the trapezoid between the last power reading of the one and
+  // the first of the other; longer, left-out time, said as such a gap is.
+  const auto& [earlier, later] = a.last_t_ns <= b.first_t_ns ? std::pair{&a, &b} : std::pair{&b, &a};
+  const double between = static_cast<double>(std::min(later->first_t_ns, t1) - std::max(earlier->last_t_ns, t0)) * 1e-9;
+  if (between > std::max(1.0, 5 * std::max(a.spacing_s, b.spacing_s))) {
+    f.skipped_s += between;
+    f.longest_skipped_s = std::max(f.longest_skipped_s, between);
+  } else if (between > 0 && f.energy_from == GpuSeriesFigures::EnergyFrom::power && !std::isnan(earlier->last_power_w) &&
+             !std::isnan(later->first_power_w)) {
+    f.energy_j += between * 0.5 * (static_cast<double>(earlier->last_power_w) + later->first_power_w);
+  }
+  f.first_power_w = earlier->first_power_w;
+  f.last_power_w = later->last_power_w;
   if (!f.impossible_counter_mj && b.impossible_counter_mj)
     f.impossible_counter_mj = b.impossible_counter_mj, f.impossible_counter_t_ns = b.impossible_counter_t_ns;
   f.first_t_ns = std::min(a.first_t_ns, b.first_t_ns);

@@ -22,8 +22,9 @@ GpuSeriesFigures gpu_series_figures(const GpuSeries& g, std::int64_t t0, std::in
 // is checked: std::logic_error otherwise), else computed from its samples.
 GpuSeriesFigures figures_of(const GpuSeries& g, std::int64_t t0, std::int64_t t1);
 // One GPU's figures over two stretches of samples one after the other (a rotated or restarted
-// log: two files), as one series' would be but for the stretch between the two files.
-GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFigures& b);
+// log: two files), as one series' would be but for the stretch between the two files, whose time
+// inside the window [t0, t1] is left out of the energy as a gap is (said where longer than one).
+GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFigures& b, std::int64_t t0, std::int64_t t1);
 
 // At most `max_points` points of the series for a chart: every point when it has no more, else the
 // first, the last and each bucket's lowest and highest utilization and power (decimate_indices).

@@ -97,6 +97,8 @@ struct GpuSeriesFigures {
   // The series' first and last sample times (measured times only): a log rotated or restarted
   // holds one GPU's samples in two files, one after the other, which are one series, not two.
   std::int64_t first_t_ns = 0, last_t_ns = 0;
+  // Its first and last power readings (NaN: none), to integrate the stretch between two such files.
+  float first_power_w = std::numeric_limits<float>::quiet_NaN(), last_power_w = std::numeric_limits<float>::quiet_NaN();
   // Its time at each whole percent (cumulative shares), whose mean is util_pct (to the bins' rounding): each stretch
   // between two samples gives half its time to either end's value, as the trapezoid mean weighs
   // them; per sample where util_pct is a plain mean. All zero without utilization.

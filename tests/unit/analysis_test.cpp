@@ -299,10 +299,31 @@ TEST(Energy, OneGpusLogInTwoFilesOneAfterTheOtherIsOneSeries) {
   const auto s = analyze(st, {});
   EXPECT_FALSE(has_warning(s, "energy-double-counted"));
   ASSERT_TRUE(s.runs[0].energy_j);
-  EXPECT_NEAR(*s.runs[0].energy_j, 100 * 10 + 300 * 9.5, 1e-6) << "both stretches, not the half-second between the files";
+  EXPECT_NEAR(*s.runs[0].energy_j, 100 * 10 + 300 * 9.5 + 0.5 * 200, 1e-6) << "both stretches, and the half-second between";
   ASSERT_TRUE(s.runs[0].gpu_util_pct);
   EXPECT_NEAR(s.runs[0].gpu_util_pct->mean, (90 * 10 + 50 * 9.5) / 19.5, 1e-9) << "time-weighted over both";
   EXPECT_EQ(s.runs[0].gpus, 1u);
+  // Files 60 s apart, 10 s steps: the time between them is a gap (over 5 steps): no energy, said.
+  // 20 s apart it is two steps, integrated as within one series.
+  auto two_files = [](double second_from) {
+    Study st2;
+    scalelens::Run r2 = make_run("ddp", 1, {100}, "b");
+    auto early = gpu("n0", 0, {{0, 100}, {10, 100}, {20, 100}});
+    early.source = "nodes/n0/gpu.csv";
+    auto late = gpu("n0", 0, {{second_from, 100}, {second_from + 10, 100}, {second_from + 20, 100}});
+    late.source = "nodes/n0/gpu2.csv";
+    r2.gpus = {early, late};
+    st2.runs.push_back(r2);
+    return analyze(st2, {});
+  };
+  const auto far = two_files(80);
+  EXPECT_NEAR(*far.runs[0].energy_j, 4000, 1e-6);
+  ASSERT_TRUE(has_warning(far, "energy-gaps"));
+  for (const auto& w : far.warnings)
+    if (w.code == "energy-gaps") EXPECT_NE(w.message.find("60.0 s of GPU time"), std::string::npos) << w.message;
+  const auto near = two_files(40);
+  EXPECT_NEAR(*near.runs[0].energy_j, 6000, 1e-6);
+  EXPECT_FALSE(has_warning(near, "energy-gaps"));
 }
 
 // nvidia-smi's power.draw read "[GPU is lost]" from some sample on while the log went on: the
@@ -382,6 +403,23 @@ TEST(Energy, SamplesOnlyOutsideTheRunAreSaidAsSuch) {
   ASSERT_TRUE(has_warning(s, "gpu-samples-outside-run"));
   for (const auto& w : s.warnings)
     if (w.code == "gpu-samples-outside-run") EXPECT_NE(w.message.find("begins 2.00 h after the run's start"), std::string::npos) << w.message;
+  // One GPU of two outside: that one is named (the first in order was), and the other's sampling
+  // is still judged.
+  Study two;
+  scalelens::Run r2 = make_run("ddp", 2, {10}, "b");
+  auto inside = gpu("n0", 0, {{0, 100}, {5, 100}, {10, 100}});
+  inside.uuid = "GPU-a";
+  auto later = gpu("n0", 1, {{7200, 100}, {7201, 100}, {7210, 100}});
+  later.uuid = "GPU-b";
+  r2.gpus = {inside, later};
+  two.runs.push_back(r2);
+  const auto s2 = analyze(two, {});
+  for (const auto& w : s2.warnings)
+    if (w.code == "gpu-samples-outside-run")
+      EXPECT_NE(w.message.find("1 of 2 GPUs have samples, none inside the run (GPU GPU-b of node 'n0' begins 2.00 h after"),
+                std::string::npos) << w.message;
+  EXPECT_TRUE(has_warning(s2, "gpu-samples-outside-run"));
+  EXPECT_TRUE(has_warning(s2, "coarse-sampling")) << "GPU-a's 3 samples";
 }
 
 // MLflow power readings that all carry one timestamp gave no energy and no reason.
