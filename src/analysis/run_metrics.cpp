@@ -177,9 +177,9 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
   const std::int64_t run_t1 = run.end_ns.value_or(std::numeric_limits<std::int64_t>::max());
   std::map<std::string, const GpuSeries*> chosen;
-  // A GPU's further series that follow its first one in time (a log rotated or restarted: two
-  // files one after the other), each with its figures; counted with it.
-  std::map<std::string, std::vector<std::pair<const GpuSeries*, GpuSeriesFigures>>> later;
+  // The figures of a GPU's further series that follow its first one in time (a log rotated or
+  // restarted: two files one after the other), counted with it; and its first's, made to compare.
+  std::map<std::string, std::vector<GpuSeriesFigures>> later;
   std::map<std::string, GpuSeriesFigures> first_figures;
   for (const auto& g : gpus) {
     // A UUID names one GPU wherever it is found: under two node folders (a log copied, or a node
@@ -194,10 +194,9 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       auto [f0, fresh] = first_figures.try_emplace(key);
       if (fresh) f0->second = figures_of(first, run_t0, run_t1);
       GpuSeriesFigures fg = figures_of(g, run_t0, run_t1);
-      bool apart = fg.last_t_ns < f0->second.first_t_ns || fg.first_t_ns > f0->second.last_t_ns;
-      for (const auto& [other, fo] : pieces) apart = apart && (fg.last_t_ns < fo.first_t_ns || fg.first_t_ns > fo.last_t_ns);
-      if (apart) {
-        pieces.emplace_back(&g, fg);
+      auto apart_from = [&](const GpuSeriesFigures& o) { return fg.last_t_ns < o.first_t_ns || fg.first_t_ns > o.last_t_ns; };
+      if (apart_from(f0->second) && std::all_of(pieces.begin(), pieces.end(), apart_from)) {
+        pieces.push_back(fg);
         continue;
       }
     }
@@ -222,7 +221,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   std::size_t first_timeless_readings = 0;
   for (const auto& [key, g] : chosen) {
     GpuSeriesFigures f = first_figures.contains(key) ? first_figures[key] : figures_of(*g, run_t0, run_t1);
-    for (const auto& [piece, pf] : later[key]) f = one_after_another(f, pf, run_t0, run_t1);
+    for (const auto& piece : later[key]) f = one_after_another(f, piece, run_t0, run_t1);
     if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     // A GPU with samples, none inside the run, is said apart (below), not as coarse sampling.
@@ -381,6 +380,27 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   return d;
 }
 
+namespace {
+
+// Why a run failed, "" when it did not: an exit status ≠ 0 (MLPerf's run_stop "aborted", MLflow
+// FAILED/KILLED, as the readers state it), else a rank's record with one (the manifest holds rank
+// 0's alone).
+std::string failure_of(const Run& run) {
+  if (run.exit_status && *run.exit_status != 0) {
+    const auto from = run.detected_from.find("exit_status");
+    return from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
+  }
+  std::string how;
+  std::size_t failed_ranks = 0;
+  for (const auto& rk : run.ranks)
+    if (rk.exit_status && *rk.exit_status != 0 && failed_ranks++ == 0)
+      how = fmt::format("rank {} exited with status {}", rk.rank, *rk.exit_status);
+  if (failed_ranks > 1) how += fmt::format(", and {} more rank{}", failed_ranks - 1, failed_ranks == 2 ? "" : "s");
+  return how;
+}
+
+}  // namespace
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
   r.run_id = run.run_id;
@@ -412,20 +432,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
   r.exit_status = run.exit_status;
-  // A run that failed (exit status ≠ 0, MLPerf's run_stop "aborted", MLflow FAILED/KILLED, or a
-  // rank's record with a status ≠ 0: the manifest holds rank 0's alone) ran for no whole training:
-  // its span is no run time. Its whole epochs were timed as any others.
-  std::string how;
-  if (run.exit_status && *run.exit_status != 0) {
-    const auto from = run.detected_from.find("exit_status");
-    how = from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
-  } else {
-    std::size_t failed_ranks = 0;
-    for (const auto& rk : run.ranks)
-      if (rk.exit_status && *rk.exit_status != 0 && failed_ranks++ == 0)
-        how = fmt::format("rank {} exited with status {}", rk.rank, *rk.exit_status);
-    if (failed_ranks > 1) how += fmt::format(", and {} more rank{}", failed_ranks - 1, failed_ranks == 2 ? "" : "s");
-  }
+  // A run that failed ran for no whole training: its span is no run time. Its whole epochs were
+  // timed as any others.
+  const std::string how = failure_of(run);
   const bool failed = !how.empty();
   if (failed) {
     warnings.push_back(run_warning(run, "failed-run",
