@@ -110,7 +110,11 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     const std::int64_t t = s.t_ns;
     const bool inside = t >= t0 && t <= t1;
     count.add(s, k ? &samples[k - 1] : nullptr, inside);
-    if (inside && !std::isnan(s.power_w)) ++f.power_samples;
+    if (!std::isnan(s.power_w)) {
+      f.power_samples += inside;
+      if (std::isnan(f.first_power_w)) f.first_power_w = s.power_w;
+      f.last_power_w = s.power_w;
+    }
     if (const double u = s.util_pct; !std::isnan(u)) {
       if (!std::isnan(util_prev)) integrate_segment(util, util_prev_t, util_prev, t, u, t0, t1, 0, util_piece);
       util_prev_t = t, util_prev = u;
@@ -136,11 +140,6 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   }
   count.into(f);
   if (!samples.empty()) f.first_t_ns = samples.front().t_ns, f.last_t_ns = samples.back().t_ns;
-  for (const GpuSample& s : samples)
-    if (!std::isnan(s.power_w)) {
-      if (std::isnan(f.first_power_w)) f.first_power_w = s.power_w;
-      f.last_power_w = s.power_w;
-    }
   if (util.covered_s > 0) {
     f.util_covered_s = util.covered_s;
     f.util_pct = util.value / util.covered_s;
