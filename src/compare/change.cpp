@@ -5,7 +5,6 @@
 #include <limits>
 #include <numeric>
 #include <random>
-#include <tuple>
 
 #include "analysis/stats.hpp"
 
@@ -117,13 +116,10 @@ std::optional<LogDifference> pooled_log_difference(const std::vector<Weighted>& 
   diff.var = a->var + b->var;
   diff.dof_denominator = a->var * a->var / a->dof + b->var * b->var / b->dof;
   auto sorted = [](std::vector<Weighted> v) {
-    std::sort(v.begin(), v.end(), [](const Weighted& x, const Weighted& y) { return std::tie(x.value, x.weight) < std::tie(y.value, y.weight); });
+    std::ranges::sort(v);
     return v;
   };
-  const auto sa = sorted(before), sb = sorted(after);
-  diff.identical = sa.size() == sb.size() && std::equal(sa.begin(), sa.end(), sb.begin(), [](const Weighted& x, const Weighted& y) {
-                     return x.value == y.value && x.weight == y.weight;
-                   });
+  diff.identical = sorted(before) == sorted(after);
   return diff;
 }
 

@@ -2,6 +2,7 @@
 // Did a figure change between two sets of repeats, beyond noise? (DESIGN.md, "Comparing studies".)
 // The relative change after/before − 1 with a confidence interval, and a verdict against a
 // threshold: regressed, improved, unchanged (the interval lies within ±threshold) or inconclusive.
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -47,6 +48,7 @@ std::optional<LogDifference> log_difference(const std::vector<double>& before, c
 // configuration's epoch time pools them.
 struct Weighted {
   double value = 0, weight = 1;
+  auto operator<=>(const Weighted&) const = default;
 };
 // The same for pooled means Σ w·x / Σ w (the configurations' own times): the difference of their
 // logs, each with the delta method's variance of a mean of clusters (runs), n/(n − 1) ·
