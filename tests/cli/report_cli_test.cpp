@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "support/run_binary.hpp"
 
@@ -332,6 +335,47 @@ TEST(ReportCli, ItwinaiEnergyFigureWithoutSamplesCountIsDrawnNotEmpty) {
     EXPECT_GT(std::filesystem::file_size(e.path()), 0u) << e.path();
   if (std::filesystem::exists(out / "figures/energy.svg"))
     EXPECT_NE(slurp(out / "figures/energy.svg").find("Wh per run"), std::string::npos);
+}
+
+// nvidia-smi --query-gpu=timestamp,name,pci.bus_id,utilization.gpu,power.draw --format=csv -l 1 as
+// it writes it, of a whole 2-GPU node beside a 1-GPU run: said (gpus-beyond-world-size). The same
+// log rotated into nvsmi.log and nvsmi.log.1 is the one log's energy, with no double-count warning.
+TEST(ReportCli, NvSmiLogOfAWholeNodeIsSaid_AndARotatedLogIsOneLog) {
+  auto log_of = [](int from, int to) {
+    std::string log = "timestamp, name, pci.bus_id, utilization.gpu [%], power.draw [W]\n";
+    for (int k = from; k < to; ++k)
+      for (int g = 0; g < 2; ++g)
+        log += fmt::format("2024/05/14 10:21:{:02d}.{:03d}, NVIDIA A100-SXM4-80GB, 00000000:{:02X}:00.0, {} %, {:.2f} W\n",
+                           33 + k, 6 * g, g == 0 ? 0x07 : 0x0B, g == 0 ? 95 : 0, g == 0 ? 400.0 : 60.0);
+    return log;
+  };
+  const std::string manifest = R"({"label": "ddp", "world_size": WS, "start_ns": 1715682093000000000, "end_ns": 1715682113000000000})";
+  auto report = [](const ScratchDir& dir) {
+    auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r;
+  };
+  ScratchDir whole;
+  whole.write("r/scalelens.json", std::regex_replace(manifest, std::regex("WS"), "1"));
+  whole.write("r/nodes/h1/nvsmi.log", log_of(0, 21));
+  const auto beyond = report(whole);
+  EXPECT_NE(beyond.out.find("\"code\":\"gpus-beyond-world-size\""), std::string::npos) << beyond.out.substr(0, 400);
+  // Both GPUs, a 2-GPU run: one file, then the same rotated at 10 s.
+  auto energy_of = [](const std::string& json) {
+    const auto at = json.find("\"energy_wh\":");
+    return std::stod(json.substr(at + 12, 24));
+  };
+  ScratchDir one, two;
+  for (auto* d : {&one, &two}) d->write("r/scalelens.json", std::regex_replace(manifest, std::regex("WS"), "2"));
+  one.write("r/nodes/h1/nvsmi.log", log_of(0, 21));
+  two.write("r/nodes/h1/nvsmi.log", log_of(0, 11));
+  two.write("r/nodes/h1/nvsmi.log.1", log_of(11, 21));
+  const auto single = report(one), rotated = report(two);
+  EXPECT_EQ(rotated.out.find("energy-double-counted"), std::string::npos) << rotated.out.substr(0, 600);
+  EXPECT_EQ(rotated.out.find("gpus-beyond-world-size"), std::string::npos);
+  // By hand: (400 + 60) W over the 20 s of the run = 2.5556 Wh, the same whichever way it is filed.
+  EXPECT_NEAR(energy_of(single.out), 460.0 * 20 / 3600, 1e-3);
+  EXPECT_NEAR(energy_of(rotated.out), energy_of(single.out), 1e-9);
 }
 
 TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHow) {
