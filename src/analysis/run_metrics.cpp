@@ -82,6 +82,7 @@ std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps, 
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->index < b->index; });
     RankStepChart r{rank, list.size(), {}, std::vector<double>(list.size())};
     for (std::size_t i = 0; i < list.size(); ++i) r.ms[i] = list[i]->seconds() * 1000;
+    r.mean_ms = mean_of(r.ms);
     if (!max_points) {  // every step: the times as they are
       for (const Interval* s : list) r.step.push_back(static_cast<double>(s->index));
     } else {

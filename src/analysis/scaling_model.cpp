@@ -219,8 +219,6 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
 }
 
-double mean_of(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
-
 struct Intervals {
   std::vector<double> lower, upper;
   bool ok = false;

@@ -65,6 +65,10 @@ double student_t_critical_fractional(double confidence, double nu) {
   return 0.5 * (lo + hi);
 }
 
+double mean_of(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
 std::optional<Stat> describe(std::vector<double> values) {
   if (values.empty()) return std::nullopt;
   Stat s;

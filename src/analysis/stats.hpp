@@ -22,6 +22,8 @@ struct Stat {
 inline constexpr double kRoundingSpread = 1e-12;
 // nullopt for an empty sample.
 std::optional<Stat> describe(std::vector<double> values);
+// The arithmetic mean; NaN for an empty sample.
+double mean_of(const std::vector<double>& values);
 
 // Two-sided Student-t critical value: P(|T| <= t) = confidence, with `dof` degrees of freedom.
 double student_t_critical(double confidence, std::size_t dof);

@@ -32,11 +32,9 @@ int severity_of(Verdict v) {
 
 namespace {
 
-double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
-
 double variance(const std::vector<double>& v) {  // sample variance (n − 1)
   if (v.size() < 2) return 0;
-  const double m = mean(v);
+  const double m = mean_of(v);
   double ss = 0;
   for (double x : v) ss += (x - m) * (x - m);
   return ss / static_cast<double>(v.size() - 1);
@@ -79,7 +77,7 @@ std::optional<LogDifference> log_difference(const std::vector<double>& before, c
   const double na = static_cast<double>(la.size()), nb = static_cast<double>(lb.size());
   const double va = variance(la) / na, vb = variance(lb) / nb;
   LogDifference diff;
-  diff.d = mean(lb) - mean(la);
+  diff.d = mean_of(lb) - mean_of(la);
   diff.var = va + vb;
   diff.dof_denominator = va * va / (na - 1) + vb * vb / (nb - 1);
   diff.identical = same_values(before, after);
@@ -141,7 +139,7 @@ ChangeEstimate change_from_log_difference(const LogDifference& diff, const Chang
 double skewness(const std::vector<double>& v) {
   const std::size_t n = v.size();
   if (n < 3) return 0;
-  const double m = mean(v);
+  const double m = mean_of(v);
   double m2 = 0, m3 = 0;
   for (double x : v) {
     m2 += (x - m) * (x - m);
@@ -161,7 +159,7 @@ ChangeEstimate estimate_change(const std::vector<double>& before, const std::vec
   c.n_before = before.size();
   c.n_after = after.size();
   if (before.empty() || after.empty()) return c;
-  const double ma = mean(before), mb = mean(after);
+  const double ma = mean_of(before), mb = mean_of(after);
   c.before = ma;
   c.after = mb;
   if (ma != 0) c.rel_change = mb / ma - 1;

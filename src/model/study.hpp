@@ -364,6 +364,9 @@ struct RankStepChart {
   int rank = 0;
   std::size_t steps = 0;  // before thinning
   std::vector<double> step, ms;
+  // Over all its steps, before thinning: the page marks the slowest rank by it (a mean of the kept
+  // peaks and troughs is not the rank's mean).
+  double mean_ms = 0;
 };
 // A run folder's steps as its summary and the report's page read them, made as its only step log
 // is read (ingest, IngestOptions::tabulate_steps): a row per step and a bounded chart per rank

@@ -63,6 +63,7 @@ std::vector<RankStepChart> rank_step_times(const Run& run) {
         r.step.push_back(static_cast<double>(i));
         r.ms.push_back(b->step_times_us[i] / 1000);
       }
+      r.mean_ms = mean_of(r.ms);
       out.push_back(std::move(r));
     }
   } else {
@@ -137,7 +138,9 @@ std::string render_run_series(const Run& run, const std::vector<RankStepChart>& 
     auto idx = decimate_indices(n, step_cap, {&r.ms});
     if (!first) out += ',';
     first = false;
-    out += fmt::format("{{\"rank\":{},\"steps\":{},\"step\":", r.rank, r.steps);
+    out += fmt::format("{{\"rank\":{},\"steps\":{},\"mean_ms\":", r.rank, r.steps);
+    out += compact_number(r.mean_ms, 3);
+    out += ",\"step\":";
     append_array(out, r.step, idx, 0);
     out += ",\"step_ms\":";
     append_array(out, r.ms, idx, 3);

@@ -24,8 +24,8 @@ struct SeriesLimits {
 };
 
 // {"runs": [{"run_id", "label", "world_size", "t0_ns", "gpus": [{"node", "index", "uuid", "name",
-//   "t": [s since t0], "util": [%], "power": [W]}], "ranks": [{"rank", "steps", "step": [index],
-//   "step_ms": [ms]}], "breakdown": {...µs summed over ranks} | null}]}
+//   "t": [s since t0], "util": [%], "power": [W]}], "ranks": [{"rank", "steps", "mean_ms" (over all
+//   its steps, before decimation), "step": [index], "step_ms": [ms]}], "breakdown": {...µs summed over ranks} | null}]}
 // Only runs that are in `summary.runs`; when `run_id` is not empty, only that run. Series are
 // decimated (min and max of each bucket kept) to the limits.
 std::string render_series_json(const Study& study, const Summary& summary, const SeriesLimits& limits = {},

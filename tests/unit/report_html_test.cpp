@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -221,9 +222,40 @@ TEST(ReportHtml, StepTimesPerRankComeFromStepsCsvWithoutTraces) {
       run.steps.push_back(iv);
     }
   const auto json = render_series_json(study, analyze(study, {}));
-  EXPECT_NE(json.find(R"("ranks":[{"rank":0,"steps":2,"step":[3,4],"step_ms":[20,20]},{"rank":1,"steps":2,"step":[3,4],"step_ms":[20,90]}])"),
+  EXPECT_NE(json.find(R"("ranks":[{"rank":0,"steps":2,"mean_ms":20,"step":[3,4],"step_ms":[20,20]},)"
+                      R"({"rank":1,"steps":2,"mean_ms":55,"step":[3,4],"step_ms":[20,90]}])"),
             std::string::npos)
       << json.substr(json.find("\"ranks\":["), 200);
+}
+
+// The page marks the slowest rank by each rank's mean step; over a thinned chart (peaks and troughs
+// kept) that mean is the spikes', so the page is given the mean over every step.
+TEST(ReportHtml, RankMeanStepIsOverAllStepsNotTheThinnedPoints) {
+  Study study = study_with_gpus(10, 2);
+  auto& run = study.runs[0];
+  run.breakdown.clear();
+  const int steps = 20000;
+  double sum_ms = 0;
+  for (int step = 0; step < steps; ++step) {
+    Interval iv;
+    iv.rank = 0;
+    iv.index = step;
+    iv.start_ns = 5'000'000'000LL + step * 100'000'000LL;
+    const double ms = step % 100 == 0 ? 30 : 9;  // 9 ms with a spike every 100 steps: 9.21 ms
+    iv.end_ns = iv.start_ns + static_cast<std::int64_t>(ms * 1e6);
+    sum_ms += ms;
+    run.steps.push_back(iv);
+  }
+  const auto json = render_series_json(study, analyze(study, {}));
+  const auto at = json.find("\"mean_ms\":");
+  ASSERT_NE(at, std::string::npos) << json.substr(json.find("\"ranks\":["), 200);
+  EXPECT_NEAR(std::stod(json.substr(at + 10)), sum_ms / steps, 1e-3);
+  // The drawn points alone would say otherwise: the spikes are all kept.
+  const auto from = json.find("\"step_ms\":[", at) + 11;
+  std::vector<double> drawn;
+  for (std::size_t p = from; json[p - 1] != ']'; p = json.find_first_of(",]", p) + 1) drawn.push_back(std::stod(json.substr(p)));
+  ASSERT_LT(drawn.size(), static_cast<std::size_t>(steps));
+  EXPECT_GT(std::accumulate(drawn.begin(), drawn.end(), 0.0) / static_cast<double>(drawn.size()), sum_ms / steps + 1);
 }
 
 TEST(ReportHtml, SeriesBudgetShrinksSeriesOfLargeStudies) {

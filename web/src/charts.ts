@@ -13,6 +13,7 @@ import {
   idealLines,
   paretoFronts,
   seriesPairs,
+  slowestRank,
   timeEnergyPoints,
   timeStat,
   type TimeKind,
@@ -647,8 +648,7 @@ export function gpuTimeChart(run: RunSeries | null, metric: "util" | "power", ma
 
 export function stepTimeChart(run: RunSeries | null, maxPoints = 2000): Option {
   const ranks: RankSeries[] = run?.ranks ?? [];
-  const means = ranks.map((r) => (r.step_ms.length ? r.step_ms.reduce((a, b) => a + b, 0) / r.step_ms.length : 0));
-  const slowest = means.length ? means.indexOf(Math.max(...means)) : -1;
+  const slowest = slowestRank(ranks);
   // A rank may come more than once (several traces of one rank, or a trace and the MPI
   // interposer's record): ECharts refuses duplicate series ids, so the later ones get a suffix.
   const count = new Map<number, number>();

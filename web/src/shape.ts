@@ -5,6 +5,7 @@ import type {
   Comparison,
   Configuration,
   CurveModel,
+  RankSeries,
   ReportData,
   Stat,
   Summary,
@@ -154,6 +155,15 @@ export function seriesPairs(t: number[], v: (number | null)[] | null, maxPoints 
   if (!v) return [];
   const idx = decimateIndices(v, maxPoints);
   return idx.map((i) => [t[i], v[i]]);
+}
+
+// The index of the rank with the longest mean step, as the report computed it over all its steps
+// (mean_ms); -1 for none. Pages written before mean_ms existed fall back to the drawn points' mean.
+export function slowestRank(ranks: RankSeries[]): number {
+  const means = ranks.map((r) =>
+    typeof r.mean_ms === "number" ? r.mean_ms : r.step_ms.length ? r.step_ms.reduce((a, b) => a + b, 0) / r.step_ms.length : 0,
+  );
+  return means.length ? means.indexOf(Math.max(...means)) : -1;
 }
 
 export const BREAKDOWN_PARTS = [

@@ -158,6 +158,7 @@ export interface GpuSeries {
 export interface RankSeries {
   rank: number;
   steps: number;
+  mean_ms?: number; // over all its steps, before the thinning of step_ms (absent: pages before 2026-12)
   step: number[];
   step_ms: number[];
 }

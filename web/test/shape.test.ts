@@ -18,6 +18,7 @@ import {
   paretoFronts,
   parseInlineData,
   seriesPairs,
+  slowestRank,
   sortRows,
   timeStat,
   timeEnergyPoints,
@@ -143,6 +144,21 @@ describe("decimation", () => {
     expect(pairs.length).toBeLessThanOrEqual(100);
     for (const [x, y] of pairs) if (y !== null) expect(y).toBe(x);
     expect(seriesPairs(t, null)).toEqual([]);
+  });
+});
+
+describe("slowest rank", () => {
+  // Rank 0 steady at 10 ms, rank 1 at 9 ms with a few 30 ms spikes; the thinned points keep the
+  // spikes, so their mean puts rank 1 above rank 0 although its mean over all steps is lower.
+  const steady = { rank: 0, steps: 1000, mean_ms: 10, step: [0, 999], step_ms: [10, 10] };
+  const spiky = { rank: 1, steps: 1000, mean_ms: 9.06, step: [0, 500, 999], step_ms: [9, 30, 9] };
+  it("is the rank with the longest mean over all its steps, not over the drawn points", () => {
+    expect(slowestRank([steady, spiky])).toBe(0);
+  });
+  it("falls back to the drawn points' mean for pages without mean_ms", () => {
+    const old = [steady, spiky].map(({ mean_ms: _, ...r }) => r);
+    expect(slowestRank(old)).toBe(1);
+    expect(slowestRank([])).toBe(-1);
   });
 });
 
