@@ -63,6 +63,9 @@ std::optional<int> launcher_count(std::string_view text, std::int64_t max, const
   return static_cast<int>(*v);
 }
 
+// A launcher that, given no count, starts as many processes as the SLURM job has tasks.
+bool starts_job_tasks(const std::string& program) { return program == "srun" || program == "mpirun" || program == "mpiexec"; }
+
 // A wrapped launcher (one wrapper per node around torchrun or mpirun) starts the ranks itself:
 // its arguments say how many.
 LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<int> gpus_on_node) {
@@ -246,11 +249,31 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
     p.detected_from["world_size"] = p.job.detected_from["ranks"];
   } else if (p.job.unreadable.contains("ranks")) {
     p.world_size_warning = "the launcher's rank count is unreadable (above); the run's world size is left unknown (give --world-size)";
+  } else if (p.job.slurm_batch_step && starts_job_tasks(launcher.program)) {
+    // srun, or mpirun under SLURM, without a count starts the job's tasks.
+    if (p.job.job_tasks) {
+      p.world_size = p.job.job_tasks;
+      p.detected_from["world_size"] = fmt::format("SLURM_NTASKS (the job's tasks, which {} starts)", launcher.program);
+    } else if (p.job.unreadable.contains("job_tasks")) {
+      p.world_size_warning = "SLURM's task count is unreadable (above); the run's world size is left unknown (give --world-size)";
+    } else {
+      p.world_size = 1;
+      p.detected_from["world_size"] = "default: one process, no task count given";
+    }
+  } else if (p.job.slurm_batch_step) {
+    p.world_size = 1;
+    p.detected_from["world_size"] = "one process: SLURM's batch step runs the command once";
+    if (p.job.job_tasks.value_or(1) > 1)
+      p.world_size_warning = fmt::format(
+          "SLURM_NTASKS={} counts the job's tasks, but this wrapper runs in the job's batch step (not under srun), where the command "
+          "runs once: world size 1 (start it with srun for one rank per task, or give --world-size if the command starts its ranks itself)",
+          *p.job.job_tasks);
   } else {
     p.world_size = 1;
     p.detected_from["world_size"] = "default: one process, no launcher detected";
   }
   p.detected_from.erase("ranks");
+  p.detected_from.erase("job_tasks");
   return p;
 }
 

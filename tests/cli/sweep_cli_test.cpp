@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -400,6 +401,34 @@ TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
       complete |= read(dir / "cancel" / f / "scalelens.json").find("\"status\":\"complete\"") != std::string::npos;
   }
   EXPECT_TRUE(complete) << read(dir / "job.out");
+}
+
+// `scalelens run` straight in the script of `sbatch -n 2` (SLURM's batch step: one process, no
+// srun) recorded world size 2 from SLURM_NTASKS. Now 1, with a warning naming SLURM_NTASKS; srun
+// started from the script by the wrapper runs the job's 2 tasks and is recorded so.
+TEST(SweepSlurm, RunInTheBatchStepIsOneProcessAndSrunFromItTheJobsTasks) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const std::string run = std::string(SCALELENS_BIN) + " run --gpu-source none --study " + (dir / "runs").string();
+  const std::string script = run + " --label plain -- true && " + run + " --label srun -q -- srun true";
+  auto job = run_command("sbatch --wait -n 2 --chdir=" + quoted(dir.path()) + " --output=" + quoted(dir / "job.out") + " --wrap " +
+                         quoted(fs::path(script)));
+  ASSERT_EQ(job.exit_code, 0) << job.err << read(dir / "job.out");
+  std::map<std::string, fs::path> runs;
+  for (const auto& f : run_folders(dir / "runs")) runs[f.substr(0, f.find('-'))] = dir / "runs" / f;
+  ASSERT_EQ(runs.size(), 2u) << read(dir / "job.out");
+  simdjson::dom::parser parser;
+  simdjson::dom::element plain = parser.load((runs["plain"] / "scalelens.json").string());
+  EXPECT_EQ(int64_t(plain["world_size"]), 1) << read(dir / "job.out");
+  EXPECT_EQ(std::string_view(plain["detected_from"]["world_size"]), "one process: SLURM's batch step runs the command once");
+  EXPECT_EQ(std::string_view(plain["scheduler"]["kind"]), "slurm");
+  EXPECT_NE(read(dir / "job.out").find("warning: SLURM_NTASKS=2 counts the job's tasks, but this wrapper runs in the job's batch step"),
+            std::string::npos)
+      << read(dir / "job.out");
+  simdjson::dom::parser p2;
+  simdjson::dom::element srun = p2.load((runs["srun"] / "scalelens.json").string());
+  EXPECT_EQ(int64_t(srun["world_size"]), 2) << read(dir / "job.out");
+  EXPECT_EQ(std::string_view(srun["detected_from"]["world_size"]), "SLURM_NTASKS (the job's tasks, which srun starts)");
 }
 
 }  // namespace
