@@ -547,6 +547,42 @@ TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
   EXPECT_NE(read(plan_file).find("\"state\":\"failed\""), std::string::npos);
 }
 
+// A new study in a folder the user may not write in was "sweep.lock: cannot create the sampler
+// lock: No such file or directory". Now sweep and run name the study folder and why it cannot be
+// made, and nothing runs.
+TEST(SweepCli, ANewStudyWhereNoFolderCanBeMadeIsNamedWithTheReason) {
+  ScratchDir dir;
+  fs::create_directories(dir / "locked");
+  fs::permissions(dir / "locked", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read | fs::perms::others_exec);
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";  // root writes anywhere
+  const auto study = dir / "locked" / "study";
+  const std::string sweep = " sweep --study " + quoted(study) + " --label x --tasks 1 --launcher local --no-mpirun -q -- touch " +
+                            quoted(dir / "ran");
+  auto r = run_command(as_user + SCALELENS_BIN + sweep);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "scalelens sweep: " + study.string() + ": cannot create the folder: Permission denied\n");
+  auto run = run_command(as_user + SCALELENS_BIN " run --study " + quoted(study) + " --gpu-source none --no-host -- touch " + quoted(dir / "ran"));
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(run.err, "scalelens run: error: " + study.string() + ": cannot create the folder: Permission denied\n");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
+  EXPECT_FALSE(fs::exists(study));
+
+  // A read-only file system (a small tmpfs mounted read-only; mounting needs root).
+  fs::create_directories(dir / "ro");
+  if (run_command("mount -t tmpfs -o ro,size=64k tmpfs " + quoted(dir / "ro")).exit_code != 0)
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root)";
+  const auto on_ro = dir / "ro" / "study";
+  auto ro = run_scalelens("sweep --study " + quoted(on_ro) + " --label x --tasks 1 --launcher local --no-mpirun -q -- touch " +
+                          quoted(dir / "ran"));
+  auto ro_run = run_scalelens("run --study " + quoted(on_ro) + " --gpu-source none --no-host -- touch " + quoted(dir / "ran"));
+  run_command("umount " + quoted(dir / "ro"));
+  EXPECT_EQ(ro.exit_code, 1) << ro.err;
+  EXPECT_EQ(ro.err, "scalelens sweep: " + on_ro.string() + ": cannot create the folder: Read-only file system\n");
+  EXPECT_EQ(ro_run.exit_code, 1) << ro_run.err;
+  EXPECT_EQ(ro_run.err, "scalelens run: error: " + on_ro.string() + ": cannot create the folder: Read-only file system\n");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
+}
+
 // Ctrl-C (SIGINT) or SIGTERM stops a local sweep, not only the run in progress: the run ends, is
 // marked cancelled with its own status, the sizes not yet started stay planned, and the sweep exits
 // 128+signal as a shell expects.
