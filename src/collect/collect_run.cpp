@@ -393,6 +393,11 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     so.interval_s = o.interval_s;
     so.flush_s = o.flush_s;
     so.sample_host = o.sample_host;
+    // Said as it happens (a day's training may have hours to go), also under --quiet: samples are
+    // being lost. The command runs on.
+    so.on_write_failure = [diag](const std::string& message) {
+      std::fprintf(diag, "scalelens run: warning: %s; the command goes on\n", message.c_str());
+    };
     auto started = monitor::Sampler::start(so, std::move(gpu), std::move(selected), std::move(missing));
     if (!started) {
       std::fprintf(diag, "scalelens run: error: %s: %s\n", started.error().path.c_str(), started.error().message.c_str());
@@ -433,6 +438,13 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   m.sampling_interval_s = o.interval_s;
   auto fill_from_nodes = [&] {
     auto nodes = read_node_records(dir);
+    // This node's record as this wrapper holds it, also where node.json could not be written (a
+    // full disk): its missing samples are not lost from the manifest.
+    if (sampler) {
+      auto own = std::find_if(nodes.begin(), nodes.end(), [&](const NodeRecordData& n) { return n.host == node.host; });
+      if (own != nodes.end()) *own = node;
+      else nodes.push_back(node);
+    }
     std::set<std::string> hosts(m.hosts.begin(), m.hosts.end());
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir / "nodes", ec)) hosts.insert(e.path().filename().string());
@@ -488,7 +500,8 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     auto report = sampler->report();
     node.missing = report.missing;
     node.complete = true;
-    write_node_record(dir, node);
+    if (auto ok = write_node_record(dir, node); !ok)
+      std::fprintf(diag, "scalelens run: warning: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
   }
   rank.end_ns = end_ns;
   rank.exit_status = outcome.status;
