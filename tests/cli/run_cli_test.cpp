@@ -499,8 +499,11 @@ TEST(RunCli, ADiskThatFillsMidRunIsSaidAndRecordedAndTheCommandRunsOn) {
     ~Unmount() { run_command("umount " + quoted(at)); }
   } unmount{small};
   const auto filler = small / "checkpoint", finished = d / "finished";
-  const std::string command = fmt::format("head -c 1000000 /dev/zero > {0} 2>/dev/null; sleep 2; rm -f {0}; touch {1}",
-                                          filler.string(), finished.string());
+  // Then node.json cannot be rewritten either (its temporary name, node.json.tmp.<wrapper's pid>,
+  // is taken by a folder): the manifest still gets the node's missing samples.
+  const std::string command = fmt::format(
+      "head -c 1000000 /dev/zero > {0} 2>/dev/null; sleep 2; rm -f {0}; mkdir \"$SCALELENS_RUN_DIR/nodes/n01/node.json.tmp.$PPID\"; touch {1}",
+      filler.string(), finished.string());
   auto r = run_scalelens("run --study " + quoted(small / "runs") + " --label full --gpu-source none --interval 0.005 --flush 0.01 -- sh -c " +
                              quoted(std::filesystem::path(command)),
                          "SCALELENS_HOST=n01");
@@ -513,6 +516,9 @@ TEST(RunCli, ADiskThatFillsMidRunIsSaidAndRecordedAndTheCommandRunsOn) {
   const std::string said = "scalelens run: warning: cannot write " + host_csv + ": No space left on device; its samples stop ";
   EXPECT_EQ(count_lines(r.err, said), 1u) << r.err;
   EXPECT_NE(r.err.find("; the command goes on\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("scalelens run: warning: " + (run / "nodes/n01/node.json").string() + ": cannot write: Is a directory\n"),
+            std::string::npos)
+      << r.err;
   const auto text = slurp(host_csv);
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.back(), '\n') << "no half line at the end";
@@ -520,7 +526,9 @@ TEST(RunCli, ADiskThatFillsMidRunIsSaidAndRecordedAndTheCommandRunsOn) {
   simdjson::dom::parser parser;
   simdjson::dom::element m = parser.load((run / "scalelens.json").string());
   EXPECT_EQ(std::string_view(m["status"]), "complete");
-  const std::string samples{std::string_view(m["missing"]["samples"])};
+  std::string_view said_missing;
+  ASSERT_EQ(m["missing"]["samples"].get(said_missing), simdjson::SUCCESS) << slurp(run / "scalelens.json");
+  const std::string samples(said_missing);
   EXPECT_EQ(samples.rfind("cannot write " + host_csv + ": No space left on device; its samples stop ", 0), 0u) << samples;
   const Study study = ingest(IngestOptions{{run.string()}, {}, 1, {}});
   for (const auto& diag : study.diagnostics)  // no cut line, at the end or followed by later samples
