@@ -136,8 +136,10 @@ void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
 // also by SIGKILL): a sweep that launches holds it while it runs, so two sweeps never launch, nor
 // set aside, the same entries. Refused (exit 1) naming the holder, which the file records.
 bool lock_study(const fs::path& study, std::optional<collect::NodeLock>& held) {
-  std::error_code ec;
-  fs::create_directories(study, ec);
+  if (auto made = create_folder(study); !made) {
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", made.error().path.c_str(), made.error().message.c_str());
+    return false;
+  }
   const fs::path file = study / "sweep.lock";
   auto got = collect::NodeLock::try_acquire(file);
   if (!got) {
@@ -197,8 +199,10 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
     return 0;
   }
   const fs::path file = study / ".sweep" / (e.run_id + ".sh");
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
+  if (auto made = create_folder(file.parent_path()); !made) {
+    std::fprintf(stderr, "scalelens sweep: %s: %s\n", made.error().path.c_str(), made.error().message.c_str());
+    return 1;
+  }
   if (auto ok = write_file_atomic(file, script.value()); !ok) {
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
     return 1;

@@ -63,6 +63,9 @@ std::optional<int> launcher_count(std::string_view text, std::int64_t max, const
   return static_cast<int>(*v);
 }
 
+// A launcher that, given no count, starts as many processes as the SLURM job has tasks.
+bool starts_job_tasks(const std::string& program) { return program == "srun" || program == "mpirun" || program == "mpiexec"; }
+
 // A wrapped launcher (one wrapper per node around torchrun or mpirun) starts the ranks itself:
 // its arguments say how many.
 LauncherCommand launcher_in(const std::vector<std::string>& cmd, std::optional<int> gpus_on_node) {
@@ -246,11 +249,31 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
     p.detected_from["world_size"] = p.job.detected_from["ranks"];
   } else if (p.job.unreadable.contains("ranks")) {
     p.world_size_warning = "the launcher's rank count is unreadable (above); the run's world size is left unknown (give --world-size)";
+  } else if (p.job.slurm_batch_step && starts_job_tasks(launcher.program)) {
+    // srun, or mpirun under SLURM, without a count starts the job's tasks.
+    if (p.job.job_tasks) {
+      p.world_size = p.job.job_tasks;
+      p.detected_from["world_size"] = fmt::format("SLURM_NTASKS (the job's tasks, which {} starts)", launcher.program);
+    } else if (p.job.unreadable.contains("job_tasks")) {
+      p.world_size_warning = "SLURM's task count is unreadable (above); the run's world size is left unknown (give --world-size)";
+    } else {
+      p.world_size = 1;
+      p.detected_from["world_size"] = "default: one process, no task count given";
+    }
+  } else if (p.job.slurm_batch_step) {
+    p.world_size = 1;
+    p.detected_from["world_size"] = "one process: SLURM's batch step runs the command once";
+    if (p.job.job_tasks.value_or(1) > 1)
+      p.world_size_warning = fmt::format(
+          "SLURM_NTASKS={} counts the job's tasks, but this wrapper runs in the job's batch step (not under srun), where the command "
+          "runs once: world size 1 (start it with srun for one rank per task, or give --world-size if the command starts its ranks itself)",
+          *p.job.job_tasks);
   } else {
     p.world_size = 1;
     p.detected_from["world_size"] = "default: one process, no launcher detected";
   }
   p.detected_from.erase("ranks");
+  p.detected_from.erase("job_tasks");
   return p;
 }
 
@@ -370,6 +393,11 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     so.interval_s = o.interval_s;
     so.flush_s = o.flush_s;
     so.sample_host = o.sample_host;
+    // Said as it happens (a day's training may have hours to go), also under --quiet: samples are
+    // being lost. The command runs on.
+    so.on_write_failure = [diag](const std::string& message) {
+      std::fprintf(diag, "scalelens run: warning: %s; the command goes on\n", message.c_str());
+    };
     auto started = monitor::Sampler::start(so, std::move(gpu), std::move(selected), std::move(missing));
     if (!started) {
       std::fprintf(diag, "scalelens run: error: %s: %s\n", started.error().path.c_str(), started.error().message.c_str());
@@ -410,6 +438,13 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   m.sampling_interval_s = o.interval_s;
   auto fill_from_nodes = [&] {
     auto nodes = read_node_records(dir);
+    // This node's record as this wrapper holds it, also where node.json could not be written (a
+    // full disk): its missing samples are not lost from the manifest.
+    if (sampler) {
+      auto own = std::find_if(nodes.begin(), nodes.end(), [&](const NodeRecordData& n) { return n.host == node.host; });
+      if (own != nodes.end()) *own = node;
+      else nodes.push_back(node);
+    }
     std::set<std::string> hosts(m.hosts.begin(), m.hosts.end());
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir / "nodes", ec)) hosts.insert(e.path().filename().string());
@@ -465,7 +500,8 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     auto report = sampler->report();
     node.missing = report.missing;
     node.complete = true;
-    write_node_record(dir, node);
+    if (auto ok = write_node_record(dir, node); !ok)
+      std::fprintf(diag, "scalelens run: warning: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
   }
   rank.end_ns = end_ns;
   rank.exit_status = outcome.status;

@@ -37,7 +37,8 @@ struct RunPlan {
   std::string system;
   std::string run_dir;  // absolute
   std::optional<int> world_size;
-  // Why the world size is unknown though the command names a launcher's counts (ones beyond any machine).
+  // Why the world size is unknown though the command names a launcher's counts (ones beyond any
+  // machine), or why the one process of SLURM's batch step is not the job's task count.
   std::optional<std::string> world_size_warning;
   // `torchrun --nproc-per-node gpu|auto`: processes per node = the node's devices, counted once
   // the sampler has looked (settle_per_node_devices); the world size is unset until then.

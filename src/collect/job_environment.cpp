@@ -132,8 +132,14 @@ JobEnvironment detect_job(const EnvMap& env) {
   job.rank = rank.value_or(0);
   take_int(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}, job.local_rank, job, "local_rank", 0,
            limits::kMaxPerNode - 1);
-  take_int(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"}, job.ranks, job, "ranks", 1,
-           max_ranks);
+  job.slurm_batch_step = slurm && !get(env, "SLURM_STEP_ID");
+  if (job.slurm_batch_step) {
+    take_int(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}, job.ranks, job, "ranks", 1, max_ranks);
+    take_int(env, {"SLURM_NTASKS"}, job.job_tasks, job, "job_tasks", 1, max_ranks);
+  } else {
+    take_int(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"}, job.ranks, job, "ranks", 1,
+             max_ranks);
+  }
   take_int(env, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}, job.local_ranks, job,
            "local_ranks", 1, limits::kMaxPerNode);
   take_int(env, {"GROUP_WORLD_SIZE", "OMPI_MCA_orte_num_nodes", "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"}, job.nodes,
@@ -199,7 +205,7 @@ JobEnvironment detect_job(const EnvMap& env) {
         "{} exports no job-wide id: wrappers on other nodes would write other run folders; pass --run-id "
         "(the same value on every node) for a multi-node job", job.scheduler);
   }
-  const bool batch_step = slurm && !get(env, "SLURM_STEP_ID") && job.job_key == "slurm-" + *get(env, "SLURM_JOB_ID") + ".batch";
+  const bool batch_step = job.slurm_batch_step && job.job_key == "slurm-" + *get(env, "SLURM_JOB_ID") + ".batch";
   if (job.job_key && !batch_step) {
     job.launch_key = *job.job_key;
   } else if (job.job_key && several_ranks) {

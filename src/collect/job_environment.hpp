@@ -28,6 +28,12 @@ struct JobEnvironment {
   std::string launch_key;
   int rank = 0;
   std::optional<int> local_rank, ranks, local_ranks, nodes, gpus_on_node;
+  // SLURM's batch step (the sbatch script, an salloc shell: SLURM_JOB_ID without SLURM_STEP_ID)
+  // runs the command once, as one process: SLURM_NTASKS there counts the job's tasks, which srun
+  // (or mpirun without -n) started from it inherits, not ranks of this command. That count is
+  // `job_tasks`; `ranks` is then only an inner launcher's (WORLD_SIZE, ...).
+  bool slurm_batch_step = false;
+  std::optional<int> job_tasks;
   std::vector<std::string> hosts;  // from a SLURM node list, expanded
   std::map<std::string, std::string> detected_from;
   // Launcher variables that hold no possible value (WORLD_SIZE=0, SLURM_GPUS_ON_NODE=99999): the

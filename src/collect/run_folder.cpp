@@ -30,9 +30,8 @@ std::string safe_component(std::string_view s) {
 fs::path rank_record_path(const fs::path& dir, int rank) { return dir / "ranks" / fmt::format("{}.json", rank); }
 
 Result<bool> claim_run_folder(const fs::path& dir, const std::string& launch_key) {
+  if (auto made = create_folder(dir.parent_path()); !made) return made.error();
   std::error_code ec;
-  fs::create_directories(dir.parent_path(), ec);
-  if (ec) return Error{fmt::format("cannot create the folder: {}", ec.message()), dir.parent_path().string()};
   const fs::path owner_file = dir / ".owner";
   // Made aside and renamed into place: a folder never exists without its owner, so a wrapper that
   // finds it need not wait to learn whose it is. rename() fails when the name holds a non-empty folder.
@@ -55,11 +54,8 @@ Result<bool> claim_run_folder(const fs::path& dir, const std::string& launch_key
 }
 
 Result<bool> prepare_run_folder(const fs::path& dir, const std::string& host) {
-  for (const auto& sub : {dir, dir / "ranks", dir / "traces", dir / "nodes" / host}) {
-    std::error_code ec;
-    fs::create_directories(sub, ec);
-    if (ec) return Error{fmt::format("cannot create the folder: {}", ec.message()), sub.string()};
-  }
+  for (const auto& sub : {dir, dir / "ranks", dir / "traces", dir / "nodes" / host})
+    if (auto made = create_folder(sub); !made) return made.error();
   // Write and remove a probe: permissions, read-only mounts and a full disk all show up here.
   auto probe = dir / "nodes" / host / fmt::format(".probe-{}", ::getpid());
   auto ok = write_file_atomic(probe, std::string(4096, ' '));
@@ -84,7 +80,7 @@ Result<bool> create_csv(const fs::path& path, std::string_view header) {
 
 Result<std::optional<NodeLock>> NodeLock::try_acquire(const fs::path& lock_file) {
   int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Error{fmt::format("cannot create the sampler lock: {}", errno_text(errno)), lock_file.string()};
+  if (fd < 0) return Error{fmt::format("cannot create the lock file: {}", errno_text(errno)), lock_file.string()};
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     ::close(fd);

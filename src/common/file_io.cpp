@@ -22,6 +22,13 @@ namespace scalelens {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+Result<bool> create_folder(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("cannot create the folder: {}", ec.message()), dir.string()};
+  return true;
+}
+
 namespace {
 
 struct Fd {

@@ -141,6 +141,11 @@ Result<bool> write_file_atomic(const std::filesystem::path& path, const std::vec
 // the process as the signal would have. A command that handles these signals itself replaces it.
 void remove_unfinished_files_on_termination();
 
+// Creates the folder `dir` and those above it that are missing. The error names `dir` and why it
+// cannot be made ("cannot create the folder: Read-only file system"): a caller that went on would
+// say only that a file in it has "No such file or directory".
+Result<bool> create_folder(const std::filesystem::path& dir);
+
 // strerror(errno) in a form that reads well after "cannot read FILE: ".
 std::string errno_text(int err);
 

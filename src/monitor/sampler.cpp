@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,8 +38,9 @@ std::int64_t monotonic_ns() {
 bool write_all(int fd, std::string_view bytes, std::string& error, const std::filesystem::path& path) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) errno = EIO;  // nothing written and no error given: errno would be stale
       if (error.empty()) error = fmt::format("cannot write {}: {}", path.string(), errno_text(errno));
       return false;
     }
@@ -86,19 +88,21 @@ Result<std::unique_ptr<Sampler>> Sampler::start(SamplerOptions options, std::uni
   s->gpu_ = std::move(gpu);
   s->selected_ = std::move(selected);
   s->stats_.resize(s->selected_.size());
+  s->gpu_file_.path = s->options_.node_dir / "gpu.csv";
+  s->host_file_.path = s->options_.node_dir / "host.csv";
   if (s->gpu_ && !s->selected_.empty()) {
-    auto fd = open_csv(s->options_.node_dir / "gpu.csv", kGpuHeader);
+    auto fd = open_csv(s->gpu_file_.path, kGpuHeader);
     if (!fd) return fd.error();
-    s->gpu_fd_ = fd.value();
+    s->gpu_file_.fd = fd.value();
   }
   if (s->options_.sample_host) {
-    auto fd = open_csv(s->options_.node_dir / "host.csv", kHostHeader);
+    auto fd = open_csv(s->host_file_.path, kHostHeader);
     if (!fd) return fd.error();
-    s->host_fd_ = fd.value();
+    s->host_file_.fd = fd.value();
     s->host_ = std::make_unique<HostProbe>(s->options_.host_options);
     if (!s->host_->energy_missing().empty()) s->report_.missing["cpu_energy"] = s->host_->energy_missing();
   }
-  s->last_flush_ns_ = monotonic_ns();
+  s->last_flush_ns_ = s->start_ns_ = monotonic_ns();
   s->thread_ = std::thread([p = s.get()] { p->loop(); });
   return s;
 }
@@ -124,7 +128,7 @@ void Sampler::loop() {
 void Sampler::sample_once() {
   const std::int64_t t = realtime_ns();
   ++report_.ticks;
-  if (gpu_ && gpu_fd_ >= 0) {
+  if (gpu_ && gpu_file_.fd >= 0) {
     gpu_->tick();
     const auto& devices = gpu_->devices();
     for (std::size_t i = 0; i < selected_.size(); ++i) {
@@ -142,37 +146,59 @@ void Sampler::sample_once() {
                          s.sm_clock_mhz, s.temp_c};
       for (unsigned f = 0; f < 7; ++f)
         if (!std::isnan(figures[f])) st.seen |= 1u << f;
-      fmt::format_to(std::back_inserter(gpu_buffer_), "{},{},{}", t, d.index, d.uuid);
-      put(gpu_buffer_, s.util_pct);
-      put(gpu_buffer_, s.mem_util_pct);
-      put(gpu_buffer_, s.mem_used_bytes, true);
-      put(gpu_buffer_, s.power_w);
-      put(gpu_buffer_, s.energy_mj);
-      put(gpu_buffer_, s.sm_clock_mhz, true);
-      put(gpu_buffer_, s.temp_c);
-      gpu_buffer_.push_back('\n');
+      auto& out = gpu_file_.buffer;
+      fmt::format_to(std::back_inserter(out), "{},{},{}", t, d.index, d.uuid);
+      put(out, s.util_pct);
+      put(out, s.mem_util_pct);
+      put(out, s.mem_used_bytes, true);
+      put(out, s.power_w);
+      put(out, s.energy_mj);
+      put(out, s.sm_clock_mhz, true);
+      put(out, s.temp_c);
+      out.push_back('\n');
     }
   }
-  if (host_) {
+  if (host_ && host_file_.fd >= 0) {
     auto h = host_->read(t);
-    fmt::format_to(std::back_inserter(host_buffer_), "{}", t);
-    put(host_buffer_, h.cpu_util_pct);
-    put(host_buffer_, h.mem_used_bytes, true);
-    put(host_buffer_, h.cpu_energy_uj, true);
-    host_buffer_.push_back('\n');
+    auto& out = host_file_.buffer;
+    fmt::format_to(std::back_inserter(out), "{}", t);
+    put(out, h.cpu_util_pct);
+    put(out, h.mem_used_bytes, true);
+    put(out, h.cpu_energy_uj, true);
+    out.push_back('\n');
   }
   auto now = monotonic_ns();
-  if (static_cast<double>(now - last_flush_ns_) >= options_.flush_s * 1e9 || gpu_buffer_.size() + host_buffer_.size() > (1u << 16)) {
-    flush();
+  if (static_cast<double>(now - last_flush_ns_) >= options_.flush_s * 1e9 ||
+      gpu_file_.buffer.size() + host_file_.buffer.size() > (1u << 16)) {
+    flush(gpu_file_);
+    flush(host_file_);
     last_flush_ns_ = now;
   }
 }
 
-void Sampler::flush() {
-  if (gpu_fd_ >= 0 && !gpu_buffer_.empty()) write_all(gpu_fd_, gpu_buffer_, write_error_, options_.node_dir / "gpu.csv");
-  if (host_fd_ >= 0 && !host_buffer_.empty()) write_all(host_fd_, host_buffer_, write_error_, options_.node_dir / "host.csv");
-  gpu_buffer_.clear();
-  host_buffer_.clear();
+void Sampler::flush(SampleFile& file) {
+  if (file.fd >= 0 && !file.buffer.empty()) {
+    // A write the disk cuts short (ENOSPC mid-buffer) leaves half a line: cut back to the size
+    // before it, so the file ends at its last whole line.
+    struct stat st {};
+    const off_t whole = ::fstat(file.fd, &st) == 0 ? st.st_size : -1;
+    std::string error;
+    if (!write_all(file.fd, file.buffer, error, file.path)) {
+      if (whole >= 0 && ::ftruncate(file.fd, whole) != 0)
+        error += fmt::format(" (and its last line could not be cut back: {})", errno_text(errno));
+      stop_file(file, error);
+    }
+  }
+  file.buffer.clear();
+}
+
+void Sampler::stop_file(SampleFile& file, const std::string& error) {
+  if (file.fd >= 0) ::close(file.fd);
+  file.fd = -1;
+  // Not written again: the account says where its samples stop, which later lines would belie.
+  file.stopped = fmt::format("{}; its samples stop {:.0f} s into the run", error,
+                             static_cast<double>(monotonic_ns() - start_ns_) * 1e-9);
+  if (options_.on_write_failure) options_.on_write_failure(file.stopped);
 }
 
 void Sampler::stop() {
@@ -185,10 +211,14 @@ void Sampler::stop() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   sample_once();  // the run's end, so that integrals reach it
-  flush();
-  if (gpu_fd_ >= 0) ::close(gpu_fd_);
-  if (host_fd_ >= 0) ::close(host_fd_);
-  gpu_fd_ = host_fd_ = -1;
+  std::string stopped;
+  for (SampleFile* file : {&gpu_file_, &host_file_}) {
+    flush(*file);
+    // close() is where a network file system reports a write it could not make.
+    if (file->fd >= 0 && ::close(std::exchange(file->fd, -1)) != 0)
+      stop_file(*file, fmt::format("cannot write {}: {} (on closing it)", file->path.string(), errno_text(errno)));
+    if (!file->stopped.empty()) stopped += (stopped.empty() ? "" : "; ") + file->stopped;
+  }
   for (std::size_t i = 0; i < stats_.size(); ++i) {
     const auto& st = stats_[i];
     const auto& d = report_.devices[i];
@@ -204,7 +234,7 @@ void Sampler::stop() {
         report_.missing[fmt::format("gpu{}_figures", d.index)] = fmt::format("GPU {} does not report {}", d.index, lacking);
     }
   }
-  if (!write_error_.empty()) report_.missing["samples"] = write_error_;
+  if (!stopped.empty()) report_.missing["samples"] = stopped;
 }
 
 SamplerReport Sampler::report() const {

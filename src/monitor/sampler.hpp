@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,10 @@ struct SamplerOptions {
   double flush_s = 1.0;  // clamped to 5 s, the contract's bound
   bool sample_host = true;
   HostProbeOptions host_options;
+  // Told, once per file and from the sampler's thread, when gpu.csv or host.csv can no longer be
+  // written (a full disk, an I/O error): the file is cut back to its last whole line and its
+  // samples stop there; the command is not disturbed. The report's `missing` says the same.
+  std::function<void(const std::string& message)> on_write_failure;
 };
 
 struct SamplerReport {
@@ -59,9 +64,18 @@ class Sampler {
   std::unique_ptr<GpuSource> gpu_;
   std::vector<std::size_t> selected_;
   std::unique_ptr<HostProbe> host_;
-  int gpu_fd_ = -1, host_fd_ = -1;
-  std::string gpu_buffer_, host_buffer_;
-  std::string write_error_;
+  // gpu.csv or host.csv: lines gather in `buffer` and go out whole at each flush. A file that
+  // could not be written is closed for good (fd -1) and `stopped` says why.
+  struct SampleFile {
+    int fd = -1;
+    std::filesystem::path path;
+    std::string buffer;
+    std::string stopped;
+  };
+  void flush(SampleFile& file);
+  void stop_file(SampleFile& file, const std::string& error);
+  SampleFile gpu_file_, host_file_;
+  std::int64_t start_ns_ = 0;  // monotonic, to say how far into sampling a file stopped
   struct DeviceStats {
     std::size_t reads = 0, failures = 0;
     std::string first_error;

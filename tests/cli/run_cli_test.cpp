@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "analysis/analyze.hpp"
 #include "common/subprocess.hpp"
 #include "common/text.hpp"
 #include "ingest/ingest.hpp"
@@ -481,6 +482,61 @@ TEST(RunCli, ConcurrentInvocationsWithOneRunIdGetOneFolderEach) {
   IngestOptions in;
   in.inputs = {(d / "runs").string()};
   EXPECT_EQ(ingest(in).runs.size(), static_cast<std::size_t>(kRuns));
+}
+
+// A disk that filled during a run left half a line at the end of host.csv, and nobody heard of
+// it. On a real full file system (a 64 KiB tmpfs; mounting needs root), the command fills the
+// disk as a checkpoint might, then frees it and ends: the wrapper said which file could not be
+// written and why, once, the command ran on to its end, host.csv ends at a whole line, and the
+// manifest's `missing` says the samples stop early, which the report repeats.
+TEST(RunCli, ADiskThatFillsMidRunIsSaidAndRecordedAndTheCommandRunsOn) {
+  ScratchDir d;
+  const auto small = d / "small";
+  std::filesystem::create_directories(small);
+  if (run_command("mount -t tmpfs -o size=64k tmpfs " + quoted(small)).exit_code != 0) GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
+  struct Unmount {
+    std::filesystem::path at;
+    ~Unmount() { run_command("umount " + quoted(at)); }
+  } unmount{small};
+  const auto filler = small / "checkpoint", finished = d / "finished";
+  // Then node.json cannot be rewritten either (its temporary name, node.json.tmp.<wrapper's pid>,
+  // is taken by a folder): the manifest still gets the node's missing samples.
+  const std::string command = fmt::format(
+      "head -c 1000000 /dev/zero > {0} 2>/dev/null; sleep 2; rm -f {0}; mkdir \"$SCALELENS_RUN_DIR/nodes/n01/node.json.tmp.$PPID\"; touch {1}",
+      filler.string(), finished.string());
+  auto r = run_scalelens("run --study " + quoted(small / "runs") + " --label full --gpu-source none --interval 0.005 --flush 0.01 -- sh -c " +
+                             quoted(std::filesystem::path(command)),
+                         "SCALELENS_HOST=n01");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(finished)) << "the command ran to its end";
+  const auto folders = run_folders(small / "runs");
+  ASSERT_EQ(folders.size(), 1u) << r.err;
+  const auto run = folders.front();
+  const std::string host_csv = (run / "nodes/n01/host.csv").string();
+  const std::string said = "scalelens run: warning: cannot write " + host_csv + ": No space left on device; its samples stop ";
+  EXPECT_EQ(count_lines(r.err, said), 1u) << r.err;
+  EXPECT_NE(r.err.find("; the command goes on\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("scalelens run: warning: " + (run / "nodes/n01/node.json").string() + ": cannot write: Is a directory\n"),
+            std::string::npos)
+      << r.err;
+  const auto text = slurp(host_csv);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n') << "no half line at the end";
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element m = parser.load((run / "scalelens.json").string());
+  EXPECT_EQ(std::string_view(m["status"]), "complete");
+  std::string_view said_missing;
+  ASSERT_EQ(m["missing"]["samples"].get(said_missing), simdjson::SUCCESS) << slurp(run / "scalelens.json");
+  const std::string samples(said_missing);
+  EXPECT_EQ(samples.rfind("cannot write " + host_csv + ": No space left on device; its samples stop ", 0), 0u) << samples;
+  const Study study = ingest(IngestOptions{{run.string()}, {}, 1, {}});
+  for (const auto& diag : study.diagnostics)  // no cut line, at the end or followed by later samples
+    EXPECT_TRUE(diag.code != "truncated-line" && diag.code != "bad-lines") << diag.code << ": " << diag.message;
+  const auto summary = analyze(study, {});
+  EXPECT_TRUE(std::any_of(summary.warnings.begin(), summary.warnings.end(), [&](const Diagnostic& w) {
+    return w.code == "missing-figure" && w.message == "GPU and host samples not computed for full/1: " + samples;
+  })) << samples;
 }
 
 // In a SLURM batch script (or salloc shell) every run outside srun has the key slurm-J.batch:

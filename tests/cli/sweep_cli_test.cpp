@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -402,6 +403,34 @@ TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
   EXPECT_TRUE(complete) << read(dir / "job.out");
 }
 
+// `scalelens run` straight in the script of `sbatch -n 2` (SLURM's batch step: one process, no
+// srun) recorded world size 2 from SLURM_NTASKS. Now 1, with a warning naming SLURM_NTASKS; srun
+// started from the script by the wrapper runs the job's 2 tasks and is recorded so.
+TEST(SweepSlurm, RunInTheBatchStepIsOneProcessAndSrunFromItTheJobsTasks) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const std::string run = std::string(SCALELENS_BIN) + " run --gpu-source none --study " + (dir / "runs").string();
+  const std::string script = run + " --label plain -- true && " + run + " --label srun -q -- srun true";
+  auto job = run_command("sbatch --wait -n 2 --chdir=" + quoted(dir.path()) + " --output=" + quoted(dir / "job.out") + " --wrap " +
+                         quoted(fs::path(script)));
+  ASSERT_EQ(job.exit_code, 0) << job.err << read(dir / "job.out");
+  std::map<std::string, fs::path> runs;
+  for (const auto& f : run_folders(dir / "runs")) runs[f.substr(0, f.find('-'))] = dir / "runs" / f;
+  ASSERT_EQ(runs.size(), 2u) << read(dir / "job.out");
+  simdjson::dom::parser parser;
+  simdjson::dom::element plain = parser.load((runs["plain"] / "scalelens.json").string());
+  EXPECT_EQ(int64_t(plain["world_size"]), 1) << read(dir / "job.out");
+  EXPECT_EQ(std::string_view(plain["detected_from"]["world_size"]), "one process: SLURM's batch step runs the command once");
+  EXPECT_EQ(std::string_view(plain["scheduler"]["kind"]), "slurm");
+  EXPECT_NE(read(dir / "job.out").find("warning: SLURM_NTASKS=2 counts the job's tasks, but this wrapper runs in the job's batch step"),
+            std::string::npos)
+      << read(dir / "job.out");
+  simdjson::dom::parser p2;
+  simdjson::dom::element srun = p2.load((runs["srun"] / "scalelens.json").string());
+  EXPECT_EQ(int64_t(srun["world_size"]), 2) << read(dir / "job.out");
+  EXPECT_EQ(std::string_view(srun["detected_from"]["world_size"]), "SLURM_NTASKS (the job's tasks, which srun starts)");
+}
+
 }  // namespace
 
 // A label with line breaks split the job script's comment line: the rest became a command (here
@@ -516,6 +545,42 @@ TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
   // Writable again: what --status learnt is kept.
   EXPECT_EQ(run_scalelens("sweep --study " + quoted(study) + " --status").exit_code, 5);
   EXPECT_NE(read(plan_file).find("\"state\":\"failed\""), std::string::npos);
+}
+
+// A new study in a folder the user may not write in was "sweep.lock: cannot create the sampler
+// lock: No such file or directory". Now sweep and run name the study folder and why it cannot be
+// made, and nothing runs.
+TEST(SweepCli, ANewStudyWhereNoFolderCanBeMadeIsNamedWithTheReason) {
+  ScratchDir dir;
+  fs::create_directories(dir / "locked");
+  fs::permissions(dir / "locked", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read | fs::perms::others_exec);
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";  // root writes anywhere
+  const auto study = dir / "locked" / "study";
+  const std::string sweep = " sweep --study " + quoted(study) + " --label x --tasks 1 --launcher local --no-mpirun -q -- touch " +
+                            quoted(dir / "ran");
+  auto r = run_command(as_user + SCALELENS_BIN + sweep);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "scalelens sweep: " + study.string() + ": cannot create the folder: Permission denied\n");
+  auto run = run_command(as_user + SCALELENS_BIN " run --study " + quoted(study) + " --gpu-source none --no-host -- touch " + quoted(dir / "ran"));
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(run.err, "scalelens run: error: " + study.string() + ": cannot create the folder: Permission denied\n");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
+  EXPECT_FALSE(fs::exists(study));
+
+  // A read-only file system (a small tmpfs mounted read-only; mounting needs root).
+  fs::create_directories(dir / "ro");
+  if (run_command("mount -t tmpfs -o ro,size=64k tmpfs " + quoted(dir / "ro")).exit_code != 0)
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root)";
+  const auto on_ro = dir / "ro" / "study";
+  auto ro = run_scalelens("sweep --study " + quoted(on_ro) + " --label x --tasks 1 --launcher local --no-mpirun -q -- touch " +
+                          quoted(dir / "ran"));
+  auto ro_run = run_scalelens("run --study " + quoted(on_ro) + " --gpu-source none --no-host -- touch " + quoted(dir / "ran"));
+  run_command("umount " + quoted(dir / "ro"));
+  EXPECT_EQ(ro.exit_code, 1) << ro.err;
+  EXPECT_EQ(ro.err, "scalelens sweep: " + on_ro.string() + ": cannot create the folder: Read-only file system\n");
+  EXPECT_EQ(ro_run.exit_code, 1) << ro_run.err;
+  EXPECT_EQ(ro_run.err, "scalelens run: error: " + on_ro.string() + ": cannot create the folder: Read-only file system\n");
+  EXPECT_FALSE(fs::exists(dir / "ran"));
 }
 
 // Ctrl-C (SIGINT) or SIGTERM stops a local sweep, not only the run in progress: the run ends, is

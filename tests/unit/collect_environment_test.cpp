@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "collect/collect_run.hpp"
 #include "collect/job_environment.hpp"
 
@@ -69,6 +71,77 @@ TEST(JobEnvironment, NothingSetIsASingleProcess) {
   EXPECT_EQ(j.scheduler, "none");
   EXPECT_EQ(j.rank, 0);
   EXPECT_FALSE(j.job_key);
+}
+
+// The batch step of `sbatch -n 2` (variables as SLURM 22.05 sets them there: no SLURM_STEP_ID,
+// no SLURM_STEP_NUM_TASKS, SLURM_NTASKS the job's) runs the command once. Its wrapper recorded
+// world size 2 from SLURM_NTASKS. Now one process, said; srun or mpirun inside without a count
+// start the job's tasks, and launchers inside keep their own counts.
+TEST(RunPlan, SlurmBatchStepIsOneProcessAndLaunchersInsideItKeepTheirCounts) {
+  const EnvMap batch{{"SLURM_JOB_ID", "12"},      {"SLURM_JOBID", "12"},         {"SLURM_NTASKS", "2"},         {"SLURM_NPROCS", "2"},
+                     {"SLURM_TASKS_PER_NODE", "2"}, {"SLURM_PROCID", "0"},        {"SLURM_LOCALID", "0"},        {"SLURM_NODEID", "0"},
+                     {"SLURM_NNODES", "1"},         {"SLURM_JOB_NUM_NODES", "1"}, {"SLURM_JOB_NODELIST", "vm"},  {"SLURM_GTIDS", "0"},
+                     {"SLURM_CPUS_ON_NODE", "2"},   {"SLURM_CLUSTER_NAME", "scalelens-test"}};
+  auto j = detect_job(batch);
+  EXPECT_TRUE(j.slurm_batch_step);
+  EXPECT_FALSE(j.ranks) << "SLURM_NTASKS is the job's task count, not ranks of this step";
+  EXPECT_EQ(j.job_tasks, 2);
+  EXPECT_EQ(j.job_key, "slurm-12.batch");
+  EXPECT_TRUE(j.warnings.empty());
+
+  auto plan = [&](std::vector<std::string> command, const EnvMap& env) { return plan_run(RunOptions{.command = command}, env); };
+  auto p = plan({"python", "train.py"}, batch);
+  EXPECT_EQ(p.world_size, 1);
+  EXPECT_EQ(p.detected_from["world_size"], "one process: SLURM's batch step runs the command once");
+  EXPECT_FALSE(p.detected_from.count("job_tasks"));
+  ASSERT_TRUE(p.world_size_warning);
+  EXPECT_EQ(p.world_size_warning->rfind("SLURM_NTASKS=2 counts the job's tasks, but this wrapper runs in the job's batch step", 0), 0u)
+      << *p.world_size_warning;
+  // A job of one task: nothing to say.
+  EnvMap one = batch;
+  one["SLURM_NTASKS"] = "1";
+  p = plan({"python", "train.py"}, one);
+  EXPECT_EQ(p.world_size, 1);
+  EXPECT_FALSE(p.world_size_warning);
+
+  // srun and mpirun without a count start the job's tasks; with one, their count.
+  for (const char* launcher : {"srun", "mpirun"}) {
+    SCOPED_TRACE(launcher);
+    p = plan({launcher, "python", "train.py"}, batch);
+    EXPECT_EQ(p.world_size, 2);
+    EXPECT_EQ(p.detected_from["world_size"], fmt::format("SLURM_NTASKS (the job's tasks, which {} starts)", launcher));
+    EXPECT_FALSE(p.world_size_warning);
+    p = plan({launcher, "-n", "1", "python", "train.py"}, batch);
+    EXPECT_EQ(p.world_size, 1);
+    EXPECT_EQ(p.detected_from["world_size"], fmt::format("command: {} -n", launcher));
+  }
+  EnvMap bad = batch;
+  bad["SLURM_NTASKS"] = "0";
+  p = plan({"srun", "python", "train.py"}, bad);
+  EXPECT_FALSE(p.world_size);
+  ASSERT_TRUE(p.world_size_warning);
+  EXPECT_NE(p.world_size_warning->find("left unknown"), std::string::npos);
+  // torchrun in the batch step: one wrapper, so its per-node count alone.
+  p = plan({"torchrun", "--nproc-per-node", "4", "train.py"}, batch);
+  EXPECT_EQ(p.world_size, 4);
+  EXPECT_EQ(p.detected_from["world_size"], "command: torchrun --nproc-per-node");
+  // Ranks of an inner launcher started from the batch step keep that launcher's counts.
+  EnvMap torch_worker = batch;
+  torch_worker.insert({{"RANK", "3"}, {"LOCAL_RANK", "3"}, {"WORLD_SIZE", "4"}, {"TORCHELASTIC_RUN_ID", "none"}});
+  p = plan({"python", "train.py"}, torch_worker);
+  EXPECT_EQ(p.world_size, 4);
+  EXPECT_EQ(p.detected_from["world_size"], "WORLD_SIZE");
+  EnvMap mpi_rank = batch;
+  mpi_rank.insert({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMIX_NAMESPACE", "prterun-vm-1@1"}});
+  p = plan({"./solver"}, mpi_rank);
+  EXPECT_EQ(p.world_size, 2);
+  EXPECT_EQ(p.detected_from["world_size"], "OMPI_COMM_WORLD_SIZE");
+  // Inside srun (a step of its own) SLURM's counts are the ranks, as before.
+  EnvMap step = batch;
+  step.insert({{"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}});
+  p = plan({"python", "train.py"}, step);
+  EXPECT_EQ(p.world_size, 2);
+  EXPECT_EQ(p.detected_from["world_size"], "SLURM_STEP_NUM_TASKS");
 }
 
 TEST(SlurmNodeList, ExpandsRangesPaddingAndPlainNames) {

@@ -2,7 +2,12 @@
 // recording implies, and names what it could not read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "analysis/analyze.hpp"
@@ -124,4 +129,62 @@ TEST(Sampler, UnwritableNodeFolderIsAnErrorWithThePath) {
   auto s = Sampler::start(o, nullptr, {}, {});
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().path.find("host.csv"), std::string::npos);
+}
+
+// A disk that filled while the sampler appended host.csv left half a line at its end and nothing
+// was said. On a real full file system (a 64 KiB tmpfs; mounting needs root): the file ends at
+// its last whole line, its samples stop there, and that is said once and kept for the manifest.
+TEST(Sampler, AFullDiskEndsAFileAtItsLastWholeLineAndIsSaidOnce) {
+  ScratchDir d;
+  const auto small = d / "small";
+  std::filesystem::create_directories(small);
+  if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + small.string() + "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
+  struct Unmount {
+    std::filesystem::path at;
+    ~Unmount() { std::system(("umount '" + at.string() + "'").c_str()); }
+  } unmount{small};
+  std::mutex said_mutex;
+  std::vector<std::string> said;
+  SamplerOptions o;
+  o.node_dir = small;
+  o.interval_s = 0.001;
+  o.flush_s = 0;
+  o.on_write_failure = [&](const std::string& message) {
+    std::lock_guard lock(said_mutex);
+    said.push_back(message);
+  };
+  auto s = Sampler::start(o, nullptr, {}, {});
+  ASSERT_TRUE(s);
+  // The rest of the file system filled: host.csv grows to the end of its last page, then a write is cut short.
+  {
+    std::ofstream filler(small / "filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {}
+  }
+  auto stopped = [&] {
+    std::lock_guard lock(said_mutex);
+    return !said.empty();
+  };
+  for (int i = 0; i < 500 && !stopped(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(stopped()) << "no write failed: " << std::filesystem::file_size(small / "host.csv") << " bytes";
+  const auto size_when_stopped = std::filesystem::file_size(small / "host.csv");
+  // Space again: the file stays as it stopped (samples after a gap would read as if sampling went on).
+  std::filesystem::remove(small / "filler");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  s.value()->stop();
+
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].rfind("cannot write " + (small / "host.csv").string() + ": No space left on device; its samples stop ", 0), 0u)
+      << said[0];
+  EXPECT_EQ(s.value()->report().missing.at("samples"), said[0]);
+  const auto text = slurp(small / "host.csv");
+  EXPECT_EQ(text.size(), size_when_stopped);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n') << "no half line at the end";
+  EXPECT_GT(count_lines(text), 10u);
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) EXPECT_EQ(std::count(line.begin(), line.end(), ','), 3) << line;
 }

@@ -350,6 +350,28 @@ TEST(RunFolder, TruncatedLastLineIsLeftOutAndNamed) {
   EXPECT_NE(d->path.find("epochs.csv"), std::string::npos);
 }
 
+// host.csv cut mid-number by a full disk or a kill (as the collector writes it: empty fields where
+// a figure is not available): the cut line is named and left out, never read as a smaller value.
+TEST(RunFolder, HostCsvCutInsideANumberLeavesTheCutLineOut) {
+  ScratchDir dir;
+  write_run(dir, "a", 1, "0,0,1000000000,2000000000,1\n");
+  dir.write("a/nodes/h/host.csv",
+            "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n"
+            "1796643995157697293,,2054320128,\n"
+            "1796643995207796369,100,2065686528,\n"
+            "1796643995257783117,100,20740");  // mem_used_bytes cut after 5 of its 10 digits
+  auto study = read_study(dir, true);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].host_series.size(), 1u);
+  const auto& samples = study.runs[0].host_series[0].samples;
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples.back().mem_used_bytes, 2065686528.0);
+  auto* cut = find(study.diagnostics, "truncated-line");
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->line, 4);
+  EXPECT_NE(cut->path.find("host.csv"), std::string::npos) << cut->path;
+}
+
 TEST(RunFolder, BadLinesNaNAndNegativeTimesAreNamedWithFileAndLine) {
   ScratchDir dir;
   write_run(dir, "a", 1, "0,0,0,1000,1\n0,1,nan,2000,1\n0,2,-5,2000,1\n0,3,3000,2000,1\n0,4,4000\n0,5,5000,6000,1\n");
