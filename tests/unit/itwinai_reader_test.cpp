@@ -398,6 +398,31 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DeletedExperiment_IsLeftOutWithANote) {
 }
 
 
+// A 2-GPU job's train run deleted and removed by `mlflow gc`: MLflow's delete_run marks that run
+// only, so its worker runs stay active, nested under a run id the store no longer holds. They
+// counted as two runs of 2 GPUs each (a worker's GPU timed as the job).
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_WorkersWhoseTrainRunIsGone_AreLeftOutAndNamed) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train2", "resnet-ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("w2_0", "train2", 0, 2, kStartMs + 200);
+  store.worker("w2_1", "train2", 1, 2, kStartMs + 201);
+  store.worker("w2b_0", "train2b", 0, 2, kStartMs + 5'000'200);
+  store.worker("w2b_1", "train2b", 1, 2, kStartMs + 5'000'201);
+  store.metric("w2b_0", "epoch_time_s", std::to_string(kStartMs + 5'010'000) + " 25 0\n");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "train2");
+  EXPECT_EQ(study.runs[0].gpus.size(), 2u);
+  auto orphans = diagnostics(study, "orphan-runs");
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_EQ(orphans[0]->severity, Severity::warning);
+  for (const char* says : {"w2b_0 ('worker_0 (main)')", "w2b_1 ('worker_1')", "run 'train2b'", "mlflow gc", "left out"})
+    EXPECT_NE(orphans[0]->message.find(says), std::string::npos) << says << " in " << orphans[0]->message;
+}
+
+
+
 // ---------------------------------------------------------------- layouts across itwinai versions
 
 Summary analyze_dir(const ScratchDir& dir, int warmup_epochs, IngestOptions in = {}) {
@@ -676,5 +701,6 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DatabaseStore_IsNamedAsNotRead) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0]->message.find("file stores only"), std::string::npos);
 }
+
 }  // namespace
 }  // namespace scalelens

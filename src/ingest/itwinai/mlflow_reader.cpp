@@ -216,9 +216,12 @@ class ItwinaiMlflowReader final : public Reader {
 
     std::map<std::string, std::vector<std::string>> children;
     std::vector<std::string> top;
+    // Runs nested under a run the store does not hold, by that parent's id.
+    std::map<std::string, std::vector<std::string>> orphans;
     for (const auto& [id, r] : runs) {
-      if (!r.parent().empty() && runs.count(r.parent())) children[r.parent()].push_back(id);
-      else top.push_back(id);
+      if (r.parent().empty()) top.push_back(id);
+      else if (runs.count(r.parent())) children[r.parent()].push_back(id);
+      else orphans[r.parent()].push_back(id);
     }
     auto has_children = [&](const std::string& id) { return children.count(id) > 0; };
     auto collect = [&](const std::string& root) {
@@ -235,6 +238,29 @@ class ItwinaiMlflowReader final : public Reader {
                        [](const MlflowRun* a, const MlflowRun* b) { return a->rank() < b->rank(); });
       return group;
     };
+
+    // itwinai's worker runs are parts of one job, reached only through their train run (its report
+    // searches tags.mlflow.parentRunId under the train run it is given). Without that run (deleted and
+    // removed by `mlflow gc`, or not copied) they are no job of any study: each would count as a run
+    // of its own, a fraction of the job's GPUs timed as the whole. Left out, as the workers of a
+    // deleted run are.
+    for (const auto& [parent, ids] : orphans) {
+      std::vector<std::string> names;
+      std::size_t nested = 0;
+      for (const auto& id : ids) {
+        const auto group = collect(id);
+        nested += group.size();
+        names.push_back(fmt::format("{} ('{}')", runs.at(id).dir.filename().string(), runs.at(id).name()));
+      }
+      out.warn("orphan-runs",
+               fmt::format("MLflow run{} {} {} nested under run '{}' (tag mlflow.parentRunId), which this store does not "
+                           "hold: deleted and removed by `mlflow gc`, or not copied. A nested run (an itwinai worker) is "
+                           "only a part of its training run, so {} {} left out{}",
+                           ids.size() == 1 ? "" : "s", fmt::join(names, ", "), ids.size() == 1 ? "is" : "are", parent,
+                           nested == 1 ? "it" : "they", nested == 1 ? "is" : "are",
+                           nested > ids.size() ? fmt::format(" with the {} runs nested under them", nested - ids.size()) : ""),
+               exp_dir);
+    }
 
     for (const auto& id : top) {
       const auto& kids = children[id];
