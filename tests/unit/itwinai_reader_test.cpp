@@ -421,6 +421,31 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_WorkersWhoseTrainRunIsGone_AreLeftOutAnd
     EXPECT_NE(orphans[0]->message.find(says), std::string::npos) << says << " in " << orphans[0]->message;
 }
 
+// The main worker logged epoch 2 twice (a job restarted from a checkpoint logs its epochs again);
+// the first value was dropped without a word.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_AnEpochLoggedTwice_IsNamedWithBothLines_TheLongestCounts) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train2", "resnet-ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "train2", 0, 1, kStartMs + 200);
+  store.run("w0", "worker_0 (main)", kStartMs + 200, kStartMs + 60'200, 3, "train2");
+  auto at = [](int s) { return std::to_string(kStartMs + s * 1000); };
+  store.metric("w0", "epoch_time_s",
+               at(10) + " 12.0 0\n" + at(20) + " 10.0 1\n" + at(30) + " 10.2 2\n" + at(40) + " 9.8 3\n" + at(50) + " 20.0 2\n");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  auto repeated = diagnostics(study, "repeated-epoch");
+  ASSERT_EQ(repeated.size(), 1u);
+  EXPECT_EQ(repeated[0]->path, store.path("w0/metrics/epoch_time_s").string());
+  EXPECT_EQ(repeated[0]->line, 5);
+  EXPECT_NE(repeated[0]->message.find("epoch 2 at line 3 (10.2 s) and line 5 (20 s)"), std::string::npos)
+      << repeated[0]->message;
+  EXPECT_NE(repeated[0]->message.find("its time the longest"), std::string::npos) << repeated[0]->message;
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.runs[0].epoch_times_s, (std::vector<double>{10.0, 20.0, 9.8})) << "after the warm-up epoch";
+}
+
 
 
 // ---------------------------------------------------------------- layouts across itwinai versions

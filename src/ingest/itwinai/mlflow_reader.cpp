@@ -78,6 +78,7 @@ struct MetricPoint {
   std::int64_t t_ms = 0;
   double value = 0;
   std::int64_t step = 0;
+  std::int64_t line = 0;
 };
 
 // metrics/<name>: "timestamp value step" per line (older MLflow: no step).
@@ -103,7 +104,7 @@ std::vector<MetricPoint> read_metric(const fs::path& file, ReadOutput& out) {
       bad.add(lines.line_no(), fmt::format("'{}' is not 'timestamp value step' with finite numbers", trim(line)));
       continue;
     }
-    points.push_back({*t, *v, *step});
+    points.push_back({*t, *v, *step, lines.line_no()});
   }
   bad.report(out, file);
   return points;
@@ -352,6 +353,9 @@ class ItwinaiMlflowReader final : public Reader {
 
     for (const auto* r : group) {
       const int rank = r->rank();
+      // One rank logs epoch_time_s; an epoch it logs again (a job restarted from a checkpoint) counts
+      // once, its time the longest, as in the other readers (docs/inputs.md).
+      RepeatedEpochs repeated;
       for (const auto& p : read_metric(r->dir / "metrics" / "epoch_time_s", out)) {
         if (!limits::lasts_some_time(p.value) || p.value > limits::kMaxRunSeconds) {
           out.warn("bad-epoch-time", fmt::format("epoch_time_s {} of epoch {} is not a duration; left out", p.value, p.step),
@@ -370,7 +374,9 @@ class ItwinaiMlflowReader final : public Reader {
         // Logged right after the epoch ends: its timestamp is the end, its value the length.
         const std::int64_t end = p.t_ms * 1'000'000;
         run.epochs.push_back({rank, p.step, end - std::llround(p.value * 1e9), end, std::nullopt});
+        repeated.add(p.step, p.line, p.value);
       }
+      repeated.report(out, r->dir / "metrics" / "epoch_time_s");
       add_gpu_series(*r, rank, run, out);
       const fs::path averages = r->dir / "artifacts" / "torch_profiling_averages" / "torch_profiling_averages.csv";
       std::error_code ec;
