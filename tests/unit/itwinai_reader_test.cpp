@@ -446,6 +446,53 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_AnEpochLoggedTwice_IsNamedWithBothLines_
   EXPECT_EQ(s.runs[0].epoch_times_s, (std::vector<double>{10.0, 20.0, 9.8})) << "after the warm-up epoch";
 }
 
+// A 0-byte worker meta.yaml (a rewrite cut short) and a train run's meta.yaml in flow style, which
+// yaml.safe_load reads as the same mapping (written here by yaml.safe_dump(default_flow_style=True)).
+// The first dropped the worker without a word; the second dropped the train run, its workers
+// becoming runs of their own.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_MetaYaml_FlowStyleIsRead_AnEmptyOneIsNamed) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train1", "resnet-ddp", kStartMs, kStartMs + 100, 3);
+  dir.write("mllogs/mlflow/123/train1/meta.yaml",
+            "{artifact_uri: 'file:///scratch/mllogs/mlflow/x/train1/artifacts', end_time: 1700000000100,\n"
+            "  entry_point_name: '', experiment_id: x, lifecycle_stage: active, run_id: train1,\n"
+            "  run_name: resnet-ddp, run_uuid: train1, source_name: '', source_type: 4, source_version: '',\n"
+            "  start_time: 1700000000000, status: 3, tags: [], user_id: someone}\n");
+  store.worker("w0", "train1", 0, 2, kStartMs + 200);
+  store.worker("w1", "train1", 1, 2, kStartMs + 300);
+  dir.write("mllogs/mlflow/123/w1/meta.yaml", "");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  const auto& run = study.runs[0];
+  EXPECT_EQ(run.run_id, "train1");
+  EXPECT_EQ(run.details().run_name, "resnet-ddp");
+  EXPECT_EQ(run.start_ns, kStartMs * 1'000'000);
+  EXPECT_EQ(run.exit_status, 0);
+  EXPECT_EQ(run.gpus.size(), 1u);
+  auto unreadable = diagnostics(study, "unreadable-file");
+  ASSERT_EQ(unreadable.size(), 1u);
+  EXPECT_EQ(unreadable[0]->path, store.path("w1/meta.yaml").string());
+  EXPECT_NE(unreadable[0]->message.find("it is empty"), std::string::npos) << unreadable[0]->message;
+  EXPECT_NE(unreadable[0]->message.find("left out"), std::string::npos) << unreadable[0]->message;
+  EXPECT_NE(unreadable[0]->message.find("run 'train1' it is nested under lacks them"), std::string::npos)
+      << unreadable[0]->message;
+}
+
+// A flow mapping cut off before its '}' is named, not half read.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_MetaYaml_UnclosedFlowMappingIsNamed) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train1", "resnet-ddp", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "train1", 0, 1, kStartMs + 200);
+  dir.write("mllogs/mlflow/123/w0/meta.yaml", "{artifact_uri: 'file:///scratch/mllogs/mlflow/x/w0/artifacts', end_time: 17000000");
+  auto study = read_study(dir);
+  auto unreadable = diagnostics(study, "unreadable-file");
+  ASSERT_EQ(unreadable.size(), 1u);
+  EXPECT_EQ(unreadable[0]->path, store.path("w0/meta.yaml").string());
+  EXPECT_NE(unreadable[0]->message.find("never closed"), std::string::npos) << unreadable[0]->message;
+}
+
 
 
 // ---------------------------------------------------------------- layouts across itwinai versions

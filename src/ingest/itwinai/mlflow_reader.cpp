@@ -40,21 +40,68 @@ using Fields = std::map<std::string, std::string, std::less<>>;
 // Milliseconds since 1970 beyond the year 2255 are junk, and their nanoseconds would overflow.
 constexpr std::int64_t kMaxMs = 9'000'000'000'000;  // × 1e6 stays within int64
 
-// Top-level "key: value" lines of an MLflow meta.yaml; quotes around scalars removed.
-Fields parse_meta_yaml(std::string_view text) {
-  Fields out;
+// One "key: value" of a meta.yaml; quotes around the scalar removed, null as empty.
+void add_meta_field(Fields& out, std::string_view item) {
+  auto colon = item.find(':');
+  if (colon == std::string_view::npos) return;
+  auto value = trim(item.substr(colon + 1));
+  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
+    value = value.substr(1, value.size() - 2);
+  if (value == "null") value = {};
+  out.emplace(std::string(trim(item.substr(0, colon))), std::string(value));
+}
+
+struct MetaYaml {
+  Fields fields;
+  std::string problem;  // why the text is not a meta.yaml scalelens can read; empty when it is
+};
+
+// An MLflow meta.yaml: the top-level "key: value" lines yaml.safe_dump writes, or the same mapping
+// in flow style ({key: value, ...}, possibly over several lines), which yaml.safe_load reads alike.
+// Only scalars are needed (ids, times, status, names); a flow collection value ([] for tags) is kept
+// as written. Anything else is named with `problem`, never guessed at.
+MetaYaml parse_meta_yaml(std::string_view text) {
+  MetaYaml out;
+  const auto body = trim(text);
+  if (body.empty()) {
+    out.problem = "it is empty";
+    return out;
+  }
+  if (body.front() == '{') {
+    // Split at the commas of the outer mapping, outside quotes and nested [] or {}.
+    std::string item;
+    int depth = 0;
+    char quote = 0;
+    bool closed = false;
+    for (std::size_t i = 1; i < body.size() && !closed; ++i) {
+      const char c = body[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '[' || c == '{') {
+        ++depth;
+      } else if ((c == ']' || c == '}') && depth > 0) {
+        --depth;
+      } else if (c == '}' || (c == ',' && depth == 0)) {
+        add_meta_field(out.fields, item);
+        item.clear();
+        closed = c == '}';
+        continue;
+      }
+      // A line break inside a flow mapping folds into a space.
+      item += c == '\n' || c == '\r' ? ' ' : c;
+    }
+    if (!closed) out.problem = "its flow mapping '{' is never closed with '}'";
+    return out;
+  }
   LineCursor lines(text);
   std::string_view line;
   while (lines.next(line)) {
     if (line.empty() || line.front() == ' ' || line.front() == '-' || line.front() == '#') continue;
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto value = trim(line.substr(colon + 1));
-    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
-      value = value.substr(1, value.size() - 2);
-    if (value == "null") value = {};
-    out.emplace(std::string(trim(line.substr(0, colon))), std::string(value));
+    add_meta_field(out.fields, line);
   }
+  if (out.fields.empty()) out.problem = "it holds no 'key: value' line";
   return out;
 }
 
@@ -153,7 +200,7 @@ class ItwinaiMlflowReader final : public Reader {
   bool recognizes(const fs::path& path, std::string_view head) const override {
     if (is_sqlite_store(path, head)) return true;
     if (path.filename() != "meta.yaml") return false;
-    auto meta = parse_meta_yaml(head);
+    auto meta = parse_meta_yaml(head).fields;
     return meta.count("artifact_location") && !meta.count("run_id") && !meta.count("run_uuid");
   }
 
@@ -171,7 +218,7 @@ class ItwinaiMlflowReader final : public Reader {
       return;
     }
     const fs::path exp_dir = ctx.file.parent_path();
-    const Fields experiment = parse_meta_yaml(text.value());
+    const Fields experiment = parse_meta_yaml(text.value()).fields;
     if (is_deleted(experiment)) {
       out.diagnostics.push_back({Severity::note, "deleted-experiment", "MLflow experiment marked deleted; left out",
                                  ctx.file.string(), 0, {}});
@@ -184,10 +231,40 @@ class ItwinaiMlflowReader final : public Reader {
     std::error_code ec;
     for (fs::directory_iterator it(exp_dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->is_directory(ec)) continue;
-      auto meta_text = read_file(it->path() / "meta.yaml");
-      if (!meta_text) continue;  // not a run folder (e.g. the experiment's tags/)
-      MlflowRun r{it->path(), parse_meta_yaml(meta_text.value()), {}, {}};
-      if (r.id().empty()) continue;
+      const fs::path meta_file = it->path() / "meta.yaml";
+      std::error_code exists_ec;
+      if (!fs::exists(meta_file, exists_ec)) continue;  // not a run folder (e.g. the experiment's tags/)
+      // A run whose meta.yaml cannot be read is left out, as MLflow skips it ("Malformed run"): its
+      // lifecycle stage (deleted or not) and its times are unknown.
+      auto unreadable_meta = [&](const std::string& why) {
+        // Its tags are files of their own: say whose worker it was, so that its job's missing GPU
+        // data is not put down to log_on_workers.
+        const auto parent_id = get(read_folder(it->path() / "tags"), "mlflow.parentRunId");
+        out.warn("unreadable-file",
+                 fmt::format("MLflow run meta.yaml: {}; the run in {} is left out, as MLflow leaves it out (its epochs "
+                             "and GPU data are not counted{})",
+                             why, it->path().filename().string(),
+                             parent_id.empty() ? ", and runs nested under it have no parent"
+                                               : fmt::format("; run '{}' it is nested under lacks them: a partial-gpu-data "
+                                                             "warning for it comes from this, not from log_on_workers",
+                                                             parent_id)),
+                 meta_file);
+      };
+      auto meta_text = read_file(meta_file);
+      if (!meta_text) {
+        unreadable_meta(meta_text.error().message);
+        continue;
+      }
+      auto meta = parse_meta_yaml(meta_text.value());
+      if (!meta.problem.empty()) {
+        unreadable_meta(meta.problem);
+        continue;
+      }
+      MlflowRun r{it->path(), std::move(meta.fields), {}, {}};
+      if (r.id().empty()) {
+        unreadable_meta("it has no run_id (nor run_uuid)");
+        continue;
+      }
       if (is_deleted(r.meta)) {
         deleted.insert(r.id());
         continue;
