@@ -493,7 +493,34 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_MetaYaml_UnclosedFlowMappingIsNamed) {
   EXPECT_NE(unreadable[0]->message.find("never closed"), std::string::npos) << unreadable[0]->message;
 }
 
+// The baseline's main worker left a 0-byte epoch_time_s (MLflow writes a metric file only by
+// appending a line); the 4-GPU job logged its epochs.
+void store_with_empty_baseline_epochs(const ScratchDir& dir) {
+  MlflowStore store(dir, "123");
+  store.run("train2", "resnet-ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("w2_0", "train2", 0, 2, kStartMs + 200);
+  store.worker("w2_1", "train2", 1, 2, kStartMs + 201);
+  store.metric("w2_0", "epoch_time_s", "");
+  const std::int64_t t4 = kStartMs + 1'000'000;
+  store.run("train4", "resnet-ddp-4", t4, t4 + 100, 3);
+  for (int rank = 0; rank < 4; ++rank) store.worker("w4_" + std::to_string(rank), "train4", rank, 4, t4 + 200 + rank);
+  store.metric("w4_0", "epoch_time_s",
+               std::to_string(t4 + 10'000) + " 6.0 0\n" + std::to_string(t4 + 20'000) + " 5.2 1\n" +
+                   std::to_string(t4 + 25'000) + " 5.0 2\n");
+}
 
+// The curve fell back to run time without a word about the file.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_EmptyMetricFile_IsNamed) {
+  ScratchDir dir;
+  store_with_empty_baseline_epochs(dir);
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_TRUE(run_with_id(study, "train2")->epochs.empty());
+  auto empty = diagnostics(study, "no-epochs");
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0]->path, (dir / "mllogs/mlflow/123/w2_0/metrics/epoch_time_s").string());
+  EXPECT_NE(empty[0]->message.find("metric file is empty"), std::string::npos) << empty[0]->message;
+}
 
 // ---------------------------------------------------------------- layouts across itwinai versions
 

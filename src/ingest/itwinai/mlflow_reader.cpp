@@ -133,6 +133,17 @@ std::vector<MetricPoint> read_metric(const fs::path& file, ReadOutput& out) {
   std::vector<MetricPoint> points;
   auto text = read_file(file);
   if (!text) return points;  // the metric was not logged by this run
+  if (trim(text.value()).empty()) {
+    // MLflow creates a metric file by appending its first line: an empty one is a write cut short.
+    const bool epochs = file.filename() == "epoch_time_s";
+    out.warn(epochs ? "no-epochs" : "no-samples",
+             fmt::format("metric file is empty (MLflow writes one only by appending a 'timestamp value step' line, and "
+                         "refuses an empty one: a write cut short, by a full disk or a killed job); {}",
+                         epochs ? "this run has no epoch time (a curve whose baseline has none is timed by run time)"
+                                : "this GPU has no samples of it"),
+             file);
+    return points;
+  }
   LineCursor lines(text.value());
   std::string_view line;
   std::vector<std::string_view> f;
