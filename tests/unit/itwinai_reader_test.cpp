@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "report/summary_writers.hpp"
 #include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
@@ -799,6 +804,37 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DatabaseStore_IsNamedAsNotRead) {
   auto d = diagnostics(study, "mlflow-database-store");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0]->message.find("file stores only"), std::string::npos);
+}
+
+// A curve timed by run time because its baseline has no epochs: the table showed "-" for the run
+// time of the configurations that have epochs, while their speedup rested on it.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_CurveTimedByRunTime_TableShowsTheRunTimeItsSpeedupUses) {
+  ScratchDir dir;
+  store_with_empty_baseline_epochs(dir);
+  const auto s = analyze_dir(dir, 1);
+  const auto* c4 = configuration(s, "torch-ddp", 4);
+  ASSERT_NE(c4, nullptr);
+  ASSERT_TRUE(c4->epoch_time_s);
+  EXPECT_EQ(c4->time_from, "run");
+  ASSERT_TRUE(c4->run_time_s);
+  // The table's cells are set apart by two spaces or more (one inside "5.1 ± 1.27").
+  const auto table = render_table(s, {});
+  const std::regex gap(" {2,}");
+  auto cells = [&](const std::string& line) {
+    return std::vector<std::string>(std::sregex_token_iterator(line.begin(), line.end(), gap, -1), std::sregex_token_iterator());
+  };
+  std::istringstream lines(table);
+  std::string line;
+  std::getline(lines, line);
+  const auto titles = cells(line);
+  std::vector<std::string> row;
+  while (std::getline(lines, line))
+    if (auto c = cells(line); c.size() > 1 && c[0] == "torch-ddp" && c[1] == "4") row = c;
+  ASSERT_EQ(row.size(), titles.size()) << table;
+  const auto column = std::find(titles.begin(), titles.end(), "run s (95% CI)") - titles.begin();
+  ASSERT_LT(static_cast<std::size_t>(column), titles.size()) << table;
+  const std::string value = row[column];
+  EXPECT_EQ(value, fmt::format("{:.3g}", c4->run_time_s->mean)) << table;
 }
 
 }  // namespace
