@@ -412,6 +412,10 @@ TEST(SummaryReader, RefusesWhatScalelensDidNotWriteNamingTheFileAndField) {
       {"[1]", "not an object"},
       {R"({"schema": "scalelens.trace/1"})", "its schema is 'scalelens.trace/1'"},
       {R"({"schema": "scalelens.summary/9", "configurations": []})", "newer"},
+      // Older or never-released versions are refused too, but not as newer ones.
+      {R"({"schema": "scalelens.summary/0", "configurations": []})", "'scalelens.summary/0' is not a version this scalelens knows"},
+      {R"({"schema": "scalelens.summary/1-beta", "configurations": []})",
+       "'scalelens.summary/1-beta' is not a version this scalelens knows"},
       {R"({"schema": "scalelens.summary/2"})", "no \"configurations\""},
       {R"({"schema": "scalelens.summary/2", "configurations": [{"label": "a", "world_size": "eight"}]})",
        "configurations[0].world_size should be a number"},
