@@ -69,10 +69,14 @@ double LogDifference::dof() const {
 }
 
 std::optional<LogDifference> log_difference(const std::vector<double>& before, const std::vector<double>& after) {
-  if (before.size() < 2 || after.size() < 2) return std::nullopt;
+  if (before.empty() || after.empty()) return std::nullopt;
   for (const auto* side : {&before, &after})
     for (double x : *side)
       if (!(x > 0) || !std::isfinite(x)) return std::nullopt;
+  // The same samples on both sides differ by exactly 0, however few (DESIGN.md: identical samples
+  // compare as 0 with interval [0, 0], whatever their number).
+  if (same_values(before, after)) return LogDifference{};
+  if (before.size() < 2 || after.size() < 2) return std::nullopt;
   const auto la = logs(before), lb = logs(after);
   const double na = static_cast<double>(la.size()), nb = static_cast<double>(lb.size());
   const double va = variance(la) / na, vb = variance(lb) / nb;
@@ -80,11 +84,20 @@ std::optional<LogDifference> log_difference(const std::vector<double>& before, c
   diff.d = mean_of(lb) - mean_of(la);
   diff.var = va + vb;
   diff.dof_denominator = va * va / (na - 1) + vb * vb / (nb - 1);
-  diff.identical = same_values(before, after);
+  diff.identical = false;
   return diff;
 }
 
 std::optional<LogDifference> pooled_log_difference(const std::vector<Weighted>& before, const std::vector<Weighted>& after) {
+  if (before.empty() || after.empty()) return std::nullopt;
+  auto sorted = [](std::vector<Weighted> v) {
+    std::ranges::sort(v);
+    return v;
+  };
+  auto valid = [](const Weighted& x) { return x.value > 0 && std::isfinite(x.value) && x.weight > 0 && std::isfinite(x.weight); };
+  // The same samples on both sides differ by exactly 0, however few (DESIGN.md: identical samples
+  // compare as 0 with interval [0, 0], whatever their number).
+  if (std::ranges::all_of(before, valid) && sorted(before) == sorted(after)) return LogDifference{};
   if (before.size() < 2 || after.size() < 2) return std::nullopt;
   // `dof`: the variance's degrees of freedom, from the runs' effective number (Σw)² / Σw², which
   // is n for equal weights and fewer where a few runs carry most of the weight.
@@ -113,11 +126,7 @@ std::optional<LogDifference> pooled_log_difference(const std::vector<Weighted>& 
   diff.d = b->log_mean - a->log_mean;
   diff.var = a->var + b->var;
   diff.dof_denominator = a->var * a->var / a->dof + b->var * b->var / b->dof;
-  auto sorted = [](std::vector<Weighted> v) {
-    std::ranges::sort(v);
-    return v;
-  };
-  diff.identical = sorted(before) == sorted(after);
+  diff.identical = false;
   return diff;
 }
 

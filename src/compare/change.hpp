@@ -41,7 +41,8 @@ struct LogDifference {
   LogDifference& operator-=(const LogDifference& o);
   double dof() const;
 };
-// Needs every value > 0 and at least 2 on each side (else nullopt).
+// Needs every value > 0 and at least 2 on each side (else nullopt), unless both sides hold the same
+// values: then 0 with no spread, whatever their number.
 std::optional<LogDifference> log_difference(const std::vector<double>& before, const std::vector<double>& after);
 
 // A value with the weight it has in a pooled mean: a run's mean epoch time and its epochs, as a

@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include "common/file_io.hpp"
+#include "common/text.hpp"
 #include "model/limits.hpp"
 
 namespace scalelens {
@@ -146,8 +147,14 @@ Result<SavedSummary> parse_summary_json(std::string json, const std::string& pat
   const std::string schema = top.text("schema");
   if (schema.rfind("scalelens.summary/", 0) != 0)
     return fail(schema.empty() ? "it has no \"schema\": \"scalelens.summary/2\"" : fmt::format("its schema is '{}'", schema));
-  if (schema != "scalelens.summary/1" && schema != "scalelens.summary/2")
-    return fail(fmt::format("schema '{}' is newer than this scalelens reads (scalelens.summary/2)", schema));
+  if (schema != "scalelens.summary/1" && schema != "scalelens.summary/2") {
+    // Only a whole version above 2 is newer; /0 or /1-beta were never written by a released scalelens.
+    const auto version = parse_int(std::string_view(schema).substr(std::string_view("scalelens.summary/").size()));
+    return fail(version && *version > 2
+                    ? fmt::format("schema '{}' is newer than this scalelens reads (scalelens.summary/1 and /2)", schema)
+                    : fmt::format("schema '{}' is not a version this scalelens knows (it reads scalelens.summary/1 and /2)",
+                                  schema));
+  }
 
   SavedSummary saved;
   Summary& s = saved.summary;

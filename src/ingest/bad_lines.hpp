@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -52,23 +53,30 @@ class BadLines {
 // That is said, once per file (it was silent).
 class RepeatedEpochs {
  public:
-  void add(std::int64_t epoch, std::int64_t line) {
-    auto [it, first] = line_of_.emplace(epoch, line);
-    if (!first && repeats_++ == 0) epoch_ = epoch, first_line_ = it->second, line_ = line;
+  // `seconds`: the epoch's time where the reader has it, so that the warning shows both values.
+  void add(std::int64_t epoch, std::int64_t line, std::optional<double> seconds = std::nullopt) {
+    auto [it, first] = first_of_.emplace(epoch, Logged{line, seconds});
+    if (!first && repeats_++ == 0) epoch_ = epoch, first_ = it->second, again_ = {line, seconds};
   }
   void report(ReadOutput& out, const std::filesystem::path& path) const {
     if (repeats_ == 0) return;
+    auto at = [](const Logged& l) { return l.seconds ? fmt::format("line {} ({:g} s)", l.line, *l.seconds) : fmt::format("line {}", l.line); };
     out.warn("repeated-epoch",
-             fmt::format("{} epoch{} logged again; the first, epoch {} at line {} and line {}: each epoch number counts once, "
+             fmt::format("{} epoch{} logged again; the first, epoch {} at {} and {}: each epoch number counts once, "
                          "its time the longest (a run restarted from a checkpoint? its repeated epochs are then merged, not added)",
-                         repeats_, repeats_ == 1 ? "" : "s", epoch_, first_line_, line_),
-             path, line_);
+                         repeats_, repeats_ == 1 ? "" : "s", epoch_, at(first_), at(again_)),
+             path, again_.line);
   }
 
  private:
-  std::map<std::int64_t, std::int64_t> line_of_;
+  struct Logged {
+    std::int64_t line = 0;
+    std::optional<double> seconds;
+  };
+  std::map<std::int64_t, Logged> first_of_;
   std::size_t repeats_ = 0;
-  std::int64_t epoch_ = 0, first_line_ = 0, line_ = 0;
+  std::int64_t epoch_ = 0;
+  Logged first_, again_;
 };
 
 }  // namespace scalelens

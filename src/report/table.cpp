@@ -161,7 +161,11 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
        }},
       {"epoch s (95% CI)", true, [](auto& c) { return mean_ci(c.epoch_time_s); }},
       {"median s", true, [](auto& c) { return c.epoch_time_s ? opt(c.epoch_time_s->median) : std::nullopt; }},
-      {"run s (95% CI)", true, [](auto& c) { return c.epoch_time_s ? std::nullopt : mean_ci(c.run_time_s); }},
+      // Run time shows where it is the time (no epochs, or a curve whose baseline has none): the
+      // speedup beside it rests on it.
+      {"run s (95% CI)", true, [](auto& c) {
+         return c.epoch_time_s && c.time_from != "run" ? std::nullopt : mean_ci(c.run_time_s);
+       }},
       // Step time shows where it is the time (traces alone): the slowest rank per profiler step.
       {"step ms (95% CI)", true, [](auto& c) {
          if (c.time_from != "step" || !c.step_time_s) return std::optional<std::string>();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/stats.hpp"
 #include "compare/change.hpp"
 #include "compare/compare.hpp"
 #include "compare/summary_reader.hpp"
@@ -411,6 +412,10 @@ TEST(SummaryReader, RefusesWhatScalelensDidNotWriteNamingTheFileAndField) {
       {"[1]", "not an object"},
       {R"({"schema": "scalelens.trace/1"})", "its schema is 'scalelens.trace/1'"},
       {R"({"schema": "scalelens.summary/9", "configurations": []})", "newer"},
+      // Older or never-released versions are refused too, but not as newer ones.
+      {R"({"schema": "scalelens.summary/0", "configurations": []})", "'scalelens.summary/0' is not a version this scalelens knows"},
+      {R"({"schema": "scalelens.summary/1-beta", "configurations": []})",
+       "'scalelens.summary/1-beta' is not a version this scalelens knows"},
       {R"({"schema": "scalelens.summary/2"})", "no \"configurations\""},
       {R"({"schema": "scalelens.summary/2", "configurations": [{"label": "a", "world_size": "eight"}]})",
        "configurations[0].world_size should be a number"},
@@ -457,6 +462,32 @@ TEST(SummaryReader, ConfigurationsWithoutTheirRunsCompareAsOneRepeatAndTwinIdent
   auto runs = parse_summary_json(head + R"(], "runs": [{"run_id": "r"}, {"run_id": "r"}]})", "s.json");
   ASSERT_FALSE(runs);
   EXPECT_NE(runs.error().message.find("runs[1].run_id 'r' is another run's too"), std::string::npos) << runs.error().message;
+}
+
+// A summary kept without its runs (one repeat of each configuration's means) compared with itself:
+// time and throughput were unchanged [0, 0], but efficiency "inconclusive: an interval needs at
+// least 2 repeats", though identical samples compare as 0 whatever their number.
+TEST(CompareSummaries, ASummaryWithoutItsRunsComparedWithItselfIsUnchangedInEveryFigure) {
+  std::mt19937_64 rng(11);
+  auto a = study(rng, {{1, 40.0}, {4, 12.0}}, 3, 0.03);
+  // What report writes of each configuration: its run time over its runs; then the runs trimmed.
+  for (auto& c : a.configurations) {
+    std::vector<double> times;
+    for (auto i : c.run_indices) times.push_back(*a.runs[i].run_time_s);
+    c.run_time_s = describe(times);
+    c.run_indices.clear();
+  }
+  a.runs.clear();
+  auto saved = parse_summary_json(render_summary_json(a), "summary.json");
+  ASSERT_TRUE(saved) << saved.error().message;
+  const auto c = compare_summaries(saved.value().summary, saved.value().summary, {});
+  const auto* e = metric(c, 4, "efficiency");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->verdict, Verdict::unchanged) << e->note;
+  EXPECT_EQ(e->change.ci_low, 0.0);
+  EXPECT_EQ(e->change.ci_high, 0.0);
+  for (const auto& cc : c.configurations)
+    for (const auto& m : cc.metrics) EXPECT_EQ(m.verdict, Verdict::unchanged) << cc.world_size << " " << m.metric->name << ": " << m.note;
 }
 
 // A summary compared with itself, its efficiency edited by hand: the runs are the same, so the

@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "report/summary_writers.hpp"
 #include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
@@ -398,6 +403,130 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DeletedExperiment_IsLeftOutWithANote) {
 }
 
 
+// A 2-GPU job's train run deleted and removed by `mlflow gc`: MLflow's delete_run marks that run
+// only, so its worker runs stay active, nested under a run id the store no longer holds. They
+// counted as two runs of 2 GPUs each (a worker's GPU timed as the job).
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_WorkersWhoseTrainRunIsGone_AreLeftOutAndNamed) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train2", "resnet-ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("w2_0", "train2", 0, 2, kStartMs + 200);
+  store.worker("w2_1", "train2", 1, 2, kStartMs + 201);
+  store.worker("w2b_0", "train2b", 0, 2, kStartMs + 5'000'200);
+  store.worker("w2b_1", "train2b", 1, 2, kStartMs + 5'000'201);
+  store.metric("w2b_0", "epoch_time_s", std::to_string(kStartMs + 5'010'000) + " 25 0\n");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "train2");
+  EXPECT_EQ(study.runs[0].gpus.size(), 2u);
+  auto orphans = diagnostics(study, "orphan-runs");
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_EQ(orphans[0]->severity, Severity::warning);
+  for (const char* says : {"w2b_0 ('worker_0 (main)')", "w2b_1 ('worker_1')", "run 'train2b'", "mlflow gc", "left out"})
+    EXPECT_NE(orphans[0]->message.find(says), std::string::npos) << says << " in " << orphans[0]->message;
+}
+
+// The main worker logged epoch 2 twice (a job restarted from a checkpoint logs its epochs again);
+// the first value was dropped without a word.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_AnEpochLoggedTwice_IsNamedWithBothLines_TheLongestCounts) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train2", "resnet-ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "train2", 0, 1, kStartMs + 200);
+  store.run("w0", "worker_0 (main)", kStartMs + 200, kStartMs + 60'200, 3, "train2");
+  auto at = [](int s) { return std::to_string(kStartMs + s * 1000); };
+  store.metric("w0", "epoch_time_s",
+               at(10) + " 12.0 0\n" + at(20) + " 10.0 1\n" + at(30) + " 10.2 2\n" + at(40) + " 9.8 3\n" + at(50) + " 20.0 2\n");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  auto repeated = diagnostics(study, "repeated-epoch");
+  ASSERT_EQ(repeated.size(), 1u);
+  EXPECT_EQ(repeated[0]->path, store.path("w0/metrics/epoch_time_s").string());
+  EXPECT_EQ(repeated[0]->line, 5);
+  EXPECT_NE(repeated[0]->message.find("epoch 2 at line 3 (10.2 s) and line 5 (20 s)"), std::string::npos)
+      << repeated[0]->message;
+  EXPECT_NE(repeated[0]->message.find("its time the longest"), std::string::npos) << repeated[0]->message;
+  const auto s = analyze(study, {});
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.runs[0].epoch_times_s, (std::vector<double>{10.0, 20.0, 9.8})) << "after the warm-up epoch";
+}
+
+// A 0-byte worker meta.yaml (a rewrite cut short) and a train run's meta.yaml in flow style, which
+// yaml.safe_load reads as the same mapping (written here by yaml.safe_dump(default_flow_style=True)).
+// The first dropped the worker without a word; the second dropped the train run, its workers
+// becoming runs of their own.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_MetaYaml_FlowStyleIsRead_AnEmptyOneIsNamed) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train1", "resnet-ddp", kStartMs, kStartMs + 100, 3);
+  dir.write("mllogs/mlflow/123/train1/meta.yaml",
+            "{artifact_uri: 'file:///scratch/mllogs/mlflow/x/train1/artifacts', end_time: 1700000000100,\n"
+            "  entry_point_name: '', experiment_id: x, lifecycle_stage: active, run_id: train1,\n"
+            "  run_name: resnet-ddp, run_uuid: train1, source_name: '', source_type: 4, source_version: '',\n"
+            "  start_time: 1700000000000, status: 3, tags: [], user_id: someone}\n");
+  store.worker("w0", "train1", 0, 2, kStartMs + 200);
+  store.worker("w1", "train1", 1, 2, kStartMs + 300);
+  dir.write("mllogs/mlflow/123/w1/meta.yaml", "");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  const auto& run = study.runs[0];
+  EXPECT_EQ(run.run_id, "train1");
+  EXPECT_EQ(run.details().run_name, "resnet-ddp");
+  EXPECT_EQ(run.start_ns, kStartMs * 1'000'000);
+  EXPECT_EQ(run.exit_status, 0);
+  EXPECT_EQ(run.gpus.size(), 1u);
+  auto unreadable = diagnostics(study, "unreadable-file");
+  ASSERT_EQ(unreadable.size(), 1u);
+  EXPECT_EQ(unreadable[0]->path, store.path("w1/meta.yaml").string());
+  EXPECT_NE(unreadable[0]->message.find("it is empty"), std::string::npos) << unreadable[0]->message;
+  EXPECT_NE(unreadable[0]->message.find("left out"), std::string::npos) << unreadable[0]->message;
+  EXPECT_NE(unreadable[0]->message.find("run 'train1' it is nested under lacks them"), std::string::npos)
+      << unreadable[0]->message;
+}
+
+// A flow mapping cut off before its '}' is named, not half read.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_MetaYaml_UnclosedFlowMappingIsNamed) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("train1", "resnet-ddp", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "train1", 0, 1, kStartMs + 200);
+  dir.write("mllogs/mlflow/123/w0/meta.yaml", "{artifact_uri: 'file:///scratch/mllogs/mlflow/x/w0/artifacts', end_time: 17000000");
+  auto study = read_study(dir);
+  auto unreadable = diagnostics(study, "unreadable-file");
+  ASSERT_EQ(unreadable.size(), 1u);
+  EXPECT_EQ(unreadable[0]->path, store.path("w0/meta.yaml").string());
+  EXPECT_NE(unreadable[0]->message.find("never closed"), std::string::npos) << unreadable[0]->message;
+}
+
+// The baseline's main worker left a 0-byte epoch_time_s (MLflow writes a metric file only by
+// appending a line); the 4-GPU job logged its epochs.
+void store_with_empty_baseline_epochs(const ScratchDir& dir) {
+  MlflowStore store(dir, "123");
+  store.run("train2", "resnet-ddp-2", kStartMs, kStartMs + 100, 3);
+  store.worker("w2_0", "train2", 0, 2, kStartMs + 200);
+  store.worker("w2_1", "train2", 1, 2, kStartMs + 201);
+  store.metric("w2_0", "epoch_time_s", "");
+  const std::int64_t t4 = kStartMs + 1'000'000;
+  store.run("train4", "resnet-ddp-4", t4, t4 + 100, 3);
+  for (int rank = 0; rank < 4; ++rank) store.worker("w4_" + std::to_string(rank), "train4", rank, 4, t4 + 200 + rank);
+  store.metric("w4_0", "epoch_time_s",
+               std::to_string(t4 + 10'000) + " 6.0 0\n" + std::to_string(t4 + 20'000) + " 5.2 1\n" +
+                   std::to_string(t4 + 25'000) + " 5.0 2\n");
+}
+
+// The curve fell back to run time without a word about the file.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_EmptyMetricFile_IsNamed) {
+  ScratchDir dir;
+  store_with_empty_baseline_epochs(dir);
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_TRUE(run_with_id(study, "train2")->epochs.empty());
+  auto empty = diagnostics(study, "no-epochs");
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0]->path, (dir / "mllogs/mlflow/123/w2_0/metrics/epoch_time_s").string());
+  EXPECT_NE(empty[0]->message.find("metric file is empty"), std::string::npos) << empty[0]->message;
+}
+
 // ---------------------------------------------------------------- layouts across itwinai versions
 
 Summary analyze_dir(const ScratchDir& dir, int warmup_epochs, IngestOptions in = {}) {
@@ -676,5 +805,37 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_DatabaseStore_IsNamedAsNotRead) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0]->message.find("file stores only"), std::string::npos);
 }
+
+// A curve timed by run time because its baseline has no epochs: the table showed "-" for the run
+// time of the configurations that have epochs, while their speedup rested on it.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_CurveTimedByRunTime_TableShowsTheRunTimeItsSpeedupUses) {
+  ScratchDir dir;
+  store_with_empty_baseline_epochs(dir);
+  const auto s = analyze_dir(dir, 1);
+  const auto* c4 = configuration(s, "torch-ddp", 4);
+  ASSERT_NE(c4, nullptr);
+  ASSERT_TRUE(c4->epoch_time_s);
+  EXPECT_EQ(c4->time_from, "run");
+  ASSERT_TRUE(c4->run_time_s);
+  // The table's cells are set apart by two spaces or more (one inside "5.1 ± 1.27").
+  const auto table = render_table(s, {});
+  const std::regex gap(" {2,}");
+  auto cells = [&](const std::string& line) {
+    return std::vector<std::string>(std::sregex_token_iterator(line.begin(), line.end(), gap, -1), std::sregex_token_iterator());
+  };
+  std::istringstream lines(table);
+  std::string line;
+  std::getline(lines, line);
+  const auto titles = cells(line);
+  std::vector<std::string> row;
+  while (std::getline(lines, line))
+    if (auto c = cells(line); c.size() > 1 && c[0] == "torch-ddp" && c[1] == "4") row = c;
+  ASSERT_EQ(row.size(), titles.size()) << table;
+  const auto column = std::find(titles.begin(), titles.end(), "run s (95% CI)") - titles.begin();
+  ASSERT_LT(static_cast<std::size_t>(column), titles.size()) << table;
+  const std::string value = row[column];
+  EXPECT_EQ(value, fmt::format("{:.3g}", c4->run_time_s->mean)) << table;
+}
+
 }  // namespace
 }  // namespace scalelens

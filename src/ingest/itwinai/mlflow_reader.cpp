@@ -40,21 +40,68 @@ using Fields = std::map<std::string, std::string, std::less<>>;
 // Milliseconds since 1970 beyond the year 2255 are junk, and their nanoseconds would overflow.
 constexpr std::int64_t kMaxMs = 9'000'000'000'000;  // × 1e6 stays within int64
 
-// Top-level "key: value" lines of an MLflow meta.yaml; quotes around scalars removed.
-Fields parse_meta_yaml(std::string_view text) {
-  Fields out;
+// One "key: value" of a meta.yaml; quotes around the scalar removed, null as empty.
+void add_meta_field(Fields& out, std::string_view item) {
+  auto colon = item.find(':');
+  if (colon == std::string_view::npos) return;
+  auto value = trim(item.substr(colon + 1));
+  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
+    value = value.substr(1, value.size() - 2);
+  if (value == "null") value = {};
+  out.emplace(std::string(trim(item.substr(0, colon))), std::string(value));
+}
+
+struct MetaYaml {
+  Fields fields;
+  std::string problem;  // why the text is not a meta.yaml scalelens can read; empty when it is
+};
+
+// An MLflow meta.yaml: the top-level "key: value" lines yaml.safe_dump writes, or the same mapping
+// in flow style ({key: value, ...}, possibly over several lines), which yaml.safe_load reads alike.
+// Only scalars are needed (ids, times, status, names); a flow collection value ([] for tags) is kept
+// as written. Anything else is named with `problem`, never guessed at.
+MetaYaml parse_meta_yaml(std::string_view text) {
+  MetaYaml out;
+  const auto body = trim(text);
+  if (body.empty()) {
+    out.problem = "it is empty";
+    return out;
+  }
+  if (body.front() == '{') {
+    // Split at the commas of the outer mapping, outside quotes and nested [] or {}.
+    std::string item;
+    int depth = 0;
+    char quote = 0;
+    bool closed = false;
+    for (std::size_t i = 1; i < body.size() && !closed; ++i) {
+      const char c = body[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '[' || c == '{') {
+        ++depth;
+      } else if ((c == ']' || c == '}') && depth > 0) {
+        --depth;
+      } else if (c == '}' || (c == ',' && depth == 0)) {
+        add_meta_field(out.fields, item);
+        item.clear();
+        closed = c == '}';
+        continue;
+      }
+      // A line break inside a flow mapping folds into a space.
+      item += c == '\n' || c == '\r' ? ' ' : c;
+    }
+    if (!closed) out.problem = "its flow mapping '{' is never closed with '}'";
+    return out;
+  }
   LineCursor lines(text);
   std::string_view line;
   while (lines.next(line)) {
     if (line.empty() || line.front() == ' ' || line.front() == '-' || line.front() == '#') continue;
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto value = trim(line.substr(colon + 1));
-    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
-      value = value.substr(1, value.size() - 2);
-    if (value == "null") value = {};
-    out.emplace(std::string(trim(line.substr(0, colon))), std::string(value));
+    add_meta_field(out.fields, line);
   }
+  if (out.fields.empty()) out.problem = "it holds no 'key: value' line";
   return out;
 }
 
@@ -78,6 +125,7 @@ struct MetricPoint {
   std::int64_t t_ms = 0;
   double value = 0;
   std::int64_t step = 0;
+  std::int64_t line = 0;
 };
 
 // metrics/<name>: "timestamp value step" per line (older MLflow: no step).
@@ -85,6 +133,17 @@ std::vector<MetricPoint> read_metric(const fs::path& file, ReadOutput& out) {
   std::vector<MetricPoint> points;
   auto text = read_file(file);
   if (!text) return points;  // the metric was not logged by this run
+  if (trim(text.value()).empty()) {
+    // MLflow creates a metric file by appending its first line: an empty one is a write cut short.
+    const bool epochs = file.filename() == "epoch_time_s";
+    out.warn(epochs ? "no-epochs" : "no-samples",
+             fmt::format("metric file is empty (MLflow writes one only by appending a 'timestamp value step' line, and "
+                         "refuses an empty one: a write cut short, by a full disk or a killed job); {}",
+                         epochs ? "this run has no epoch time (a curve whose baseline has none is timed by run time)"
+                                : "this GPU has no samples of it"),
+             file);
+    return points;
+  }
   LineCursor lines(text.value());
   std::string_view line;
   std::vector<std::string_view> f;
@@ -103,7 +162,7 @@ std::vector<MetricPoint> read_metric(const fs::path& file, ReadOutput& out) {
       bad.add(lines.line_no(), fmt::format("'{}' is not 'timestamp value step' with finite numbers", trim(line)));
       continue;
     }
-    points.push_back({*t, *v, *step});
+    points.push_back({*t, *v, *step, lines.line_no()});
   }
   bad.report(out, file);
   return points;
@@ -152,7 +211,7 @@ class ItwinaiMlflowReader final : public Reader {
   bool recognizes(const fs::path& path, std::string_view head) const override {
     if (is_sqlite_store(path, head)) return true;
     if (path.filename() != "meta.yaml") return false;
-    auto meta = parse_meta_yaml(head);
+    auto meta = parse_meta_yaml(head).fields;
     return meta.count("artifact_location") && !meta.count("run_id") && !meta.count("run_uuid");
   }
 
@@ -170,7 +229,7 @@ class ItwinaiMlflowReader final : public Reader {
       return;
     }
     const fs::path exp_dir = ctx.file.parent_path();
-    const Fields experiment = parse_meta_yaml(text.value());
+    const Fields experiment = parse_meta_yaml(text.value()).fields;
     if (is_deleted(experiment)) {
       out.diagnostics.push_back({Severity::note, "deleted-experiment", "MLflow experiment marked deleted; left out",
                                  ctx.file.string(), 0, {}});
@@ -183,10 +242,40 @@ class ItwinaiMlflowReader final : public Reader {
     std::error_code ec;
     for (fs::directory_iterator it(exp_dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->is_directory(ec)) continue;
-      auto meta_text = read_file(it->path() / "meta.yaml");
-      if (!meta_text) continue;  // not a run folder (e.g. the experiment's tags/)
-      MlflowRun r{it->path(), parse_meta_yaml(meta_text.value()), {}, {}};
-      if (r.id().empty()) continue;
+      const fs::path meta_file = it->path() / "meta.yaml";
+      std::error_code exists_ec;
+      if (!fs::exists(meta_file, exists_ec)) continue;  // not a run folder (e.g. the experiment's tags/)
+      // A run whose meta.yaml cannot be read is left out, as MLflow skips it ("Malformed run"): its
+      // lifecycle stage (deleted or not) and its times are unknown.
+      auto unreadable_meta = [&](const std::string& why) {
+        // Its tags are files of their own: say whose worker it was, so that its job's missing GPU
+        // data is not put down to log_on_workers.
+        const auto parent_id = get(read_folder(it->path() / "tags"), "mlflow.parentRunId");
+        out.warn("unreadable-file",
+                 fmt::format("MLflow run meta.yaml: {}; the run in {} is left out, as MLflow leaves it out (its epochs "
+                             "and GPU data are not counted{})",
+                             why, it->path().filename().string(),
+                             parent_id.empty() ? ", and runs nested under it have no parent"
+                                               : fmt::format("; run '{}' it is nested under lacks them: a partial-gpu-data "
+                                                             "warning for it comes from this, not from log_on_workers",
+                                                             parent_id)),
+                 meta_file);
+      };
+      auto meta_text = read_file(meta_file);
+      if (!meta_text) {
+        unreadable_meta(meta_text.error().message);
+        continue;
+      }
+      auto meta = parse_meta_yaml(meta_text.value());
+      if (!meta.problem.empty()) {
+        unreadable_meta(meta.problem);
+        continue;
+      }
+      MlflowRun r{it->path(), std::move(meta.fields), {}, {}};
+      if (r.id().empty()) {
+        unreadable_meta("it has no run_id (nor run_uuid)");
+        continue;
+      }
       if (is_deleted(r.meta)) {
         deleted.insert(r.id());
         continue;
@@ -216,9 +305,12 @@ class ItwinaiMlflowReader final : public Reader {
 
     std::map<std::string, std::vector<std::string>> children;
     std::vector<std::string> top;
+    // Runs nested under a run the store does not hold, by that parent's id.
+    std::map<std::string, std::vector<std::string>> orphans;
     for (const auto& [id, r] : runs) {
-      if (!r.parent().empty() && runs.count(r.parent())) children[r.parent()].push_back(id);
-      else top.push_back(id);
+      if (r.parent().empty()) top.push_back(id);
+      else if (runs.count(r.parent())) children[r.parent()].push_back(id);
+      else orphans[r.parent()].push_back(id);
     }
     auto has_children = [&](const std::string& id) { return children.count(id) > 0; };
     auto collect = [&](const std::string& root) {
@@ -235,6 +327,29 @@ class ItwinaiMlflowReader final : public Reader {
                        [](const MlflowRun* a, const MlflowRun* b) { return a->rank() < b->rank(); });
       return group;
     };
+
+    // itwinai's worker runs are parts of one job, reached only through their train run (its report
+    // searches tags.mlflow.parentRunId under the train run it is given). Without that run (deleted and
+    // removed by `mlflow gc`, or not copied) they are no job of any study: each would count as a run
+    // of its own, a fraction of the job's GPUs timed as the whole. Left out, as the workers of a
+    // deleted run are.
+    for (const auto& [parent, ids] : orphans) {
+      std::vector<std::string> names;
+      std::size_t nested = 0;
+      for (const auto& id : ids) {
+        const auto group = collect(id);
+        nested += group.size();
+        names.push_back(fmt::format("{} ('{}')", runs.at(id).dir.filename().string(), runs.at(id).name()));
+      }
+      out.warn("orphan-runs",
+               fmt::format("MLflow run{} {} {} nested under run '{}' (tag mlflow.parentRunId), which this store does not "
+                           "hold: deleted and removed by `mlflow gc`, or not copied. A nested run (an itwinai worker) is "
+                           "only a part of its training run, so {} {} left out{}",
+                           ids.size() == 1 ? "" : "s", fmt::join(names, ", "), ids.size() == 1 ? "is" : "are", parent,
+                           nested == 1 ? "it" : "they", nested == 1 ? "is" : "are",
+                           nested > ids.size() ? fmt::format(" with the {} runs nested under them", nested - ids.size()) : ""),
+               exp_dir);
+    }
 
     for (const auto& id : top) {
       const auto& kids = children[id];
@@ -326,6 +441,9 @@ class ItwinaiMlflowReader final : public Reader {
 
     for (const auto* r : group) {
       const int rank = r->rank();
+      // One rank logs epoch_time_s; an epoch it logs again (a job restarted from a checkpoint) counts
+      // once, its time the longest, as in the other readers (docs/inputs.md).
+      RepeatedEpochs repeated;
       for (const auto& p : read_metric(r->dir / "metrics" / "epoch_time_s", out)) {
         if (!limits::lasts_some_time(p.value) || p.value > limits::kMaxRunSeconds) {
           out.warn("bad-epoch-time", fmt::format("epoch_time_s {} of epoch {} is not a duration; left out", p.value, p.step),
@@ -344,7 +462,9 @@ class ItwinaiMlflowReader final : public Reader {
         // Logged right after the epoch ends: its timestamp is the end, its value the length.
         const std::int64_t end = p.t_ms * 1'000'000;
         run.epochs.push_back({rank, p.step, end - std::llround(p.value * 1e9), end, std::nullopt});
+        repeated.add(p.step, p.line, p.value);
       }
+      repeated.report(out, r->dir / "metrics" / "epoch_time_s");
       add_gpu_series(*r, rank, run, out);
       const fs::path averages = r->dir / "artifacts" / "torch_profiling_averages" / "torch_profiling_averages.csv";
       std::error_code ec;
