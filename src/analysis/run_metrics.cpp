@@ -222,7 +222,14 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   std::size_t first_timeless_readings = 0;
   for (const auto& [key, g] : chosen) {
     GpuSeriesFigures f = first_figures.contains(key) ? first_figures[key] : figures_of(*g, run_t0, run_t1);
-    for (const auto& piece : later[key]) f = one_after_another(f, piece, run_t0, run_t1);
+    if (auto& pieces = later[key]; !pieces.empty()) {
+      // Joined in time order (files are read in name order: a rotated nvsmi.log is the newest), so
+      // that each stretch between two files is the one between neighbours in time.
+      pieces.push_back(f);
+      std::sort(pieces.begin(), pieces.end(), [](const GpuSeriesFigures& x, const GpuSeriesFigures& y) { return x.first_t_ns < y.first_t_ns; });
+      f = pieces.front();
+      for (std::size_t i = 1; i < pieces.size(); ++i) f = one_after_another(f, pieces[i], run_t0, run_t1);
+    }
     if (f.peak_mem_bytes) figures.peak_mem_bytes = std::max(figures.peak_mem_bytes.value_or(0.0), *f.peak_mem_bytes);
     nominal |= g->nominal_timestamps;
     // A GPU with samples, none inside the run, is said apart (below), not as coarse sampling.

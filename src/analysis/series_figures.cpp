@@ -121,6 +121,8 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
       if (inside) util_sum_inside += u, ++util_n_inside;
     }
     if (const double c = s.energy_mj; !std::isnan(c)) {
+      if (std::isnan(f.first_counter_mj)) f.first_counter_mj = c, f.first_counter_t_ns = t;
+      f.last_counter_mj = c, f.last_counter_t_ns = t;
       if (!std::isnan(counter_prev)) {
         const double gain = c >= counter_prev ? c - counter_prev : c;
         if (impossible == kNone && gain > limits::max_counter_gain_mj(t - counter_prev_t)) impossible = k;
@@ -240,20 +242,40 @@ GpuSeriesFigures one_after_another(const GpuSeriesFigures& a, const GpuSeriesFig
   f.power_samples += b.power_samples;
   f.skipped_s += b.skipped_s;
   f.longest_skipped_s = std::max(a.longest_skipped_s, b.longest_skipped_s);
-  // The stretch between the files, inside the window, as a step within one series is taken: up to
-  // a gap's length (5 steps, and 1 s) the trapezoid between the last power reading of the one and
-  // the first of the other; longer, left-out time, said as such a gap is.
   const auto& [earlier, later] = a.last_t_ns <= b.first_t_ns ? std::pair{&a, &b} : std::pair{&b, &a};
-  const double between = static_cast<double>(std::min(later->first_t_ns, t1) - std::max(earlier->last_t_ns, t0)) * 1e-9;
-  if (between > std::max(1.0, 5 * std::max(a.spacing_s, b.spacing_s))) {
-    f.skipped_s += between;
-    f.longest_skipped_s = std::max(f.longest_skipped_s, between);
-  } else if (between > 0 && f.energy_from == GpuSeriesFigures::EnergyFrom::power && !std::isnan(earlier->last_power_w) &&
-             !std::isnan(later->first_power_w)) {
-    f.energy_j += between * 0.5 * (static_cast<double>(earlier->last_power_w) + later->first_power_w);
+  // The stretch between the files. Where both have an energy counter that was not refused and it
+  // goes on across it (the later file's first reading not below the earlier's last: no reset or
+  // reboot, and no more than a GPU can draw in that time), the counter's gain is its energy, as
+  // within one file; inside the window, the share of it the window holds (the counter taken as
+  // straight between the two readings, as at the window's ends).
+  auto has_counter = [](const GpuSeriesFigures& x) { return !x.impossible_counter_mj && !std::isnan(x.last_counter_mj); };
+  const double counter_gain = later->first_counter_mj - earlier->last_counter_mj;
+  const std::int64_t gain_from = earlier->last_counter_t_ns, gain_to = later->first_counter_t_ns;
+  if (has_counter(a) && has_counter(b) && counter_gain >= 0 && gain_to > gain_from &&
+      counter_gain <= limits::max_counter_gain_mj(gain_to - gain_from)) {
+    const std::int64_t inside_ns = std::min(gain_to, t1) - std::max(gain_from, t0);
+    if (inside_ns > 0) {
+      f.energy_j += counter_gain * 1e-3 * static_cast<double>(inside_ns) / static_cast<double>(gain_to - gain_from);
+      if (f.energy_from == GpuSeriesFigures::EnergyFrom::none) f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
+    }
+  } else {
+    // Otherwise, inside the window, as a step within one series is taken: up to a gap's length
+    // (5 steps, and 1 s) the trapezoid between the last power reading of the one and the first of
+    // the other; longer, or with no power reading to step over it, left-out time, said as a gap is.
+    const double between = static_cast<double>(std::min(later->first_t_ns, t1) - std::max(earlier->last_t_ns, t0)) * 1e-9;
+    const bool powered = !std::isnan(earlier->last_power_w) && !std::isnan(later->first_power_w);
+    if (between > std::max(1.0, 5 * std::max(a.spacing_s, b.spacing_s)) ||
+        (between > 0 && !powered && f.energy_from != GpuSeriesFigures::EnergyFrom::none)) {
+      f.skipped_s += between;
+      f.longest_skipped_s = std::max(f.longest_skipped_s, between);
+    } else if (between > 0 && powered && f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
+      f.energy_j += between * 0.5 * (static_cast<double>(earlier->last_power_w) + later->first_power_w);
+    }
   }
   f.first_power_w = earlier->first_power_w;
   f.last_power_w = later->last_power_w;
+  f.first_counter_mj = earlier->first_counter_mj, f.first_counter_t_ns = earlier->first_counter_t_ns;
+  f.last_counter_mj = later->last_counter_mj, f.last_counter_t_ns = later->last_counter_t_ns;
   if (!f.impossible_counter_mj && b.impossible_counter_mj)
     f.impossible_counter_mj = b.impossible_counter_mj, f.impossible_counter_t_ns = b.impossible_counter_t_ns;
   f.first_t_ns = std::min(a.first_t_ns, b.first_t_ns);

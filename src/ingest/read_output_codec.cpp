@@ -10,8 +10,8 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 240 && sizeof(Run) == 664 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 592 &&
-                  sizeof(ReducedGpuSeries) == 408 && sizeof(GpuSeriesFigures) == 352 &&
+static_assert(sizeof(RunData) == 240 && sizeof(Run) == 664 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 624 &&
+                  sizeof(ReducedGpuSeries) == 440 && sizeof(GpuSeriesFigures) == 384 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 120 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
               "a member was added to a study type: add it to the fields() lists in read_output_codec.cpp");

@@ -99,6 +99,10 @@ struct GpuSeriesFigures {
   std::int64_t first_t_ns = 0, last_t_ns = 0;
   // Its first and last power readings (NaN: none), to integrate the stretch between two such files.
   float first_power_w = std::numeric_limits<float>::quiet_NaN(), last_power_w = std::numeric_limits<float>::quiet_NaN();
+  // Its first and last energy counter readings as read (NaN: none) and their times: a counter that
+  // goes on across the stretch between two such files measures that stretch's energy.
+  double first_counter_mj = std::numeric_limits<double>::quiet_NaN(), last_counter_mj = std::numeric_limits<double>::quiet_NaN();
+  std::int64_t first_counter_t_ns = 0, last_counter_t_ns = 0;
   // Its time at each whole percent (cumulative shares), whose mean is util_pct (to the bins' rounding): each stretch
   // between two samples gives half its time to either end's value, as the trapezoid mean weighs
   // them; per sample where util_pct is a plain mean. All zero without utilization.

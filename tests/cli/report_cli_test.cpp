@@ -378,6 +378,33 @@ TEST(ReportCli, NvSmiLogOfAWholeNodeIsSaid_AndARotatedLogIsOneLog) {
   EXPECT_NEAR(energy_of(rotated.out), energy_of(single.out), 1e-9);
 }
 
+// A node's gpu.csv, as scalelens's sampler writes it (energy_mj: NVML's total energy counter, mJ
+// since the driver loaded), in two files one after the other with 10 s between them (the older
+// moved to gpu.csv.1, a new one begun): the counter goes on across those 10 s, so its gain there
+// is their measured energy, not a gap left out (energy-gaps) as before.
+TEST(ReportCli, GpuCsvInTwoFiles_TheCounterMeasuresTheTimeBetween) {
+  // 1 s samples at 400 W: the counter gains 400000 mJ a second.
+  auto log_of = [](int from, int to) {
+    std::string log = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int s = from; s <= to; ++s)
+      log += fmt::format("{},0,GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f01,95,40,43402395648,400,{},1410,65\n",
+                         1715682093000000000LL + s * 1000000000LL, 5123456789LL + s * 400000LL);
+    return log;
+  };
+  ScratchDir dir;
+  dir.write("r/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 1715682093000000000, "end_ns": 1715682143000000000})");
+  dir.write("r/nodes/h1/gpu.csv.1", log_of(0, 20));
+  dir.write("r/nodes/h1/gpu.csv", log_of(30, 50));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("energy-gaps"), std::string::npos) << r.out.substr(0, 800);
+  EXPECT_EQ(r.out.find("energy-double-counted"), std::string::npos);
+  // By hand: 400 W over the run's 50 s = 20000 J = 5.5556 Wh (the two files alone: 40 s, 4.4444 Wh).
+  const auto at = r.out.find("\"energy_wh\":");
+  ASSERT_NE(at, std::string::npos) << r.out.substr(0, 800);
+  EXPECT_NEAR(std::stod(r.out.substr(at + 12, 24)), 400.0 * 50 / 3600, 1e-6);
+}
+
 TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHow) {
   // A 2-GPU run with nvidia-smi --query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv -l 1
   // beside it: one row per GPU, GPU 1 read 6 ms after GPU 0; 11 samples, 1006 ms apart.

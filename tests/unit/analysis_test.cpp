@@ -326,6 +326,49 @@ TEST(Energy, OneGpusLogInTwoFilesOneAfterTheOtherIsOneSeries) {
   EXPECT_FALSE(has_warning(near, "energy-gaps"));
 }
 
+// A GPU's energy counter (gpu.csv's energy_mj, NVML's total energy) in a log split over files that
+// do not overlap in time. The counter goes on across the stretch between them: its gain there is
+// that stretch's measured energy, as within one file (it was left out as a gap, or stepped over
+// from power). Files taken in time order whatever order they come in (nvsmi.log, the newest,
+// before nvsmi.log.1). A counter that went back (a reboot) is not used across the stretch.
+TEST(Energy, ACounterThatGoesOnAcrossRotatedFilesMeasuresTheStretchBetween) {
+  // 100 W: the counter gains 1e6 mJ every 10 s.
+  auto piece = [](const std::string& source, double from, double to, double counter_at_from) {
+    std::vector<std::pair<double, double>> t_power;
+    std::vector<double> counter;
+    for (double t = from; t <= to; t += 10) t_power.emplace_back(t, 100), counter.push_back(counter_at_from + (t - from) * 1e5);
+    auto g = gpu("n0", 0, t_power, counter);
+    g.source = source;
+    return g;
+  };
+  auto energy = [](std::vector<GpuSeries> pieces, double run_s, bool* gaps) {
+    Study st;
+    scalelens::Run r = make_run("ddp", 1, {run_s}, "a");
+    r.gpus = std::move(pieces);
+    st.runs.push_back(r);
+    const auto s = analyze(st, {});
+    if (gaps) *gaps = has_warning(s, "energy-gaps");
+    EXPECT_FALSE(has_warning(s, "energy-double-counted"));
+    return s.runs[0].energy_j.value_or(-1);
+  };
+  // Three files, 0–30 s, 40–60 s and 80–100 s, the counter going on: 100 W over the whole 100 s.
+  bool gaps = true;
+  EXPECT_NEAR(energy({piece("nvsmi.log", 80, 100, 8e6), piece("nvsmi.log.2", 0, 30, 0), piece("nvsmi.log.1", 40, 60, 4e6)}, 100, &gaps),
+              10000, 1e-6);
+  EXPECT_FALSE(gaps) << "the counter measured the stretches between the files";
+  // The run ends 20 s into the 50 s between two files: the counter's gain there, 5e6 mJ, counts
+  // for the 20 s inside (2e6 mJ), on top of the 3e6 mJ of the first file.
+  EXPECT_NEAR(energy({piece("gpu.csv", 0, 30, 0), piece("gpu.1.csv", 80, 100, 8e6)}, 50, &gaps), 5000, 1e-6);
+  EXPECT_FALSE(gaps);
+  // A reboot between the files: the second's counter starts from 5e5 mJ, below the first's last
+  // 3e6. Its gain is not used: the 60 s between are a gap (over 5 steps), left out and said; 10 s
+  // between are a step, integrated from power (100 W) as within one file.
+  EXPECT_NEAR(energy({piece("gpu.csv", 0, 30, 0), piece("gpu.1.csv", 90, 100, 5e5)}, 100, &gaps), 3000 + 1000, 1e-6);
+  EXPECT_TRUE(gaps);
+  EXPECT_NEAR(energy({piece("gpu.csv", 0, 30, 0), piece("gpu.1.csv", 40, 100, 5e5)}, 100, &gaps), 3000 + 1000 + 6000, 1e-6);
+  EXPECT_FALSE(gaps);
+}
+
 // nvidia-smi's power.draw read "[GPU is lost]" from some sample on while the log went on: the
 // energy stopped there (a third of the run's), unsaid. That time is now left out as a gap is.
 TEST(Energy, PowerReadingsThatStopWhileTheLogGoesOnAreSaid) {

@@ -235,6 +235,38 @@ TEST(Mlperf, RunsOneAfterAnotherInOneFileAreRunsOfTheirOwn) {
             2);
 }
 
+// The same job output: a warning about its second run named the file alone, so which of its runs
+// it was about could not be told. Every warning about one of them names its run, FILE#2, and the
+// line counted in the file: the reader's (a bad record) and the analysis's (a failed run).
+TEST(Mlperf, WarningsAboutOneOfSeveralRunsInAFileNameThatRun) {
+  scalelens::testing::ScratchDir dir;
+  const std::string first = training_log(1'700'000'000'000, 3, 1000, "success");
+  std::string second = training_log(1'700'000'100'000, 2, 3000, "aborted");
+  // A record cut short after the second run's first epoch_stop, as a log written while killed.
+  const auto after_stop = second.find('\n', second.find("epoch_stop")) + 1;
+  second.insert(after_stop, ":::MLLOG {\"namespace\": \"\", \"time_ms\": 17\n");
+  dir.write("slurm-4242.out", "srun: job 4242 queued\n" + first + "== next ==\n" + second);
+  const std::string file = (dir / "slurm-4242.out").string();
+  const auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
+  ASSERT_EQ(study.runs.size(), 2u);
+  // The queue line, the first log (5 header records, 3 epochs, run_stop), the separator, then the
+  // second's 5 header records and its first epoch: the cut record is line 1 + 9 + 1 + 1 + 5 + 2 + 1.
+  const std::int64_t cut_line = 1 + 5 + 2 * 3 + 1 + 1 + 5 + 2 + 1;
+  const auto bad = std::find_if(study.diagnostics.begin(), study.diagnostics.end(), [](const Diagnostic& d) { return d.code == "bad-lines"; });
+  ASSERT_NE(bad, study.diagnostics.end());
+  EXPECT_EQ(bad->path, file + "#2");
+  EXPECT_EQ(bad->line, cut_line);
+  const auto s = analyze(study, {});
+  const auto failed = std::find_if(s.warnings.begin(), s.warnings.end(), [](const Diagnostic& d) { return d.code == "failed-run"; });
+  ASSERT_NE(failed, s.warnings.end());
+  EXPECT_EQ(failed->path, file + "#2");
+  // The note about the file as a whole names the file.
+  const auto note = std::find_if(study.diagnostics.begin(), study.diagnostics.end(),
+                                 [](const Diagnostic& d) { return d.code == "mlperf-runs-in-one-file"; });
+  ASSERT_NE(note, study.diagnostics.end());
+  EXPECT_EQ(note->path, file);
+}
+
 // One submitter's closed and open results on one system (hpc_results_v0.7 Fujitsu ABCI, v3.0
 // Fujitsu Fugaku): the open division may change the model, so they were pooled as repeats of one
 // configuration (21.26 and 23.37 s into 22.32 s). They are two configurations now, said.

@@ -201,6 +201,66 @@ TEST(NvSmiReader, NvSmi_BadLines_OneWarningNamesFileAndFirstLine_RestIsRead) {
   EXPECT_NE(d->message.find("4 lines"), std::string::npos) << d->message;
 }
 
+// nvidia-smi on a GPU whose infoROM is corrupt prints "WARNING: infoROM is corrupted at gpu
+// 0000:07:00.0" (its wording in NVIDIA/gpu-operator#20 and pytorch#87464) before its CSV, and a log
+// redirected with 2>&1 holds it as its first line: the file was not recognized, and the run had
+// no GPU figures, unsaid.
+TEST(NvSmiReader, NvSmi_WarningLineBeforeTheHeader_IsSaidAndTheSamplesRead) {
+  ScratchDir dir;
+  Study study;
+  const auto& run = read_run_with(dir, "nodes/n1/nvsmi.log",
+                                  "WARNING: infoROM is corrupted at gpu 0000:07:00.0\n"
+                                  "timestamp, index, name, utilization.gpu [%], power.draw [W]\n"
+                                  "2024/01/02 03:04:05.678, 0, NVIDIA A100-SXM4-80GB, 95 %, 400.00 W\n"
+                                  "2024/01/02 03:04:06.678, 0, NVIDIA A100-SXM4-80GB, 90 %, 410.00 W\n"
+                                  "WARNING: infoROM is corrupted at gpu 0000:07:00.0\n"  // line 5: a logger restarted
+                                  "2024/01/02 03:04:07.678, 0, NVIDIA A100-SXM4-80GB, 85 %, 420.00 W\n",
+                                  study);
+  ASSERT_EQ(run.gpus.size(), 1u);
+  const auto& s = run.gpus[0].samples;
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].t_ns, kT0);
+  EXPECT_FLOAT_EQ(s[0].power_w, 400.0f);
+  EXPECT_FLOAT_EQ(s[2].util_pct, 85.0f);
+  EXPECT_EQ(diagnostic(study, "bad-lines"), nullptr);
+  std::vector<const Diagnostic*> said;
+  for (const auto& d : study.diagnostics)
+    if (d.code == "nvsmi-message") said.push_back(&d);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_EQ(said[0]->path, (dir / "run/nodes/n1/nvsmi.log").string());
+  EXPECT_EQ(said[0]->line, 1);
+  EXPECT_NE(said[0]->message.find("'WARNING: infoROM is corrupted at gpu 0000:07:00.0' at line 1"), std::string::npos)
+      << said[0]->message;
+  EXPECT_EQ(said[1]->line, 5);
+}
+
+// nvidia-smi's numbers with a decimal comma ("87,50 W", as a comma-decimal locale prints them):
+// the comma splits the value into two CSV fields. Each such line is left out, never read as
+// another number, and the likely cause and its remedy are said (it was only "6 fields where the
+// header has 5").
+TEST(NvSmiReader, NvSmi_DecimalComma_IsLeftOutAndTheLocaleNamed) {
+  for (const std::string units : {"", ",nounits"}) {
+    ScratchDir dir;
+    Study study;
+    const std::string w = units.empty() ? " W" : "";
+    const std::string pct = units.empty() ? " %" : "";
+    const auto& run = read_run_with(dir, "nodes/n1/nvsmi.log",
+                  "timestamp, index, name, utilization.gpu [%], power.draw [W]\n"
+                  "2024/01/02 03:04:05.678, 0, NVIDIA A100-SXM4-80GB, 95" + pct + ", 87,50" + w + "\n"
+                  "2024/01/02 03:04:06.678, 0, NVIDIA A100-SXM4-80GB, 95" + pct + ", 88,25" + w + "\n",
+                  study);
+    for (const auto& g : run.gpus) EXPECT_TRUE(g.samples.empty()) << units;
+    EXPECT_EQ(diagnostic(study, "bad-lines"), nullptr) << units;
+    const auto* d = diagnostic(study, "nvsmi-decimal-comma");
+    ASSERT_NE(d, nullptr) << units;
+    EXPECT_EQ(d->path, (dir / "run/nodes/n1/nvsmi.log").string());
+    EXPECT_EQ(d->line, 2);
+    EXPECT_NE(d->message.find("2 lines with a decimal comma ('87,50' at line 2)"), std::string::npos) << d->message;
+    EXPECT_NE(d->message.find("locale"), std::string::npos) << d->message;
+    EXPECT_NE(d->message.find("LC_ALL=C nvidia-smi"), std::string::npos) << d->message;
+  }
+}
+
 TEST(NvSmiReader, NvSmi_TimeGoingBackwards_IsWarnedAndSamplesAreSorted) {
   ScratchDir dir;
   Study study;

@@ -209,11 +209,14 @@ class MlperfReader final : public Reader {
 
   void read_run(const ReadContext& ctx, std::string_view text, std::int64_t lines_before, std::string run_id,
                 ReadOutput& out) const {
-    const auto& path = ctx.file;
     Run run;
     run.format = "mlperf";
-    run.path = path.string();
     run.run_id = std::move(run_id);
+    // One of several runs in a file is named as its run, FILE#2, in every message about it, the
+    // analysis's too (they name a run by its path), its lines counted in the file: the file's name
+    // alone did not tell which run a warning was about.
+    run.path = run.run_id;
+    const fs::path path(run.path);
     std::optional<double> nodes, per_node, ranks, sequence_length, evaluation_steps;
     std::int64_t nodes_line = 0, per_node_line = 0, ranks_line = 0, run_start_line = 0, run_stop_line = 0;
     std::vector<std::int64_t> epoch_lines;  // of each epoch's epoch_stop
@@ -455,7 +458,7 @@ class MlperfReader final : public Reader {
     else run.label = benchmark.empty() ? "mlperf" : benchmark;
     if (!benchmark.empty()) run.details_to_fill().benchmark = benchmark;
     // Where the results layout places the log, found once (it may look for the system file).
-    const auto place = results_place(path);
+    const auto place = results_place(ctx.file);
     place_run(run, path, place, platform, ctx, out);
     if (place && place->pruned) {
       out.diagnostics.push_back({Severity::note, "pruned-instance",

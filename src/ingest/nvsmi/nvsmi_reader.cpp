@@ -177,6 +177,26 @@ std::string node_of(const fs::path& file) {
   return host.empty() ? file.parent_path().filename().string() : host;
 }
 
+// A message nvidia-smi prints on its own before (or among) its CSV rows, which a log holds where
+// both its output streams were redirected into it: "WARNING: infoROM is corrupted at gpu
+// 0000:01:00.0" (nvidia-smi then exits with code 14, yet goes on logging).
+bool is_nvsmi_message(std::string_view line) { return trim(line).starts_with("WARNING:"); }
+
+// The first number written with a decimal comma in `line` ("87,50" of "87,50 W"), or "": nvidia-smi
+// joins its fields with ", ", so a comma between two digits is a number's, from a locale whose
+// decimal separator is a comma, which splits that value into two CSV fields.
+std::string_view decimal_comma_number(std::string_view line) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (std::size_t i = 1; i + 1 < line.size(); ++i) {
+    if (line[i] != ',' || !digit(line[i - 1]) || !digit(line[i + 1])) continue;
+    std::size_t begin = i, end = i + 1;
+    while (begin > 0 && digit(line[begin - 1])) --begin;
+    while (end < line.size() && digit(line[end])) ++end;
+    return line.substr(begin, end - begin);
+  }
+  return {};
+}
+
 // A noheader line: a timestamp, then at least one measurement ("84 %", "535.56", "[N/A]" ...).
 bool looks_like_timestamp_row(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -347,7 +367,7 @@ class NvSmiReader final : public Reader {
   bool recognizes(const fs::path&, std::string_view head) const override {
     LineCursor lines(head);
     std::string_view first;
-    while (lines.next(first) && trim(first).empty()) {
+    while (lines.next(first) && (trim(first).empty() || is_nvsmi_message(first))) {
     }
     if (trim(first).empty()) return false;
     if (looks_like_timestamp_row(first)) return true;  // noheader variant
@@ -371,8 +391,25 @@ class NvSmiReader final : public Reader {
     }
     LineCursor lines(text.value());
     std::string_view line;
-    while (lines.next(line) && trim(line).empty()) {
-    }
+    // nvidia-smi's own messages: skipped, and said once per file with the first quoted.
+    std::int64_t messages = 0, first_message_line = 0;
+    std::string first_message;
+    auto skip_message = [&](std::string_view message, std::int64_t line_no) {
+      if (messages++ == 0) first_message = std::string(trim(message)), first_message_line = line_no;
+    };
+    auto report_messages = [&] {
+      if (messages == 0) return;
+      out.warn("nvsmi-message",
+               fmt::format("nvidia-smi printed '{}' at line {}{} (its output and errors were both redirected into the log?): "
+                           "its own message, not a sample, so skipped; the samples are read as usual",
+                           first_message, first_message_line,
+                           messages == 1 ? "" : fmt::format(", and {} more such line{}", messages - 1, messages == 2 ? "" : "s")),
+               ctx.file, first_message_line);
+    };
+    while (lines.next(line) && (trim(line).empty() || is_nvsmi_message(line)))
+      if (is_nvsmi_message(line)) skip_message(line, lines.line_no());
+    report_messages();
+    messages = 0;  // those among the rows are said apart, after them
     if (looks_like_timestamp_row(line)) {
       // Without a header the columns cannot be told apart ("84 %" may be utilization.gpu or
       // utilization.memory), and guessing would silently change figures.
@@ -446,6 +483,9 @@ class NvSmiReader final : public Reader {
     };
     std::vector<Row> rows;
     BadLines bad, implausible;
+    // Lines whose numbers have a decimal comma: left out, with the likely cause said.
+    std::int64_t decimal_comma_lines = 0, first_decimal_comma_line = 0;
+    std::string first_decimal_comma;
     std::vector<std::string_view> fields;
     const std::string_view header_line = trim(line);
 
@@ -458,8 +498,16 @@ class NvSmiReader final : public Reader {
       }
       // nvidia-smi restarted with its output appended to the same file prints its header again.
       if (trim(line) == header_line) continue;
+      if (is_nvsmi_message(line)) {
+        skip_message(line, line_no);
+        continue;
+      }
       split_csv(line, fields);
       if (fields.size() != header.size()) {
+        if (auto number = decimal_comma_number(line); !number.empty()) {
+          if (decimal_comma_lines++ == 0) first_decimal_comma = std::string(number), first_decimal_comma_line = line_no;
+          continue;
+        }
         bad.add(line_no, fmt::format("{} fields where the header has {}", fields.size(), header.size()));
         continue;
       }
@@ -530,6 +578,14 @@ class NvSmiReader final : public Reader {
     }
     bad.report(out, ctx.file);
     implausible.report_implausible(out, ctx.file);
+    report_messages();
+    if (decimal_comma_lines > 0)
+      out.warn("nvsmi-decimal-comma",
+               fmt::format("{} line{} with a decimal comma ('{}' at line {}), which splits a value into two CSV fields: "
+                           "nvidia-smi ran in a locale whose decimal separator is a comma? Those lines are left out, not "
+                           "guessed at; log with 'LC_ALL=C nvidia-smi --query-gpu=...'",
+                           decimal_comma_lines, decimal_comma_lines == 1 ? "" : "s", first_decimal_comma, first_decimal_comma_line),
+               ctx.file, first_decimal_comma_line);
 
     if (by_position && !rows.empty()) {
       std::vector<std::int64_t> t(rows.size()), line_of(rows.size());
@@ -590,7 +646,7 @@ class NvSmiReader final : public Reader {
         std::stable_sort(s.samples.begin(), s.samples.end(),
                          [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
     }
-    if (gpus.empty() && bad.count() == 0)
+    if (gpus.empty() && bad.count() == 0 && decimal_comma_lines == 0)
       out.warn("no-samples", "nvidia-smi log with a header but no sample lines", ctx.file);
   }
 };
