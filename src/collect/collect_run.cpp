@@ -263,6 +263,14 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   } else if (p.job.slurm_batch_step) {
     p.world_size = 1;
     p.detected_from["world_size"] = "one process: SLURM's batch step runs the command once";
+    // On the job's first node only: the job's node count and list are not this run's (its own
+    // node folder names the host).
+    if (p.job.nodes.value_or(1) > 1 || p.job.hosts.size() > 1) {
+      p.job.nodes = 1;
+      p.job.hosts.clear();
+      p.detected_from["nodes"] = "one process: SLURM's batch step runs the command on the job's first node";
+      p.detected_from.erase("hosts");
+    }
     if (p.job.job_tasks.value_or(1) > 1)
       p.world_size_warning = fmt::format(
           "SLURM_NTASKS={} counts the job's tasks, but this wrapper runs in the job's batch step (not under srun), where the command "

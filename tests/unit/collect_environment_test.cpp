@@ -97,6 +97,21 @@ TEST(RunPlan, SlurmBatchStepIsOneProcessAndLaunchersInsideItKeepTheirCounts) {
   ASSERT_TRUE(p.world_size_warning);
   EXPECT_EQ(p.world_size_warning->rfind("SLURM_NTASKS=2 counts the job's tasks, but this wrapper runs in the job's batch step", 0), 0u)
       << *p.world_size_warning;
+  EXPECT_EQ(p.job.nodes, 1);
+  // A job of two nodes: the command runs on its first, not both (the manifest said 2 nodes, both hosts).
+  EnvMap two_nodes = batch;
+  two_nodes["SLURM_NNODES"] = two_nodes["SLURM_JOB_NUM_NODES"] = "2";
+  two_nodes["SLURM_JOB_NODELIST"] = "n[1-2]";
+  p = plan({"python", "train.py"}, two_nodes);
+  EXPECT_EQ(p.world_size, 1);
+  EXPECT_EQ(p.job.nodes, 1);
+  EXPECT_TRUE(p.job.hosts.empty()) << "the run's node folder names its host";
+  EXPECT_EQ(p.detected_from["nodes"], "one process: SLURM's batch step runs the command on the job's first node");
+  for (const char* launcher : {"srun", "mpirun"}) {  // these start tasks on every node of the job
+    p = plan({launcher, "python", "train.py"}, two_nodes);
+    EXPECT_EQ(p.job.nodes, 2) << launcher;
+    EXPECT_EQ(p.job.hosts.size(), 2u) << launcher;
+  }
   // A job of one task: nothing to say.
   EnvMap one = batch;
   one["SLURM_NTASKS"] = "1";
