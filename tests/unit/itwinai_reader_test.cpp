@@ -747,6 +747,32 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_PowerReadingsAtOneInstant_GiveNoEnergyWi
   EXPECT_TRUE(has_warning(s, "energy-no-time", "its power readings inside the run lie at one instant (GPU 0: 3 readings)"));
 }
 
+// A GPU monitor restarted with its job counts its steps from 0 again: steps 5 and 6 logged twice,
+// 40 s apart. Pairing power and utilization by step alone wrote the later readings over the
+// earlier ones (2 samples, not 4, and 3 s of readings lost without a word).
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_GpuStepsLoggedAgain_AreReadingsOfTheirOwn) {
+  ScratchDir dir;
+  MlflowStore store(dir, "7");
+  store.run("t", "restarted", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 1, kStartMs);
+  auto t = [](std::int64_t ms) { return std::to_string(kStartMs + ms); };
+  store.metric("w0", "gpu_power_W", t(5000) + " 300 5\n" + t(6000) + " 310 6\n" + t(45000) + " 200 5\n" + t(46000) + " 210 6\n");
+  store.metric("w0", "gpu_utilization_percent",
+               t(5001) + " 90 5\n" + t(6001) + " 95 6\n" + t(45001) + " 50 5\n" + t(46001) + " 55 6\n");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  ASSERT_EQ(study.runs[0].gpus.size(), 1u);
+  const auto& g = study.runs[0].gpus[0];
+  ASSERT_EQ(g.samples.size(), 4u);
+  const std::int64_t want_ms[] = {5000, 6000, 45000, 46000};
+  const float want_w[] = {300, 310, 200, 210}, want_pct[] = {90, 95, 50, 55};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(g.samples[i].t_ns, (kStartMs + want_ms[i]) * 1'000'000) << i;
+    EXPECT_FLOAT_EQ(g.samples[i].power_w, want_w[i]) << i;
+    EXPECT_FLOAT_EQ(g.samples[i].util_pct, want_pct[i]) << i;
+  }
+}
+
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilingAverages_GiveItwinaisComputationFraction) {
   ScratchDir dir;
   MlflowStore store(dir, "6");

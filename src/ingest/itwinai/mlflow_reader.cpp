@@ -496,14 +496,17 @@ class ItwinaiMlflowReader final : public Reader {
   }
 
   // gpu_power_W and gpu_utilization_percent of one worker: the GPU of its rank. Samples are paired by
-  // step and placed at MLflow's real timestamps.
+  // step and placed at MLflow's real timestamps. A step logged again (a monitor restarted with the
+  // job counts its steps from 0 again) is a reading of its own: the n-th power reading of a step
+  // pairs with the n-th utilization reading of it (pairing by step alone overwrote the first).
   static void add_gpu_series(const MlflowRun& r, int rank, Run& run, ReadOutput& out) {
     auto power = read_metric(r.dir / "metrics" / "gpu_power_W", out);
     auto util = read_metric(r.dir / "metrics" / "gpu_utilization_percent", out);
     if (power.empty() && util.empty()) return;
-    std::map<std::int64_t, GpuSample> by_step;
-    auto place = [&](const MetricPoint& p) -> GpuSample& {
-      auto [it, inserted] = by_step.try_emplace(p.step);
+    std::map<std::pair<std::int64_t, int>, GpuSample> by_step;  // (step, its n-th reading in its file)
+    std::map<std::int64_t, int> seen_power, seen_util;
+    auto place = [&](const MetricPoint& p, std::map<std::int64_t, int>& seen) -> GpuSample& {
+      auto [it, inserted] = by_step.try_emplace({p.step, seen[p.step]++});
       if (inserted) it->second.t_ns = p.t_ms * 1'000'000;
       return it->second;
     };
@@ -525,8 +528,8 @@ class ItwinaiMlflowReader final : public Reader {
     };
     check(power, true, "gpu_power_W");
     check(util, false, "gpu_utilization_percent");
-    for (const auto& p : power) place(p).power_w = limits::bad_power(p.value) ? kMissing : as_float(p.value);
-    for (const auto& p : util) place(p).util_pct = limits::bad_percent(p.value) ? kMissing : as_float(p.value);
+    for (const auto& p : power) place(p, seen_power).power_w = limits::bad_power(p.value) ? kMissing : as_float(p.value);
+    for (const auto& p : util) place(p, seen_util).util_pct = limits::bad_percent(p.value) ? kMissing : as_float(p.value);
     GpuSeries g;
     // The GPU's host and device number are not logged; ranks tell the GPUs of a run apart.
     g.index = rank;
