@@ -773,6 +773,30 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_GpuStepsLoggedAgain_AreReadingsOfTheirOw
   }
 }
 
+// The experiment's own meta.yaml cut to 0 bytes: the store was recognized by that file alone, so
+// the whole experiment vanished ("no usable data", or nothing beside other data) and nothing named it.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_AnEmptyExperimentMetaYaml_IsNamedAndItsRunsRead) {
+  ScratchDir dir;
+  MlflowStore store(dir, "8");
+  store.run("t", "cut", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 1, kStartMs);
+  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  dir.write("mllogs/mlflow/8/meta.yaml", "");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "t");
+  EXPECT_EQ(study.runs[0].epochs.size(), 1u);
+  const Diagnostic* said = nullptr;
+  for (const auto& d : study.diagnostics)
+    if (d.code == "unreadable-file" && d.path.ends_with("mlflow/8/meta.yaml")) said = &d;
+  ASSERT_NE(said, nullptr);
+  EXPECT_NE(said->message.find("MLflow experiment meta.yaml: it is empty; its runs are read"), std::string::npos) << said->message;
+  // A run's meta.yaml alone does not make its folder an experiment.
+  dir.write("mllogs/mlflow/8/t/meta.yaml", "");
+  dir.write("mllogs/mlflow/8/w0/meta.yaml", "");
+  EXPECT_TRUE(read_study(dir).runs.empty());
+}
+
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_ProfilingAverages_GiveItwinaisComputationFraction) {
   ScratchDir dir;
   MlflowStore store(dir, "6");

@@ -211,8 +211,11 @@ class ItwinaiMlflowReader final : public Reader {
   bool recognizes(const fs::path& path, std::string_view head) const override {
     if (is_sqlite_store(path, head)) return true;
     if (path.filename() != "meta.yaml") return false;
-    auto meta = parse_meta_yaml(head).fields;
-    return meta.count("artifact_location") && !meta.count("run_id") && !meta.count("run_uuid");
+    auto meta = parse_meta_yaml(head);
+    if (meta.fields.count("artifact_location") && !meta.fields.count("run_id") && !meta.fields.count("run_uuid")) return true;
+    // An experiment's meta.yaml that cannot be read (empty: a write cut short) beside folders of
+    // MLflow runs: read, so that it is named and its runs are not lost without a word.
+    return !meta.problem.empty() && holds_mlflow_runs(path.parent_path());
   }
 
   void read(const ReadContext& ctx, ReadOutput& out) const override {
@@ -229,7 +232,14 @@ class ItwinaiMlflowReader final : public Reader {
       return;
     }
     const fs::path exp_dir = ctx.file.parent_path();
-    const Fields experiment = parse_meta_yaml(text.value()).fields;
+    const MetaYaml experiment_meta = parse_meta_yaml(text.value());
+    const Fields& experiment = experiment_meta.fields;
+    if (!experiment_meta.problem.empty())
+      out.warn("unreadable-file",
+               fmt::format("MLflow experiment meta.yaml: {}; its runs are read without the experiment's name and "
+                           "lifecycle stage (--experiment cannot select them; a deleted experiment would be counted)",
+                           experiment_meta.problem),
+               ctx.file);
     if (is_deleted(experiment)) {
       out.diagnostics.push_back({Severity::note, "deleted-experiment", "MLflow experiment marked deleted; left out",
                                  ctx.file.string(), 0, {}});
@@ -365,6 +375,20 @@ class ItwinaiMlflowReader final : public Reader {
 
  private:
   // One train run (group[0]) and its worker runs -> one Run.
+  // Whether `dir` holds a folder with an MLflow run's meta.yaml (one with a run_id): an experiment.
+  static bool holds_mlflow_runs(const fs::path& dir) {
+    std::error_code ec;
+    int looked = 0;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end && looked < 64; it.increment(ec), ++looked) {
+      if (!it->is_directory(ec)) continue;
+      auto head = read_head(it->path() / "meta.yaml", 4096);
+      if (!head) continue;
+      auto fields = parse_meta_yaml(head.value()).fields;
+      if (fields.count("run_id") || fields.count("run_uuid")) return true;
+    }
+    return false;
+  }
+
   static bool is_sqlite_store(const fs::path& path, std::string_view head) {
     const auto ext = path.extension().string();
     return (ext == ".db" || ext == ".sqlite") && head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
