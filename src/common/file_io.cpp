@@ -265,7 +265,9 @@ Result<std::size_t> GzipStream::read_into(std::string& out, std::size_t max) {
     if (step.member_ended) {
       // Concatenated members (`cat a.gz b.gz`) follow one another.
       const std::string_view rest = s.compressed.substr(s.in_pos);
-      if (rest.empty()) {
+      // Zero bytes after the last member (a file padded to a block, as tape and some copy tools
+      // leave it) end the data: gzip(1) and Python's gzip, which HTA reads with, skip them too.
+      if (rest.find_first_not_of('\0') == std::string_view::npos) {
         s.ended = true;
         break;
       }

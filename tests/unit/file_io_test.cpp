@@ -218,6 +218,26 @@ TEST(GzipStream, DamagedDataIsRefusedWithAReason) {
   EXPECT_GT(refused, 500);
 }
 
+// Zero bytes after the data (a file padded to a block) end it, as gzip(1) and Python's gzip (which
+// HTA reads with) take them; anything else after it is refused. Refused before.
+TEST(GzipStream, ZeroPaddingAfterTheDataIsTheEnd) {
+  ScratchDir dir;
+  const std::string text = "{\"traceEvents\": []}\n";
+  const std::string good = gzip_program(dir, text, 6);
+  for (std::size_t zeros : {std::size_t{1}, std::size_t{7}, std::size_t{512}}) {
+    const std::string padded = good + std::string(zeros, '\0');
+    auto streamed = stream_all(padded, 4096);
+    ASSERT_TRUE(streamed) << zeros << ": " << streamed.error().message;
+    EXPECT_EQ(streamed.value(), text);
+    auto whole = gunzip(padded, "x.gz");
+    ASSERT_TRUE(whole) << zeros << ": " << whole.error().message;
+    EXPECT_EQ(whole.value(), text);
+  }
+  auto junk = gunzip(good + std::string(8, '\0') + "x", "x.gz");
+  ASSERT_FALSE(junk);
+  EXPECT_EQ(junk.error().message, fmt::format("trailing garbage after gzip data at byte {}", good.size()));
+}
+
 // ISA-L does not judge a gzip header as gzip does (it ignores reserved flags, and reports a header
 // CRC that does not match as a bad trailer): both paths refuse such headers as gzip does, with the
 // same reason.
