@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/12";
+constexpr std::string_view kSchema = "scalelens.trace-cache/13";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
