@@ -61,6 +61,14 @@ bool looks_like_kineto(std::string_view head) {
           head.find("\"distributedInfo\"") != std::string_view::npos);
 }
 
+bool has_kineto_file_name(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  auto ends_with = [&](std::string_view tail) {
+    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends_with(".pt.trace.json") || ends_with(".pt.trace.json.gz");
+}
+
 namespace {
 
 struct Fd {

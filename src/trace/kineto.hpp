@@ -137,6 +137,9 @@ Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOp
 
 // True when the first bytes of a file (gzip already inflated) look like a Kineto trace.
 bool looks_like_kineto(std::string_view head);
+// True for the name PyTorch's tensorboard_trace_handler gives a trace, <worker>.<ms>.pt.trace.json
+// (.gz): such a file is a trace whatever its bytes, so an empty or broken one is named, not passed over.
+bool has_kineto_file_name(const std::filesystem::path& path);
 
 // Step number of "ProfilerStep#N", or nullopt.
 std::optional<std::int64_t> profiler_step_number(std::string_view name);

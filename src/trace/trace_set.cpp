@@ -25,6 +25,7 @@ namespace {
 constexpr std::size_t kSniffBytes = 64 * 1024;
 
 bool sniff_kineto(const fs::path& p) {
+  if (has_kineto_file_name(p)) return true;  // analysed, so an empty or unreadable one is named
   auto head = read_head_inflated(p, kSniffBytes);
   if (!head) return false;
   return looks_like_kineto(head.value());

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <string>
 
+#include "support/run_binary.hpp"
 #include "support/test_support.hpp"
 
 namespace {
+using scalelens::testing::copy_dlrm_traces;
+using scalelens::testing::rewrite_times;
 using scalelens::testing::ScratchDir;
 
 struct RunResult {
@@ -239,6 +242,48 @@ TEST(TraceCli, HelpShowsExamples) {
   auto r = run("trace --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("scalelens trace traces/ --steps"), std::string::npos) << r.out;
+}
+
+// `scalelens trace --format json` over a folder: its standard output parsed, and its warnings by code.
+struct TraceJson {
+  int exit_code = -1;
+  std::string out, err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  std::string warnings(std::string_view code) {
+    std::string all;
+    simdjson::dom::array list;
+    if (doc["warnings"].get_array().get(list)) return all;
+    for (auto w : list)
+      if (std::string_view(w["code"]) == code) all += std::string(std::string_view(w["message"])) + "\n";
+    return all;
+  }
+};
+void trace_json(const std::filesystem::path& folder, TraceJson& t) {
+  auto r = scalelens::testing::run_scalelens("trace --no-cache --format json " + quoted(folder));
+  t.exit_code = r.exit_code;
+  t.out = r.out;
+  t.err = r.err;
+  ASSERT_FALSE(t.parser.parse(t.out).get(t.doc)) << t.out.substr(0, 500) << t.err;
+}
+
+// A rank's trace left empty (the job killed before the profiler wrote it) among the others of a
+// folder is named with its reason, as it is when given alone.
+TEST(TraceCli, AnEmptyTraceInAFolderIsNamed) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  copy_dlrm_traces(data, dir, 6, [](std::string) { return std::string(); });
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(simdjson::dom::array(t.doc["ranks"]).size(), 7u);
+  const std::string bad = t.warnings("bad-trace");
+  EXPECT_NE(bad.find("the file may be truncated (0 bytes)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("worker6_step_12.1694128201553.pt.trace.json"), std::string::npos) << t.out;
+  auto table = run("trace --no-cache " + quoted(dir.path()));
+  EXPECT_NE(table.out.find("error: " + (dir.path() / "worker6_step_12.1694128201553.pt.trace.json").string()),
+            std::string::npos)
+      << table.out;
 }
 
 }  // namespace

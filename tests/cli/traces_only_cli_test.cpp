@@ -148,3 +148,32 @@ TEST(TracesOnlyCli, SharedRealTracesReportedFromTheirFolder) {
   EXPECT_TRUE(c["computation_score"].is_double());
   EXPECT_NE(r.err.find("[warmup-not-excluded]"), std::string::npos) << r.err;
 }
+
+// The real DLRM ranks with one rank's fault, reported from their folder: the configuration, and
+// what the report said on standard error.
+struct FaultyDlrm {
+  Output r;
+  simdjson::dom::parser parser;
+  simdjson::dom::element config;
+};
+template <class Change>
+void report_dlrm_with(const std::filesystem::path& data, int rank, Change change, FaultyDlrm& f) {
+  ScratchDir dir, out;
+  copy_dlrm_traces(data, dir, rank, change);
+  f.r = run_scalelens("report " + quoted(dir.path()) + " --no-cache --format json -o " + quoted(out.path()));
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.err;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(f.parser.parse(f.r.out).get(doc)) << f.r.out;
+  f.config = doc["configurations"].at(0);
+}
+
+// Rank 6's trace is there but empty: the report names the file and why, beside the missing rank.
+TEST(TracesOnlyCli, AnEmptyTraceIsNamed) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  FaultyDlrm f;
+  report_dlrm_with(data, 6, [](std::string) { return std::string(); }, f);
+  EXPECT_NE(f.r.err.find("worker6_step_12.1694128201553.pt.trace.json: JSON is incomplete or malformed"), std::string::npos)
+      << f.r.err;
+  EXPECT_NE(f.r.err.find("(0 bytes)"), std::string::npos) << f.r.err;
+  EXPECT_NE(f.r.err.find("[missing-ranks]"), std::string::npos) << f.r.err;
+}

@@ -107,4 +107,17 @@ std::string rewrite_times(std::string_view text, Change change) {
   return out;
 }
 
+// The shared DLRM traces (8 V100 ranks, shared/data/kineto/dlrm-8rank-v100) copied into `dir`,
+// rank `rank`'s file's text as `change` makes it: the real files with one rank's fault.
+template <class Change>
+void copy_dlrm_traces(const std::filesystem::path& data, const ScratchDir& dir, int rank, Change change) {
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) != 0) continue;
+    std::string text = slurp(e.path());
+    if (name.rfind("worker" + std::to_string(rank) + "_", 0) == 0) text = change(std::move(text));
+    dir.write(name, text);
+  }
+}
+
 }  // namespace scalelens::testing
