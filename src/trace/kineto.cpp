@@ -337,6 +337,15 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
   return NumStatus::ok;
 }
 
+void not_a_time(IssueCounter& issues, std::size_t offset, bool is_ts, std::string_view tok) {
+  const char* key = is_ts ? "ts" : "dur";
+  if (tok.substr(0, 1) == "\"")
+    issues.add(is_ts ? "string-ts" : "string-dur", offset,
+               fmt::format("\"{}\" is written as a string ({}), not a number; event left out", key, trim_json(tok).substr(0, 40)));
+  else
+    issues.add("bad-number", offset, fmt::format("\"{}\" is not a number; event left out", key));
+}
+
 // Byte offset of the first invalid UTF-8 sequence, for the error message only.
 std::size_t first_invalid_utf8(std::string_view s) {
   std::size_t i = 0;
@@ -575,6 +584,7 @@ void PartsInOrder::merge(Waiting& waiting) {
   out_.steps.insert(out_.steps.end(), part.steps.begin(), part.steps.end());
   out_.any_float_ts = out_.any_float_ts || part.any_float_ts;
   out_.total_events += part.total_events;
+  out_.gpu_events_left_out += part.gpu_events_left_out;
   for (auto& issue : part.issues) {
     auto it = std::find_if(out_.issues.begin(), out_.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
     if (it == out_.issues.end()) out_.issues.push_back(std::move(issue));
@@ -1009,6 +1019,7 @@ void drop_impossible_events(ParsedTrace& t) {
   const auto dropped = static_cast<std::size_t>(t.events.end() - kept);
   t.events.erase(kept, t.events.end());
   t.issues.push_back({"impossible-event", what, dropped});
+  t.gpu_events_left_out += dropped;
 }
 
 Result<ParsedTrace> parse_kineto_unchecked(char* data, std::size_t size, std::size_t capacity, const std::string& path,

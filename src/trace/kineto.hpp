@@ -93,6 +93,7 @@ struct ParsedTrace {
   std::vector<ProfilerStep> steps;        // ProfilerStep#N markers, in file order
   bool any_float_ts = false;              // HTA rounds every event when any ts is a float
   std::size_t total_events = 0;           // traceEvents entries, with or without dur
+  std::size_t gpu_events_left_out = 0;    // GPU events unreadable or impossible (issues say why)
   std::vector<ParseIssue> issues;
 };
 

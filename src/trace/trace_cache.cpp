@@ -471,6 +471,18 @@ std::optional<fs::path> cache_file(const fs::path& trace, const std::string& com
   return root / "traces" / cache_name(key_json(*key, comm_regex));
 }
 
+namespace {
+// A trace whose every event was left out (times written as strings, say) has nothing to analyse:
+// an error naming why, not a rank without GPU work.
+std::optional<std::string> nothing_readable(const ParsedTrace& t) {
+  if (t.total_events == 0 || !t.events.empty() || t.issues.empty()) return std::nullopt;
+  std::string why;
+  for (const auto& i : t.issues)
+    why += (why.empty() ? "" : "; ") + (i.count > 1 ? fmt::format("{} ({} events)", i.message, i.count) : i.message);
+  return fmt::format("none of its {} events could be read, so there is nothing to analyse: {}", t.total_events, why);
+}
+}  // namespace
+
 Result<RankSummary> analyse_file(const fs::path& path, const CommMatcher& comm, const std::string& comm_regex,
                                  const CacheOptions& cache, const ParseOptions& parse) {
   const fs::path root = cache.dir.empty() ? default_cache_dir() : cache.dir;
@@ -495,6 +507,7 @@ Result<RankSummary> analyse_file(const fs::path& path, const CommMatcher& comm, 
   }
   auto parsed = load_kineto(path, parse);
   if (!parsed) return parsed.error();
+  if (auto why = nothing_readable(parsed.value())) return Error{*why, path.string()};
   RankSummary summary = analyse(parsed.value(), comm);
   if (key)
     store_cached(root, name, fmt::format("{{\"schema\":\"{}\",\"key\":{},\"summary\":{}}}", kSchema, expected_key,

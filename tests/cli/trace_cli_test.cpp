@@ -286,4 +286,33 @@ TEST(TraceCli, AnEmptyTraceInAFolderIsNamed) {
       << table.out;
 }
 
+// Times written as JSON strings ("ts": "1694…"): every event is left out, and the trace is said to
+// be unreadable for that reason (not CPU-only, not missing "dur"), with exit status 2: nothing analysed.
+TEST(TraceCli, TimesWrittenAsStringsAreNamedAndNothingAnalysedExitsTwo) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  auto file = dir.write("rank0.pt.trace.json",
+                        rewrite_times(scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json"),
+                                      [](std::string_view, std::string_view digits) { return "\"" + std::string(digits) + "\""; }));
+  auto r = run("trace --no-cache " + quoted(file));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("\"ts\" is written as a string (\"16941282"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none of its 3290 events could be read"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("CPU-only"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("has no \"dur\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no trace could be analysed"), std::string::npos) << r.out;
+  // Only the GPU events' (kernels', memcpys', memsets') times as strings: the CPU side is
+  // analysed, and the trace is not said to be a CPU-only profile.
+  std::string text = scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json");
+  for (const std::string cat : {"\"cat\": \"kernel\"", "\"cat\": \"gpu_memcpy\"", "\"cat\": \"gpu_memset\""})
+    for (std::size_t at = text.find(cat); at != std::string::npos; at = text.find(cat, at + 1)) {
+      const std::size_t ts = text.find("\"ts\": ", at) + 6, end = text.find(',', ts);
+      text.replace(ts, end - ts, "\"" + text.substr(ts, end - ts) + "\"");
+    }
+  auto kernels = run("trace --no-cache " + quoted(dir.write("kernels.pt.trace.json", text)));
+  EXPECT_EQ(kernels.exit_code, 0) << kernels.out;
+  EXPECT_NE(kernels.out.find("every GPU event (261) was left out (reasons above)"), std::string::npos) << kernels.out;
+  EXPECT_EQ(kernels.out.find("CPU-only"), std::string::npos) << kernels.out;
+}
+
 }  // namespace
