@@ -464,6 +464,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     // A hostile base could push the sum past int64: then the trace's own clock stands.
     if (__builtin_add_overflow(trace.base_time_ns.value_or(0), e.ts_ns, &call.start_ns)) call.start_ns = e.ts_ns;
     call.dur_ns = e.dur_ns;
+    call.step = r.steps[static_cast<std::size_t>(step)].step;
     if (args) {
       if (args->process_group)
         call.group = trace.names[args->process_group] +

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -77,7 +78,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     std::vector<const CollectiveCall*> calls;
   };
   std::vector<RankCommSplit> split;
-  std::map<std::string, std::vector<Member>> groups;
+  // By process group, then profiler step: ranks that profiled different steps made different
+  // calls, so the i-th call is matched within one step number only.
+  std::map<std::pair<std::string, std::int64_t>, std::vector<Member>> groups;
   for (auto& [rank, list] : calls_of) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
     const std::size_t at = split.size();
@@ -85,21 +88,44 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     split.back().rank = rank;
     split.back().unmatched = list.size();
     std::vector<Member>* members = nullptr;  // the last call's group: calls mostly run in one group
-    const std::string* name = nullptr;
+    const CollectiveCall* previous = nullptr;
     for (const auto* c : list) {
-      if (!name || c->group != *name) members = &groups[c->group], name = &c->group;
+      if (!previous || c->group != previous->group || c->step != previous->step) members = &groups[{c->group, c->step}];
+      previous = c;
       if (members->empty() || members->back().at != at) members->push_back({at, {}});
       members->back().calls.push_back(c);
     }
   }
+  // The traced members of each group, over all steps: a step that only some of them have calls in
+  // (profiled by some ranks only, or cut off on the others) is not compared across ranks.
+  std::map<std::string, std::set<std::size_t>> members_of;
+  for (const auto& [key, members] : groups)
+    for (const auto& m : members) members_of[key.first].insert(m.at);
+  std::map<std::string, std::size_t> offset_in_group;  // where a step's calls start in the group's sequence
+  std::set<std::string> stopped;  // groups whose ranks disagreed: their later steps are not matched either
   // Each group is walked member by member (each rank's calls in order, as they lie in memory)
   // rather than call by call across members, which at thousands of ranks missed the caches on
   // every member of every call. Same sums in the same order per rank, so the same figures.
-  for (const auto& [group, members] : groups) {
+  for (const auto& [key, members] : groups) {
+    const std::string& group = key.first;
+    const std::size_t index_from = offset_in_group[group];
+    offset_in_group[group] += members.front().calls.size();
+    const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
+    if (stopped.count(group)) continue;
+    if (const std::size_t all = members_of[group].size(); members.size() < all) {
+      if (out.notes.size() < 20) {
+        std::string who;
+        for (std::size_t k = 0; k < members.size() && k < 10; ++k) who += (k ? ", " : "") + std::to_string(split[members[k].at].rank);
+        if (members.size() > 10) who += fmt::format(" and {} more", members.size() - 10);
+        out.notes.push_back(fmt::format("{}: only rank{} {} of its {} traced ranks {} calls in step {}; they are left unmatched",
+                                        where, members.size() == 1 ? "" : "s", who, all, members.size() == 1 ? "has" : "have",
+                                        key.second));
+      }
+      continue;
+    }
     if (members.size() < 2) continue;  // a group this set holds one member of: nothing to compare
     std::size_t common = std::numeric_limits<std::size_t>::max();
     for (const auto& m : members) common = std::min(common, m.calls.size());
-    const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
     const auto& ref = members.front().calls;
     const int first_member = split[members.front().at].rank;
     // The first call on which a member disagrees with the first member: the group is matched up
@@ -111,11 +137,11 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         const auto* c = m.calls[i];
         if (c->name != ref[i]->name) {
           agreed = i;
-          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", i + 1, ref[i]->name, first_member, c->name,
-                                     split[m.at].rank);
+          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", index_from + i + 1, ref[i]->name,
+                                     first_member, c->name, split[m.at].rank);
         } else if (c->bytes >= 0 && ref[i]->bytes >= 0 && c->bytes != ref[i]->bytes) {
           agreed = i;
-          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", i + 1, c->name,
+          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", index_from + i + 1, c->name,
                                      ref[i]->bytes, first_member, c->bytes, split[m.at].rank);
         }
       }
@@ -159,7 +185,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
       CollectiveInstance inst;
       inst.group = group;
       inst.name = ref[i]->name;
-      inst.index = i;
+      inst.index = index_from + i;
       inst.ranks = static_cast<int>(members.size());
       inst.members = member_ranks;
       inst.bytes = bytes[i];
@@ -177,6 +203,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
       out.instances.push_back(std::move(inst));
     }
     if (!disagreement.empty()) {
+      stopped.insert(group);
       out.notes.push_back(fmt::format("{}: {}; the calls from there on are not matched", where, disagreement));
       continue;
     }

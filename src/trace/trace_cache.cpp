@@ -305,7 +305,7 @@ std::string summary_to_json(const RankSummary& r) {
   w.key("calls").begin_array();
   for (const auto& c : r.calls) {
     w.begin_object().key("group").value(c.group).key("name").value(c.name).key("start_ns").value(c.start_ns);
-    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size);
+    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size).key("step").value(c.step);
     w.key("exposed_ns").begin_array();
     for (auto x : c.exposed_ns) w.value(x);
     w.end_array().end_object();
@@ -408,7 +408,7 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   for (auto c : list) {
     auto& f = r.calls.emplace_back();
     if (!text(c, "group", f.group) || !text(c, "name", f.name) || !integer(c, "start_ns", f.start_ns) ||
-        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size))
+        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size) || !integer(c, "step", f.step))
       return std::nullopt;
     dom::array exposed;
     if (c["exposed_ns"].get_array().get(exposed)) return std::nullopt;

@@ -267,6 +267,36 @@ void trace_json(const std::filesystem::path& folder, TraceJson& t) {
   ASSERT_FALSE(t.parser.parse(t.out).get(t.doc)) << t.out.substr(0, 500) << t.err;
 }
 
+// A rank whose profiler schedule began a step later (the real DLRM ranks, rank 4's one step
+// renamed #10 -> #11): said, with who profiled what; no straggler row over 7 of the 8 ranks, and
+// no collective of rank 4's step 11 matched with the others' step 10.
+TEST(TraceCli, RanksThatProfiledDifferentStepsAreSaidAndNotCompared) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  copy_dlrm_traces(data, dir, 4, [](std::string text) {
+    const auto at = text.find("\"ProfilerStep#10\"");
+    text.replace(at, 17, "\"ProfilerStep#11\"");
+    return text;
+  });
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(simdjson::dom::array(t.doc["ranks"]).size(), 8u);
+  const std::string said = t.warnings("misaligned-steps");
+  EXPECT_NE(said.find("rank 4: step 11; ranks 0, 1, 2, 3, 5, 6, 7: step 10"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("only the 0 steps that every rank profiled are compared"), std::string::npos) << said;
+  EXPECT_EQ(simdjson::dom::array(t.doc["stragglers"]["steps"]).size(), 0u) << t.out;
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u) << t.out;
+  std::string notes;
+  for (auto n : simdjson::dom::array(t.doc["collective_matching"]["notes"])) notes += std::string(std::string_view(n)) + "\n";
+  EXPECT_NE(notes.find("only rank 4 of its 8 traced ranks has calls in step 11"), std::string::npos) << notes;
+  // The real traces as they are: no such warning, the straggler row over all 8 ranks.
+  TraceJson real;
+  trace_json(data / "kineto" / "dlrm-8rank-v100", real);
+  EXPECT_EQ(real.warnings("misaligned-steps"), "");
+  EXPECT_EQ(int64_t(real.doc["stragglers"]["steps"].at(0)["ranks"]), 8);
+}
+
 // A rank's trace left empty (the job killed before the profiler wrote it) among the others of a
 // folder is named with its reason, as it is when given alone.
 TEST(TraceCli, AnEmptyTraceInAFolderIsNamed) {

@@ -167,6 +167,22 @@ void report_dlrm_with(const std::filesystem::path& data, int rank, Change change
   f.config = doc["configurations"].at(0);
 }
 
+// Rank 4 profiled step 11, the others step 10: no step is timed from a subset of the ranks (rank
+// 4's step 11 alone made an 18.0 ms "slowest rank" step time, and the 19.9 ms step 10 was dropped
+// as warm-up), and the report says which ranks profiled which steps.
+TEST(TracesOnlyCli, RanksThatProfiledDifferentStepsGiveNoStepTime) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  FaultyDlrm f;
+  report_dlrm_with(data, 4, [](std::string text) {
+    text.replace(text.find("\"ProfilerStep#10\""), 17, "\"ProfilerStep#11\"");
+    return text;
+  }, f);
+  EXPECT_NE(f.r.err.find("rank 4: step 11; ranks 0, 1, 2, 3, 5, 6, 7: step 10"), std::string::npos) << f.r.err;
+  EXPECT_NE(f.r.err.find("[misaligned-steps]"), std::string::npos) << f.r.err;
+  EXPECT_TRUE(f.config["step_time_s"].is_null() || f.config["step_time_s"]["mean"].is_null()) << f.r.out.substr(0, 2000);
+  EXPECT_EQ(f.r.err.find("[warmup-not-excluded]"), std::string::npos) << f.r.err;
+}
+
 // Rank 6's trace is there but empty: the report names the file and why, beside the missing rank.
 TEST(TracesOnlyCli, AnEmptyTraceIsNamed) {
   SCALELENS_REQUIRE_REALDATA(data);
