@@ -714,6 +714,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       std::vector<trace::RankCalls> calls;
       for (const auto* b : parts) calls.push_back({b->rank, b->start_ns.has_value(), &b->calls});
       const auto match = trace::match_collectives(calls);
+      if (!match.clock_conflict.empty()) warnings.push_back(run_warning(run, "clock-conflict", match.clock_conflict));
       double wait = 0, transfer = 0, exposed_wait = 0, exposed_transfer = 0;
       for (const auto& s : match.ranks) {
         wait += s.wait_us;

@@ -227,6 +227,8 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   if (!set.misaligned_steps.empty())
     set.diagnostics.push_back({Severity::warning, "misaligned-steps",
                                set.misaligned_steps + " (the straggler table, and collectives matched within a step)", inputs, 0, {}});
+  if (!set.collective_match.clock_conflict.empty())
+    set.diagnostics.push_back({Severity::warning, "clock-conflict", set.collective_match.clock_conflict, inputs, 0, {}});
   // The links: the first traced rank's GPU and the most GPUs any trace saw stand for the job's.
   std::string device;
   int visible = 0;

@@ -297,6 +297,46 @@ TEST(TraceCli, RanksThatProfiledDifferentStepsAreSaidAndNotCompared) {
   EXPECT_EQ(int64_t(real.doc["stragglers"]["steps"].at(0)["ranks"]), 8);
 }
 
+// Rank 5's clock 1000 s ahead (every ts of the real trace + 1e9 µs), and a rerun's rank 0 two
+// minutes later beside the first run's ranks: a collective cannot end on one rank before another
+// starts it, so nothing is matched, and the rank and offset are named.
+TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir ahead, rerun;
+  copy_dlrm_traces(data, ahead, 5, [](std::string text) {
+    return rewrite_times(text, [](std::string_view key, std::string_view digits) {
+      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 1'000'000'000) : std::string(digits);
+    });
+  });
+  TraceJson t;
+  trace_json(ahead.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const std::string said = t.warnings("clock-conflict");
+  EXPECT_NE(said.find("rank 5 started it 1000.000 s after the median"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("the ranks' clocks disagree, or the traces are from different jobs"), std::string::npos) << said;
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u);
+  for (auto rank : simdjson::dom::array(t.doc["ranks"])) EXPECT_TRUE(rank["comm_wait_us"].is_null());
+  // The rerun: ranks 1..7 of the first job, rank 0 of a job 120 s later (its file newer, so kept).
+  copy_dlrm_traces(data, rerun, 0, [](std::string text) { return text; });
+  for (const auto& e : std::filesystem::directory_iterator(rerun.path()))
+    if (e.path().filename().string().rfind("worker0_", 0) == 0) std::filesystem::remove(e.path());
+  rerun.write("worker0_step_12.1694128321545.pt.trace.json",
+              rewrite_times(scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json"),
+                            [](std::string_view key, std::string_view digits) {
+                              return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 120'000'000)
+                                                 : std::string(digits);
+                            }));
+  TraceJson mixed;
+  trace_json(rerun.path(), mixed);
+  EXPECT_NE(mixed.warnings("clock-conflict").find("rank 0 started it 120.0"), std::string::npos) << mixed.out;
+  EXPECT_EQ(simdjson::dom::array(mixed.doc["collective_instances"]).size(), 0u);
+  // The real traces: every call overlaps across the ranks, all matched.
+  TraceJson real;
+  trace_json(data / "kineto" / "dlrm-8rank-v100", real);
+  EXPECT_EQ(real.warnings("clock-conflict"), "");
+  EXPECT_EQ(simdjson::dom::array(real.doc["collective_instances"]).size(), 8u);
+}
+
 // A rank's trace left empty (the job killed before the profiler wrote it) among the others of a
 // folder is named with its reason, as it is when given alone.
 TEST(TraceCli, AnEmptyTraceInAFolderIsNamed) {

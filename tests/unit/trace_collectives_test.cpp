@@ -324,6 +324,29 @@ TEST(CollectiveMatch, RanksThatProfiledDifferentStepsAreMatchedWithinAStep) {
   EXPECT_TRUE(warned);
 }
 
+// A rank's clock far from the others' (1000 s, or 0.5 s): its all-reduce "starts" after the
+// others' have ended, which no collective can do. Nothing is matched, and the rank and its offset
+// are named; within the slack NTP leaves, the calls are matched as ever.
+TEST(CollectiveMatch, ACallThatEndedBeforeAnotherRankStartedItRefusesTheMatch) {
+  for (const std::int64_t offset_us : {1'000'000'000LL, -500'000LL}) {
+    ScratchDir dir;
+    auto m = two_ranks(dir, [&](int r, KinetoTraceSpec& spec) { spec.first_step_unix_us += r == 1 ? offset_us : 0; });
+    EXPECT_TRUE(m.instances.empty()) << offset_us;
+    EXPECT_TRUE(m.ranks.empty());
+    EXPECT_EQ(m.method, "");
+    // Of two ranks the later is named (the lower median's the earlier's start).
+    const std::string want = offset_us > 0 ? "rank 1 started it 1000.000 s after the median" : "rank 0 started it 0.500 s after the median";
+    EXPECT_NE(m.clock_conflict.find(want), std::string::npos) << m.clock_conflict;
+    EXPECT_NE(m.clock_conflict.find("(2 such calls)"), std::string::npos) << m.clock_conflict;
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_EQ(m.notes[0], m.clock_conflict);
+  }
+  ScratchDir near;
+  auto m = two_ranks(near, [&](int r, KinetoTraceSpec& spec) { spec.first_step_unix_us += r == 1 ? 5'000 : 0; });
+  EXPECT_EQ(m.instances.size(), 2u);
+  EXPECT_EQ(m.clock_conflict, "");
+}
+
 // The report carries it per configuration: of the matched collectives' kernel time, the share
 // spent waiting. Two ranks, rank 1 late by 100 µs on each of 3 calls of 400 µs transfer:
 // waits 3 × 100 (rank 0) + 0, transfers 3 × 400 on each rank: 300 / (300 + 2400).
