@@ -73,7 +73,7 @@ struct Mfu {
 Mfu mfu_of(const RankSummary& r, std::optional<double> peak_override);
 
 // Traces among `inputs`: files named directly are always tried; in folders, files whose first
-// bytes look like a Kineto trace.
+// bytes look like a Kineto trace, and files named as PyTorch names traces (has_kineto_file_name).
 std::vector<std::filesystem::path> find_traces(const std::vector<std::filesystem::path>& inputs,
                                                std::vector<Diagnostic>& diagnostics);
 
