@@ -13,6 +13,7 @@
 #include "common/decimate.hpp"
 #include "model/limits.hpp"
 #include "trace/collectives.hpp"
+#include "trace/trace_set.hpp"
 
 namespace scalelens {
 
@@ -491,12 +492,21 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   }
 
   // Step time: per step number, the slowest rank's duration; the profiler's steps where the run
-  // has traces, else the steps the program logged (steps.csv).
+  // has traces, else the steps the program logged (steps.csv). Only the steps every traced rank
+  // profiled: one that some did not has no slowest rank to tell.
   std::map<std::int64_t, double> slowest_step_s;
   const std::vector<const RankBreakdown*> parts = measured_breakdown(run);
+  std::vector<std::pair<int, const std::vector<std::int64_t>*>> steps_of;
+  for (const auto* b : parts)
+    if (!b->from_mpi) steps_of.emplace_back(b->rank, &b->step_numbers);
+  const auto alignment = trace::align_steps(steps_of);
+  if (!alignment.misaligned.empty())
+    warnings.push_back(run_warning(run, "misaligned-steps",
+                                   alignment.misaligned + " (the step time, the straggler spread and the collectives' wait)"));
   for (const auto* b : parts) {
     if (b->from_mpi || b->step_ids.size() != b->step_times_us.size()) continue;
     for (std::size_t k = 0; k < b->step_ids.size(); ++k) {
+      if (!alignment.common.count(b->step_ids[k])) continue;
       auto& s = slowest_step_s[b->step_ids[k]];
       s = std::max(s, b->step_times_us[k] * 1e-6);
     }
@@ -671,17 +681,23 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       // The MPI interposer sees CPU time only: GPU idle time is unknown there, not zero.
       if (any_trace) t.idle_share = idle / step;
     }
-    // Straggler spread: per step, (slowest − fastest rank) / mean; averaged over steps.
-    std::size_t steps = 0;
-    for (const auto* b : parts) steps = std::max(steps, b->step_times_us.size());
+    // Straggler spread: per step, (slowest − fastest rank) / mean; averaged over steps. Traced
+    // steps by their number, those every rank profiled; the MPI records' steps by their place.
+    std::map<std::int64_t, std::vector<double>> times_of_step;
+    for (const auto* b : parts) {
+      const bool numbered = !b->from_mpi && b->step_ids.size() == b->step_times_us.size();
+      for (std::size_t s = 0; s < b->step_times_us.size(); ++s) {
+        if (numbered && !alignment.common.count(b->step_ids[s])) continue;
+        times_of_step[numbered ? b->step_ids[s] : static_cast<std::int64_t>(s)].push_back(b->step_times_us[s]);
+      }
+    }
     double spread = 0;
     std::size_t counted = 0;
-    for (std::size_t s = 0; s < steps && parts.size() > 1; ++s) {
+    for (const auto& [step, times] : times_of_step) {
+      if (parts.size() < 2) break;
       double lo = std::numeric_limits<double>::max(), hi = 0, sum = 0;
       std::size_t n = 0;
-      for (const auto* b : parts) {
-        if (s >= b->step_times_us.size()) continue;
-        double v = b->step_times_us[s];
+      for (double v : times) {
         lo = std::min(lo, v); hi = std::max(hi, v); sum += v; ++n;
       }
       if (n > 1 && sum > 0) {
@@ -706,6 +722,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       std::vector<trace::RankCalls> calls;
       for (const auto* b : parts) calls.push_back({b->rank, b->start_ns.has_value(), &b->calls});
       const auto match = trace::match_collectives(calls);
+      if (!match.clock_conflict.empty()) warnings.push_back(run_warning(run, "clock-conflict", match.clock_conflict));
       double wait = 0, transfer = 0, exposed_wait = 0, exposed_transfer = 0;
       for (const auto& s : match.ranks) {
         wait += s.wait_us;

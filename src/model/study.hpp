@@ -216,6 +216,9 @@ struct CollectiveCall {
   std::int64_t start_ns = 0, dur_ns = 0;  // start on the trace's clock plus baseTimeNanoseconds
   double bytes = -1;  // the larger of the in and out message × dtype size (nccl-tests' size); -1 unknown
   int group_size = -1;
+  // The ProfilerStep#N it was launched in: calls are matched across ranks within one step number
+  // only (ranks that profiled different steps made different calls); -1 unknown.
+  std::int64_t step = -1;
   // Its parts that no computation kernel overlapped (exposed communication), as [begin, end)
   // offsets in ns from start_ns, flattened: b0, e0, b1, e1, ...
   std::vector<std::int64_t> exposed_ns;

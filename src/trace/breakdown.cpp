@@ -425,7 +425,11 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
                                      r.no_step.gpu_events));
   if (steps.empty() && r.gpu_events > 0)
     r.warnings.push_back("no ProfilerStep in the trace: all GPU activity is reported as \"no step\"");
-  if (r.gpu_events == 0) r.warnings.push_back("no GPU activity in the trace (CPU-only profile)");
+  if (r.gpu_events == 0 && trace.gpu_events_left_out > 0)
+    r.warnings.push_back(fmt::format("every GPU event ({}) was left out (reasons above): no GPU activity to analyse",
+                                     trace.gpu_events_left_out));
+  else if (r.gpu_events == 0)
+    r.warnings.push_back("no GPU activity in the trace (CPU-only profile)");
 
   // Collectives of the analysed steps. Each call keeps its parts that its step's computation did
   // not overlap, so that the exposed time can be split into waiting and transfer across ranks.
@@ -460,6 +464,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     // A hostile base could push the sum past int64: then the trace's own clock stands.
     if (__builtin_add_overflow(trace.base_time_ns.value_or(0), e.ts_ns, &call.start_ns)) call.start_ns = e.ts_ns;
     call.dur_ns = e.dur_ns;
+    call.step = r.steps[static_cast<std::size_t>(step)].step;
     if (args) {
       if (args->process_group)
         call.group = trace.names[args->process_group] +

@@ -3,16 +3,36 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 namespace scalelens::trace {
 
-double bus_factor(std::string_view collective, int n) {
+namespace {
+// A collective's name as one key whatever its spelling: AllReduce, all_reduce, allreduce.
+std::string collective_key(std::string_view collective) {
   std::string key;
   for (char c : collective)
     if (std::isalnum(static_cast<unsigned char>(c))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
+
+// Clocks kept by NTP agree to well under a millisecond (DESIGN.md, "Collective wait and
+// transfer"); ten times that is left to a loosely kept one before two ranks' times are refused.
+constexpr std::int64_t kClockSlackNs = 10'000'000;
+
+// Send and receive involve two ranks, not every member: a rank's may end before another's starts.
+bool is_point_to_point(std::string_view collective) {
+  const std::string key = collective_key(collective);
+  return key == "sendrecv" || key == "send" || key == "recv";
+}
+}  // namespace
+
+double bus_factor(std::string_view collective, int n) {
+  const std::string key = collective_key(collective);
   if (n < 1) return std::numeric_limits<double>::quiet_NaN();
   const double share = static_cast<double>(n - 1) / n;
   if (key == "allreduce") return 2 * share;
@@ -77,7 +97,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     std::vector<const CollectiveCall*> calls;
   };
   std::vector<RankCommSplit> split;
-  std::map<std::string, std::vector<Member>> groups;
+  // By process group, then profiler step: ranks that profiled different steps made different
+  // calls, so the i-th call is matched within one step number only.
+  std::map<std::pair<std::string, std::int64_t>, std::vector<Member>> groups;
   for (auto& [rank, list] : calls_of) {
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
     const std::size_t at = split.size();
@@ -85,21 +107,52 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     split.back().rank = rank;
     split.back().unmatched = list.size();
     std::vector<Member>* members = nullptr;  // the last call's group: calls mostly run in one group
-    const std::string* name = nullptr;
+    const CollectiveCall* previous = nullptr;
     for (const auto* c : list) {
-      if (!name || c->group != *name) members = &groups[c->group], name = &c->group;
+      if (!previous || c->group != previous->group || c->step != previous->step) members = &groups[{c->group, c->step}];
+      previous = c;
       if (members->empty() || members->back().at != at) members->push_back({at, {}});
       members->back().calls.push_back(c);
     }
   }
+  // The traced members of each group, over all steps: a step that only some of them have calls in
+  // (profiled by some ranks only, or cut off on the others) is not compared across ranks.
+  std::map<std::string, std::set<std::size_t>> members_of;
+  for (const auto& [key, members] : groups)
+    for (const auto& m : members) members_of[key.first].insert(m.at);
+  // A call that every member must join cannot end on one rank before another starts it: where
+  // one did, by more than clocks kept by NTP disagree, the ranks' clocks are apart or the traces
+  // come from different jobs (a rerun's trace beside the first run's). The first such call found,
+  // and how many there were; then nothing is matched, as no wait can be told from transfer.
+  struct ClockConflict {
+    std::size_t calls = 0;
+    std::string first;
+  } conflict;
+  std::map<std::string, std::size_t> offset_in_group;  // where a step's calls start in the group's sequence
+  std::set<std::string> stopped;  // groups whose ranks disagreed: their later steps are not matched either
   // Each group is walked member by member (each rank's calls in order, as they lie in memory)
   // rather than call by call across members, which at thousands of ranks missed the caches on
   // every member of every call. Same sums in the same order per rank, so the same figures.
-  for (const auto& [group, members] : groups) {
+  for (const auto& [key, members] : groups) {
+    const std::string& group = key.first;
+    const std::size_t index_from = offset_in_group[group];
+    offset_in_group[group] += members.front().calls.size();
+    const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
+    if (stopped.count(group)) continue;
+    if (const std::size_t all = members_of[group].size(); members.size() < all) {
+      if (out.notes.size() < 20) {
+        std::string who;
+        for (std::size_t k = 0; k < members.size() && k < 10; ++k) who += (k ? ", " : "") + std::to_string(split[members[k].at].rank);
+        if (members.size() > 10) who += fmt::format(" and {} more", members.size() - 10);
+        out.notes.push_back(fmt::format("{}: only rank{} {} of its {} traced ranks {} calls in step {}; they are left unmatched",
+                                        where, members.size() == 1 ? "" : "s", who, all, members.size() == 1 ? "has" : "have",
+                                        key.second));
+      }
+      continue;
+    }
     if (members.size() < 2) continue;  // a group this set holds one member of: nothing to compare
     std::size_t common = std::numeric_limits<std::size_t>::max();
     for (const auto& m : members) common = std::min(common, m.calls.size());
-    const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
     const auto& ref = members.front().calls;
     const int first_member = split[members.front().at].rank;
     // The first call on which a member disagrees with the first member: the group is matched up
@@ -111,18 +164,18 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         const auto* c = m.calls[i];
         if (c->name != ref[i]->name) {
           agreed = i;
-          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", i + 1, ref[i]->name, first_member, c->name,
-                                     split[m.at].rank);
+          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", index_from + i + 1, ref[i]->name,
+                                     first_member, c->name, split[m.at].rank);
         } else if (c->bytes >= 0 && ref[i]->bytes >= 0 && c->bytes != ref[i]->bytes) {
           agreed = i;
-          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", i + 1, c->name,
+          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", index_from + i + 1, c->name,
                                      ref[i]->bytes, first_member, c->bytes, split[m.at].rank);
         }
       }
     }
     // Per call: the first and last start, their members, the last arrival's kernel, the size.
     std::vector<std::int64_t> first(agreed, std::numeric_limits<std::int64_t>::max()),
-        last(agreed, std::numeric_limits<std::int64_t>::min());
+        last(agreed, std::numeric_limits<std::int64_t>::min()), first_end(agreed, std::numeric_limits<std::int64_t>::max());
     std::vector<std::size_t> first_at(agreed, 0), last_at(agreed, 0);
     std::vector<const CollectiveCall*> last_call(agreed, nullptr);
     std::vector<double> bytes(agreed, -1);
@@ -131,8 +184,28 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         const auto* c = m.calls[i];
         if (c->start_ns < first[i]) first[i] = c->start_ns, first_at[i] = m.at;
         if (c->start_ns > last[i]) last[i] = c->start_ns, last_at[i] = m.at, last_call[i] = c;
+        first_end[i] = std::min(first_end[i], c->start_ns + c->dur_ns);
         if (c->bytes >= 0) bytes[i] = c->bytes;
       }
+    for (std::size_t i = 0; i < agreed; ++i) {
+      if (is_point_to_point(ref[i]->name) || last[i] - first_end[i] <= kClockSlackNs) continue;
+      if (conflict.calls++ > 0) continue;
+      // The rank farthest from the members' median start is the one whose clock (or job) differs.
+      std::vector<std::int64_t> starts;
+      for (const auto& m : members) starts.push_back(m.calls[i]->start_ns);
+      const auto middle = starts.begin() + static_cast<std::ptrdiff_t>((starts.size() - 1) / 2);  // the lower one
+      std::nth_element(starts.begin(), middle, starts.end());
+      const std::int64_t median = *middle;
+      const Member* odd = &members.front();
+      for (const auto& m : members)
+        if (std::llabs(m.calls[i]->start_ns - median) > std::llabs(odd->calls[i]->start_ns - median)) odd = &m;
+      const double offset_s = static_cast<double>(odd->calls[i]->start_ns - median) * 1e-9;
+      conflict.first = fmt::format(
+          "{}: call #{} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
+          "started it {:.3f} s {} the median of the ranks' starts",
+          where, index_from + i + 1, ref[i]->name, static_cast<double>(last[i] - first_end[i]) * 1e-9,
+          split[odd->at].rank, std::fabs(offset_s), offset_s >= 0 ? "after" : "before");
+    }
     for (const auto& m : members) {
       auto& s = split[m.at];
       for (std::size_t i = 0; i < agreed; ++i) {
@@ -159,7 +232,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
       CollectiveInstance inst;
       inst.group = group;
       inst.name = ref[i]->name;
-      inst.index = i;
+      inst.index = index_from + i;
       inst.ranks = static_cast<int>(members.size());
       inst.members = member_ranks;
       inst.bytes = bytes[i];
@@ -177,6 +250,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
       out.instances.push_back(std::move(inst));
     }
     if (!disagreement.empty()) {
+      stopped.insert(group);
       out.notes.push_back(fmt::format("{}: {}; the calls from there on are not matched", where, disagreement));
       continue;
     }
@@ -185,6 +259,16 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         out.notes.push_back(fmt::format("{}: rank {} has {} calls, {} more than the fewest of the group ({}); they are "
                                         "left unmatched",
                                         where, split[m.at].rank, m.calls.size(), m.calls.size() - common, common));
+  }
+  if (conflict.calls > 0) {
+    out.clock_conflict = fmt::format(
+        "{}{}: the ranks' clocks disagree, or the traces are from different jobs (a rerun's trace beside the first run's); "
+        "collectives are not matched, so there is no wait or transfer split",
+        conflict.first, conflict.calls > 1 ? fmt::format(" ({} such calls)", conflict.calls) : std::string());
+    CollectiveMatch refused;
+    refused.notes.push_back(out.clock_conflict);
+    refused.clock_conflict = out.clock_conflict;
+    return refused;
   }
   if (out.instances.empty()) return out;
   out.method = any_group && any_order ? "process group, else order" : any_group ? "process group" : "order";

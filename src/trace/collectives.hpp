@@ -58,6 +58,9 @@ struct CollectiveMatch {
   std::vector<RankCommSplit> ranks;            // by rank; empty when nothing was matched
   std::vector<CollectiveInstance> instances;   // every matched call, by group then order
   std::vector<std::string> notes;              // why calls were left unmatched
+  // Set when a call ended on one rank before another started it: then nothing is matched, and
+  // this says which rank and by how much (a `clock-conflict` warning).
+  std::string clock_conflict;
   int gpus_per_node = 0;                       // as classify_links took it; 0 unknown
   std::string gpus_per_node_from;              // "--gpus-per-node", "deviceProperties", ""
   std::vector<LinkSummary> links;              // by scope (classify_links)

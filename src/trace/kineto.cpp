@@ -61,6 +61,14 @@ bool looks_like_kineto(std::string_view head) {
           head.find("\"distributedInfo\"") != std::string_view::npos);
 }
 
+bool has_kineto_file_name(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  auto ends_with = [&](std::string_view tail) {
+    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends_with(".pt.trace.json") || ends_with(".pt.trace.json.gz");
+}
+
 namespace {
 
 struct Fd {
@@ -193,6 +201,80 @@ EventCat category_of(std::string_view cat) {
   return EventCat::other;
 }
 
+namespace {
+
+// At most 4e18 ns (year 2096) either side of 1970, so that ts + dur and end − start of any two
+// accepted times fit in int64 (9.2e18).
+constexpr std::int64_t kMaxAbsNs = 4'000'000'000'000'000'000;
+
+// A JSON number with an exponent, in µs, as integer nanoseconds rounded half up, as the plain
+// forms are: its digits and decimal exponent are taken exactly, never through a double (a
+// double's 1.694128201435418e18 ns is 256 ns coarse, which moved events and HTA's rounding).
+[[gnu::cold, gnu::noinline]] NumStatus exponent_micros_to_ns(std::string_view tok, std::int64_t& ns) {
+  constexpr int kMaxDigits = 19;                                    // 10^19 − 1 fits in uint64
+  std::size_t i = 0;
+  const bool neg = tok[0] == '-';
+  i += neg;
+  std::uint64_t digits = 0;
+  int kept = 0, shift = 0;  // value = digits × 10^shift µs, before the exponent
+  int first_dropped = 0;    // the first significant digit past kMaxDigits, for rounding
+  auto take = [&](char c, bool fraction) {
+    if (digits == 0 && c == '0') {
+      shift -= fraction;  // a leading zero holds no significant digit
+    } else if (kept < kMaxDigits) {
+      digits = digits * 10 + static_cast<unsigned>(c - '0');
+      ++kept;
+      shift -= fraction;
+    } else {
+      if (kept++ == kMaxDigits) first_dropped = c - '0';
+      shift += !fraction;
+    }
+  };
+  const std::size_t int_begin = i;
+  for (; i < tok.size() && scalelens::detail::is_digit(tok[i]); ++i) take(tok[i], false);
+  if (i == int_begin) return NumStatus::not_a_number;
+  if (i < tok.size() && tok[i] == '.') {
+    const std::size_t frac_begin = ++i;
+    for (; i < tok.size() && scalelens::detail::is_digit(tok[i]); ++i) take(tok[i], true);
+    if (i == frac_begin) return NumStatus::not_a_number;
+  }
+  if (i >= tok.size() || (tok[i] != 'e' && tok[i] != 'E')) return NumStatus::not_a_number;
+  ++i;
+  const bool exp_neg = i < tok.size() && tok[i] == '-';
+  if (i < tok.size() && (tok[i] == '-' || tok[i] == '+')) ++i;
+  const std::size_t exp_begin = i;
+  std::int64_t exponent = 0;
+  for (; i < tok.size() && scalelens::detail::is_digit(tok[i]); ++i)
+    exponent = std::min<std::int64_t>(exponent * 10 + (tok[i] - '0'), 1'000'000);  // far past any scale
+  if (i == exp_begin || i != tok.size()) return NumStatus::not_a_number;
+  if (digits == 0) {
+    ns = 0;
+    return NumStatus::ok;
+  }
+  const std::int64_t power = shift + (exp_neg ? -exponent : exponent) + 3;  // of ten, in ns
+  std::uint64_t whole = 0;
+  if (power >= 0) {
+    // digits ≥ 1, so 10^19 ns and more are out of range whatever the digits.
+    if (power >= kMaxDigits) return NumStatus::out_of_range;
+    whole = digits;
+    for (std::int64_t k = 0; k < power; ++k) {
+      if (whole > static_cast<std::uint64_t>(kMaxAbsNs) / 10) return NumStatus::out_of_range;
+      whole *= 10;
+    }
+    if (power == 0 && first_dropped >= 5) ++whole;
+  } else if (-power <= kMaxDigits) {
+    std::uint64_t scale = 1;
+    for (std::int64_t k = 0; k < -power; ++k) scale *= 10;
+    const std::uint64_t rest = digits % scale;
+    whole = digits / scale + (rest >= scale - rest ? 1 : 0);  // half up, as the digits dropped below
+  }  // else below 0.1 ns: 0
+  if (whole >= static_cast<std::uint64_t>(kMaxAbsNs)) return NumStatus::out_of_range;
+  ns = neg ? -static_cast<std::int64_t>(whole) : static_cast<std::int64_t>(whole);
+  return NumStatus::ok;
+}
+
+}  // namespace
+
 // A JSON number in µs, as exact integer nanoseconds: the decimal text is read digit by digit so
 // that 1712195495502094.5 µs does not lose its fraction to double rounding.
 NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
@@ -209,7 +291,6 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
   if (i >= tok.size() || tok[i] < '0' || tok[i] > '9') return NumStatus::not_a_number;
   // 9.2e18 ns = 292 years since 1970: any real timestamp fits; more is corrupt input.
   constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 10 - 10;
-  constexpr std::int64_t kMaxAbsNs = 4'000'000'000'000'000'000;
   // A timestamp's 16 digits a word at a time (16 digits cannot pass the limit below); the rest,
   // checked, one by one.
   std::uint64_t leading = 0;
@@ -218,7 +299,12 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
   i = static_cast<std::size_t>(at - tok.data());
   std::int64_t whole = static_cast<std::int64_t>(leading);
   for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; ++i) {
-    if (whole > kLimit / 100) return NumStatus::out_of_range;
+    if (whole > kLimit / 100) {
+      // Too many digits for a time, unless an exponent scales them down (123456…e-10).
+      if (tok.find_first_of("eE", i) == std::string_view::npos) return NumStatus::out_of_range;
+      is_float = true;
+      return exponent_micros_to_ns(tok, ns);
+    }
     whole = whole * 10 + (tok[i] - '0');
   }
   std::int64_t frac_ns = 0;
@@ -240,22 +326,24 @@ NumStatus micros_to_ns(std::string_view tok, std::int64_t& ns, bool& is_float) {
     if (round_up) ++frac_ns;
   }
   if (i < tok.size() && (tok[i] == 'e' || tok[i] == 'E')) {
-    // Exponent notation (rare in traces): fall back to double.
+    // Exponent notation (1.694128201435418e+15): the same decimal value, read as exactly.
     is_float = true;
-    double v = 0;
-    auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-    if (ec != std::errc() || p != tok.data() + tok.size() || !std::isfinite(v)) return NumStatus::not_a_number;
-    if (std::fabs(v) * 1000.0 > static_cast<double>(kMaxAbsNs)) return NumStatus::out_of_range;
-    ns = static_cast<std::int64_t>(std::llround(v * 1000.0));
-    return NumStatus::ok;
+    return exponent_micros_to_ns(tok, ns);
   }
   if (i != tok.size()) return NumStatus::not_a_number;
-  // At most 4e18 ns (year 2096) either side of 1970, so that ts + dur and end − start of any two
-  // accepted times fit in int64 (9.2e18).
   if (whole > kMaxAbsNs / 1000 - 1) return NumStatus::out_of_range;
   ns = whole * 1000 + frac_ns;
   if (neg) ns = -ns;
   return NumStatus::ok;
+}
+
+void not_a_time(IssueCounter& issues, std::size_t offset, bool is_ts, std::string_view tok) {
+  const char* key = is_ts ? "ts" : "dur";
+  if (tok.substr(0, 1) == "\"")
+    issues.add(is_ts ? "string-ts" : "string-dur", offset,
+               fmt::format("\"{}\" is written as a string ({}), not a number; event left out", key, trim_json(tok).substr(0, 40)));
+  else
+    issues.add("bad-number", offset, fmt::format("\"{}\" is not a number; event left out", key));
 }
 
 // Byte offset of the first invalid UTF-8 sequence, for the error message only.
@@ -496,6 +584,7 @@ void PartsInOrder::merge(Waiting& waiting) {
   out_.steps.insert(out_.steps.end(), part.steps.begin(), part.steps.end());
   out_.any_float_ts = out_.any_float_ts || part.any_float_ts;
   out_.total_events += part.total_events;
+  out_.gpu_events_left_out += part.gpu_events_left_out;
   for (auto& issue : part.issues) {
     auto it = std::find_if(out_.issues.begin(), out_.issues.end(), [&](const ParseIssue& i) { return i.code == issue.code; });
     if (it == out_.issues.end()) out_.issues.push_back(std::move(issue));
@@ -930,6 +1019,7 @@ void drop_impossible_events(ParsedTrace& t) {
   const auto dropped = static_cast<std::size_t>(t.events.end() - kept);
   t.events.erase(kept, t.events.end());
   t.issues.push_back({"impossible-event", what, dropped});
+  t.gpu_events_left_out += dropped;
 }
 
 Result<ParsedTrace> parse_kineto_unchecked(char* data, std::size_t size, std::size_t capacity, const std::string& path,

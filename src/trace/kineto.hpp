@@ -93,6 +93,7 @@ struct ParsedTrace {
   std::vector<ProfilerStep> steps;        // ProfilerStep#N markers, in file order
   bool any_float_ts = false;              // HTA rounds every event when any ts is a float
   std::size_t total_events = 0;           // traceEvents entries, with or without dur
+  std::size_t gpu_events_left_out = 0;    // GPU events unreadable or impossible (issues say why)
   std::vector<ParseIssue> issues;
 };
 
@@ -137,6 +138,9 @@ Result<ParsedTrace> load_kineto(const std::filesystem::path& path, const ParseOp
 
 // True when the first bytes of a file (gzip already inflated) look like a Kineto trace.
 bool looks_like_kineto(std::string_view head);
+// True for the name PyTorch's tensorboard_trace_handler gives a trace, <worker>.<ms>.pt.trace.json
+// (.gz): such a file is a trace whatever its bytes, so an empty or broken one is named, not passed over.
+bool has_kineto_file_name(const std::filesystem::path& path);
 
 // Step number of "ProfilerStep#N", or nullopt.
 std::optional<std::int64_t> profiler_step_number(std::string_view name);

@@ -96,6 +96,12 @@ struct IssueCounter {
   }
 };
 
+// A "ts" or "dur" (`is_ts`) whose token `tok` is neither a number nor null: the issue that leaves
+// its event out, saying why (a string, "1694…", or other text). The walk leaves the event out at
+// once, since a "no dur" / "no ts" said of it after would be untrue. Out of line, in the portable
+// code: rare, and inlined into the walk it slowed every event.
+void not_a_time(IssueCounter& issues, std::size_t offset, bool is_ts, std::string_view tok);
+
 // The parts of a sliced parse merged in file order: names are interned again (a few thousand per
 // slice) and indices remapped. When the size of the events' text is known, each part is merged as
 // soon as the parts before it are, and freed, into events reserved from the first parts' density:

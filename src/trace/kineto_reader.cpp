@@ -13,8 +13,8 @@ namespace {
 class KinetoReader final : public Reader {
  public:
   std::string_view name() const override { return "kineto"; }
-  bool recognizes(const std::filesystem::path&, std::string_view head) const override {
-    return trace::looks_like_kineto(head);
+  bool recognizes(const std::filesystem::path& path, std::string_view head) const override {
+    return trace::looks_like_kineto(head) || trace::has_kineto_file_name(path);
   }
   void read(const ReadContext& ctx, ReadOutput& out) const override {
     static const trace::CommMatcher default_comm;

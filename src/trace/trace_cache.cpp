@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/12";
+constexpr std::string_view kSchema = "scalelens.trace-cache/13";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -305,7 +305,7 @@ std::string summary_to_json(const RankSummary& r) {
   w.key("calls").begin_array();
   for (const auto& c : r.calls) {
     w.begin_object().key("group").value(c.group).key("name").value(c.name).key("start_ns").value(c.start_ns);
-    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size);
+    w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size).key("step").value(c.step);
     w.key("exposed_ns").begin_array();
     for (auto x : c.exposed_ns) w.value(x);
     w.end_array().end_object();
@@ -408,7 +408,7 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   for (auto c : list) {
     auto& f = r.calls.emplace_back();
     if (!text(c, "group", f.group) || !text(c, "name", f.name) || !integer(c, "start_ns", f.start_ns) ||
-        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size))
+        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size) || !integer(c, "step", f.step))
       return std::nullopt;
     dom::array exposed;
     if (c["exposed_ns"].get_array().get(exposed)) return std::nullopt;
@@ -471,6 +471,18 @@ std::optional<fs::path> cache_file(const fs::path& trace, const std::string& com
   return root / "traces" / cache_name(key_json(*key, comm_regex));
 }
 
+namespace {
+// A trace whose every event was left out (times written as strings, say) has nothing to analyse:
+// an error naming why, not a rank without GPU work.
+std::optional<std::string> nothing_readable(const ParsedTrace& t) {
+  if (t.total_events == 0 || !t.events.empty() || t.issues.empty()) return std::nullopt;
+  std::string why;
+  for (const auto& i : t.issues)
+    why += (why.empty() ? "" : "; ") + (i.count > 1 ? fmt::format("{} ({} events)", i.message, i.count) : i.message);
+  return fmt::format("none of its {} events could be read, so there is nothing to analyse: {}", t.total_events, why);
+}
+}  // namespace
+
 Result<RankSummary> analyse_file(const fs::path& path, const CommMatcher& comm, const std::string& comm_regex,
                                  const CacheOptions& cache, const ParseOptions& parse) {
   const fs::path root = cache.dir.empty() ? default_cache_dir() : cache.dir;
@@ -495,6 +507,7 @@ Result<RankSummary> analyse_file(const fs::path& path, const CommMatcher& comm, 
   }
   auto parsed = load_kineto(path, parse);
   if (!parsed) return parsed.error();
+  if (auto why = nothing_readable(parsed.value())) return Error{*why, path.string()};
   RankSummary summary = analyse(parsed.value(), comm);
   if (key)
     store_cached(root, name, fmt::format("{{\"schema\":\"{}\",\"key\":{},\"summary\":{}}}", kSchema, expected_key,

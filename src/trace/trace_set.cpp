@@ -25,6 +25,7 @@ namespace {
 constexpr std::size_t kSniffBytes = 64 * 1024;
 
 bool sniff_kineto(const fs::path& p) {
+  if (has_kineto_file_name(p)) return true;  // analysed, so an empty or unreadable one is named
   auto head = read_head_inflated(p, kSniffBytes);
   if (!head) return false;
   return looks_like_kineto(head.value());
@@ -221,6 +222,13 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   set.peak_tbps_override = options.peak_tbps;
   summarise_across(set);
   set.collective_match = match_collectives(set.ranks);
+  // Said of the set as a whole: of the one folder or file given, else of no one path.
+  const std::string inputs = options.inputs.size() == 1 ? options.inputs.front().string() : std::string();
+  if (!set.misaligned_steps.empty())
+    set.diagnostics.push_back({Severity::warning, "misaligned-steps",
+                               set.misaligned_steps + " (the straggler table, and collectives matched within a step)", inputs, 0, {}});
+  if (!set.collective_match.clock_conflict.empty())
+    set.diagnostics.push_back({Severity::warning, "clock-conflict", set.collective_match.clock_conflict, inputs, 0, {}});
   // The links: the first traced rank's GPU and the most GPUs any trace saw stand for the job's.
   std::string device;
   int visible = 0;
@@ -282,6 +290,44 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
   return dropped;
 }
 
+StepAlignment align_steps(const std::vector<std::pair<int, const std::vector<std::int64_t>*>>& ranks) {
+  std::map<int, std::set<std::int64_t>> steps_of;
+  for (const auto& [rank, steps] : ranks)
+    if (steps && !steps->empty()) steps_of[rank].insert(steps->begin(), steps->end());
+  StepAlignment a;
+  if (steps_of.empty()) return a;
+  a.common = steps_of.begin()->second;
+  for (const auto& [rank, steps] : steps_of)
+    std::erase_if(a.common, [&](std::int64_t s) { return !steps.count(s); });
+  // The ranks by the steps they profiled, fewest ranks first (the odd ones out).
+  std::map<std::set<std::int64_t>, std::vector<int>> ranks_of;
+  for (const auto& [rank, steps] : steps_of) ranks_of[steps].push_back(rank);
+  if (ranks_of.size() < 2) return a;
+  std::vector<std::pair<const std::set<std::int64_t>*, const std::vector<int>*>> sets;
+  for (const auto& [steps, who] : ranks_of) sets.emplace_back(&steps, &who);
+  std::stable_sort(sets.begin(), sets.end(), [](auto& x, auto& y) { return x.second->size() < y.second->size(); });
+  auto first_ten = [](const auto& values) {
+    std::string s;
+    std::size_t k = 0;
+    for (auto v : values) {
+      if (k == 10) return s + fmt::format(" and {} more", values.size() - 10);
+      s += (k++ ? ", " : "") + std::to_string(v);
+    }
+    return s;
+  };
+  std::string who;
+  for (std::size_t k = 0; k < sets.size() && k < 5; ++k) {
+    const auto& [steps, ranks_here] = sets[k];
+    who += fmt::format("{}rank{} {}: step{} {}", k ? "; " : "", ranks_here->size() == 1 ? "" : "s", first_ten(*ranks_here),
+                       steps->size() == 1 ? "" : "s", first_ten(*steps));
+  }
+  if (sets.size() > 5) who += fmt::format("; and {} more sets of steps", sets.size() - 5);
+  a.misaligned = fmt::format("the ranks profiled different steps ({}): their steps do not line up, so only the {} step{} "
+                             "that every rank profiled {} compared across ranks",
+                             who, a.common.size(), a.common.size() == 1 ? "" : "s", a.common.size() == 1 ? "is" : "are");
+  return a;
+}
+
 void summarise_across(TraceSet& set) {
   std::vector<std::int64_t> names;
   for (const auto& r : set.ranks) names.insert(names.end(), r.step_numbers.begin(), r.step_numbers.end());
@@ -300,11 +346,16 @@ void summarise_across(TraceSet& set) {
     return r.steps_analysed ? r.total.idle_us / r.steps_analysed : std::nan("");
   });
 
-  // Per step number: which rank took longest.
+  // Per step number that every rank profiled (a step some ranks did not profile has no slowest
+  // rank to tell): which rank took longest.
+  std::vector<std::pair<int, const std::vector<std::int64_t>*>> steps_of;
+  for (const auto& r : set.ranks) steps_of.emplace_back(r.rank, &r.step_numbers);
+  const auto alignment = align_steps(steps_of);
+  set.misaligned_steps = alignment.misaligned;
   std::map<std::int64_t, std::vector<std::pair<int, const StepFigures*>>> by_step;
   for (const auto& r : set.ranks)
     for (const auto& s : r.steps)
-      if (!s.cut_off) by_step[s.step].emplace_back(r.rank, &s);
+      if (!s.cut_off && alignment.common.count(s.step)) by_step[s.step].emplace_back(r.rank, &s);
   std::map<int, int> slowest_count;
   set.stragglers.clear();
   for (const auto& [step, entries] : by_step) {

@@ -3,6 +3,7 @@
 // ranks: mean/min/max and the slowest rank per step (stragglers).
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,8 @@ struct TraceSet {
   std::vector<RankSummary> ranks;  // sorted by rank, then file
   std::vector<Diagnostic> diagnostics;
   bool hta_step_filter = false;  // HTA's filter applies: ≥ 2 distinct ProfilerStep names overall
-  std::vector<StepStraggler> stragglers;  // steps present (and analysed) on ≥ 2 ranks
+  std::vector<StepStraggler> stragglers;  // steps every rank profiled, analysed on ≥ 2 ranks
+  std::string misaligned_steps;           // the ranks profiled different steps (align_steps); "" when not
   std::optional<int> straggler_rank;      // slowest in at least half of those steps
   int straggler_steps = 0;                // in how many of them it was slowest
   Across step_time_us, computation_score, exposed_comm_us, idle_us;
@@ -71,7 +73,7 @@ struct Mfu {
 Mfu mfu_of(const RankSummary& r, std::optional<double> peak_override);
 
 // Traces among `inputs`: files named directly are always tried; in folders, files whose first
-// bytes look like a Kineto trace.
+// bytes look like a Kineto trace, and files named as PyTorch names traces (has_kineto_file_name).
 std::vector<std::filesystem::path> find_traces(const std::vector<std::filesystem::path>& inputs,
                                                std::vector<Diagnostic>& diagnostics);
 
@@ -79,6 +81,16 @@ TraceSet analyse_traces(const TraceSetOptions& options);
 
 // Cross-rank figures of already analysed ranks (also used by the ingest reader).
 void summarise_across(TraceSet& set);
+
+// Ranks whose profiled steps differ (one rank's profiler schedule began a step later): which
+// ranks profiled which step numbers, for a `misaligned-steps` warning, and the steps every rank
+// profiled. `ranks` holds each trace's rank and its step numbers (sorted); a rank with several
+// traces has their steps together; traces without steps are left out of both.
+struct StepAlignment {
+  std::set<std::int64_t> common;  // profiled by every rank that has steps
+  std::string misaligned;         // "" when every rank profiled the same steps
+};
+StepAlignment align_steps(const std::vector<std::pair<int, const std::vector<std::int64_t>*>>& ranks);
 
 // Two traces of one rank in one run covering the same steps (a copy, a rerun into the same folder)
 // must not both count; traces of different profiling windows (schedule(repeat=N): other step

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <string>
 
+#include "support/run_binary.hpp"
 #include "support/test_support.hpp"
 
 namespace {
+using scalelens::testing::copy_dlrm_traces;
+using scalelens::testing::rewrite_times;
 using scalelens::testing::ScratchDir;
 
 struct RunResult {
@@ -239,6 +242,147 @@ TEST(TraceCli, HelpShowsExamples) {
   auto r = run("trace --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("scalelens trace traces/ --steps"), std::string::npos) << r.out;
+}
+
+// `scalelens trace --format json` over a folder: its standard output parsed, and its warnings by code.
+struct TraceJson {
+  int exit_code = -1;
+  std::string out, err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  std::string warnings(std::string_view code) {
+    std::string all;
+    simdjson::dom::array list;
+    if (doc["warnings"].get_array().get(list)) return all;
+    for (auto w : list)
+      if (std::string_view(w["code"]) == code) all += std::string(std::string_view(w["message"])) + "\n";
+    return all;
+  }
+};
+void trace_json(const std::filesystem::path& folder, TraceJson& t) {
+  auto r = scalelens::testing::run_scalelens("trace --no-cache --format json " + quoted(folder));
+  t.exit_code = r.exit_code;
+  t.out = r.out;
+  t.err = r.err;
+  ASSERT_FALSE(t.parser.parse(t.out).get(t.doc)) << t.out.substr(0, 500) << t.err;
+}
+
+// A rank whose profiler schedule began a step later (the real DLRM ranks, rank 4's one step
+// renamed #10 -> #11): said, with who profiled what; no straggler row over 7 of the 8 ranks, and
+// no collective of rank 4's step 11 matched with the others' step 10.
+TEST(TraceCli, RanksThatProfiledDifferentStepsAreSaidAndNotCompared) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  copy_dlrm_traces(data, dir, 4, [](std::string text) {
+    const auto at = text.find("\"ProfilerStep#10\"");
+    text.replace(at, 17, "\"ProfilerStep#11\"");
+    return text;
+  });
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(simdjson::dom::array(t.doc["ranks"]).size(), 8u);
+  const std::string said = t.warnings("misaligned-steps");
+  EXPECT_NE(said.find("rank 4: step 11; ranks 0, 1, 2, 3, 5, 6, 7: step 10"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("only the 0 steps that every rank profiled are compared"), std::string::npos) << said;
+  EXPECT_EQ(simdjson::dom::array(t.doc["stragglers"]["steps"]).size(), 0u) << t.out;
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u) << t.out;
+  std::string notes;
+  for (auto n : simdjson::dom::array(t.doc["collective_matching"]["notes"])) notes += std::string(std::string_view(n)) + "\n";
+  EXPECT_NE(notes.find("only rank 4 of its 8 traced ranks has calls in step 11"), std::string::npos) << notes;
+  // The real traces as they are: no such warning, the straggler row over all 8 ranks.
+  TraceJson real;
+  trace_json(data / "kineto" / "dlrm-8rank-v100", real);
+  EXPECT_EQ(real.warnings("misaligned-steps"), "");
+  EXPECT_EQ(int64_t(real.doc["stragglers"]["steps"].at(0)["ranks"]), 8);
+}
+
+// Rank 5's clock 1000 s ahead (every ts of the real trace + 1e9 µs), and a rerun's rank 0 two
+// minutes later beside the first run's ranks: a collective cannot end on one rank before another
+// starts it, so nothing is matched, and the rank and offset are named.
+TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir ahead, rerun;
+  copy_dlrm_traces(data, ahead, 5, [](std::string text) {
+    return rewrite_times(text, [](std::string_view key, std::string_view digits) {
+      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 1'000'000'000) : std::string(digits);
+    });
+  });
+  TraceJson t;
+  trace_json(ahead.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const std::string said = t.warnings("clock-conflict");
+  EXPECT_NE(said.find("rank 5 started it 1000.000 s after the median"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("the ranks' clocks disagree, or the traces are from different jobs"), std::string::npos) << said;
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u);
+  for (auto rank : simdjson::dom::array(t.doc["ranks"])) EXPECT_TRUE(rank["comm_wait_us"].is_null());
+  // The rerun: ranks 1..7 of the first job, rank 0 of a job 120 s later (its file newer, so kept).
+  copy_dlrm_traces(data, rerun, 0, [](std::string text) { return text; });
+  for (const auto& e : std::filesystem::directory_iterator(rerun.path()))
+    if (e.path().filename().string().rfind("worker0_", 0) == 0) std::filesystem::remove(e.path());
+  rerun.write("worker0_step_12.1694128321545.pt.trace.json",
+              rewrite_times(scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json"),
+                            [](std::string_view key, std::string_view digits) {
+                              return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 120'000'000)
+                                                 : std::string(digits);
+                            }));
+  TraceJson mixed;
+  trace_json(rerun.path(), mixed);
+  EXPECT_NE(mixed.warnings("clock-conflict").find("rank 0 started it 120.0"), std::string::npos) << mixed.out;
+  EXPECT_EQ(simdjson::dom::array(mixed.doc["collective_instances"]).size(), 0u);
+  // The real traces: every call overlaps across the ranks, all matched.
+  TraceJson real;
+  trace_json(data / "kineto" / "dlrm-8rank-v100", real);
+  EXPECT_EQ(real.warnings("clock-conflict"), "");
+  EXPECT_EQ(simdjson::dom::array(real.doc["collective_instances"]).size(), 8u);
+}
+
+// A rank's trace left empty (the job killed before the profiler wrote it) among the others of a
+// folder is named with its reason, as it is when given alone.
+TEST(TraceCli, AnEmptyTraceInAFolderIsNamed) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  copy_dlrm_traces(data, dir, 6, [](std::string) { return std::string(); });
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(simdjson::dom::array(t.doc["ranks"]).size(), 7u);
+  const std::string bad = t.warnings("bad-trace");
+  EXPECT_NE(bad.find("the file may be truncated (0 bytes)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("worker6_step_12.1694128201553.pt.trace.json"), std::string::npos) << t.out;
+  auto table = run("trace --no-cache " + quoted(dir.path()));
+  EXPECT_NE(table.out.find("error: " + (dir.path() / "worker6_step_12.1694128201553.pt.trace.json").string()),
+            std::string::npos)
+      << table.out;
+}
+
+// Times written as JSON strings ("ts": "1694…"): every event is left out, and the trace is said to
+// be unreadable for that reason (not CPU-only, not missing "dur"), with exit status 2: nothing analysed.
+TEST(TraceCli, TimesWrittenAsStringsAreNamedAndNothingAnalysedExitsTwo) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  auto file = dir.write("rank0.pt.trace.json",
+                        rewrite_times(scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json"),
+                                      [](std::string_view, std::string_view digits) { return "\"" + std::string(digits) + "\""; }));
+  auto r = run("trace --no-cache " + quoted(file));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("\"ts\" is written as a string (\"16941282"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none of its 3290 events could be read"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("CPU-only"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("has no \"dur\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no trace could be analysed"), std::string::npos) << r.out;
+  // Only the GPU events' (kernels', memcpys', memsets') times as strings: the CPU side is
+  // analysed, and the trace is not said to be a CPU-only profile.
+  std::string text = scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json");
+  for (const std::string cat : {"\"cat\": \"kernel\"", "\"cat\": \"gpu_memcpy\"", "\"cat\": \"gpu_memset\""})
+    for (std::size_t at = text.find(cat); at != std::string::npos; at = text.find(cat, at + 1)) {
+      const std::size_t ts = text.find("\"ts\": ", at) + 6, end = text.find(',', ts);
+      text.replace(ts, end - ts, "\"" + text.substr(ts, end - ts) + "\"");
+    }
+  auto kernels = run("trace --no-cache " + quoted(dir.write("kernels.pt.trace.json", text)));
+  EXPECT_EQ(kernels.exit_code, 0) << kernels.out;
+  EXPECT_NE(kernels.out.find("every GPU event (261) was left out (reasons above)"), std::string::npos) << kernels.out;
+  EXPECT_EQ(kernels.out.find("CPU-only"), std::string::npos) << kernels.out;
 }
 
 }  // namespace

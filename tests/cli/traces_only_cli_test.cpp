@@ -148,3 +148,63 @@ TEST(TracesOnlyCli, SharedRealTracesReportedFromTheirFolder) {
   EXPECT_TRUE(c["computation_score"].is_double());
   EXPECT_NE(r.err.find("[warmup-not-excluded]"), std::string::npos) << r.err;
 }
+
+// The real DLRM ranks with one rank's fault, reported from their folder: the configuration, and
+// what the report said on standard error.
+struct FaultyDlrm {
+  Output r;
+  simdjson::dom::parser parser;
+  simdjson::dom::element config;
+};
+template <class Change>
+void report_dlrm_with(const std::filesystem::path& data, int rank, Change change, FaultyDlrm& f) {
+  ScratchDir dir, out;
+  copy_dlrm_traces(data, dir, rank, change);
+  f.r = run_scalelens("report " + quoted(dir.path()) + " --no-cache --format json -o " + quoted(out.path()));
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.err;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(f.parser.parse(f.r.out).get(doc)) << f.r.out;
+  f.config = doc["configurations"].at(0);
+}
+
+// Rank 4 profiled step 11, the others step 10: no step is timed from a subset of the ranks (rank
+// 4's step 11 alone made an 18.0 ms "slowest rank" step time, and the 19.9 ms step 10 was dropped
+// as warm-up), and the report says which ranks profiled which steps.
+TEST(TracesOnlyCli, RanksThatProfiledDifferentStepsGiveNoStepTime) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  FaultyDlrm f;
+  report_dlrm_with(data, 4, [](std::string text) {
+    text.replace(text.find("\"ProfilerStep#10\""), 17, "\"ProfilerStep#11\"");
+    return text;
+  }, f);
+  EXPECT_NE(f.r.err.find("rank 4: step 11; ranks 0, 1, 2, 3, 5, 6, 7: step 10"), std::string::npos) << f.r.err;
+  EXPECT_NE(f.r.err.find("[misaligned-steps]"), std::string::npos) << f.r.err;
+  EXPECT_TRUE(f.config["step_time_s"].is_null() || f.config["step_time_s"]["mean"].is_null()) << f.r.out.substr(0, 2000);
+  EXPECT_EQ(f.r.err.find("[warmup-not-excluded]"), std::string::npos) << f.r.err;
+}
+
+// Rank 5's clock 1000 s ahead: its calls cannot have run with the others', so no share of
+// collective time is called waiting (it read 87% against the real traces' 96%), and it is said.
+TEST(TracesOnlyCli, ClocksThatDisagreeGiveNoWaitingShare) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  FaultyDlrm f;
+  report_dlrm_with(data, 5, [](std::string text) {
+    return rewrite_times(text, [](std::string_view key, std::string_view digits) {
+      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 1'000'000'000) : std::string(digits);
+    });
+  }, f);
+  EXPECT_NE(f.r.err.find("[clock-conflict]"), std::string::npos) << f.r.err;
+  EXPECT_NE(f.r.err.find("rank 5 started it 1000.000 s after"), std::string::npos) << f.r.err;
+  EXPECT_TRUE(f.config["comm_wait_share"].is_null()) << f.r.out.substr(0, 2000);
+}
+
+// Rank 6's trace is there but empty: the report names the file and why, beside the missing rank.
+TEST(TracesOnlyCli, AnEmptyTraceIsNamed) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  FaultyDlrm f;
+  report_dlrm_with(data, 6, [](std::string) { return std::string(); }, f);
+  EXPECT_NE(f.r.err.find("worker6_step_12.1694128201553.pt.trace.json: JSON is incomplete or malformed"), std::string::npos)
+      << f.r.err;
+  EXPECT_NE(f.r.err.find("(0 bytes)"), std::string::npos) << f.r.err;
+  EXPECT_NE(f.r.err.find("[missing-ranks]"), std::string::npos) << f.r.err;
+}

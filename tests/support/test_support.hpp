@@ -2,6 +2,8 @@
 // Helpers shared by the tests: real-data location, scratch folders, running the binary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +83,41 @@ inline std::size_t count_lines(std::string_view text, std::string_view containin
   while (lines.next(line))
     if (containing.empty() || line.find(containing) != std::string_view::npos) ++n;
   return n;
+}
+
+// Every `"ts": N` and `"dur": N` of a trace's text (numbers as Kineto writes them) replaced by
+// `change(key, digits)`: the real traces with their times written another way.
+template <class Change>
+std::string rewrite_times(std::string_view text, Change change) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t ts = text.find("\"ts\": ", at), dur = text.find("\"dur\": ", at);
+    const std::size_t key = std::min(ts, dur);
+    if (key == std::string_view::npos) break;
+    const std::size_t value = key + (key == ts ? 6 : 7);
+    std::size_t end = value;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '-')) ++end;
+    out.append(text.substr(at, value - at));
+    out += change(key == ts ? std::string_view("ts") : std::string_view("dur"), text.substr(value, end - value));
+    at = end;
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
+// The shared DLRM traces (8 V100 ranks, shared/data/kineto/dlrm-8rank-v100) copied into `dir`,
+// rank `rank`'s file's text as `change` makes it: the real files with one rank's fault.
+template <class Change>
+void copy_dlrm_traces(const std::filesystem::path& data, const ScratchDir& dir, int rank, Change change) {
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) != 0) continue;
+    std::string text = slurp(e.path());
+    if (name.rfind("worker" + std::to_string(rank) + "_", 0) == 0) text = change(std::move(text));
+    dir.write(name, text);
+  }
 }
 
 }  // namespace scalelens::testing

@@ -154,7 +154,7 @@ ReadOutput filled_output() {
   b.step_ids = {10, 11, 12};
   b.flops = 3e15;
   b.backend = "nccl";
-  b.calls.push_back({"pg0", "AllReduce", 100, 50, 4096, 8, {0, 10, 20, 50}});
+  b.calls.push_back({"pg0", "AllReduce", 100, 50, 4096, 8, 11, {0, 10, 20, 50}});
   b.op_losses.push_back({"aten::mm", "[[16, 512]]", "compute", 30.0, std::nan("")});
   run.breakdown.push_back(b);
   run.details_to_fill().profiler_averages = ProfilerAverages{10, 5, 2, 1};

@@ -279,9 +279,72 @@ TEST(CollectiveMatch, AnExtraCallOnOneRankIsLeftUnmatched) {
   EXPECT_EQ(m.ranks[1].matched, 3u);
   EXPECT_EQ(m.ranks[1].unmatched, 1u);
   ASSERT_EQ(m.notes.size(), 1u);
-  EXPECT_NE(m.notes[0].find("rank 1 has 4 calls, 1 more than the fewest of the group (3); they are left unmatched"),
+  EXPECT_NE(m.notes[0].find("only rank 1 of its 2 traced ranks has calls in step 4; they are left unmatched"),
             std::string::npos)
       << m.notes[0];
+}
+
+// Two ranks that profiled different steps (rank 1's schedule began a step later: steps 2..4
+// against 1..3): calls are matched within a step only (steps 2 and 3), never rank 1's step-2 call
+// with rank 0's step-1 call; the steps one rank has alone are noted; the set says which rank
+// profiled which steps, and its straggler rows are the shared steps'.
+TEST(CollectiveMatch, RanksThatProfiledDifferentStepsAreMatchedWithinAStep) {
+  ScratchDir dir;
+  for (int r = 0; r < 2; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = 2;
+    spec.first_step = 1 + r;
+    spec.first_step_unix_us = kStart + r * 1000;  // rank 1's step 2 runs when rank 0's does
+    spec.step_us = {1000, 1000, 1000};
+    spec.comm_delay_us = r == 1 ? 100 : 0;
+    spec.comm_extend_us = r == 0 ? 100 : 0;
+    dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+  }
+  TraceSetOptions options;
+  options.inputs = {dir.path()};
+  options.cache = false;
+  const auto set = analyse_traces(options);
+  const auto& m = set.collective_match;
+  ASSERT_EQ(m.instances.size(), 2u);
+  for (const auto& i : m.instances) EXPECT_DOUBLE_EQ(i.skew_us, 100);  // by order alone: 1000 µs apart
+  EXPECT_EQ(m.instances[1].index, 2u);  // its place in the group's calls: after steps 1 and 2
+  EXPECT_EQ(m.ranks[0].unmatched, 1u);
+  EXPECT_EQ(m.ranks[1].unmatched, 1u);
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_NE(m.notes[0].find("only rank 0 of its 2 traced ranks has calls in step 1"), std::string::npos) << m.notes[0];
+  EXPECT_NE(m.notes[1].find("only rank 1 of its 2 traced ranks has calls in step 4"), std::string::npos) << m.notes[1];
+  EXPECT_NE(set.misaligned_steps.find("rank 0: steps 1, 2, 3; rank 1: steps 2, 3, 4"), std::string::npos)
+      << set.misaligned_steps;
+  ASSERT_EQ(set.stragglers.size(), 2u);
+  EXPECT_EQ(set.stragglers[0].step, 2);
+  EXPECT_EQ(set.stragglers[1].step, 3);
+  bool warned = false;
+  for (const auto& d : set.diagnostics) warned |= d.code == "misaligned-steps";
+  EXPECT_TRUE(warned);
+}
+
+// A rank's clock far from the others' (1000 s, or 0.5 s): its all-reduce "starts" after the
+// others' have ended, which no collective can do. Nothing is matched, and the rank and its offset
+// are named; within the slack NTP leaves, the calls are matched as ever.
+TEST(CollectiveMatch, ACallThatEndedBeforeAnotherRankStartedItRefusesTheMatch) {
+  for (const std::int64_t offset_us : {1'000'000'000LL, -500'000LL}) {
+    ScratchDir dir;
+    auto m = two_ranks(dir, [&](int r, KinetoTraceSpec& spec) { spec.first_step_unix_us += r == 1 ? offset_us : 0; });
+    EXPECT_TRUE(m.instances.empty()) << offset_us;
+    EXPECT_TRUE(m.ranks.empty());
+    EXPECT_EQ(m.method, "");
+    // Of two ranks the later is named (the lower median's the earlier's start).
+    const std::string want = offset_us > 0 ? "rank 1 started it 1000.000 s after the median" : "rank 0 started it 0.500 s after the median";
+    EXPECT_NE(m.clock_conflict.find(want), std::string::npos) << m.clock_conflict;
+    EXPECT_NE(m.clock_conflict.find("(2 such calls)"), std::string::npos) << m.clock_conflict;
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_EQ(m.notes[0], m.clock_conflict);
+  }
+  ScratchDir near;
+  auto m = two_ranks(near, [&](int r, KinetoTraceSpec& spec) { spec.first_step_unix_us += r == 1 ? 5'000 : 0; });
+  EXPECT_EQ(m.instances.size(), 2u);
+  EXPECT_EQ(m.clock_conflict, "");
 }
 
 // The report carries it per configuration: of the matched collectives' kernel time, the share

@@ -105,5 +105,48 @@ TEST(TraceHta, StepFilterAppliesOnlyWithTwoStepNamesOverAllRanks) {
   EXPECT_TRUE(analyse_traces(two_steps).hta_step_filter);
 }
 
+// The same times written as JSON allows them otherwise (DLRM rank 0, every ts and dur as
+// 1.694128201435418e+15 or as 1694128201435418.0; Python's json reads all three to the same
+// doubles, so HTA's figures are the same): the same figures, exactly. Exponents read through a
+// double were 256 ns off, and HTA's rounding of float times then moved events by 1 µs.
+TEST(TraceHta, TimesInExponentOrDecimalFormGiveTheSameFigures) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  const auto original = data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json";
+  const std::string text = testing::slurp(original);
+  auto exponent = [](std::string_view, std::string_view digits) {
+    std::string d(digits);
+    const std::size_t power = d.size() - 1;
+    while (d.size() > 1 && d.back() == '0') d.pop_back();
+    return d.substr(0, 1) + (d.size() > 1 ? "." + d.substr(1) : "") + "e+" + (power < 10 ? "0" : "") + std::to_string(power);
+  };
+  auto decimal = [](std::string_view, std::string_view digits) { return std::string(digits) + ".0"; };
+  testing::ScratchDir dir;
+  auto analysed = [](const fs::path& file) {
+    TraceSetOptions options;
+    options.inputs = {file};
+    options.cache = false;
+    auto set = analyse_traces(options);
+    EXPECT_EQ(set.ranks.size(), 1u) << file;
+    return set.ranks.empty() ? RankSummary{} : set.ranks.front();
+  };
+  const RankSummary want = analysed(original);
+  for (const auto& [name, form] : {std::pair{"exponent", +exponent}, std::pair{"decimal", +decimal}}) {
+    SCOPED_TRACE(name);
+    const RankSummary got = analysed(dir.write(std::string(name) + ".pt.trace.json", testing::rewrite_times(text, form)));
+    // HTA's own figures for this rank (expected-hta/dlrm-8rank-v100.json): 13009 µs of kernels,
+    // 6419 idle, 1034 compute, overlap 4.5 %.
+    EXPECT_EQ(got.hta_unfiltered.kernel_time_us, 13009);
+    EXPECT_EQ(got.hta_unfiltered.idle_us, 6419);
+    EXPECT_EQ(got.hta_unfiltered.compute_us, 1034);
+    EXPECT_EQ(got.hta_unfiltered.overlap_pct, want.hta_unfiltered.overlap_pct);
+    EXPECT_EQ(got.total.idle_us, want.total.idle_us);
+    EXPECT_EQ(got.total.busy_us, want.total.busy_us);
+    EXPECT_EQ(got.total.comp_us, want.total.comp_us);
+    EXPECT_EQ(got.total.exposed_comm_us, want.total.exposed_comm_us);
+    EXPECT_EQ(got.total.step_time_us, want.total.step_time_us);
+  }
+  EXPECT_EQ(want.hta_unfiltered.idle_us, 6419);
+}
+
 }  // namespace
 }  // namespace scalelens::trace

@@ -193,5 +193,65 @@ TEST(TraceWalk, MicrosecondsAreExactForEveryDigitCount) {
   EXPECT_EQ(micros_to_ns("1e300", ns, is_float), NumStatus::out_of_range);
 }
 
+// Exponent notation names the same decimal number as the plain form: the same nanoseconds, in
+// every way JSON allows writing it (Python's json reads 1.694128201435418e+15 to the double of
+// 1694128201435418). Through a double the ns were 256 ns coarse and HTA's rounding moved events.
+TEST(TraceWalk, ExponentFormsAreTheSameNanosecondsAsThePlainForm) {
+  std::mt19937_64 rng(7);
+  for (int n = 0; n < 20000; ++n) {
+    // A plain time of up to 16 whole digits and up to 3 decimals: exact in ns.
+    std::string digits;
+    const int whole = 1 + static_cast<int>(rng() % 15), fraction = static_cast<int>(rng() % 4);
+    digits += static_cast<char>('1' + rng() % 9);
+    for (int d = 1; d < whole + fraction; ++d) digits += static_cast<char>('0' + rng() % 10);
+    const std::string sign = rng() % 8 == 0 ? "-" : "";
+    const std::string plain = sign + digits.substr(0, whole) + (fraction ? "." + digits.substr(whole) : "");
+    std::int64_t want = 0, got = 0;
+    bool is_float = false;
+    ASSERT_EQ(micros_to_ns(plain, want, is_float), NumStatus::ok) << plain;
+    // The point moved k places left (1.694e+15), right past leading zeros (0.001694e+18), or not
+    // at all (1694e0), in any of e, E, e+, e-.
+    const int k = static_cast<int>(rng() % 20) - 3;
+    const int point = whole - k;  // places of digits before the point, ≤ 0: zeros first
+    std::string mantissa = point <= 0 ? "0." + std::string(static_cast<std::size_t>(-point), '0') + digits
+                           : static_cast<std::size_t>(point) >= digits.size()
+                               ? digits + std::string(static_cast<std::size_t>(point) - digits.size(), '0')
+                               : digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+    if (rng() % 3 == 0 && mantissa.find('.') != std::string::npos) mantissa += "000";  // trailing zeros
+    const char* marks[] = {"e", "E", "e+", "E+"};
+    const std::string exp_text = k < 0 ? "e-" + std::to_string(-k) : marks[rng() % 4] + std::to_string(k);
+    const std::string token = sign + mantissa + exp_text;
+    ASSERT_EQ(micros_to_ns(token, got, is_float), NumStatus::ok) << token;
+    EXPECT_EQ(got, want) << token << " vs " << plain;
+    EXPECT_TRUE(is_float) << token;
+  }
+  std::int64_t ns = 0;
+  bool is_float = false;
+  ASSERT_EQ(micros_to_ns("1.694128201435418e+15", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1694128201435418000);
+  // Digits beyond a uint64 that an exponent scales back; sub-ns digits rounded half up as in the
+  // plain form; tiny numbers; the limits.
+  ASSERT_EQ(micros_to_ns("16941282014354180000000e-7", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1694128201435418000);
+  ASSERT_EQ(micros_to_ns("1.6941282014354180005e15", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1694128201435418001);
+  ASSERT_EQ(micros_to_ns("1.6941282014354180004999e15", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1694128201435418000);
+  ASSERT_EQ(micros_to_ns("5e-4", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 1);
+  ASSERT_EQ(micros_to_ns("4e-4", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 0);
+  ASSERT_EQ(micros_to_ns("1e-300", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 0);
+  ASSERT_EQ(micros_to_ns("0e999", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, 0);
+  ASSERT_EQ(micros_to_ns("-3.999999999999999e15", ns, is_float), NumStatus::ok);
+  EXPECT_EQ(ns, -3999999999999999000);
+  EXPECT_EQ(micros_to_ns("4e15", ns, is_float), NumStatus::out_of_range);
+  EXPECT_EQ(micros_to_ns("1e19", ns, is_float), NumStatus::out_of_range);
+  for (const char* junk : {"1e", "1e+", "1.e5", "e5", "1e5.0", "1e5x", "1ee5", "-e5"})
+    EXPECT_EQ(micros_to_ns(junk, ns, is_float), NumStatus::not_a_number) << junk;
+}
+
 }  // namespace
 }  // namespace scalelens::trace
