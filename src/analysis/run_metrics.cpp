@@ -13,7 +13,7 @@
 #include "common/decimate.hpp"
 #include "model/limits.hpp"
 #include "trace/collectives.hpp"
-#include "trace/trace_set.hpp"
+#include "trace/step_alignment.hpp"
 
 namespace scalelens {
 
@@ -356,8 +356,9 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     figures.warnings.push_back(run_warning(
         run, "energy-gaps",
         fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
-                    "than {} sampling intervals, or stop while its other readings go on (the logger paused, the node was "
-                    "drained, nvidia-smi read [GPU is lost]?); the longest gap, {:.1f} s, "
+                    "than {} sampling intervals, stop while its other readings go on, or stop between a GPU's log files with "
+                    "no counter that goes on across (the logger paused or was restarted, the node was drained, "
+                    "nvidia-smi read [GPU is lost]?); the longest gap, {:.1f} s, "
                     "is {} in {}",
                     gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
                     gpu_name(*longest_gap_gpu), longest_gap_gpu->source)));

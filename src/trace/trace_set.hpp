@@ -9,6 +9,7 @@
 
 #include "common/diagnostics.hpp"
 #include "model/study.hpp"
+#include "trace/step_alignment.hpp"
 #include "trace/breakdown.hpp"
 #include "trace/collectives.hpp"
 #include "trace/link_peaks.hpp"
@@ -81,16 +82,6 @@ TraceSet analyse_traces(const TraceSetOptions& options);
 
 // Cross-rank figures of already analysed ranks (also used by the ingest reader).
 void summarise_across(TraceSet& set);
-
-// Ranks whose profiled steps differ (one rank's profiler schedule began a step later): which
-// ranks profiled which step numbers, for a `misaligned-steps` warning, and the steps every rank
-// profiled. `ranks` holds each trace's rank and its step numbers (sorted); a rank with several
-// traces has their steps together; traces without steps are left out of both.
-struct StepAlignment {
-  std::set<std::int64_t> common;  // profiled by every rank that has steps
-  std::string misaligned;         // "" when every rank profiled the same steps
-};
-StepAlignment align_steps(const std::vector<std::pair<int, const std::vector<std::int64_t>*>>& ranks);
 
 // Two traces of one rank in one run covering the same steps (a copy, a rerun into the same folder)
 // must not both count; traces of different profiling windows (schedule(repeat=N): other step
