@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -24,10 +25,14 @@ std::string collective_key(std::string_view collective) {
 // transfer"); ten times that is left to a loosely kept one before two ranks' times are refused.
 constexpr std::int64_t kClockSlackNs = 10'000'000;
 
-// Send and receive involve two ranks, not every member: a rank's may end before another's starts.
-bool is_point_to_point(std::string_view collective) {
+// Whether a rank's kernel of this collective needs data from every other member, so that it cannot
+// end before each of theirs has started. Not so for send/recv (two ranks), nor for broadcast and
+// reduce: a message that fits the peer's buffers leaves the root (or a ring's first rank) before a
+// late receiver's kernel starts.
+bool waits_for_every_member(std::string_view collective) {
   const std::string key = collective_key(collective);
-  return key == "sendrecv" || key == "send" || key == "recv";
+  return key == "allreduce" || key == "allgather" || key == "reducescatter" || key == "alltoall" || key == "alltoallv" ||
+         key == "allgatherv" || key == "barrier";
 }
 }  // namespace
 
@@ -184,28 +189,49 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         const auto* c = m.calls[i];
         if (c->start_ns < first[i]) first[i] = c->start_ns, first_at[i] = m.at;
         if (c->start_ns > last[i]) last[i] = c->start_ns, last_at[i] = m.at, last_call[i] = c;
-        first_end[i] = std::min(first_end[i], c->start_ns + c->dur_ns);
+        // Saturating: hostile times near int64's end must not wrap into an early end.
+        std::int64_t end = 0;
+        if (__builtin_add_overflow(c->start_ns, c->dur_ns, &end)) end = std::numeric_limits<std::int64_t>::max();
+        first_end[i] = std::min(first_end[i], end);
         if (c->bytes >= 0) bytes[i] = c->bytes;
       }
+    // Ranks with different numbers of calls in this step are paired in order, which a call missing
+    // from one trace shifts: a call that "ended before another started it" here is that, not
+    // clocks apart (those show in the steps that pair up too). The step is left unmatched.
+    const bool counts_differ = std::any_of(members.begin(), members.end(), [&](const Member& m) { return m.calls.size() != common; });
+    bool unpaired = false;
     for (std::size_t i = 0; i < agreed; ++i) {
-      if (is_point_to_point(ref[i]->name) || last[i] - first_end[i] <= kClockSlackNs) continue;
+      const double apart_ns = static_cast<double>(last[i]) - static_cast<double>(first_end[i]);
+      if (!waits_for_every_member(ref[i]->name) || apart_ns <= kClockSlackNs) continue;
+      if (counts_differ) {
+        if (!unpaired && out.notes.size() < 20)
+          out.notes.push_back(fmt::format("{}: in step {} the ranks have different numbers of calls, and paired in order call #{} "
+                                          "({}) would end on one rank {:.3f} s before another started it (a call missing from a "
+                                          "trace?); the step's calls are left unmatched",
+                                          where, key.second, index_from + i + 1, ref[i]->name, apart_ns * 1e-9));
+        unpaired = true;
+        continue;
+      }
       if (conflict.calls++ > 0) continue;
       // The rank farthest from the members' median start is the one whose clock (or job) differs.
       std::vector<std::int64_t> starts;
       for (const auto& m : members) starts.push_back(m.calls[i]->start_ns);
       const auto middle = starts.begin() + static_cast<std::ptrdiff_t>((starts.size() - 1) / 2);  // the lower one
       std::nth_element(starts.begin(), middle, starts.end());
-      const std::int64_t median = *middle;
+      const double median = static_cast<double>(*middle);
       const Member* odd = &members.front();
       for (const auto& m : members)
-        if (std::llabs(m.calls[i]->start_ns - median) > std::llabs(odd->calls[i]->start_ns - median)) odd = &m;
-      const double offset_s = static_cast<double>(odd->calls[i]->start_ns - median) * 1e-9;
+        if (std::fabs(static_cast<double>(m.calls[i]->start_ns) - median) >
+            std::fabs(static_cast<double>(odd->calls[i]->start_ns) - median))
+          odd = &m;
+      const double offset_s = (static_cast<double>(odd->calls[i]->start_ns) - median) * 1e-9;
       conflict.first = fmt::format(
           "{}: call #{} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
           "started it {:.3f} s {} the median of the ranks' starts",
-          where, index_from + i + 1, ref[i]->name, static_cast<double>(last[i] - first_end[i]) * 1e-9,
-          split[odd->at].rank, std::fabs(offset_s), offset_s >= 0 ? "after" : "before");
+          where, index_from + i + 1, ref[i]->name, apart_ns * 1e-9, split[odd->at].rank, std::fabs(offset_s),
+          offset_s >= 0 ? "after" : "before");
     }
+    if (unpaired) continue;
     for (const auto& m : members) {
       auto& s = split[m.at];
       for (std::size_t i = 0; i < agreed; ++i) {
@@ -267,6 +293,8 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         conflict.first, conflict.calls > 1 ? fmt::format(" ({} such calls)", conflict.calls) : std::string());
     CollectiveMatch refused;
     refused.notes.push_back(out.clock_conflict);
+    // What else was found stays said (a step only some ranks have calls in, say).
+    refused.notes.insert(refused.notes.end(), out.notes.begin(), out.notes.end());
     refused.clock_conflict = out.clock_conflict;
     return refused;
   }
