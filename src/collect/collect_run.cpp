@@ -256,9 +256,15 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
       p.detected_from["world_size"] = fmt::format("SLURM_NTASKS (the job's tasks, which {} starts)", launcher.program);
     } else if (p.job.unreadable.contains("job_tasks")) {
       p.world_size_warning = "SLURM's task count is unreadable (above); the run's world size is left unknown (give --world-size)";
+    } else if (launcher.program == "srun" && p.job.nodes) {
+      // A job submitted without -n states no task count: srun then starts one task per node.
+      p.world_size = p.job.nodes;
+      p.detected_from["world_size"] = "the job's nodes (srun without a count starts a task per node; the job states no task count)";
     } else {
-      p.world_size = 1;
-      p.detected_from["world_size"] = "default: one process, no task count given";
+      p.world_size_warning = fmt::format(
+          "{} without a count starts as many processes as the job has slots, and the job states no task count "
+          "(SLURM_NTASKS); the run's world size is left unknown (give --world-size, or -n to {})",
+          launcher.program, launcher.program);
     }
   } else if (p.job.slurm_batch_step) {
     p.world_size = 1;

@@ -112,6 +112,18 @@ TEST(RunPlan, SlurmBatchStepIsOneProcessAndLaunchersInsideItKeepTheirCounts) {
     EXPECT_EQ(p.job.nodes, 2) << launcher;
     EXPECT_EQ(p.job.hosts.size(), 2u) << launcher;
   }
+  // A job submitted without -n (no SLURM_NTASKS): srun starts a task per node, mpirun fills the
+  // job's slots, which no variable here states (recorded as 1 before).
+  EnvMap untold = two_nodes;
+  untold.erase("SLURM_NTASKS");
+  untold.erase("SLURM_NPROCS");
+  p = plan({"srun", "python", "train.py"}, untold);
+  EXPECT_EQ(p.world_size, 2);
+  EXPECT_FALSE(p.world_size_warning);
+  p = plan({"mpirun", "python", "train.py"}, untold);
+  EXPECT_FALSE(p.world_size);
+  ASSERT_TRUE(p.world_size_warning);
+  EXPECT_NE(p.world_size_warning->find("the run's world size is left unknown"), std::string::npos) << *p.world_size_warning;
   // A job of one task: nothing to say.
   EnvMap one = batch;
   one["SLURM_NTASKS"] = "1";
