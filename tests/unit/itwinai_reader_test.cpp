@@ -426,6 +426,32 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_WorkersWhoseTrainRunIsGone_AreLeftOutAnd
     EXPECT_NE(orphans[0]->message.find(says), std::string::npos) << says << " in " << orphans[0]->message;
 }
 
+// A Ray trial whose tune run is gone has workers of its own: it is a training run, read as one
+// (the orphan rule left the whole trial out). Workers whose train run's meta.yaml cannot be read
+// are left out, and the warning says that, not that the run was deleted.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_ATrialWhoseTuneRunIsGoneIsRead_WorkersOfAnUnreadableRunSaySo) {
+  ScratchDir dir;
+  MlflowStore store(dir, "123");
+  store.run("trial1", "trial", kStartMs, kStartMs + 100, 3, "tune-gone");
+  store.worker("t1w0", "trial1", 0, 2, kStartMs + 200);
+  store.worker("t1w1", "trial1", 1, 2, kStartMs + 300);
+  store.run("train3", "resnet-ddp-3", kStartMs, kStartMs + 100, 3);
+  store.worker("w3_0", "train3", 0, 1, kStartMs + 200);
+  dir.write("mllogs/mlflow/123/train3/meta.yaml", "");
+  auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].run_id, "trial1");
+  EXPECT_EQ(study.runs[0].world_size, 2);
+  EXPECT_EQ(study.runs[0].gpus.size(), 2u);
+  auto orphans = diagnostics(study, "orphan-runs");
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_NE(orphans[0]->message.find("w3_0 ('worker_0 (main)') is nested under run 'train3' (tag mlflow.parentRunId), "
+                                     "whose meta.yaml cannot be read (above)"),
+            std::string::npos)
+      << orphans[0]->message;
+  EXPECT_EQ(orphans[0]->message.find("mlflow gc"), std::string::npos) << orphans[0]->message;
+}
+
 // The main worker logged epoch 2 twice (a job restarted from a checkpoint logs its epochs again);
 // the first value was dropped without a word.
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_AnEpochLoggedTwice_IsNamedWithBothLines_TheLongestCounts) {

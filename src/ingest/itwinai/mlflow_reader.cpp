@@ -249,6 +249,7 @@ class ItwinaiMlflowReader final : public Reader {
     // Every live run of the experiment, by id.
     std::map<std::string, MlflowRun> runs;
     std::set<std::string> deleted;
+    std::set<std::string> unreadable;  // folders (MLflow names them by run id) whose meta.yaml cannot be read
     std::error_code ec;
     for (fs::directory_iterator it(exp_dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->is_directory(ec)) continue;
@@ -258,6 +259,7 @@ class ItwinaiMlflowReader final : public Reader {
       // A run whose meta.yaml cannot be read is left out, as MLflow skips it ("Malformed run"): its
       // lifecycle stage (deleted or not) and its times are unknown.
       auto unreadable_meta = [&](const std::string& why) {
+        unreadable.insert(it->path().filename().string());
         // Its tags are files of their own: say whose worker it was, so that its job's missing GPU
         // data is not put down to log_on_workers.
         const auto parent_id = get(read_folder(it->path() / "tags"), "mlflow.parentRunId");
@@ -347,17 +349,25 @@ class ItwinaiMlflowReader final : public Reader {
       std::vector<std::string> names;
       std::size_t nested = 0;
       for (const auto& id : ids) {
+        // A run with workers of its own (a Ray trial whose tune run is gone) is a training run: read.
+        if (has_children(id)) {
+          add_run(collect(id), get(experiment, "name"), out);
+          continue;
+        }
         const auto group = collect(id);
         nested += group.size();
         names.push_back(fmt::format("{} ('{}')", runs.at(id).dir.filename().string(), runs.at(id).name()));
       }
+      if (names.empty()) continue;
       out.warn("orphan-runs",
-               fmt::format("MLflow run{} {} {} nested under run '{}' (tag mlflow.parentRunId), which this store does not "
-                           "hold: deleted and removed by `mlflow gc`, or not copied. A nested run (an itwinai worker) is "
-                           "only a part of its training run, so {} {} left out{}",
-                           ids.size() == 1 ? "" : "s", fmt::join(names, ", "), ids.size() == 1 ? "is" : "are", parent,
+               fmt::format("MLflow run{} {} {} nested under run '{}' (tag mlflow.parentRunId), {}. A nested run (an itwinai "
+                           "worker) is only a part of its training run, so {} {} left out{}",
+                           names.size() == 1 ? "" : "s", fmt::join(names, ", "), names.size() == 1 ? "is" : "are", parent,
+                           unreadable.count(parent) ? "whose meta.yaml cannot be read (above)"
+                                                    : "which this store does not hold: deleted and removed by `mlflow gc`, "
+                                                      "or not copied",
                            nested == 1 ? "it" : "they", nested == 1 ? "is" : "are",
-                           nested > ids.size() ? fmt::format(" with the {} runs nested under them", nested - ids.size()) : ""),
+                           nested > names.size() ? fmt::format(" with the {} runs nested under them", nested - names.size()) : ""),
                exp_dir);
     }
 
@@ -374,7 +384,6 @@ class ItwinaiMlflowReader final : public Reader {
   }
 
  private:
-  // One train run (group[0]) and its worker runs -> one Run.
   // Whether `dir` holds a folder with an MLflow run's meta.yaml (one with a run_id): an experiment.
   static bool holds_mlflow_runs(const fs::path& dir) {
     std::error_code ec;
@@ -394,6 +403,7 @@ class ItwinaiMlflowReader final : public Reader {
     return (ext == ".db" || ext == ".sqlite") && head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
   }
 
+  // One train run (group[0]) and its worker runs -> one Run.
   static void add_run(const std::vector<const MlflowRun*>& group, const std::string& experiment, ReadOutput& out) {
     const MlflowRun& train = *group[0];
     Run run;
