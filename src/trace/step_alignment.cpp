@@ -14,8 +14,8 @@ StepAlignment align_steps(const std::vector<std::pair<int, const std::vector<std
   StepAlignment a;
   if (steps_of.empty()) return a;
   a.common = steps_of.begin()->second;
-  for (const auto& [rank, steps] : steps_of)
-    std::erase_if(a.common, [&](std::int64_t s) { return !steps.count(s); });
+  for (const auto& entry : steps_of)  // not a structured binding: clang 14 cannot capture one
+    std::erase_if(a.common, [&](std::int64_t s) { return !entry.second.count(s); });
   // The ranks by the steps they profiled, fewest ranks first (the odd ones out).
   std::map<std::set<std::int64_t>, std::vector<int>> ranks_of;
   for (const auto& [rank, steps] : steps_of) ranks_of[steps].push_back(rank);
