@@ -234,6 +234,29 @@ TEST(NvSmiReader, NvSmi_WarningLineBeforeTheHeader_IsSaidAndTheSamplesRead) {
   EXPECT_EQ(said[1]->line, 5);
 }
 
+// A GPU fallen off the bus mid-log: nvidia-smi prints "Unable to determine the device handle for
+// GPU0000:0B:00.0: Unknown Error" in place of its rows (wording from NVIDIA/open-gpu-kernel-modules#387
+// and nvidia-docker#1553). It was a bad line; it is nvidia-smi's own message, said as such.
+TEST(NvSmiReader, NvSmi_LostGpuMessageAmongTheRows_IsSaidAsNvidiaSmisOwn) {
+  ScratchDir dir;
+  Study study;
+  const auto& run = read_run_with(dir, "nodes/n1/nvsmi.log",
+                                  "timestamp, index, name, utilization.gpu [%], power.draw [W]\n"
+                                  "2024/01/02 03:04:05.678, 0, NVIDIA A100-SXM4-80GB, 95 %, 400.00 W\n"
+                                  "Unable to determine the device handle for GPU0000:0B:00.0: Unknown Error\n"
+                                  "2024/01/02 03:04:06.678, 0, NVIDIA A100-SXM4-80GB, 90 %, 410.00 W\n",
+                                  study);
+  ASSERT_EQ(run.gpus.size(), 1u);
+  EXPECT_EQ(run.gpus[0].samples.size(), 2u);
+  EXPECT_EQ(diagnostic(study, "bad-lines"), nullptr);
+  const auto* said = diagnostic(study, "nvsmi-message");
+  ASSERT_NE(said, nullptr);
+  EXPECT_EQ(said->line, 3);
+  EXPECT_NE(said->message.find("'Unable to determine the device handle for GPU0000:0B:00.0: Unknown Error' at line 3"),
+            std::string::npos)
+      << said->message;
+}
+
 // nvidia-smi's numbers with a decimal comma ("87,50 W", as a comma-decimal locale prints them):
 // the comma splits the value into two CSV fields. Each such line is left out, never read as
 // another number, and the likely cause and its remedy are said (it was only "6 fields where the

@@ -179,8 +179,16 @@ std::string node_of(const fs::path& file) {
 
 // A message nvidia-smi prints on its own before (or among) its CSV rows, which a log holds where
 // both its output streams were redirected into it: "WARNING: infoROM is corrupted at gpu
-// 0000:01:00.0" (nvidia-smi then exits with code 14, yet goes on logging).
-bool is_nvsmi_message(std::string_view line) { return trim(line).starts_with("WARNING:"); }
+// 0000:01:00.0" (nvidia-smi then exits with code 14, yet goes on logging), and what it prints of
+// a GPU fallen off the bus or a driver it cannot reach ("Unable to determine the device handle for
+// GPU0000:0B:00.0: Unknown Error").
+bool is_nvsmi_message(std::string_view line) {
+  const auto text = trim(line);
+  for (std::string_view start : {"WARNING:", "Unable to determine the device handle", "Failed to initialize NVML",
+                                 "No devices were found", "NVIDIA-SMI has failed"})
+    if (text.starts_with(start)) return true;
+  return false;
+}
 
 // The first number written with a decimal comma in `line` ("87,50" of "87,50 W"), or "": nvidia-smi
 // joins its fields with ", ", so a comma between two digits is a number's, from a locale whose
