@@ -174,18 +174,32 @@ std::string status_table(const Plan& plan) {
 
 // An earlier attempt's run folder moves aside (into .sweep/attempts/, which reports skip), so the
 // rerun writes <run id> again and the study holds each run once.
-void set_aside(const fs::path& study, const Entry& e) {
+// Where it cannot move, the rerun is not started: it would run beside the earlier attempt, and the
+// study would hold both (a failed run beside its rerun).
+Result<bool> set_aside(const fs::path& study, const Entry& e) {
   std::error_code ec;
   const fs::path dir = study / e.run_id;
-  if (!fs::exists(dir, ec)) return;
+  if (!fs::exists(dir, ec)) return true;
   const fs::path attempts = study / ".sweep" / "attempts";
-  fs::create_directories(attempts, ec);
+  if (auto made = create_folder(attempts); !made) return made.error();
   for (int k = 1; k < 10000; ++k) {
     const fs::path to = attempts / fmt::format("{}.{}", e.run_id, k);
     if (fs::exists(to, ec)) continue;
     fs::rename(dir, to, ec);
-    return;
+    if (ec) return Error{fmt::format("cannot move the earlier attempt aside to {}: {}", to.string(), ec.message()), dir.string()};
+    return true;
   }
+  return Error{"cannot move the earlier attempt aside: 9999 attempts are there already", dir.string()};
+}
+
+// Its earlier attempt set aside, else the entry fails with the reason (said on stderr).
+bool set_aside_or_fail(const fs::path& study, Entry& e) {
+  auto moved = set_aside(study, e);
+  if (moved) return true;
+  e.state = State::failed;
+  e.note = fmt::format("{}: {}", moved.error().path, moved.error().message);
+  std::fprintf(stderr, "scalelens sweep: %s: %s\n", e.run_id.c_str(), e.note.c_str());
+  return false;
 }
 
 int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string& tmpl, bool dry_run) {
@@ -207,7 +221,7 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", ok.error().path.c_str(), ok.error().message.c_str());
     return 1;
   }
-  set_aside(study, e);
+  if (!set_aside_or_fail(study, e)) return 1;
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), plan.sbatch_args.begin(), plan.sbatch_args.end());
   argv.push_back(file.string());
@@ -239,7 +253,7 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
     return 0;
   }
   say(a, fmt::format("== {} ({} task{}, repeat {})\n", e.run_id, e.tasks, e.tasks == 1 ? "" : "s", e.repeat));
-  set_aside(study, e);
+  if (!set_aside_or_fail(study, e)) return 0;  // no signal stopped it: the sweep goes on
   std::vector<std::pair<std::string, std::string>> env;
   if (::geteuid() == 0) env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};  // Open MPI refuses root otherwise
   collect::ChildOptions options;

@@ -150,6 +150,21 @@ TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
   const auto first_manifest = read(dir / "runs/sh-1n1t-r1/scalelens.json");
 
   fs::remove(marker);
+  // The failed attempt's folder cannot move aside (.sweep/attempts is a file): the rerun is not
+  // started beside it, and the entry fails naming why (the attempt was rerun into the old folder's
+  // place, or beside it, without a word).
+  fs::create_directories(dir / "runs/.sweep");
+  std::ofstream(dir / "runs/.sweep/attempts") << "x";
+  auto blocked = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");
+  EXPECT_EQ(blocked.exit_code, 5) << blocked.out << blocked.err;
+  EXPECT_NE(blocked.err.find("sh-1n1t-r2: " + (dir / "runs/.sweep/attempts").string() + ": cannot create the folder"),
+            std::string::npos)
+      << blocked.err;
+  plan = plan_of(dir / "runs");
+  EXPECT_EQ(plan.entries[1].state, scalelens::sweep::State::failed);
+  EXPECT_NE(plan.entries[1].note.find("cannot create the folder"), std::string::npos) << plan.entries[1].note;
+  EXPECT_EQ(plan.entries[1].exit_status, 3) << "the earlier attempt's folder, untouched";
+  fs::remove(dir / "runs/.sweep/attempts");
   auto again = run_scalelens("sweep --study " + quoted(dir / "runs") + " --resume -q");
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   plan = plan_of(dir / "runs");
