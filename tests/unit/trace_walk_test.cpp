@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -227,26 +228,18 @@ TEST(TraceWalk, ExponentFormsAreTheSameNanosecondsAsThePlainForm) {
   }
   std::int64_t ns = 0;
   bool is_float = false;
-  ASSERT_EQ(micros_to_ns("1.694128201435418e+15", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 1694128201435418000);
   // Digits beyond a uint64 that an exponent scales back; sub-ns digits rounded half up as in the
   // plain form; tiny numbers; the limits.
-  ASSERT_EQ(micros_to_ns("16941282014354180000000e-7", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 1694128201435418000);
-  ASSERT_EQ(micros_to_ns("1.6941282014354180005e15", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 1694128201435418001);
-  ASSERT_EQ(micros_to_ns("1.6941282014354180004999e15", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 1694128201435418000);
-  ASSERT_EQ(micros_to_ns("5e-4", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 1);
-  ASSERT_EQ(micros_to_ns("4e-4", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 0);
-  ASSERT_EQ(micros_to_ns("1e-300", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 0);
-  ASSERT_EQ(micros_to_ns("0e999", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, 0);
-  ASSERT_EQ(micros_to_ns("-3.999999999999999e15", ns, is_float), NumStatus::ok);
-  EXPECT_EQ(ns, -3999999999999999000);
+  const std::pair<const char*, std::int64_t> exact[] = {
+      {"1.694128201435418e+15", 1694128201435418000},       {"16941282014354180000000e-7", 1694128201435418000},
+      {"1.6941282014354180005e15", 1694128201435418001},    {"1.6941282014354180004999e15", 1694128201435418000},
+      {"5e-4", 1},                                          {"4e-4", 0},
+      {"1e-300", 0},                                        {"0e999", 0},
+      {"-3.999999999999999e15", -3999999999999999000}};
+  for (const auto& [token, want] : exact) {
+    ASSERT_EQ(micros_to_ns(token, ns, is_float), NumStatus::ok) << token;
+    EXPECT_EQ(ns, want) << token;
+  }
   EXPECT_EQ(micros_to_ns("4e15", ns, is_float), NumStatus::out_of_range);
   EXPECT_EQ(micros_to_ns("1e19", ns, is_float), NumStatus::out_of_range);
   for (const char* junk : {"1e", "1e+", "1.e5", "e5", "1e5.0", "1e5x", "1ee5", "-e5"})
