@@ -104,10 +104,10 @@ std::optional<LogDifference> pooled_log_difference(const std::vector<Weighted>& 
   struct Side {
     double log_mean = 0, var = 0, dof = 0;
   };
-  auto side = [](const std::vector<Weighted>& v) -> std::optional<Side> {
+  auto side = [&valid](const std::vector<Weighted>& v) -> std::optional<Side> {
     double sw = 0, swx = 0, sww = 0, swww = 0;
     for (const auto& x : v) {
-      if (!(x.value > 0) || !std::isfinite(x.value) || !(x.weight > 0) || !std::isfinite(x.weight)) return std::nullopt;
+      if (!valid(x)) return std::nullopt;
       const double w = x.weight;
       sw += w, swx += w * x.value, sww += w * w, swww += w * w * w;
     }
