@@ -127,6 +127,11 @@ int run_compare(const CompareArgs& args) {
   if (!args.pattern.empty() && !before->study) return pattern_on_a_summary("before");
   if (!args.pattern.empty() && !after->study) return pattern_on_a_summary("after");
 
+  // A --match that pairs nothing would compare as if it were not given, and a gate would pass on it.
+  if (auto unknown = unknown_match_names(before->summary, after->summary, options); !unknown.empty()) {
+    for (const auto& message : unknown) std::fprintf(stderr, "scalelens compare: %s\n", message.c_str());
+    return 1;
+  }
   Comparison comparison = compare_summaries(before->summary, after->summary, options);
   // What reading and summarizing a side's folders left out (a file refused, a line skipped, a run's
   // time), as report says it: the comparison's figures are those without it. Those that name a

@@ -240,6 +240,35 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
 
 }  // namespace
 
+std::vector<std::string> unknown_match_names(const Summary& before, const Summary& after, const CompareOptions& options) {
+  std::vector<std::string> out;
+  auto check = [&](const std::map<std::string, std::string>& renames, const char* kind, std::string ConfigurationSummary::*field) {
+    for (const auto& [old_name, new_name] : renames)
+      for (auto [side, which, value] : {std::tuple{&before, "before", &old_name}, std::tuple{&after, "after", &new_name}}) {
+        std::set<std::string> has;
+        for (const auto& c : side->configurations) has.insert(c.*field);
+        if (has.count(*value)) continue;
+        std::string names;
+        for (const auto& n : has)
+          if (!n.empty()) names += (names.empty() ? "'" : ", '") + n + "'";
+        std::string message = fmt::format("--match {}={}:{}: the {} side has no configuration {} '{}' ({})", kind, old_name, new_name,
+                                          which, kind == std::string("label") ? "labelled" : "on system", *value,
+                                          names.empty() ? fmt::format("none names a {}", kind) : "it has " + names);
+        // What its reading left out may be where the name is: say what, as report would.
+        std::size_t left_out = 0;
+        for (const auto& d : side->warnings) {
+          if (d.path.empty()) continue;
+          if (++left_out <= 3) message += fmt::format("{} {}: {}", left_out == 1 ? "; reading it left out or warned of" : ";", d.path, d.message);
+        }
+        if (left_out > 3) message += fmt::format("; and {} more", left_out - 3);
+        out.push_back(std::move(message));
+      }
+  };
+  check(options.label_renames, "label", &ConfigurationSummary::label);
+  check(options.system_renames, "system", &ConfigurationSummary::system);
+  return out;
+}
+
 Comparison compare_summaries(const Summary& a, const Summary& b, const CompareOptions& options) {
   Comparison out;
   out.threshold = options.change.threshold;

@@ -85,6 +85,11 @@ struct Comparison {
 
 Comparison compare_summaries(const Summary& before, const Summary& after, const CompareOptions& options);
 
+// The --match values no configuration has on its side (OLD before, NEW after), one sentence each
+// naming the option, the side and the value, what that side has, and the data its reading left out
+// (a deleted MLflow experiment's label is in none of its configurations). Empty when every one pairs.
+std::vector<std::string> unknown_match_names(const Summary& before, const Summary& after, const CompareOptions& options);
+
 // The trace level: for every matched configuration with GPU traces on both sides (studies read from
 // folders), the kernels' and collectives' changes (the `top` largest) and each rank's exposed
 // communication and idle time. The traces are analysed again (their cached summaries hold every

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "support/mlflow_store.hpp"
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -135,7 +136,7 @@ TEST(CompareCli, TenPercentSlowerAtOneConfigurationRegressesItAndExitsFour) {
   // The report's output folder stands for its summary.json.
   EXPECT_EQ(run_scalelens("compare " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q").exit_code, 4);
   // A list option before the positionals takes only its own value.
-  EXPECT_EQ(run_scalelens("compare --metric time --match label=x:y " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q").exit_code, 4);
+  EXPECT_EQ(run_scalelens("compare --metric time --match label=deepcam:deepcam " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q").exit_code, 4);
   // A threshold above the change: within it is not "regressed".
   EXPECT_EQ(run_scalelens("compare " + quoted(dir / "baseline") + " " + quoted(dir / "after") + " -q --threshold 20%").exit_code, 0);
 }
@@ -332,4 +333,63 @@ TEST(CompareCli, WhatReadingLeftOutIsSaidAndPatternIsCheckedOnBothSides) {
   EXPECT_EQ(saved.exit_code, 1);
   EXPECT_NE(saved.err.find("the before side is a saved summary.json"), std::string::npos) << saved.err;
   EXPECT_EQ(run_scalelens("compare " + quoted(dir / "before") + " " + quoted(dir / "after") + " -q --pattern 2r").exit_code, 0);
+}
+
+namespace {
+
+// One train run of itwinai's TorchTrainer on 2 GPUs, with two epochs timed by its main worker.
+void write_itwinai_train_run(const MlflowStore& store, const std::string& id, const std::string& strategy) {
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  store.run(id, id + "-" + strategy, t0, t0 + 100, 3);
+  store.worker(id + "w0", id, 0, 2, t0 + 200, strategy);
+  store.worker(id + "w1", id, 1, 2, t0 + 300, strategy);
+  store.metric(id + "w0", "epoch_time_s", std::to_string(t0 + 10'000) + " 10.5 0\n" + std::to_string(t0 + 20'000) + " 9.5 1\n");
+}
+
+}  // namespace
+
+// A --match whose name no configuration of its side has pairs nothing: the comparison went on as
+// without it, and a gate passed. Here the horovod runs are in an MLflow experiment that was
+// deleted (MLflow moved it to .trash, marked deleted), which report leaves out with a note that
+// compare does not show: the error names the side, the value and what was left out.
+TEST(CompareCli, AMatchNamingWhatASideLacksIsAnErrorNamingSideAndValue) {
+  ScratchDir dir;
+  MlflowStore live(dir, "1");
+  write_itwinai_train_run(live, "a", "torch-ddp");
+  write_itwinai_train_run(live, "b", "torch-ddp");
+  MlflowStore deleted(dir, "2", "deleted");
+  write_itwinai_train_run(deleted, "c", "horovod");
+  const std::string study = quoted(dir.path());
+  const auto trashed = (dir / "mllogs/mlflow/.trash/2/meta.yaml").string();
+
+  auto old_deleted = run_scalelens("compare " + study + " " + study + " -q --match label=horovod:torch-ddp");
+  EXPECT_EQ(old_deleted.exit_code, 1) << old_deleted.out << old_deleted.err;
+  EXPECT_NE(old_deleted.err.find("--match label=horovod:torch-ddp: the before side has no configuration labelled 'horovod' (it has "
+                                 "'torch-ddp'); reading it left out or warned of " +
+                                 trashed + ": MLflow experiment marked deleted; left out"),
+            std::string::npos)
+      << old_deleted.err;
+  EXPECT_EQ(old_deleted.err.find("the after side"), std::string::npos) << old_deleted.err;
+
+  auto new_deleted = run_scalelens("compare " + study + " " + study + " -q --match label=torch-ddp:horovod");
+  EXPECT_EQ(new_deleted.exit_code, 1) << new_deleted.out << new_deleted.err;
+  EXPECT_NE(new_deleted.err.find("--match label=torch-ddp:horovod: the after side has no configuration labelled 'horovod'"),
+            std::string::npos)
+      << new_deleted.err;
+  EXPECT_EQ(new_deleted.err.find("the before side"), std::string::npos) << new_deleted.err;
+
+  auto no_system = run_scalelens("compare " + study + " " + study + " -q --match system=jureca:juwels");
+  EXPECT_EQ(no_system.exit_code, 1) << no_system.out << no_system.err;
+  EXPECT_NE(no_system.err.find("--match system=jureca:juwels: the before side has no configuration on system 'jureca' (none names a "
+                               "system)"),
+            std::string::npos)
+      << no_system.err;
+  EXPECT_NE(no_system.err.find("--match system=jureca:juwels: the after side has no configuration on system 'juwels'"),
+            std::string::npos)
+      << no_system.err;
+
+  // A match both sides have is taken.
+  auto both = run_scalelens("compare " + study + " " + study + " -q --match label=torch-ddp:torch-ddp --format json");
+  EXPECT_EQ(both.exit_code, 0) << both.out << both.err;
+  EXPECT_NE(both.out.find("\"label\":\"torch-ddp\""), std::string::npos) << both.out;
 }

@@ -13,6 +13,7 @@
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "report/summary_writers.hpp"
+#include "support/mlflow_store.hpp"
 #include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 
 using scalelens::testing::read_study;
 
+using testing::MlflowStore;
 using testing::ScratchDir;
 
 const Run* run_with_id(const Study& s, const std::string& id) {
@@ -207,57 +209,6 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_BadLines_OneWarningNamesFileAndFirstLine_RestI
 }
 
 // ---------------------------------------------------------------- MLflow file store
-
-// An MLflow file store written the way MLflow's FileStore lays it out.
-class MlflowStore {
- public:
-  MlflowStore(const ScratchDir& dir, std::string exp_id, std::string lifecycle = "active",
-              const std::string& name = "scaling-test")
-      : dir_(dir), exp_("mllogs/mlflow/" + exp_id) {
-    dir_.write(exp_ + "/meta.yaml", "artifact_location: file:///scratch/mllogs/mlflow/" + exp_id +
-                                        "\ncreation_time: 1700000000000\nexperiment_id: '" + exp_id +
-                                        "'\nlast_update_time: 1700000000000\nlifecycle_stage: " + lifecycle +
-                                        "\nname: " + name + "\n");
-  }
-  void run(const std::string& id, const std::string& name, std::int64_t start_ms, std::int64_t end_ms, int status,
-           const std::string& parent = "", const std::string& lifecycle = "active") const {
-    auto base = exp_ + "/" + id;
-    dir_.write(base + "/meta.yaml", "artifact_uri: file:///scratch/mllogs/mlflow/x/" + id +
-                                        "/artifacts\nend_time: " + std::to_string(end_ms) +
-                                        "\nentry_point_name: ''\nexperiment_id: 'x'\nlifecycle_stage: " + lifecycle +
-                                        "\nrun_id: " + id + "\nrun_name: " + name + "\nrun_uuid: " + id +
-                                        "\nsource_name: ''\nsource_type: 4\nsource_version: ''\nstart_time: " +
-                                        std::to_string(start_ms) + "\nstatus: " + std::to_string(status) +
-                                        "\ntags: []\nuser_id: someone\n");
-    dir_.write(base + "/tags/mlflow.runName", name);
-    if (!parent.empty()) dir_.write(base + "/tags/mlflow.parentRunId", parent);
-  }
-  void param(const std::string& id, const std::string& key, const std::string& value) const {
-    dir_.write(exp_ + "/" + id + "/params/" + key, value);
-  }
-  void metric(const std::string& id, const std::string& key, const std::string& lines) const {
-    dir_.write(exp_ + "/" + id + "/metrics/" + key, lines);
-  }
-  // A worker run of itwinai's TorchTrainer: params of the rank, GPU samples 1 s apart.
-  void worker(const std::string& id, const std::string& parent, int rank, int world, std::int64_t t0_ms) const {
-    run(id, rank == 0 ? "worker_0 (main)" : "worker_" + std::to_string(rank), t0_ms, t0_ms + 30'000, 3, parent);
-    param(id, "strategy", "torch-ddp");
-    param(id, "global_rank", std::to_string(rank));
-    param(id, "global_world_size", std::to_string(world));
-    param(id, "probing_interval", "1");
-    auto t = [&](int dt) { return std::to_string(t0_ms + dt); };
-    metric(id, "gpu_power_W", t(5000) + " 300.5 5\n" + t(6001) + " 310.0 6\n");
-    metric(id, "gpu_utilization_percent", t(5002) + " 90 5\n" + t(6003) + " 95 6\n");
-  }
-  void artifact(const std::string& id, const std::string& rel, const std::string& text) const {
-    dir_.write(exp_ + "/" + id + "/artifacts/" + rel, text);
-  }
-  std::filesystem::path path(const std::string& rel) const { return dir_ / (exp_ + "/" + rel); }
-
- private:
-  const ScratchDir& dir_;
-  std::string exp_;
-};
 
 constexpr std::int64_t kStartMs = 1'700'000'000'000;
 
