@@ -19,6 +19,10 @@ std::vector<std::filesystem::path> trace_files_of(const Study& study, const Summ
   return {files.begin(), files.end()};
 }
 
+bool KernelDelta::changed() const {
+  return added() || vanished() || std::fabs(delta_us()) > 1e-9 * std::max(std::fabs(before_us), std::fabs(after_us));
+}
+
 namespace {
 
 // The steps a rank's kernel totals cover: every ProfilerStep of its trace (the whole trace as one
@@ -94,7 +98,11 @@ TraceDiff diff_trace_sets(const trace::TraceSet& before, const trace::TraceSet& 
   for (const auto& k : diff.kernels) {
     diff.added += k.added();
     diff.vanished += k.vanished();
+    diff.unchanged += !k.changed();
   }
+  // Kernels whose time did not change are counted, not listed: where fewer than `top` changed, they
+  // filled the list as "+0" rows.
+  std::erase_if(diff.kernels, [](const KernelDelta& k) { return !k.changed(); });
   if (diff.kernels.size() > top) diff.kernels.resize(top);
   diff.collectives = deltas(a.collectives, a.rank_steps, b.collectives, b.rank_steps, {});
   for (auto& c : diff.collectives) c.communication = true;

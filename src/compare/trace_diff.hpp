@@ -22,6 +22,8 @@ struct KernelDelta {
   double delta_us() const { return after_us - before_us; }
   bool added() const { return calls_before == 0 && calls_after > 0; }
   bool vanished() const { return calls_after == 0 && calls_before > 0; }
+  // New, gone, or a time that differs by more than summing the same durations in another order can.
+  bool changed() const;
 };
 
 struct RankDelta {
@@ -36,9 +38,10 @@ struct TraceDiff {
   int ranks_before = 0, ranks_after = 0;
   double steps_before = 0, steps_after = 0;  // profiled steps per rank
   double gpu_before_us = 0, gpu_after_us = 0;  // all kernels' time per rank and step
-  std::vector<KernelDelta> kernels;      // the largest |change| first, at most `top`
-  std::vector<KernelDelta> collectives;  // by collective (AllReduce, ...), the largest |change| first
+  std::vector<KernelDelta> kernels;      // those that changed, the largest |change| first, at most `top`
+  std::vector<KernelDelta> collectives;  // by collective (AllReduce, ...), changed or not, the largest |change| first
   std::size_t added = 0, vanished = 0;   // kernels new after, gone after (all, not only the top)
+  std::size_t unchanged = 0;             // kernels whose time is the same on both sides
   std::vector<RankDelta> ranks;
 };
 

@@ -119,6 +119,17 @@ std::string ms(double us) { return human_number(us / 1000); }
 
 std::string kernel_status(const KernelDelta& k) { return k.added() ? "new" : k.vanished() ? "gone" : ""; }
 
+// "+0.474", "-0.002" ms; "unchanged" where the time is the same, never "+0".
+std::string change_text(const KernelDelta& k) {
+  if (!k.changed()) return "unchanged";
+  return (k.delta_us() >= 0 ? "+" : "") + ms(k.delta_us());
+}
+
+// "; 240 kernels unchanged" in the trace level's heading.
+std::string unchanged_text(const TraceDiff& t) {
+  return fmt::format("{} kernel{} unchanged", t.unchanged, t.unchanged == 1 ? "" : "s");
+}
+
 }  // namespace
 
 std::string render_compare_table(const Comparison& c, const TableStyle& style) {
@@ -159,19 +170,22 @@ std::string render_compare_table(const Comparison& c, const TableStyle& style) {
   }
   for (const auto& t : c.traces) {
     out += fmt::format("Trace level, {} (ms per rank and profiled step; {} rank{} x {:.3g} steps before, {} x {:.3g} after): "
-                       "GPU kernel time {} → {} ms; {} new kernel{}, {} gone\n",
+                       "GPU kernel time {} → {} ms; {} new kernel{}, {} gone, {}\n",
                        printable(t.configuration), t.ranks_before, t.ranks_before == 1 ? "" : "s", t.steps_before,
                        t.ranks_after, t.steps_after, ms(t.gpu_before_us), ms(t.gpu_after_us), t.added, t.added == 1 ? "" : "s",
-                       t.vanished);
-    std::vector<std::vector<std::string>> k = {{"kernel", "before", "after", "change", ""}};
-    for (const auto& d : t.kernels)
-      k.push_back({printable(short_name(d.name)), ms(d.before_us), ms(d.after_us),
-                   (d.delta_us() >= 0 ? "+" : "") + ms(d.delta_us()), kernel_status(d)});
-    out += aligned(k, {false, true, true, true, false}, "  ");
+                       t.vanished, unchanged_text(t));
+    if (t.kernels.empty()) {
+      out += "  no kernel's time changed\n";
+    } else {
+      std::vector<std::vector<std::string>> k = {{"kernel", "before", "after", "change", ""}};
+      for (const auto& d : t.kernels)
+        k.push_back({printable(short_name(d.name)), ms(d.before_us), ms(d.after_us), change_text(d), kernel_status(d)});
+      out += aligned(k, {false, true, true, true, false}, "  ");
+    }
     if (!t.collectives.empty()) {
       std::vector<std::vector<std::string>> col = {{"collective", "before", "after", "change"}};
       for (const auto& d : t.collectives)
-        col.push_back({printable(d.name), ms(d.before_us), ms(d.after_us), (d.delta_us() >= 0 ? "+" : "") + ms(d.delta_us())});
+        col.push_back({printable(d.name), ms(d.before_us), ms(d.after_us), change_text(d)});
       out += aligned(col, {false, true, true, true}, "  ");
     }
     std::vector<std::vector<std::string>> rk = {{"rank", "exposed comm before", "after", "idle before", "after"}};
@@ -233,7 +247,7 @@ std::string render_compare_json(const Comparison& c) {
     w.key("ranks_before").value(t.ranks_before).key("ranks_after").value(t.ranks_after);
     w.key("steps_before").value(t.steps_before).key("steps_after").value(t.steps_after);
     w.key("gpu_us_before").value(t.gpu_before_us).key("gpu_us_after").value(t.gpu_after_us);
-    w.key("kernels_new").value(t.added).key("kernels_gone").value(t.vanished);
+    w.key("kernels_new").value(t.added).key("kernels_gone").value(t.vanished).key("kernels_unchanged").value(t.unchanged);
     for (const auto* list : {&t.kernels, &t.collectives}) {
       w.key(list == &t.kernels ? "kernels" : "collectives").begin_array();
       for (const auto& k : *list) {
@@ -372,12 +386,16 @@ std::string render_compare_markdown(const Comparison& c) {
   for (const auto& cc : c.curves)
     if (auto s = curve_sentence(cc); !s.empty()) out += fmt::format("**Scaling model** of {}: {}\n\n", cell(cc.curve), cell(s));
   for (const auto& t : c.traces) {
-    out += fmt::format("<details><summary>Trace level, {}: GPU kernel time {} → {} ms per rank and step</summary>\n\n",
-                       cell(t.configuration), ms(t.gpu_before_us), ms(t.gpu_after_us));
-    out += "| kernel | before ms | after ms | change ms | |\n|---|--:|--:|--:|---|\n";
-    for (const auto& k : t.kernels)
-      out += fmt::format("| {} | {} | {} | {}{} | {} |\n", cell(short_name(k.name)), ms(k.before_us), ms(k.after_us),
-                         k.delta_us() >= 0 ? "+" : "", ms(k.delta_us()), kernel_status(k));
+    out += fmt::format("<details><summary>Trace level, {}: GPU kernel time {} → {} ms per rank and step; {}</summary>\n\n",
+                       cell(t.configuration), ms(t.gpu_before_us), ms(t.gpu_after_us), unchanged_text(t));
+    if (t.kernels.empty()) {
+      out += "No kernel's time changed.\n";
+    } else {
+      out += "| kernel | before ms | after ms | change ms | |\n|---|--:|--:|--:|---|\n";
+      for (const auto& k : t.kernels)
+        out += fmt::format("| {} | {} | {} | {} | {} |\n", cell(short_name(k.name)), ms(k.before_us), ms(k.after_us),
+                           change_text(k), kernel_status(k));
+    }
     out += "\n</details>\n\n";
   }
   return out;
