@@ -755,6 +755,7 @@ Study ingest(const IngestOptions& options) {
       run.detected_from["global_batch_size"] = "--batch-per-gpu x world size";
     }
   }
+  for (const auto& reader : readers) reader->fold_diagnostics(study.diagnostics);
   return study;
 }
 

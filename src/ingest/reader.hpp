@@ -63,6 +63,9 @@ class Reader {
   virtual bool attaches_steps(std::string_view /*head*/) const { return false; }
   // Manifest readers run first so that every other file can see its enclosing run.
   virtual bool is_manifest() const { return false; }
+  // Once every file is read: what the reader said of each of several files that is one thing said
+  // of their folder, said once there (the study's diagnostics, in the files' path order).
+  virtual void fold_diagnostics(std::vector<Diagnostic>& /*diagnostics*/) const {}
 };
 
 // Every reader, in the order they are asked; the first that recognizes a file reads it.

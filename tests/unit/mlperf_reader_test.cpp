@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -314,7 +315,9 @@ TEST(Mlperf, NoAcceleratorsPerNodeIsACpuSystemNotAnImplausibleValue) {
 // DeepCAM instance's log states the whole job's number_of_ranks and number_of_nodes (2048 and 256
 // on the 256 × 8 system); each OpenFold instance's its own ranks (128) but the job's nodes (256).
 // Summed over the instances, DeepCAM made 262,144 GPUs and OpenFold 4,096 nodes. Here in small:
-// a 4 × 8 system, 3 DeepCAM instances and 1 pruned (4 in the job), 2 OpenFold instances of 16.
+// a 4 × 8 system, 3 DeepCAM instances and 1 pruned (4 in the job), 2 OpenFold instances of 16, and
+// 2 CosmoFlow instances of 16 of which one states the job's size. The note is one per folder and
+// sizes stated, with the number of logs: a job's 128 instance logs gave 128 notes.
 TEST(Mlperf, WeakScalingInstancesThatStateTheJobsSizeShareIt) {
   scalelens::testing::ScratchDir dir;
   auto log = [](const std::string& benchmark, int ranks, int nodes, int instance, std::int64_t t0) {
@@ -340,20 +343,39 @@ TEST(Mlperf, WeakScalingInstancesThatStateTheJobsSizeShareIt) {
   for (int i = 0; i < 3; ++i) dir.write(weak + fmt::format("deepcam/result_{}.txt", i), log("deepcam", 32, 4, i, 1'696'494'164'418));
   dir.write(weak + "deepcam/pruned_results/result_3.txt", log("deepcam", 32, 4, 3, 1'696'494'164'418));
   for (int i = 0; i < 2; ++i) dir.write(weak + fmt::format("openfold/result_{}.txt", i), log("openfold", 16, 4, i, 1'696'600'000'000));
+  dir.write(weak + "cosmoflow/result_0.txt", log("cosmoflow", 32, 4, 0, 1'696'700'000'000));
+  dir.write(weak + "cosmoflow/result_1.txt", log("cosmoflow", 16, 2, 1, 1'696'700'000'000));
   dir.write("NVIDIA/systems/eos_n4.json", R"({"system_name": "eos", "number_of_nodes": "4", "accelerators_per_node": "8",
                                              "accelerator_model_name": "NVIDIA H100 80GB HBM3"})");
   auto study = ingest(IngestOptions{{dir.path().string()}, {}, 1, {}});
-  ASSERT_EQ(study.runs.size(), 5u);
+  ASSERT_EQ(study.runs.size(), 7u);
   for (const auto& run : study.runs) {
     const bool deepcam = run.path.find("deepcam") != std::string::npos;
     EXPECT_EQ(run.world_size, deepcam ? 8 : 16) << run.path;
     EXPECT_EQ(run.nodes, deepcam ? 1 : 2) << run.path;
   }
-  const auto notes = std::count_if(study.diagnostics.begin(), study.diagnostics.end(),
-                                   [](const Diagnostic& d) { return d.code == "mlperf-instance-size"; });
-  EXPECT_EQ(notes, 4 + 2) << "the pruned instance's log too";
+  std::map<std::string, std::string> notes;  // folder → note
+  for (const auto& d : study.diagnostics)
+    if (d.code == "mlperf-instance-size") {
+      EXPECT_EQ(d.severity, Severity::note);
+      EXPECT_TRUE(notes.emplace(d.path, d.message).second) << "a second note for " << d.path << ": " << d.message;
+    }
+  const auto folder = [&](const std::string& benchmark) { return (dir / (weak + benchmark)).string(); };
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[folder("deepcam")],
+            "4 weak-scaling instance logs in this folder state the job's size, not the instance's: 32 GPUs, the whole job's "
+            "(systems/eos_n4.json has 32), shared by the 4 instances: 8 each; number_of_nodes 4, which does not fit 8 GPUs at 8 "
+            "per node: 1 node")
+      << "the pruned instance's log too";
+  EXPECT_EQ(notes[folder("openfold")],
+            "2 weak-scaling instance logs in this folder state the job's size, not the instance's: number_of_nodes 4, which does "
+            "not fit 16 GPUs at 8 per node: 2 nodes");
+  EXPECT_EQ(notes[folder("cosmoflow")],
+            "1 weak-scaling instance log in this folder states the job's size, not the instance's: 32 GPUs, the whole job's "
+            "(systems/eos_n4.json has 32), shared by the 2 instances: 16 each; number_of_nodes 4, which does not fit 16 GPUs at "
+            "8 per node: 2 nodes");
   const auto s = analyze(study, {});
-  ASSERT_EQ(s.configurations.size(), 2u);
+  ASSERT_EQ(s.configurations.size(), 3u);
   for (const auto& c : s.configurations) {
     // The instances kept for the score (pruned ones are not counted among them): 3 × 8 and 2 × 16.
     const bool deepcam = c.label == "deepcam";

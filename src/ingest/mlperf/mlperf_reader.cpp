@@ -492,13 +492,14 @@ class MlperfReader final : public Reader {
   // OpenFold instances: 128 ranks, the instance's, but 256 nodes). Summed over the instances that
   // made 262,144 GPUs. An instance as large as its system, among several in its folder, states the
   // job's: each gets an even share, and a nodes count that does not fit its GPUs is made to fit.
-  static void share_job_size(Run& run, const fs::path& path, const ResultsPlace& place, const SystemFile& sys,
-                             double system_gpus, ReadOutput& out) {
+  // Said of the folder, in words every instance log stating the same sizes shares: fold_diagnostics
+  // makes them one note with their count (a job's 128 logs made 128 notes).
+  static void share_job_size(Run& run, const ResultsPlace& place, const SystemFile& sys, double system_gpus, ReadOutput& out) {
     std::vector<std::string> changed;
     if (run.world_size && *run.world_size >= system_gpus) {
       const int instances = instances_in(place.benchmark_dir);
       if (instances > 1 && *run.world_size % instances == 0) {
-        changed.push_back(fmt::format("its {} GPUs are the whole job's (systems/{} has {:g}), shared by the {} instances: {} each",
+        changed.push_back(fmt::format("{} GPUs, the whole job's (systems/{} has {:g}), shared by the {} instances: {} each",
                                       *run.world_size, sys.path.filename().string(), system_gpus, instances,
                                       *run.world_size / instances));
         run.world_size = *run.world_size / instances;
@@ -507,15 +508,44 @@ class MlperfReader final : public Reader {
     }
     if (run.world_size && run.nodes && run.gpus_per_node && *run.nodes * *run.gpus_per_node != *run.world_size &&
         *run.world_size % *run.gpus_per_node == 0) {
-      changed.push_back(fmt::format("its number_of_nodes {} does not fit its {} GPUs at {} per node: {} nodes", *run.nodes,
-                                    *run.world_size, *run.gpus_per_node, *run.world_size / *run.gpus_per_node));
+      changed.push_back(fmt::format("number_of_nodes {}, which does not fit {} GPUs at {} per node: {} node{}", *run.nodes,
+                                    *run.world_size, *run.gpus_per_node, *run.world_size / *run.gpus_per_node,
+                                    *run.world_size / *run.gpus_per_node == 1 ? "" : "s"));
       run.nodes = *run.world_size / *run.gpus_per_node;
     }
     if (changed.empty()) return;
-    std::string why = "weak-scaling instance whose log states the job's size: " + changed[0];
-    if (changed.size() > 1) why += "; " + changed[1];
-    out.diagnostics.push_back({Severity::note, "mlperf-instance-size", why, path.string(), 0, {}});
+    std::string sizes = changed[0];
+    if (changed.size() > 1) sizes += "; " + changed[1];
+    out.diagnostics.push_back({Severity::note, kInstanceSize, sizes, place.benchmark_dir.string(), 0, {}});
   }
+
+ public:
+  // The notes share_job_size gave per instance log, one per folder and sizes stated, with the
+  // number of logs, where the first of them was.
+  void fold_diagnostics(std::vector<Diagnostic>& diagnostics) const override {
+    std::map<std::pair<std::string, std::string>, std::size_t> logs;  // (folder, sizes) → instance logs
+    for (const auto& d : diagnostics)
+      if (d.code == kInstanceSize) ++logs[{d.path, d.message}];
+    if (logs.empty()) return;
+    std::vector<Diagnostic> kept;
+    kept.reserve(diagnostics.size());
+    for (auto& d : diagnostics) {
+      if (d.code != kInstanceSize) {
+        kept.push_back(std::move(d));
+        continue;
+      }
+      auto it = logs.find({d.path, d.message});
+      if (it == logs.end()) continue;  // said already
+      d.message = fmt::format("{} weak-scaling instance log{} in this folder state{} the job's size, not the instance's: {}",
+                              it->second, it->second == 1 ? "" : "s", it->second == 1 ? "s" : "", d.message);
+      logs.erase(it);
+      kept.push_back(std::move(d));
+    }
+    diagnostics = std::move(kept);
+  }
+
+ private:
+  static constexpr const char* kInstanceSize = "mlperf-instance-size";
 
   // The instances of a weak-scaling benchmark folder: its logs, and those the submitter pruned
   // (they ran in the same job).
@@ -543,7 +573,7 @@ class MlperfReader final : public Reader {
         // for a weak-scaling instance, which is a part of the system).
         // Each count is within its limit; their product may not be (1,000,000 × 4096 overflowed int).
         const std::int64_t gpus = sys->nodes && sys->per_node ? std::int64_t{*sys->nodes} * *sys->per_node : 0;
-        if (place->mode == "weak" && gpus > 0) share_job_size(run, path, *place, *sys, static_cast<double>(gpus), out);
+        if (place->mode == "weak" && gpus > 0) share_job_size(run, *place, *sys, static_cast<double>(gpus), out);
         if (!run.world_size && gpus > 0 && gpus <= limits::kMaxWorldSize && place->mode != "weak") {
           run.nodes = sys->nodes;
           run.gpus_per_node = sys->per_node;
