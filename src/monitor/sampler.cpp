@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -35,7 +36,9 @@ std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-bool write_all(int fd, std::string_view bytes, std::string& error, const std::filesystem::path& path) {
+// False when the disk refused some of `bytes` (`error` says why); `written` counts what it took.
+bool write_all(int fd, std::string_view bytes, std::string& error, const std::filesystem::path& path,
+               std::size_t* written = nullptr) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n <= 0) {
@@ -45,6 +48,7 @@ bool write_all(int fd, std::string_view bytes, std::string& error, const std::fi
       return false;
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
+    if (written) *written += static_cast<std::size_t>(n);
   }
   return true;
 }
@@ -178,13 +182,17 @@ void Sampler::sample_once() {
 
 void Sampler::flush(SampleFile& file) {
   if (file.fd >= 0 && !file.buffer.empty()) {
-    // A write the disk cuts short (ENOSPC mid-buffer) leaves half a line: cut back to the size
-    // before it, so the file ends at its last whole line.
+    // A write the disk cuts short (ENOSPC mid-buffer) leaves half a line: cut back to the last
+    // newline it wrote, so the file ends at its last whole line and keeps every whole line the
+    // disk took (cut back to before the flush, a flush of many lines lost those that fitted).
     struct stat st {};
-    const off_t whole = ::fstat(file.fd, &st) == 0 ? st.st_size : -1;
+    const off_t before = ::fstat(file.fd, &st) == 0 ? st.st_size : -1;
     std::string error;
-    if (!write_all(file.fd, file.buffer, error, file.path)) {
-      if (whole >= 0 && ::ftruncate(file.fd, whole) != 0)
+    std::size_t written = 0;
+    if (!write_all(file.fd, file.buffer, error, file.path, &written)) {
+      const auto last_newline = std::string_view(file.buffer).substr(0, written).rfind('\n');
+      const off_t whole = before + (last_newline == std::string_view::npos ? 0 : static_cast<off_t>(last_newline + 1));
+      if (before >= 0 && ::ftruncate(file.fd, whole) != 0)
         error += fmt::format(" (and its last line could not be cut back: {})", errno_text(errno));
       stop_file(file, error);
     }

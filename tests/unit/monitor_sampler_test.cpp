@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "analysis/analyze.hpp"
 #include "common/text.hpp"
 #include "ingest/ingest.hpp"
@@ -131,6 +133,22 @@ TEST(Sampler, UnwritableNodeFolderIsAnErrorWithThePath) {
   EXPECT_NE(s.error().path.find("host.csv"), std::string::npos);
 }
 
+namespace {
+
+struct Unmount {
+  std::filesystem::path at;
+  ~Unmount() { std::system(("umount '" + at.string() + "'").c_str()); }
+};
+
+// Writes `file` until its file system has no page left.
+void fill(const std::filesystem::path& file) {
+  std::ofstream filler(file, std::ios::binary);
+  const std::string block(4096, 'x');
+  while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {}
+}
+
+}  // namespace
+
 // A disk that filled while the sampler appended host.csv left half a line at its end and nothing
 // was said. On a real full file system (a 64 KiB tmpfs; mounting needs root): the file ends at
 // its last whole line, its samples stop there, and that is said once and kept for the manifest.
@@ -140,10 +158,7 @@ TEST(Sampler, AFullDiskEndsAFileAtItsLastWholeLineAndIsSaidOnce) {
   std::filesystem::create_directories(small);
   if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + small.string() + "' 2>/dev/null").c_str()) != 0)
     GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
-  struct Unmount {
-    std::filesystem::path at;
-    ~Unmount() { std::system(("umount '" + at.string() + "'").c_str()); }
-  } unmount{small};
+  Unmount unmount{small};
   std::mutex said_mutex;
   std::vector<std::string> said;
   SamplerOptions o;
@@ -157,11 +172,7 @@ TEST(Sampler, AFullDiskEndsAFileAtItsLastWholeLineAndIsSaidOnce) {
   auto s = Sampler::start(o, nullptr, {}, {});
   ASSERT_TRUE(s);
   // The rest of the file system filled: host.csv grows to the end of its last page, then a write is cut short.
-  {
-    std::ofstream filler(small / "filler", std::ios::binary);
-    const std::string block(4096, 'x');
-    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {}
-  }
+  fill(small / "filler");
   auto stopped = [&] {
     std::lock_guard lock(said_mutex);
     return !said.empty();
@@ -187,4 +198,53 @@ TEST(Sampler, AFullDiskEndsAFileAtItsLastWholeLineAndIsSaidOnce) {
   std::string line;
   std::getline(lines, line);  // the header
   while (std::getline(lines, line)) EXPECT_EQ(std::count(line.begin(), line.end(), ','), 3) << line;
+}
+
+// A flush of many lines that the disk takes only part of: the whole lines it took stay. The file
+// was cut back to before the flush, and those lines were lost; here, the file system full before
+// the first flush, every sample was (host.csv held its header alone).
+TEST(Sampler, AFlushTheDiskTakesPartOfKeepsTheWholeLinesItWrote) {
+  ScratchDir d;
+  const auto small = d / "small";
+  std::filesystem::create_directories(small);
+  if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + small.string() + "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
+  Unmount unmount{small};
+  std::mutex said_mutex;
+  std::vector<std::string> said;
+  SamplerOptions o;
+  o.node_dir = small;
+  o.interval_s = 0.001;
+  o.flush_s = 1;  // about a thousand lines a flush, some 40 KiB: more than host.csv's page has room for
+  o.on_write_failure = [&](const std::string& message) {
+    std::lock_guard lock(said_mutex);
+    said.push_back(message);
+  };
+  auto s = Sampler::start(o, nullptr, {}, {});
+  ASSERT_TRUE(s);
+  fill(small / "filler");  // host.csv has its header; the rest of its page is all the room left
+  auto stopped = [&] {
+    std::lock_guard lock(said_mutex);
+    return !said.empty();
+  };
+  for (int i = 0; i < 500 && !stopped(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(stopped()) << "no write failed: " << std::filesystem::file_size(small / "host.csv") << " bytes";
+  s.value()->stop();
+
+  const auto text = slurp(small / "host.csv");
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n') << "no half line at the end";
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::size_t samples = 0, longest = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 3) << line;
+    ++samples;
+    longest = std::max(longest, line.size() + 1);
+  }
+  EXPECT_GT(samples, 10u) << "the whole lines of the refused flush that the disk took";
+  // The disk took the flush up to the end of host.csv's page: the file ends within a line of it.
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  EXPECT_LT((page - text.size() % page) % page, longest) << text.size() << " bytes";
 }
