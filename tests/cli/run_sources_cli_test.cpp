@@ -1,0 +1,82 @@
+// Sources of one run that disagree (its manifest, epochs, rank records, traces, GPU logs): said,
+// never a figure silently changed. Real binary, folders in the shape the real tools write them.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+
+namespace {
+
+constexpr long long kStartNs = 1700000000000000000LL;  // 2023/11/14 22:13:20 UTC
+
+// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks.
+void write_collected_run(const ScratchDir& dir, const std::string& name, int world_size, int ranks, double epoch_s,
+                         int epochs = 3) {
+  const long long end = kStartNs + static_cast<long long>((epochs * epoch_s + 2) * 1e9);
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "system": "juwels", "world_size": {}, )"
+                        R"("nodes": 1, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                        name, world_size, world_size, kStartNs, end));
+  std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int r = 0; r < ranks; ++r) {
+    dir.write(fmt::format("{}/ranks/{}.json", name, r),
+              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
+                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
+                          r, r, r, kStartNs, end, 4100 + r) + "\n");
+    for (int e = 0; e < epochs; ++e) {
+      const long long t0 = kStartNs + static_cast<long long>((1 + e * epoch_s) * 1e9);
+      csv += fmt::format("{},{},{},{},{}\n", r, e, t0, t0 + static_cast<long long>(epoch_s * 1e9), 10000 / ranks);
+    }
+  }
+  dir.write(name + "/epochs.csv", csv);
+}
+
+// The warnings of `code` in a report's JSON, their messages joined.
+std::string messages_of(simdjson::dom::element root, std::string_view code) {
+  std::string all;
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == code) all += std::string(std::string_view(w["message"])) + "\n";
+  return all;
+}
+
+}  // namespace
+
+// gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
+// step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
+// log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
+TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
+  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  int first_step_line = 0, line = 1;
+  for (int tick = 0; tick <= 64; ++tick) {
+    const long long stepped_back = tick > 32 ? 5000000000LL : 0;
+    for (int g = 0; g < 4; ++g) {
+      ++line;
+      if (tick == 33 && g == 0) first_step_line = line;
+      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n",
+                         kStartNs + tick * 500000000LL - stepped_back, g, g);
+    }
+  }
+  dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "time-goes-backwards");
+  EXPECT_NE(said.find(fmt::format("timestamps go backwards 1 time (the first at line {})", first_step_line)),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one file: " << said;
+}
