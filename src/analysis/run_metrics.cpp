@@ -183,10 +183,31 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   // restarted: two files one after the other), counted with it; and its first's, made to compare.
   std::map<std::string, std::vector<GpuSeriesFigures>> later;
   std::map<std::string, GpuSeriesFigures> first_figures;
+  // A GPU known by node and index in one source (an nvidia-smi log queried without `uuid`) and by
+  // its UUID in another of that node (gpu.csv names both) is one GPU: counted apart, a run's
+  // energy doubled. The UUIDs each node's indexes have, to key such a GPU by its UUID.
+  std::map<std::pair<std::string, int>, std::set<std::string>> uuids_at;
+  for (const auto& g : gpus)
+    if (!g.uuid.empty() && !g.node.empty()) uuids_at[{g.node, g.index}].insert(g.uuid);
   for (const auto& g : gpus) {
     // A UUID names one GPU wherever it is found: under two node folders (a log copied, or a node
     // named twice) it is the same GPU, which was counted twice.
     std::string key = g.uuid.empty() ? g.node + "/" + std::to_string(g.index) : "uuid " + g.uuid;
+    if (auto at = g.uuid.empty() && !g.node.empty() ? uuids_at.find({g.node, g.index}) : uuids_at.end(); at != uuids_at.end()) {
+      if (at->second.size() == 1) {
+        key = "uuid " + *at->second.begin();
+      } else {  // the node's sources give that index several UUIDs: which one it is cannot be told
+        std::string listed;
+        for (const auto& u : at->second) listed += (listed.empty() ? "" : ", ") + u;
+        Diagnostic w = run_warning(run, "energy-double-counted",
+                                   fmt::format("{} ({}) has no UUID, and other sources of that node give index {} the "
+                                               "UUIDs {}: which GPU it is cannot be told, so it is counted apart, and "
+                                               "its energy may be counted twice",
+                                               gpu_name(g), g.source, g.index, listed));
+        w.path = g.source;
+        figures.warnings.push_back(std::move(w));
+      }
+    }
     auto [it, inserted] = chosen.emplace(key, &g);
     if (inserted) continue;
     // Two series of measured times that do not overlap are one GPU's log in two parts.

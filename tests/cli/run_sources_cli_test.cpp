@@ -52,6 +52,38 @@ std::string messages_of(simdjson::dom::element root, std::string_view code) {
 
 }  // namespace
 
+// A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's
+// own `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,power.draw
+// --format=csv -l 1` log of the same 4 GPUs (index, no uuid): 8 GPUs and the energy doubled. A GPU
+// known by node and index in one and by its UUID, at that node and index, in the other is one GPU.
+TEST(RunSourcesCli, AnIndexOnlyNvSmiLogBesideGpuCsvIsTheSameGpus) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
+  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string smi = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], power.draw [W]\n";
+  for (int s = 0; s <= 32; ++s)
+    for (int g = 0; g < 4; ++g) {
+      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n",
+                         kStartNs + s * 1000000000LL, g, g, 5123456789LL + s * 300000LL);
+      smi += fmt::format("2023/11/14 22:13:{:02d}.{:03d}, {}, NVIDIA A100-SXM4-80GB, 80 %, 1000 MiB, 300.00 W\n", 20 + s,
+                         2 * g, g);
+    }
+  dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+  dir.write("ddp-4/nodes/node0/smi.log", smi);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  simdjson::dom::element run = root["runs"].at(0);
+  EXPECT_EQ(int64_t(run["gpus"]), 4) << r.out.substr(0, 800);
+  // By hand: 4 GPUs × 300 W × the run's 32 s = 38400 J = 10.667 Wh.
+  EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3);
+  const std::string said = messages_of(root, "energy-double-counted");
+  EXPECT_NE(said.find("smi.log"), std::string::npos) << said;
+  EXPECT_NE(said.find("gpu.csv"), std::string::npos) << said;
+  EXPECT_EQ(messages_of(root, "gpus-beyond-world-size"), "");
+}
+
 // gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
 // step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
 // log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
