@@ -435,8 +435,14 @@ Study ingest(const IngestOptions& options) {
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
     // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
     // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
+    // Not where a rank lies beyond the run's world size: the summary names the ranks it saw
+    // (`ranks-beyond-world-size`), which a table no longer holds.
+    auto ranks_within = [&](const std::vector<Interval>& epochs) {
+      const auto& world = folder_run(owner[k]).world_size;
+      return !world || std::all_of(epochs.begin(), epochs.end(), [&](const Interval& e) { return e.rank < *world; });
+    };
     if (options.tabulate_epochs && !out.attach.epochs.empty() && owner[k] != kNoRun &&
-        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0) {
+        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs)) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
     }

@@ -52,6 +52,53 @@ std::string messages_of(simdjson::dom::element root, std::string_view code) {
 
 }  // namespace
 
+// A run whose manifest says world_size 4 while its epochs.csv and ranks/ hold ranks 0..7 gave
+// speedup 8 at 4 GPUs, efficiency 200%, warned only of GPUs. Ranks beyond the world size are said.
+TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-8", 4, 8, 5);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "ranks-beyond-world-size");
+  EXPECT_NE(said.find("the run's world size is 4"), std::string::npos) << said;
+  EXPECT_NE(said.find("epochs of ranks 0–7"), std::string::npos) << said;
+  EXPECT_NE(said.find("rank records of ranks 0–7"), std::string::npos) << said;
+  EXPECT_NE(said.find("ranks beyond it: 4, 5, 6, 7"), std::string::npos) << said;
+  EXPECT_NE(said.find("placed at its stated 4 GPUs"), std::string::npos) << said;
+  EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
+
+  // Its ranks within the world size: nothing said.
+  ScratchDir fine;
+  write_collected_run(fine, "ddp-1", 1, 1, 40);
+  write_collected_run(fine, "ddp-4", 4, 4, 10);
+  auto f = run_scalelens("report " + quoted(fine.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out.find("ranks-beyond-world-size"), std::string::npos) << f.out.substr(0, 600);
+}
+
+// The real traces of an 8-rank DLRM job (distributedInfo.world_size 8) in a run folder whose
+// manifest says 4: its ranks 0..3 are within 4, but the traces say the world was 8. Said.
+TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);
+  std::filesystem::create_directories(dir / "ddp-4/traces");
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) == 0 && name[6] < '4')
+      std::filesystem::copy_file(e.path(), dir / ("ddp-4/traces/" + name));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "ranks-beyond-world-size");
+  EXPECT_NE(said.find("traces recorded in a world of 8 (distributedInfo.world_size)"), std::string::npos) << said;
+}
+
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's
 // own `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,power.draw
 // --format=csv -l 1` log of the same 4 GPUs (index, no uuid): 8 GPUs and the energy doubled. A GPU
