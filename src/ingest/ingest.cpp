@@ -149,6 +149,10 @@ void fill_defaults(Run& run, const Run& manifest) {
     run.detected_from["world_size"] = "scalelens.json above it";
 }
 
+// A hand-written scalelens.json that states no world size or time (`{"label": "mix"}`): to traces
+// that state their own world size it supplies defaults, it does not make them one run.
+bool defaults_for_traces(const Run& manifest) { return !manifest.world_size && !manifest.start_ns; }
+
 bool run_has_data(const Run& r) {
   return r.RunData::has_data() || r.details().profiler_averages || r.start_ns || r.end_ns;
 }
@@ -488,10 +492,14 @@ Study ingest(const IngestOptions& options) {
   // weighed against every file's runs, below) and none is an itwinai trace (linked by run name once
   // every run is known). A plain folder's files are merged into its run as soon as their batch is
   // read; the others' outputs are held for the merge below.
+  // Nor is one whose manifest states no world size or time and that holds traces: they may form runs
+  // of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
   for (std::size_t k = 0; k < others.size(); ++k)
     if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
-                               !itwinai_trace_run_name(files[others[k]].path).empty()))
+                               !itwinai_trace_run_name(files[others[k]].path).empty() ||
+                               (readers[files[others[k]].reader]->name() == "kineto" &&
+                                defaults_for_traces(folder_run(owner[k])))))
       plain[owner[k]] = 0;
   // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
@@ -607,6 +615,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<bool> defaults_only(folder_run_list.size(), false);
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
+  std::map<std::size_t, std::vector<LooseInput>> traces_below_defaults;  // by the manifest above them
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     if (!held[k]) {
@@ -636,10 +645,16 @@ Study ingest(const IngestOptions& options) {
     if (auto name = itwinai_trace_run_name(path); !name.empty() && (!target || runs_below[owner[k]] > 1)) {
       itwinai_traces.emplace_back(k, name);
       continue;  // linked to its MLflow run below, once every run is known
+    } else if (const bool own_world = reader == "kineto" && out.attach.breakdown.size() == 1 &&
+                                      out.attach.breakdown.front().world_size;
+               target && own_world && defaults_for_traces(*target)) {
+      // Merged into such a manifest's run, the traces of several jobs below it became one run:
+      // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
+      // own (below).
+      traces_below_defaults[owner[k]].push_back({path, std::move(out.attach)});
     } else if (target) {
       merge_data_into(*target, std::move(out.attach));
-    } else if (reader == "kineto" && out.attach.breakdown.size() == 1 &&
-               out.attach.breakdown.front().world_size) {
+    } else if (own_world) {
       loose_traces.push_back({path, std::move(out.attach)});
     } else if (reader == "nvsmi" && !out.attach.gpus.empty()) {
       loose_gpu_logs.push_back({path, std::move(out.attach)});
@@ -686,6 +701,25 @@ Study ingest(const IngestOptions& options) {
   decltype(merged_diagnostics)().swap(merged_diagnostics);
   decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
 
+  // Traces below a manifest of defaults: runs of their own as without it, with its label (else
+  // --label) and what else it states. Where its folder holds a run's own data (epochs.csv beside a
+  // minimal `{"label": "ddp"}`), they are that run's traces, as before.
+  std::vector<Run> trace_runs;
+  for (auto& [r, traces] : traces_below_defaults) {
+    Run& manifest = folder_run_list[r];
+    if (run_has_data(manifest)) {
+      for (auto& t : traces) merge_data_into(manifest, std::move(t.data));
+      continue;
+    }
+    defaults_only[r] = true;
+    const bool labelled = !manifest.label.empty();
+    auto runs = runs_from_traces(std::move(traces), labelled ? std::optional<std::string>(manifest.label) : options.defaults.label,
+                                 study.diagnostics, labelled ? "the scalelens.json above them" : "--label");
+    for (auto& run : runs) fill_defaults(run, manifest);
+    append(trace_runs, runs);
+  }
+  decltype(traces_below_defaults)().swap(traces_below_defaults);
+
   // A manifest whose folder held only other runs' data defined no run of its own.
   std::vector<bool> no_run(folder_run_list.size(), false);
   for (std::size_t r = 0; r < folder_run_list.size(); ++r)
@@ -702,7 +736,10 @@ Study ingest(const IngestOptions& options) {
   }
   folder_run_list.erase(folder_run_list.begin() + static_cast<std::ptrdiff_t>(folder_runs_kept), folder_run_list.end());
 
-  auto trace_runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
+  {
+    auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
+    append(trace_runs, runs);
+  }
   attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);
   append(standalone, trace_runs);
 

@@ -131,6 +131,49 @@ TEST(RunSourcesCli, AnIndexOnlyNvSmiLogBesideGpuCsvIsTheSameGpus) {
   EXPECT_EQ(messages_of(root, "gpus-beyond-world-size"), "");
 }
 
+// A hand-written `{"label": "mix", "system": "lab"}` above 8gpu/ (the 8 real DLRM traces) and 2gpu/
+// (a real ResNet trace, rank 0 of 2): read as one run of world size 2 with DLRM's steps and a
+// computation score of both. Without it, two runs. A manifest above trace folders supplies
+// defaults (label, system); it never merges them: the same two runs either way.
+TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  auto lay_out = [&](const ScratchDir& dir) {
+    std::filesystem::create_directories(dir / "study/8gpu");
+    std::filesystem::create_directories(dir / "study/2gpu");
+    for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100"))
+      if (e.path().filename().string().rfind("worker", 0) == 0)
+        std::filesystem::copy_file(e.path(), dir / "study/8gpu" / e.path().filename());
+    std::filesystem::copy_file(data / "kineto/hta/resnet-ddp-rank0of2-a100.json.gz",
+                               dir / "study/2gpu/resnet-ddp-rank0of2-a100.json.gz");
+  };
+  auto runs_of = [](const std::string& json) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(json);
+    std::vector<std::string> runs;
+    for (simdjson::dom::element r : root["runs"].get_array()) {
+      std::string_view system;  // absent where the run has none
+      if (r["system"].get(system)) system = {};
+      runs.push_back(fmt::format("{} {} {}", std::string_view(r["label"]), system, int64_t(r["world_size"])));
+    }
+    std::sort(runs.begin(), runs.end());
+    return runs;
+  };
+  ScratchDir with, without;
+  lay_out(with);
+  lay_out(without);
+  with.write("study/scalelens.json", R"({"label":"mix","system":"lab"})");
+  auto w = run_scalelens("report " + quoted(with / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto wo = run_scalelens("report " + quoted(without / "study") + " --label mix -q --no-cache --format json");
+  ASSERT_EQ(wo.exit_code, 0) << wo.err;
+  // Two runs either way (on two GPU models: their labels tagged, `configuration-split`).
+  EXPECT_EQ(runs_of(w.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200] lab 2", "mix [Tesla V100-SXM2-32GB] lab 8"}))
+      << w.out.substr(0, 1000);
+  EXPECT_EQ(runs_of(wo.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200]  2", "mix [Tesla V100-SXM2-32GB]  8"}))
+      << wo.out.substr(0, 1000);
+  EXPECT_NE(w.out.find("labelled 'mix' (from the scalelens.json above them)"), std::string::npos) << w.out.substr(0, 1500);
+}
+
 // gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
 // step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
 // log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
