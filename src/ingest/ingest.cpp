@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -152,6 +153,44 @@ void fill_defaults(Run& run, const Run& manifest) {
 // A hand-written scalelens.json that states no world size or time (`{"label": "mix"}`): to traces
 // that state their own world size it supplies defaults, it does not make them one run.
 bool defaults_for_traces(const Run& manifest) { return !manifest.world_size && !manifest.start_ns; }
+
+// Where a run folder's epochs (from `folder_file`) and a log's in it (`log`, from `log_file`) differ,
+// `epoch-sources-disagree` with both figures: the number of epochs, the mean of each epoch's
+// longest rank, and where the log's last epoch ends after the run's stated end.
+void say_epoch_sources_disagree(const Run& folder, const std::string& folder_file, const Run& log,
+                                const std::string& log_file, std::vector<Diagnostic>& diagnostics) {
+  struct Figures {
+    std::size_t epochs = 0;
+    double mean_s = 0;
+    std::int64_t last_end_ns = std::numeric_limits<std::int64_t>::min();
+  };
+  auto figures_of = [](const std::vector<Interval>& intervals) {
+    std::map<std::int64_t, double> longest;
+    Figures f;
+    for (const auto& e : intervals) {
+      longest[e.index] = std::max(longest[e.index], e.seconds());
+      f.last_end_ns = std::max(f.last_end_ns, e.end_ns);
+    }
+    for (const auto& [index, s] : longest) f.mean_s += s;
+    f.epochs = longest.size();
+    if (f.epochs) f.mean_s /= static_cast<double>(f.epochs);
+    return f;
+  };
+  const Figures own = figures_of(folder.epochs), other = figures_of(log.epochs);
+  if (std::abs(own.mean_s - other.mean_s) <= 0.01 * std::max(own.mean_s, other.mean_s)) return;
+  std::string after_end;
+  if (folder.end_ns && other.last_end_ns > *folder.end_ns)
+    after_end = fmt::format(", its last ending {:.4g} s after the run's end in its scalelens.json",
+                            static_cast<double>(other.last_end_ns - *folder.end_ns) * 1e-9);
+  diagnostics.push_back(
+      {Severity::warning, "epoch-sources-disagree",
+       fmt::format("the run's epochs in {} ({} epoch{}, {:.4g} s each on average) and in {} ({} epoch{}, {:.4g} s{}) "
+                   "disagree; the run folder's own are used. One of them is of another run, or they time different "
+                   "things",
+                   folder_file, own.epochs, own.epochs == 1 ? "" : "s", own.mean_s, log_file, other.epochs,
+                   other.epochs == 1 ? "" : "s", other.mean_s, after_end),
+       folder.path, 0, {}});
+}
 
 bool run_has_data(const Run& r) {
   return r.RunData::has_data() || r.details().profiler_averages || r.start_ns || r.end_ns;
@@ -616,6 +655,14 @@ Study ingest(const IngestOptions& options) {
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
   std::map<std::size_t, std::vector<LooseInput>> traces_below_defaults;  // by the manifest above them
+  // The one run (an MLPerf log) with epochs in a run folder, by folder; and the file that gave the
+  // folder its own epochs (its epochs.csv).
+  struct RunFromFile {
+    std::string file;
+    Run run;
+  };
+  std::map<std::size_t, std::vector<RunFromFile>> epochs_beside;
+  std::map<std::size_t, std::string> epoch_file;
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     if (!held[k]) {
@@ -629,7 +676,9 @@ Study ingest(const IngestOptions& options) {
     Run* target = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     for (auto& run : out.runs) {
       if (target && runs_below[owner[k]] == 1) {
-        merge_run_into(*target, std::move(run));
+        // Its epochs are weighed against the folder's own once all of these are in (below).
+        if (!run.epochs.empty()) epochs_beside[owner[k]].push_back({path, std::move(run)});
+        else merge_run_into(*target, std::move(run));
         continue;
       }
       if (target) {
@@ -653,6 +702,7 @@ Study ingest(const IngestOptions& options) {
       // own (below).
       traces_below_defaults[owner[k]].push_back({path, std::move(out.attach)});
     } else if (target) {
+      if (!out.attach.epochs.empty() && !epoch_file.count(owner[k])) epoch_file[owner[k]] = path;
       merge_data_into(*target, std::move(out.attach));
     } else if (own_world) {
       loose_traces.push_back({path, std::move(out.attach)});
@@ -700,6 +750,22 @@ Study ingest(const IngestOptions& options) {
   decltype(held)().swap(held);  // all of it is merged by now: the emptied outputs go
   decltype(merged_diagnostics)().swap(merged_diagnostics);
   decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
+
+  // A run folder's own epochs (its epochs.csv) and those of a log in it (an MLPerf log of the same
+  // job) are one run's: the folder's are used, the log's only where the folder has none. Where both
+  // have epochs and their mean epoch times differ by more than 1%, that is said with both files'
+  // figures (merged, the longer of each epoch silently made 10 s epochs 15 s).
+  for (auto& [r, logs] : epochs_beside) {
+    Run& target = folder_run_list[r];
+    for (auto& [file, run] : logs) {
+      if (!target.epochs.empty()) {
+        say_epoch_sources_disagree(target, epoch_file.count(r) ? epoch_file[r] : target.path, run, file, study.diagnostics);
+        std::vector<Interval>().swap(run.epochs);
+      }
+      merge_run_into(target, std::move(run));
+    }
+  }
+  decltype(epochs_beside)().swap(epochs_beside);
 
   // Traces below a manifest of defaults: runs of their own as without it, with its label (else
   // --label) and what else it states. Where its folder holds a run's own data (epochs.csv beside a

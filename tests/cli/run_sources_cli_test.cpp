@@ -202,3 +202,36 @@ TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
       << said;
   EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one file: " << said;
 }
+
+// A run folder whose epochs.csv says 10 s epochs, and in it the job's own MLPerf log (the mllog
+// package's lines in its slurm-%j.out) saying 15 s: the report used 15 s (speedup 2.67, not 4)
+// silently, and MLPerf's epochs end 14 s after the manifest's end_ns. Said, and the folder's used.
+TEST(RunSourcesCli, EpochSourcesOfOneRunThatDisagreeAreSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // epochs 1..11, 11..21, 21..31 s; end 32 s
+  std::string log = "Starting training on 4 GPUs\n";
+  auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                       "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 88}}}}\n",
+                       kStartNs / 1000000 + ms, event, key, metadata);
+  };
+  mllog(1000, "INTERVAL_START", "run_start", "");
+  for (int e = 0; e < 3; ++e) {
+    mllog(1000 + e * 15000, "INTERVAL_START", "epoch_start", fmt::format("\"epoch_num\": {}, ", e));
+    mllog(16000 + e * 15000, "INTERVAL_END", "epoch_stop", fmt::format("\"epoch_num\": {}, ", e));
+  }
+  mllog(46000, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
+  dir.write("ddp-4/slurm-1234.out", log);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "epoch-sources-disagree");
+  EXPECT_NE(said.find("epochs.csv (3 epochs, 10 s each on average)"), std::string::npos) << said;
+  EXPECT_NE(said.find("slurm-1234.out (3 epochs, 15 s, its last ending 14 s after the run's end"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("the run folder's own are used"), std::string::npos) << said;
+  for (simdjson::dom::element c : root["configurations"].get_array())
+    if (int64_t(c["world_size"]) == 4) EXPECT_NEAR(double(c["speedup"]), 4.0, 1e-9) << r.out.substr(0, 1500);
+}
