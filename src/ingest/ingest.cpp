@@ -655,6 +655,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
   std::map<std::size_t, std::vector<LooseInput>> traces_below_defaults;  // by the manifest above them
+  std::map<std::size_t, std::vector<LooseInput>> gpu_logs_below_defaults;  // likewise, nvidia-smi logs
   // The one run (an MLPerf log) with epochs in a run folder, by folder; and the file that gave the
   // folder its own epochs (its epochs.csv).
   struct RunFromFile {
@@ -701,6 +702,8 @@ Study ingest(const IngestOptions& options) {
       // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
       // own (below).
       traces_below_defaults[owner[k]].push_back({path, std::move(out.attach)});
+    } else if (target && reader == "nvsmi" && !out.attach.gpus.empty() && defaults_for_traces(*target)) {
+      gpu_logs_below_defaults[owner[k]].push_back({path, std::move(out.attach)});  // the GPUs of those traces' runs
     } else if (target) {
       if (!out.attach.epochs.empty() && !epoch_file.count(owner[k])) epoch_file[owner[k]] = path;
       merge_data_into(*target, std::move(out.attach));
@@ -770,6 +773,17 @@ Study ingest(const IngestOptions& options) {
   // Traces below a manifest of defaults: runs of their own as without it, with its label (else
   // --label) and what else it states. Where its folder holds a run's own data (epochs.csv beside a
   // minimal `{"label": "ddp"}`), they are that run's traces, as before.
+  // Its nvidia-smi logs go with those traces, as they would without it ("Traces alone"); with no
+  // such traces, or with data of its own, they are its run's, as before.
+  for (auto& [r, logs] : gpu_logs_below_defaults) {
+    Run& manifest = folder_run_list[r];
+    const bool traces_form_runs = traces_below_defaults.count(r) && !run_has_data(manifest);
+    for (auto& log : logs) {
+      if (traces_form_runs) loose_gpu_logs.push_back(std::move(log));
+      else merge_data_into(manifest, std::move(log.data));
+    }
+  }
+  decltype(gpu_logs_below_defaults)().swap(gpu_logs_below_defaults);
   std::vector<Run> trace_runs;
   for (auto& [r, traces] : traces_below_defaults) {
     Run& manifest = folder_run_list[r];

@@ -145,6 +145,13 @@ TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
         std::filesystem::copy_file(e.path(), dir / "study/8gpu" / e.path().filename());
     std::filesystem::copy_file(data / "kineto/hta/resnet-ddp-rank0of2-a100.json.gz",
                                dir / "study/2gpu/resnet-ddp-rank0of2-a100.json.gz");
+    // And the DLRM node's `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,power.draw
+    // --format=csv -l 1` beside its traces: its 8 GPUs are that run's, with or without the manifest.
+    std::string log = "timestamp, index, name, utilization.gpu [%], power.draw [W]\n";
+    for (int s = 0; s < 30; ++s)
+      for (int g = 0; g < 8; ++g)
+        log += fmt::format("2023/09/07 23:09:{:02d}.{:03d}, {}, Tesla V100-SXM2-32GB, 80 %, 250.00 W\n", 30 + s, 2 * g, g);
+    dir.write("study/8gpu/nvsmi.log", log);
   };
   auto runs_of = [](const std::string& json) {
     simdjson::dom::parser parser;
@@ -153,7 +160,8 @@ TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
     for (simdjson::dom::element r : root["runs"].get_array()) {
       std::string_view system;  // absent where the run has none
       if (r["system"].get(system)) system = {};
-      runs.push_back(fmt::format("{} {} {}", std::string_view(r["label"]), system, int64_t(r["world_size"])));
+      runs.push_back(fmt::format("{} {} {} {} GPUs sampled", std::string_view(r["label"]), system, int64_t(r["world_size"]),
+                                 int64_t(r["gpus"])));
     }
     std::sort(runs.begin(), runs.end());
     return runs;
@@ -167,9 +175,11 @@ TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
   auto wo = run_scalelens("report " + quoted(without / "study") + " --label mix -q --no-cache --format json");
   ASSERT_EQ(wo.exit_code, 0) << wo.err;
   // Two runs either way (on two GPU models: their labels tagged, `configuration-split`).
-  EXPECT_EQ(runs_of(w.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200] lab 2", "mix [Tesla V100-SXM2-32GB] lab 8"}))
+  EXPECT_EQ(runs_of(w.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200] lab 2 0 GPUs sampled",
+                                                      "mix [Tesla V100-SXM2-32GB] lab 8 8 GPUs sampled"}))
       << w.out.substr(0, 1000);
-  EXPECT_EQ(runs_of(wo.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200]  2", "mix [Tesla V100-SXM2-32GB]  8"}))
+  EXPECT_EQ(runs_of(wo.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200]  2 0 GPUs sampled",
+                                                       "mix [Tesla V100-SXM2-32GB]  8 8 GPUs sampled"}))
       << wo.out.substr(0, 1000);
   EXPECT_NE(w.out.find("labelled 'mix' (from the scalelens.json above them)"), std::string::npos) << w.out.substr(0, 1500);
 }
