@@ -34,6 +34,63 @@ Diagnostic run_warning(const Run& run, std::string code, std::string message, Se
   return d;
 }
 
+// Ranks are numbered 0..N-1: a rank at or past the run's world size, or a trace recorded in a
+// larger world, means the world size is wrong or the files are of several runs. Either way its
+// speedup and efficiency (200% at a stated 4 of 8 GPUs) cannot be taken as they come. The run
+// stays at its stated world size (its manifest's, which every other figure of it was made with);
+// the warning names what was seen. Runs formed from traces alone say it as `missing-ranks`.
+std::optional<Diagnostic> ranks_beyond_world_size(const Run& run) {
+  if (!run.world_size || run.format == "kineto") return std::nullopt;
+  const int world = *run.world_size;
+  std::vector<std::string> sources;
+  std::set<int> seen;
+  auto note_ranks = [&](const std::string& what, const std::set<int>& ranks) {
+    if (ranks.empty() || *ranks.rbegin() < world) return;
+    seen.insert(ranks.begin(), ranks.end());
+    sources.push_back(fmt::format("{} of ranks {}–{}", what, *ranks.begin(), *ranks.rbegin()));
+  };
+  std::set<int> ranks;
+  for (const auto& e : run.epochs) ranks.insert(e.rank);
+  note_ranks("epochs", ranks);
+  ranks.clear();
+  for (const auto& s : run.steps) ranks.insert(s.rank);
+  if (run.step_table)
+    for (const auto& c : run.step_table->ranks) ranks.insert(c.rank);
+  note_ranks("steps", ranks);
+  ranks.clear();
+  // A launcher's wrappers record one per node, numbered by node: not the training's ranks.
+  if (run.launcher.empty())
+    for (const auto& rk : run.ranks) ranks.insert(rk.rank);
+  note_ranks("rank records", ranks);
+  ranks.clear();
+  std::set<int> trace_worlds;
+  for (const auto& b : run.breakdown)
+    if (!b.from_mpi) {
+      ranks.insert(b.rank);
+      if (b.world_size && *b.world_size > world) trace_worlds.insert(*b.world_size);
+    }
+  note_ranks("traces", ranks);
+  ranks.clear();
+  for (const auto& b : run.breakdown)
+    if (b.from_mpi) ranks.insert(b.rank);
+  note_ranks("comm/ records", ranks);
+  if (!trace_worlds.empty())
+    sources.push_back(fmt::format("traces recorded in a world of {} (distributedInfo.world_size)", *trace_worlds.rbegin()));
+  if (sources.empty()) return std::nullopt;
+  std::string what;
+  for (const auto& s : sources) what += (what.empty() ? "" : ", ") + s;
+  const std::vector<int> beyond(seen.lower_bound(world), seen.end());
+  std::string listed;
+  for (std::size_t i = 0; i < beyond.size() && i < 10; ++i) listed += (i ? ", " : "") + std::to_string(beyond[i]);
+  if (beyond.size() > 10) listed += fmt::format(" and {} more", beyond.size() - 10);
+  return run_warning(
+      run, "ranks-beyond-world-size",
+      fmt::format("the run's world size is {}, but its files show more ({}{}{}): the world size is wrong, or the files are "
+                  "of several runs. The run is placed at its stated {} GPUs, so its speedup and efficiency may be "
+                  "overstated; correct world_size in its scalelens.json, or keep other runs' files out of its folder",
+                  world, what, beyond.empty() ? "" : "; ranks beyond it: ", listed, world));
+}
+
 }  // namespace
 
 // Epoch time of epoch e = max over the ranks that logged e of (end − start); its samples, the sum
@@ -183,10 +240,31 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   // restarted: two files one after the other), counted with it; and its first's, made to compare.
   std::map<std::string, std::vector<GpuSeriesFigures>> later;
   std::map<std::string, GpuSeriesFigures> first_figures;
+  // A GPU known by node and index in one source (an nvidia-smi log queried without `uuid`) and by
+  // its UUID in another of that node (gpu.csv names both) is one GPU: counted apart, a run's
+  // energy doubled. The UUIDs each node's indexes have, to key such a GPU by its UUID.
+  std::map<std::pair<std::string, int>, std::set<std::string>> uuids_at;
+  for (const auto& g : gpus)
+    if (!g.uuid.empty() && !g.node.empty()) uuids_at[{g.node, g.index}].insert(g.uuid);
   for (const auto& g : gpus) {
     // A UUID names one GPU wherever it is found: under two node folders (a log copied, or a node
     // named twice) it is the same GPU, which was counted twice.
     std::string key = g.uuid.empty() ? g.node + "/" + std::to_string(g.index) : "uuid " + g.uuid;
+    if (auto at = g.uuid.empty() && !g.node.empty() ? uuids_at.find({g.node, g.index}) : uuids_at.end(); at != uuids_at.end()) {
+      if (at->second.size() == 1) {
+        key = "uuid " + *at->second.begin();
+      } else {  // the node's sources give that index several UUIDs: which one it is cannot be told
+        std::string listed;
+        for (const auto& u : at->second) listed += (listed.empty() ? "" : ", ") + u;
+        Diagnostic w = run_warning(run, "energy-double-counted",
+                                   fmt::format("{} ({}) has no UUID, and other sources of that node give index {} the "
+                                               "UUIDs {}: which GPU it is cannot be told, so it is counted apart, and "
+                                               "its energy may be counted twice",
+                                               gpu_name(g), g.source, g.index, listed));
+        w.path = g.source;
+        figures.warnings.push_back(std::move(w));
+      }
+    }
     auto [it, inserted] = chosen.emplace(key, &g);
     if (inserted) continue;
     // Two series of measured times that do not overlap are one GPU's log in two parts.
@@ -624,6 +702,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                    : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
                                  expected)));
   }
+  if (auto beyond = ranks_beyond_world_size(run)) warnings.push_back(std::move(*beyond));
   if (run.nodes && (run.has_gpus() || !run.host_series.empty())) {
     std::set<std::string> nodes(gpus.nodes.begin(), gpus.nodes.end());
     for (const auto& h : run.host_series) nodes.insert(h.node);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -147,6 +148,48 @@ void fill_defaults(Run& run, const Run& manifest) {
   fill(run.scaling, manifest.scaling);
   if (run.world_size && !run.detected_from.count("world_size") && manifest.world_size)
     run.detected_from["world_size"] = "scalelens.json above it";
+}
+
+// A hand-written scalelens.json that states no world size or time (`{"label": "mix"}`): to traces
+// that state their own world size it supplies defaults, it does not make them one run.
+bool defaults_for_traces(const Run& manifest) { return !manifest.world_size && !manifest.start_ns; }
+
+// Where a run folder's epochs (from `folder_file`) and a log's in it (`log`, from `log_file`) differ,
+// `epoch-sources-disagree` with both figures: the number of epochs, the mean of each epoch's
+// longest rank, and where the log's last epoch ends after the run's stated end.
+void say_epoch_sources_disagree(const Run& folder, const std::string& folder_file, const Run& log,
+                                const std::string& log_file, std::vector<Diagnostic>& diagnostics) {
+  struct Figures {
+    std::size_t epochs = 0;
+    double mean_s = 0;
+    std::int64_t last_end_ns = std::numeric_limits<std::int64_t>::min();
+  };
+  auto figures_of = [](const std::vector<Interval>& intervals) {
+    std::map<std::int64_t, double> longest;
+    Figures f;
+    for (const auto& e : intervals) {
+      longest[e.index] = std::max(longest[e.index], e.seconds());
+      f.last_end_ns = std::max(f.last_end_ns, e.end_ns);
+    }
+    for (const auto& [index, s] : longest) f.mean_s += s;
+    f.epochs = longest.size();
+    if (f.epochs) f.mean_s /= static_cast<double>(f.epochs);
+    return f;
+  };
+  const Figures own = figures_of(folder.epochs), other = figures_of(log.epochs);
+  if (std::abs(own.mean_s - other.mean_s) <= 0.01 * std::max(own.mean_s, other.mean_s)) return;
+  std::string after_end;
+  if (folder.end_ns && other.last_end_ns > *folder.end_ns)
+    after_end = fmt::format(", its last ending {:.4g} s after the run's end in its scalelens.json",
+                            static_cast<double>(other.last_end_ns - *folder.end_ns) * 1e-9);
+  diagnostics.push_back(
+      {Severity::warning, "epoch-sources-disagree",
+       fmt::format("the run's epochs in {} ({} epoch{}, {:.4g} s each on average) and in {} ({} epoch{}, {:.4g} s{}) "
+                   "disagree; the run folder's own are used. One of them is of another run, or they time different "
+                   "things",
+                   folder_file, own.epochs, own.epochs == 1 ? "" : "s", own.mean_s, log_file, other.epochs,
+                   other.epochs == 1 ? "" : "s", other.mean_s, after_end),
+       folder.path, 0, {}});
 }
 
 bool run_has_data(const Run& r) {
@@ -435,8 +478,14 @@ Study ingest(const IngestOptions& options) {
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
     // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
     // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
+    // Not where a rank lies beyond the run's world size: the summary names the ranks it saw
+    // (`ranks-beyond-world-size`), which a table no longer holds.
+    auto ranks_within = [&](const std::vector<Interval>& epochs) {
+      const auto& world = folder_run(owner[k]).world_size;
+      return !world || std::all_of(epochs.begin(), epochs.end(), [&](const Interval& e) { return e.rank < *world; });
+    };
     if (options.tabulate_epochs && !out.attach.epochs.empty() && owner[k] != kNoRun &&
-        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0) {
+        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs)) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
     }
@@ -482,10 +531,14 @@ Study ingest(const IngestOptions& options) {
   // weighed against every file's runs, below) and none is an itwinai trace (linked by run name once
   // every run is known). A plain folder's files are merged into its run as soon as their batch is
   // read; the others' outputs are held for the merge below.
+  // Nor is one whose manifest states no world size or time and that holds traces: they may form runs
+  // of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
   for (std::size_t k = 0; k < others.size(); ++k)
     if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
-                               !itwinai_trace_run_name(files[others[k]].path).empty()))
+                               !itwinai_trace_run_name(files[others[k]].path).empty() ||
+                               (readers[files[others[k]].reader]->name() == "kineto" &&
+                                defaults_for_traces(folder_run(owner[k])))))
       plain[owner[k]] = 0;
   // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
@@ -601,6 +654,16 @@ Study ingest(const IngestOptions& options) {
   std::vector<bool> defaults_only(folder_run_list.size(), false);
   std::vector<std::pair<std::size_t, std::string>> itwinai_traces;  // (output, run name), linked below
   std::vector<LooseInput> loose_traces;  // Kineto traces without a scalelens.json: runs of their own
+  std::map<std::size_t, std::vector<LooseInput>> traces_below_defaults;  // by the manifest above them
+  std::map<std::size_t, std::vector<LooseInput>> gpu_logs_below_defaults;  // likewise, nvidia-smi logs
+  // The one run (an MLPerf log) with epochs in a run folder, by folder; and the file that gave the
+  // folder its own epochs (its epochs.csv).
+  struct RunFromFile {
+    std::string file;
+    Run run;
+  };
+  std::map<std::size_t, std::vector<RunFromFile>> epochs_beside;
+  std::map<std::size_t, std::string> epoch_file;
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     if (!held[k]) {
@@ -614,7 +677,9 @@ Study ingest(const IngestOptions& options) {
     Run* target = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     for (auto& run : out.runs) {
       if (target && runs_below[owner[k]] == 1) {
-        merge_run_into(*target, std::move(run));
+        // Its epochs are weighed against the folder's own once all of these are in (below).
+        if (!run.epochs.empty()) epochs_beside[owner[k]].push_back({path, std::move(run)});
+        else merge_run_into(*target, std::move(run));
         continue;
       }
       if (target) {
@@ -630,10 +695,19 @@ Study ingest(const IngestOptions& options) {
     if (auto name = itwinai_trace_run_name(path); !name.empty() && (!target || runs_below[owner[k]] > 1)) {
       itwinai_traces.emplace_back(k, name);
       continue;  // linked to its MLflow run below, once every run is known
+    } else if (const bool own_world = reader == "kineto" && out.attach.breakdown.size() == 1 &&
+                                      out.attach.breakdown.front().world_size;
+               target && own_world && defaults_for_traces(*target)) {
+      // Merged into such a manifest's run, the traces of several jobs below it became one run:
+      // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
+      // own (below).
+      traces_below_defaults[owner[k]].push_back({path, std::move(out.attach)});
+    } else if (target && reader == "nvsmi" && !out.attach.gpus.empty() && defaults_for_traces(*target)) {
+      gpu_logs_below_defaults[owner[k]].push_back({path, std::move(out.attach)});  // the GPUs of those traces' runs
     } else if (target) {
+      if (!out.attach.epochs.empty() && !epoch_file.count(owner[k])) epoch_file[owner[k]] = path;
       merge_data_into(*target, std::move(out.attach));
-    } else if (reader == "kineto" && out.attach.breakdown.size() == 1 &&
-               out.attach.breakdown.front().world_size) {
+    } else if (own_world) {
       loose_traces.push_back({path, std::move(out.attach)});
     } else if (reader == "nvsmi" && !out.attach.gpus.empty()) {
       loose_gpu_logs.push_back({path, std::move(out.attach)});
@@ -680,6 +754,52 @@ Study ingest(const IngestOptions& options) {
   decltype(merged_diagnostics)().swap(merged_diagnostics);
   decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
 
+  // A run folder's own epochs (its epochs.csv) and those of a log in it (an MLPerf log of the same
+  // job) are one run's: the folder's are used, the log's only where the folder has none. Where both
+  // have epochs and their mean epoch times differ by more than 1%, that is said with both files'
+  // figures (merged, the longer of each epoch silently made 10 s epochs 15 s).
+  for (auto& [r, logs] : epochs_beside) {
+    Run& target = folder_run_list[r];
+    for (auto& [file, run] : logs) {
+      if (!target.epochs.empty()) {
+        say_epoch_sources_disagree(target, epoch_file.count(r) ? epoch_file[r] : target.path, run, file, study.diagnostics);
+        std::vector<Interval>().swap(run.epochs);
+      }
+      merge_run_into(target, std::move(run));
+    }
+  }
+  decltype(epochs_beside)().swap(epochs_beside);
+
+  // Traces below a manifest of defaults: runs of their own as without it, with its label (else
+  // --label) and what else it states. Where its folder holds a run's own data (epochs.csv beside a
+  // minimal `{"label": "ddp"}`), they are that run's traces, as before.
+  // Its nvidia-smi logs go with those traces, as they would without it ("Traces alone"); with no
+  // such traces, or with data of its own, they are its run's, as before.
+  for (auto& [r, logs] : gpu_logs_below_defaults) {
+    Run& manifest = folder_run_list[r];
+    const bool traces_form_runs = traces_below_defaults.count(r) && !run_has_data(manifest);
+    for (auto& log : logs) {
+      if (traces_form_runs) loose_gpu_logs.push_back(std::move(log));
+      else merge_data_into(manifest, std::move(log.data));
+    }
+  }
+  decltype(gpu_logs_below_defaults)().swap(gpu_logs_below_defaults);
+  std::vector<Run> trace_runs;
+  for (auto& [r, traces] : traces_below_defaults) {
+    Run& manifest = folder_run_list[r];
+    if (run_has_data(manifest)) {
+      for (auto& t : traces) merge_data_into(manifest, std::move(t.data));
+      continue;
+    }
+    defaults_only[r] = true;
+    const bool labelled = !manifest.label.empty();
+    auto runs = runs_from_traces(std::move(traces), labelled ? std::optional<std::string>(manifest.label) : options.defaults.label,
+                                 study.diagnostics, labelled ? "the scalelens.json above them" : "--label");
+    for (auto& run : runs) fill_defaults(run, manifest);
+    append(trace_runs, runs);
+  }
+  decltype(traces_below_defaults)().swap(traces_below_defaults);
+
   // A manifest whose folder held only other runs' data defined no run of its own.
   std::vector<bool> no_run(folder_run_list.size(), false);
   for (std::size_t r = 0; r < folder_run_list.size(); ++r)
@@ -696,7 +816,10 @@ Study ingest(const IngestOptions& options) {
   }
   folder_run_list.erase(folder_run_list.begin() + static_cast<std::ptrdiff_t>(folder_runs_kept), folder_run_list.end());
 
-  auto trace_runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
+  {
+    auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
+    append(trace_runs, runs);
+  }
   attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);
   append(standalone, trace_runs);
 

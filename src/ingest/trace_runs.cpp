@@ -123,7 +123,7 @@ std::string label_from_folder(const fs::path& folder) {
 }
 
 std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::optional<std::string>& label,
-                                  std::vector<Diagnostic>& diagnostics) {
+                                  std::vector<Diagnostic>& diagnostics, std::string_view label_from) {
   // (run folder, world size, backend, GPU model) → traces: the ranks of one job share all four.
   std::map<std::tuple<fs::path, int, std::string, std::string>, std::vector<LooseInput*>> groups;
   std::map<std::pair<fs::path, int>, std::set<std::string>> setups_of;
@@ -210,7 +210,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
       run.label = run_label;
       run.world_size = world_size;
       run.detected_from["world_size"] = "distributedInfo of its traces";
-      run.detected_from["label"] = label ? "--label" : fmt::format("folder name '{}' without counts (--label to set it)",
+      run.detected_from["label"] = label ? std::string(label_from) : fmt::format("folder name '{}' without counts (--label to set it)",
                                                                    folder.filename().string());
       run.detected_from["run"] = fmt::format("traces of one folder and world size{}", jobs.size() > 1 ? ", one job by start time" : "");
       for (auto* t : jobs[j]) {
@@ -243,7 +243,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
                                        "is needed, one beside them would state more (samples per epoch, system)",
                                        members.size(), members.size() == 1 ? "" : "s", world_size,
                                        backend.empty() ? "" : " (" + backend + ")", jobs.size(), jobs.size() == 1 ? "" : "s",
-                                       run_label, label ? "from --label" : "from the folder name; --label NAME sets it"),
+                                       run_label, label ? fmt::format("from {}", label_from) : "from the folder name; --label NAME sets it"),
                            folder.string(), 0, {}});
   }
   return runs;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/diagnostics.hpp"
@@ -26,9 +27,10 @@ struct LooseInput {
 // jobs at one world size are repeats of one configuration. Warns `mixed-jobs` when a folder holds
 // more than one job, `missing-ranks` when a run lacks some of ranks 0..N-1, `duplicate-trace` for
 // copies; a note per folder says how its runs were formed and labelled.
-// `label`: --label, else label_from_folder() of the run's folder.
+// `label`: --label (or a scalelens.json's above them: `label_from` says which), else
+// label_from_folder() of the run's folder.
 std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::optional<std::string>& label,
-                                  std::vector<Diagnostic>& diagnostics);
+                                  std::vector<Diagnostic>& diagnostics, std::string_view label_from = "--label");
 
 // nvidia-smi logs with no scalelens.json above them. Beside the traces of a run (its folder, or a
 // subfolder of it) they are that job's GPUs: attached to the run (of several jobs in the folder, the

@@ -284,6 +284,28 @@ TEST(Energy, SameGpuFromTwoSourcesIsCountedOnceAndFlagged) {
   EXPECT_TRUE(has_warning(s, "energy-double-counted"));
 }
 
+// A GPU known by node and index only (an nvidia-smi log queried without uuid) where the node's
+// other sources give that index two UUIDs (gpu.csv of one node folder holding two GPUs' index 0,
+// as when two nodes' files were put under one): which it is cannot be told. Counted apart, said.
+TEST(Energy, AnIndexOnlyGpuWhoseIndexHasTwoUuidsIsSaid) {
+  Study st;
+  scalelens::Run r = make_run("ddp", 2, {10}, "a");
+  auto a = gpu("n0", 0, {{0, 100}, {10, 100}});
+  a.uuid = "GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f01";
+  auto b = gpu("n0", 0, {{0, 100}, {10, 100}});
+  b.uuid = "GPU-0d3c7a52-81e4-4f0b-a9c6-5e2f7b1d8c02";
+  auto by_index = gpu("n0", 0, {{0, 100}, {10, 100}});
+  by_index.source = "nodes/n0/nvsmi.log";
+  r.gpus = {a, b, by_index};
+  st.runs.push_back(r);
+  const auto s = analyze(st, {});
+  EXPECT_EQ(s.runs[0].gpus, 3u);
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](const auto& w) { return w.code == "energy-double-counted"; });
+  ASSERT_NE(it, s.warnings.end());
+  EXPECT_NE(it->message.find("which GPU it is cannot be told"), std::string::npos) << it->message;
+  EXPECT_EQ(it->path, "nodes/n0/nvsmi.log");
+}
+
 // nvidia-smi's log of one node rotated (nvsmi.log, then nvsmi.log.1) or its logger restarted: one
 // GPU's samples in two files one after the other. Counted as "two sources", the second was dropped
 // and the energy halved, with a warning that said they were the same samples.

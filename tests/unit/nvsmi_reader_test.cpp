@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
 #include "support/read_study.hpp"
@@ -300,6 +302,23 @@ TEST(NvSmiReader, NvSmi_TimeGoingBackwards_IsWarnedAndSamplesAreSorted) {
   const auto* d = diagnostic(study, "time-goes-backwards");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->line, 3);
+}
+
+// A log appended after one clock step back (2 GPUs, 1 s samples, 3 s back): every later sample is
+// stamped before the latest one seen, but the clock stepped once. "go backwards 6 times" counted
+// the samples; one step is said as one.
+TEST(NvSmiReader, NvSmi_OneClockStepBack_IsCountedOnce) {
+  ScratchDir dir;
+  Study study;
+  std::string log = "timestamp, index, power.draw [W]\n";
+  for (int s : {10, 11, 12, 13, 9, 10, 11})
+    for (int g = 0; g < 2; ++g) log += fmt::format("2024/01/02 03:04:{:02d}.{:03d}, {}, 300.00 W\n", s, 3 * g, g);
+  const auto& run = read_run_with(dir, "smi.csv", log, study);
+  ASSERT_EQ(run.gpus.size(), 2u);
+  const auto* d = diagnostic(study, "time-goes-backwards");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->line, 10);  // the header, 4 samples of 2 rows, then GPU 0 at :09
+  EXPECT_NE(d->message.find("go backwards 1 time "), std::string::npos) << d->message;
 }
 
 TEST(NvSmiReader, NvSmi_NoHeader_IsRecognizedAndWarnedRatherThanGuessed) {

@@ -26,6 +26,7 @@
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
 #include "ingest/reader.hpp"
+#include "ingest/time_order.hpp"
 #include "model/limits.hpp"
 
 namespace scalelens {
@@ -635,25 +636,13 @@ class NvSmiReader final : public Reader {
       }
     }
 
-    std::int64_t backward_jumps = 0, first_backward_line = 0;
-    std::vector<std::int64_t> last_t(gpus.size(), std::numeric_limits<std::int64_t>::min());
+    BackwardTime backward;
     for (const Row& row : rows) {
       if (row.series >= gpus.size()) continue;  // left out above
-      auto& last = last_t[row.series];
-      if (row.sample.t_ns < last && backward_jumps++ == 0) first_backward_line = row.line_no;
-      last = std::max(last, row.sample.t_ns);
+      backward.see(row.series, row.sample.t_ns, row.line_no);
       gpus[row.series].samples.push_back(row.sample);
     }
-    if (backward_jumps > 0) {
-      out.warn("time-goes-backwards",
-               fmt::format("timestamps go backwards {} time{} (the first at line {}), e.g. a clock change or two "
-                           "logs appended to one file; samples were put in time order",
-                           backward_jumps, backward_jumps == 1 ? "" : "s", first_backward_line),
-               ctx.file, first_backward_line);
-      for (auto& s : gpus)
-        std::stable_sort(s.samples.begin(), s.samples.end(),
-                         [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
-    }
+    backward.report(gpus, out, ctx.file);
     if (gpus.empty() && bad.count() == 0 && decimal_comma_lines == 0)
       out.warn("no-samples", "nvidia-smi log with a header but no sample lines", ctx.file);
   }

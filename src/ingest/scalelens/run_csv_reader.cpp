@@ -16,6 +16,7 @@
 #include "ingest/bad_lines.hpp"
 #include "ingest/csv_rows.hpp"
 #include "ingest/reader.hpp"
+#include "ingest/time_order.hpp"
 #include "model/limits.hpp"
 
 namespace scalelens {
@@ -225,11 +226,13 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     }
     return k;
   };
+  BackwardTime backward;  // a clock stepped back is said as for an nvidia-smi log
   // A row whose fields parsed: range checks, then filed under its GPU's series.
   auto add = [&](GpuSample s, std::uint32_t k, std::int64_t line) __attribute__((always_inline)) {
     if (limits::bad_power(s.power_w) || limits::bad_percent(s.util_pct) || limits::bad_percent(s.mem_util_pct) ||
         s.energy_mj < 0 || limits::bad_gpu_memory(s.mem_used_bytes)) [[unlikely]]
       check(s, line);
+    backward.see(k, s.t_ns, line);
     series[k].samples.push_back(s);
   };
 
@@ -332,11 +335,8 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   for_each_row(text, cols, 2, out, path, bad, general_row, LastLine::may_be_cut, fast_row);
   bad.report(out, path);
   implausible.report_implausible(out, path);
-  for (auto& g : series) {
-    auto by_time = [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; };
-    if (!std::is_sorted(g.samples.begin(), g.samples.end(), by_time)) std::stable_sort(g.samples.begin(), g.samples.end(), by_time);
-    out.attach.gpus.push_back(std::move(g));
-  }
+  backward.report(series, out, path);
+  for (auto& g : series) out.attach.gpus.push_back(std::move(g));
 }
 
 void read_host(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {

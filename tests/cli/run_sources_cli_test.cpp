@@ -1,0 +1,247 @@
+// Sources of one run that disagree (its manifest, epochs, rank records, traces, GPU logs): said,
+// never a figure silently changed. Real binary, folders in the shape the real tools write them.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "support/run_binary.hpp"
+
+using namespace scalelens::testing;
+
+namespace {
+
+constexpr long long kStartNs = 1700000000000000000LL;  // 2023/11/14 22:13:20 UTC
+
+// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks.
+void write_collected_run(const ScratchDir& dir, const std::string& name, int world_size, int ranks, double epoch_s,
+                         int epochs = 3) {
+  const long long end = kStartNs + static_cast<long long>((epochs * epoch_s + 2) * 1e9);
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "system": "juwels", "world_size": {}, )"
+                        R"("nodes": 1, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                        name, world_size, world_size, kStartNs, end));
+  std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int r = 0; r < ranks; ++r) {
+    dir.write(fmt::format("{}/ranks/{}.json", name, r),
+              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
+                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
+                          r, r, r, kStartNs, end, 4100 + r) + "\n");
+    for (int e = 0; e < epochs; ++e) {
+      const long long t0 = kStartNs + static_cast<long long>((1 + e * epoch_s) * 1e9);
+      csv += fmt::format("{},{},{},{},{}\n", r, e, t0, t0 + static_cast<long long>(epoch_s * 1e9), 10000 / ranks);
+    }
+  }
+  dir.write(name + "/epochs.csv", csv);
+}
+
+// The warnings of `code` in a report's JSON, their messages joined.
+std::string messages_of(simdjson::dom::element root, std::string_view code) {
+  std::string all;
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == code) all += std::string(std::string_view(w["message"])) + "\n";
+  return all;
+}
+
+}  // namespace
+
+// A run whose manifest says world_size 4 while its epochs.csv and ranks/ hold ranks 0..7 gave
+// speedup 8 at 4 GPUs, efficiency 200%, warned only of GPUs. Ranks beyond the world size are said.
+TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-8", 4, 8, 5);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "ranks-beyond-world-size");
+  EXPECT_NE(said.find("the run's world size is 4"), std::string::npos) << said;
+  EXPECT_NE(said.find("epochs of ranks 0–7"), std::string::npos) << said;
+  EXPECT_NE(said.find("rank records of ranks 0–7"), std::string::npos) << said;
+  EXPECT_NE(said.find("ranks beyond it: 4, 5, 6, 7"), std::string::npos) << said;
+  EXPECT_NE(said.find("placed at its stated 4 GPUs"), std::string::npos) << said;
+  EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
+
+  // Its ranks within the world size: nothing said.
+  ScratchDir fine;
+  write_collected_run(fine, "ddp-1", 1, 1, 40);
+  write_collected_run(fine, "ddp-4", 4, 4, 10);
+  auto f = run_scalelens("report " + quoted(fine.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out.find("ranks-beyond-world-size"), std::string::npos) << f.out.substr(0, 600);
+}
+
+// The real traces of an 8-rank DLRM job (distributedInfo.world_size 8) in a run folder whose
+// manifest says 4: its ranks 0..3 are within 4, but the traces say the world was 8. Said.
+TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);
+  std::filesystem::create_directories(dir / "ddp-4/traces");
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) == 0 && name[6] < '4')
+      std::filesystem::copy_file(e.path(), dir / ("ddp-4/traces/" + name));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "ranks-beyond-world-size");
+  EXPECT_NE(said.find("traces recorded in a world of 8 (distributedInfo.world_size)"), std::string::npos) << said;
+}
+
+// A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's
+// own `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,power.draw
+// --format=csv -l 1` log of the same 4 GPUs (index, no uuid): 8 GPUs and the energy doubled. A GPU
+// known by node and index in one and by its UUID, at that node and index, in the other is one GPU.
+TEST(RunSourcesCli, AnIndexOnlyNvSmiLogBesideGpuCsvIsTheSameGpus) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
+  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string smi = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], power.draw [W]\n";
+  for (int s = 0; s <= 32; ++s)
+    for (int g = 0; g < 4; ++g) {
+      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n",
+                         kStartNs + s * 1000000000LL, g, g, 5123456789LL + s * 300000LL);
+      smi += fmt::format("2023/11/14 22:13:{:02d}.{:03d}, {}, NVIDIA A100-SXM4-80GB, 80 %, 1000 MiB, 300.00 W\n", 20 + s,
+                         2 * g, g);
+    }
+  dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+  dir.write("ddp-4/nodes/node0/smi.log", smi);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  simdjson::dom::element run = root["runs"].at(0);
+  EXPECT_EQ(int64_t(run["gpus"]), 4) << r.out.substr(0, 800);
+  // By hand: 4 GPUs × 300 W × the run's 32 s = 38400 J = 10.667 Wh.
+  EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3);
+  const std::string said = messages_of(root, "energy-double-counted");
+  EXPECT_NE(said.find("smi.log"), std::string::npos) << said;
+  EXPECT_NE(said.find("gpu.csv"), std::string::npos) << said;
+  EXPECT_EQ(messages_of(root, "gpus-beyond-world-size"), "");
+}
+
+// A hand-written `{"label": "mix", "system": "lab"}` above 8gpu/ (the 8 real DLRM traces) and 2gpu/
+// (a real ResNet trace, rank 0 of 2): read as one run of world size 2 with DLRM's steps and a
+// computation score of both. Without it, two runs. A manifest above trace folders supplies
+// defaults (label, system); it never merges them: the same two runs either way.
+TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  auto lay_out = [&](const ScratchDir& dir) {
+    std::filesystem::create_directories(dir / "study/8gpu");
+    std::filesystem::create_directories(dir / "study/2gpu");
+    for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100"))
+      if (e.path().filename().string().rfind("worker", 0) == 0)
+        std::filesystem::copy_file(e.path(), dir / "study/8gpu" / e.path().filename());
+    std::filesystem::copy_file(data / "kineto/hta/resnet-ddp-rank0of2-a100.json.gz",
+                               dir / "study/2gpu/resnet-ddp-rank0of2-a100.json.gz");
+    // And the DLRM node's `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,power.draw
+    // --format=csv -l 1` beside its traces: its 8 GPUs are that run's, with or without the manifest.
+    std::string log = "timestamp, index, name, utilization.gpu [%], power.draw [W]\n";
+    for (int s = 0; s < 30; ++s)
+      for (int g = 0; g < 8; ++g)
+        log += fmt::format("2023/09/07 23:09:{:02d}.{:03d}, {}, Tesla V100-SXM2-32GB, 80 %, 250.00 W\n", 30 + s, 2 * g, g);
+    dir.write("study/8gpu/nvsmi.log", log);
+  };
+  auto runs_of = [](const std::string& json) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(json);
+    std::vector<std::string> runs;
+    for (simdjson::dom::element r : root["runs"].get_array()) {
+      std::string_view system;  // absent where the run has none
+      if (r["system"].get(system)) system = {};
+      runs.push_back(fmt::format("{} {} {} {} GPUs sampled", std::string_view(r["label"]), system, int64_t(r["world_size"]),
+                                 int64_t(r["gpus"])));
+    }
+    std::sort(runs.begin(), runs.end());
+    return runs;
+  };
+  ScratchDir with, without;
+  lay_out(with);
+  lay_out(without);
+  with.write("study/scalelens.json", R"({"label":"mix","system":"lab"})");
+  auto w = run_scalelens("report " + quoted(with / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto wo = run_scalelens("report " + quoted(without / "study") + " --label mix -q --no-cache --format json");
+  ASSERT_EQ(wo.exit_code, 0) << wo.err;
+  // Two runs either way (on two GPU models: their labels tagged, `configuration-split`).
+  EXPECT_EQ(runs_of(w.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200] lab 2 0 GPUs sampled",
+                                                      "mix [Tesla V100-SXM2-32GB] lab 8 8 GPUs sampled"}))
+      << w.out.substr(0, 1000);
+  EXPECT_EQ(runs_of(wo.out), (std::vector<std::string>{"mix [NVIDIA A100-PG509-200]  2 0 GPUs sampled",
+                                                       "mix [Tesla V100-SXM2-32GB]  8 8 GPUs sampled"}))
+      << wo.out.substr(0, 1000);
+  EXPECT_NE(w.out.find("labelled 'mix' (from the scalelens.json above them)"), std::string::npos) << w.out.substr(0, 1500);
+}
+
+// gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
+// step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
+// log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
+TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
+  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  int first_step_line = 0, line = 1;
+  for (int tick = 0; tick <= 64; ++tick) {
+    const long long stepped_back = tick > 32 ? 5000000000LL : 0;
+    for (int g = 0; g < 4; ++g) {
+      ++line;
+      if (tick == 33 && g == 0) first_step_line = line;
+      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n",
+                         kStartNs + tick * 500000000LL - stepped_back, g, g);
+    }
+  }
+  dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "time-goes-backwards");
+  EXPECT_NE(said.find(fmt::format("timestamps go backwards 1 time (the first at line {})", first_step_line)),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one file: " << said;
+}
+
+// A run folder whose epochs.csv says 10 s epochs, and in it the job's own MLPerf log (the mllog
+// package's lines in its slurm-%j.out) saying 15 s: the report used 15 s (speedup 2.67, not 4)
+// silently, and MLPerf's epochs end 14 s after the manifest's end_ns. Said, and the folder's used.
+TEST(RunSourcesCli, EpochSourcesOfOneRunThatDisagreeAreSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // epochs 1..11, 11..21, 21..31 s; end 32 s
+  std::string log = "Starting training on 4 GPUs\n";
+  auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                       "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 88}}}}\n",
+                       kStartNs / 1000000 + ms, event, key, metadata);
+  };
+  mllog(1000, "INTERVAL_START", "run_start", "");
+  for (int e = 0; e < 3; ++e) {
+    mllog(1000 + e * 15000, "INTERVAL_START", "epoch_start", fmt::format("\"epoch_num\": {}, ", e));
+    mllog(16000 + e * 15000, "INTERVAL_END", "epoch_stop", fmt::format("\"epoch_num\": {}, ", e));
+  }
+  mllog(46000, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
+  dir.write("ddp-4/slurm-1234.out", log);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "epoch-sources-disagree");
+  EXPECT_NE(said.find("epochs.csv (3 epochs, 10 s each on average)"), std::string::npos) << said;
+  EXPECT_NE(said.find("slurm-1234.out (3 epochs, 15 s, its last ending 14 s after the run's end"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("the run folder's own are used"), std::string::npos) << said;
+  for (simdjson::dom::element c : root["configurations"].get_array())
+    if (int64_t(c["world_size"]) == 4) EXPECT_NEAR(double(c["speedup"]), 4.0, 1e-9) << r.out.substr(0, 1500);
+}
