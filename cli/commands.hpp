@@ -120,10 +120,10 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                   "largest measured; at most 8x it)")
       ->delimiter(',')
       ->allow_extra_args(false)  // never the inputs after it
-      ->check(CLI::Range(1, 1 << 24));
+      ->check(CLI::Range(1, kMaxRequestedGpus));
   cmd->add_option("--objective", analysis.choice.objective,
                   "What the recommended GPU count per curve minimises: time, energy or edp (energy x time)")
-      ->check(CLI::IsMember({"time", "energy", "edp"}))
+      ->check(CLI::IsMember(kObjectives))
       ->capture_default_str();
   cmd->add_option("--min-efficiency", analysis.choice.min_efficiency,
                   "The recommendation keeps to GPU counts at least this efficient (0..1)")
@@ -132,11 +132,11 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
       ->capture_default_str();
   cmd->add_option_function<int>("--max-gpus", [&analysis](const int& v) { analysis.choice.max_gpus = v; },
                                 "The recommendation keeps to at most this many GPUs")
-      ->check(CLI::Range(1, 1 << 24));
+      ->check(CLI::Range(1, kMaxRequestedGpus));
   cmd->add_option_function<double>("--carbon-intensity", [&analysis](const double& v) { analysis.choice.carbon_g_per_kwh = v; },
                                    "Grams of CO2e per kWh of the electricity used: CO2e per configuration")
       ->check(kFiniteNumber)
-      ->check(CLI::Range(0.0, 1e5));
+      ->check(CLI::Range(0.0, kMaxCarbonIntensity));
   cmd->add_option("--warmup-steps", analysis.warmup_steps,
                   "Profiled steps left out at the start of each run when step time is the time (traces alone)")
       ->check(CLI::Range(0, 1000000))

@@ -7,6 +7,7 @@
     study.gpu_samples()      # every GPU sample, long format (run_id, node, gpu, t, util_pct, power_w, ...)
     study.warnings()         # what was left out and why
     study.model()            # per curve: the scaling model and its predictions
+    scalelens.load("runs/", baseline_gpus=2, predict=[64], carbon_intensity=400)   # report's options, by name
     study.report("out/")     # what `scalelens report -o out/` writes
     tr = scalelens.trace("traces/", hta=True)
     tr.ranks(); tr.steps(); tr.kernels(top=20); tr.collectives()
@@ -20,6 +21,7 @@ argument), with the command line's messages. `scalelens.log` (logging epochs and
 training script) needs neither pandas nor the compiled part.
 """
 import json as _json
+import operator as _operator
 import os as _os
 import warnings as _warnings
 
@@ -69,6 +71,31 @@ def _names(value, what):
         return [str(v) for v in value]
     except TypeError:
         raise UsageError(f"{what} must be a name or a list of names, not {type(value).__name__}") from None
+
+
+def _gpu_count(value, what):
+    """A whole number of GPUs as given (an int, a numpy integer), never a float or bool rounded to
+    one; its range is the library's to check, as the command line's."""
+    if isinstance(value, bool):
+        raise UsageError(f"{what} must be a whole number of GPUs, not {value!r}")
+    try:
+        count = _operator.index(value)
+    except TypeError:
+        raise UsageError(f"{what} must be a whole number of GPUs, not {value!r}") from None
+    if not -2**63 <= count < 2**63:
+        raise UsageError(f"{what} must be a whole number of GPUs that fits 64 bits, not {count}")
+    return count
+
+
+def _gpu_counts(value, what):
+    """GPU counts: one count, or a list of them (as the command line's 8,64)."""
+    if isinstance(value, (str, bytes)):
+        raise UsageError(f"{what} must be a GPU count or a list of them, not {value!r}")
+    try:
+        values = list(value)
+    except TypeError:
+        values = [value]
+    return [_gpu_count(v, what) for v in values]
 
 
 def _ext():
@@ -195,19 +222,44 @@ class Study:
 
 
 def load(*inputs, pattern=None, experiment=None, run_names=(), warmup_epochs=1, warmup_steps=1,
-         baseline="per-label", scaling="auto", label=None, global_batch_size=None, batch_per_gpu=None, threads=0):
+         baseline="per-label", scaling="auto", label=None, global_batch_size=None, batch_per_gpu=None,
+         baseline_gpus=None, predict=(), objective="time", min_efficiency=0.7, max_gpus=None,
+         carbon_intensity=None, threads=0):
     """Reads and analyses folders of runs (what `scalelens report` reads) into a Study.
 
     Example:
         >>> study = scalelens.load("runs/", pattern="ddp", warmup_epochs=2)
         >>> study.configurations()[["label", "world_size", "speedup", "efficiency"]]
+        >>> scalelens.load("runs/", baseline_gpus=2, predict=[64, 128], carbon_intensity=400).model()
+
+    The keywords are `scalelens report`'s options of the same names, with the same figures:
+        pattern, experiment, run_names: which runs (--pattern, --experiment, --run-names)
+        warmup_epochs, warmup_steps: left out at the start of each run
+        baseline: "per-label" (each label's smallest GPU count) or "common" (--baseline)
+        baseline_gpus: measure speedup against this GPU count (--baseline-gpus N)
+        scaling: "auto", "strong" or "weak" (--scaling)
+        label, global_batch_size, batch_per_gpu: for runs that do not state them
+        predict: GPU counts (one or a list) to predict with each curve's scaling model (--predict;
+            default 2x and 4x the largest measured; at most 8x it)
+        objective: what the recommended GPU count per curve minimises: "time", "energy" or "edp"
+            (energy x time) (--objective)
+        min_efficiency: the recommendation keeps to GPU counts at least this efficient, 0..1
+            (--min-efficiency)
+        max_gpus: the recommendation keeps to at most this many GPUs (--max-gpus)
+        carbon_intensity: grams of CO2e per kWh of the electricity used: CO2e per configuration
+            (--carbon-intensity)
+        threads: reader threads (0: every core this process may use)
 
     Raises InputError when nothing usable was found, UsageError for a bad argument. The study's
     warnings go to Study.warnings() and to Python's warnings module."""
     handle = _ext().load([_path(i, "input") for i in inputs], pattern=pattern, experiment=experiment,
                          run_names=_names(run_names, "run_names"),
                          warmup_epochs=warmup_epochs, warmup_steps=warmup_steps, baseline=baseline, scaling=scaling,
-                         label=label, global_batch_size=global_batch_size, batch_per_gpu=batch_per_gpu, threads=threads)
+                         label=label, global_batch_size=global_batch_size, batch_per_gpu=batch_per_gpu,
+                         baseline_gpus=None if baseline_gpus is None else _gpu_count(baseline_gpus, "baseline_gpus"),
+                         predict=_gpu_counts(predict, "predict"), objective=objective, min_efficiency=min_efficiency,
+                         max_gpus=None if max_gpus is None else _gpu_count(max_gpus, "max_gpus"),
+                         carbon_intensity=carbon_intensity, threads=threads)
     return Study(handle)
 
 

@@ -26,6 +26,8 @@ class Study:
 def load(*inputs: _Path, pattern: Optional[str] = None, experiment: Optional[str] = None, run_names: Sequence[str] = (),
          warmup_epochs: int = 1, warmup_steps: int = 1, baseline: str = "per-label", scaling: str = "auto",
          label: Optional[str] = None, global_batch_size: Optional[float] = None, batch_per_gpu: Optional[float] = None,
+         baseline_gpus: Optional[int] = None, predict: Union[int, Sequence[int]] = (), objective: str = "time",
+         min_efficiency: float = 0.7, max_gpus: Optional[int] = None, carbon_intensity: Optional[float] = None,
          threads: int = 0) -> Study: ...
 
 class Trace:

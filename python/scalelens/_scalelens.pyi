@@ -16,7 +16,9 @@ class LoadedStudy:
 def load(inputs: Sequence[str], pattern: Optional[str] = None, experiment: Optional[str] = None,
          run_names: Sequence[str] = (), warmup_epochs: int = 1, warmup_steps: int = 1, baseline: str = "per-label",
          scaling: str = "auto", label: Optional[str] = None, global_batch_size: Optional[float] = None,
-         batch_per_gpu: Optional[float] = None, threads: int = 0) -> LoadedStudy: ...
+         batch_per_gpu: Optional[float] = None, baseline_gpus: Optional[int] = None, predict: Sequence[int] = (),
+         objective: str = "time", min_efficiency: float = 0.7, max_gpus: Optional[int] = None,
+         carbon_intensity: Optional[float] = None, threads: int = 0) -> LoadedStudy: ...
 def trace_json(paths: Sequence[str], hta: bool = False, comm_kernel_regex: Optional[str] = None, kernels: int = 1000000,
                threads: int = 0, cache: bool = True) -> str: ...
 def compare_json(before: str, after: str, threshold: float = 0.05, metrics: Sequence[str] = (), kernels: int = 10,

@@ -4,8 +4,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -60,16 +63,41 @@ std::string input_errors(const std::vector<Diagnostic>& diagnostics) {
   return out.empty() ? out : " (" + out + ")";
 }
 
+// The report's options (`scalelens report`'s of the same names) onto the AnalysisOptions the command
+// line fills, with its ranges (analyze.hpp, energy_choice.hpp). GPU counts arrive as Python ints
+// of any size, so they are checked before they become ints.
 AnalysisOptions analysis_options(int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
-                                 unsigned threads) {
+                                 std::optional<std::int64_t> baseline_gpus, const std::vector<std::int64_t>& predict,
+                                 const std::string& objective, double min_efficiency, std::optional<std::int64_t> max_gpus,
+                                 std::optional<double> carbon_intensity, unsigned threads) {
   if (baseline != "per-label" && baseline != "common") throw UsageError("baseline must be 'per-label' or 'common', not '" + baseline + "'");
   if (scaling != "auto" && scaling != "strong" && scaling != "weak") throw UsageError("scaling must be 'auto', 'strong' or 'weak'");
   if (warmup_epochs < 0 || warmup_steps < 0) throw UsageError("warmup_epochs and warmup_steps must be 0 or more");
+  if (baseline_gpus && (*baseline_gpus < 1 || *baseline_gpus > std::numeric_limits<int>::max()))
+    throw UsageError(fmt::format("baseline_gpus must be a GPU count, 1 or more, not {}", *baseline_gpus));
+  for (auto p : predict)
+    if (p < 1 || p > kMaxRequestedGpus)
+      throw UsageError(fmt::format("predict must be GPU counts from 1 to {}, not {}", kMaxRequestedGpus, p));
+  if (std::find(kObjectives.begin(), kObjectives.end(), objective) == kObjectives.end())
+    throw UsageError("objective must be 'time', 'energy' or 'edp', not '" + objective + "'");
+  if (!(min_efficiency >= 0 && min_efficiency <= 1))  // NaN too
+    throw UsageError(fmt::format("min_efficiency must be a number from 0 to 1, not {}", min_efficiency));
+  if (max_gpus && (*max_gpus < 1 || *max_gpus > kMaxRequestedGpus))
+    throw UsageError(fmt::format("max_gpus must be a GPU count from 1 to {}, not {}", kMaxRequestedGpus, *max_gpus));
+  if (carbon_intensity && !(*carbon_intensity >= 0 && *carbon_intensity <= kMaxCarbonIntensity))
+    throw UsageError(fmt::format("carbon_intensity must be grams of CO2e per kWh from 0 to {:g}, not {}", kMaxCarbonIntensity,
+                                 *carbon_intensity));
   AnalysisOptions a;
   a.warmup_epochs = warmup_epochs;
   a.warmup_steps = warmup_steps;
   a.baseline = baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
+  if (baseline_gpus) a.baseline_gpus = static_cast<int>(*baseline_gpus);
   if (scaling != "auto") a.scaling = scaling;
+  a.predict.assign(predict.begin(), predict.end());
+  a.choice.objective = objective;
+  a.choice.min_efficiency = min_efficiency;
+  if (max_gpus) a.choice.max_gpus = static_cast<int>(*max_gpus);
+  a.choice.carbon_g_per_kwh = carbon_intensity;
   a.threads = threads;
   return a;
 }
@@ -104,11 +132,14 @@ std::unique_ptr<LoadedStudy> load(const std::vector<std::string>& inputs, const 
                                   const std::optional<std::string>& experiment, const std::vector<std::string>& run_names,
                                   int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
                                   const std::optional<std::string>& label, std::optional<double> global_batch_size,
-                                  std::optional<double> batch_per_gpu, unsigned threads) {
+                                  std::optional<double> batch_per_gpu, std::optional<std::int64_t> baseline_gpus,
+                                  const std::vector<std::int64_t>& predict, const std::string& objective, double min_efficiency,
+                                  std::optional<std::int64_t> max_gpus, std::optional<double> carbon_intensity, unsigned threads) {
   if (inputs.empty()) throw UsageError("load() needs at least one folder or file");
   for (const auto& i : inputs) checked_path(i, "input");
   auto in = ingest_options(inputs, pattern, experiment, run_names, label, global_batch_size, batch_per_gpu, threads);
-  auto options = analysis_options(warmup_epochs, warmup_steps, baseline, scaling, threads);
+  auto options = analysis_options(warmup_epochs, warmup_steps, baseline, scaling, baseline_gpus, predict, objective,
+                                  min_efficiency, max_gpus, carbon_intensity, threads);
   auto out = std::make_unique<LoadedStudy>();
   // Ctrl-C (in a notebook: interrupt the kernel) stops reading between files: the progress
   // callback, on this thread, takes the GIL to look for a pending signal.
@@ -287,7 +318,10 @@ PYBIND11_MODULE(_scalelens, m) {
   m.def("load", &load, py::arg("inputs"), py::arg("pattern") = py::none(), py::arg("experiment") = py::none(),
         py::arg("run_names") = std::vector<std::string>{}, py::arg("warmup_epochs") = 1, py::arg("warmup_steps") = 1,
         py::arg("baseline") = "per-label", py::arg("scaling") = "auto", py::arg("label") = py::none(),
-        py::arg("global_batch_size") = py::none(), py::arg("batch_per_gpu") = py::none(), py::arg("threads") = 0u);
+        py::arg("global_batch_size") = py::none(), py::arg("batch_per_gpu") = py::none(), py::arg("baseline_gpus") = py::none(),
+        py::arg("predict") = std::vector<std::int64_t>{}, py::arg("objective") = ChoiceOptions{}.objective,
+        py::arg("min_efficiency") = ChoiceOptions{}.min_efficiency, py::arg("max_gpus") = py::none(),
+        py::arg("carbon_intensity") = py::none(), py::arg("threads") = 0u);
   m.def("trace_json", &trace_json, py::arg("paths"), py::arg("hta") = false, py::arg("comm_kernel_regex") = py::none(),
         py::arg("kernels") = 1000000, py::arg("threads") = 0u, py::arg("cache") = true);
   m.def("compare_json", &compare_json, py::arg("before"), py::arg("after"), py::arg("threshold") = 0.05,

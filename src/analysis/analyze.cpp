@@ -74,6 +74,19 @@ std::optional<double> time_of(const ConfigurationSummary& c, const std::string& 
   return s ? std::optional<double>(s->mean) : std::nullopt;
 }
 
+// Weak scaling when the global batch (by GPU count) grows in proportion to the GPU count; else strong.
+std::string scaling_from_batches(const std::vector<std::pair<int, double>>& batches) {
+  if (batches.size() < 2) return "strong";
+  bool constant_batch = true, constant_per_gpu = true;
+  for (auto& [p, b] : batches) {
+    constant_batch &= std::fabs(b - batches.front().second) <= 1e-9 * b;
+    double per = b / p, per0 = batches.front().second / batches.front().first;
+    constant_per_gpu &= std::fabs(per - per0) <= 1e-6 * per0;
+  }
+  if (!constant_batch && constant_per_gpu) return "weak";
+  return "strong";
+}
+
 // Whether a label's curve is weak scaling: declared by its runs, or its global batch grows in
 // proportion to the GPU count.
 std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, const std::deque<RunSummary>& runs,
@@ -91,15 +104,7 @@ std::string detect_scaling(const std::vector<ConfigurationSummary*>& curve, cons
   std::vector<std::pair<int, double>> batches;
   for (auto* c : curve)
     if (c->global_batch_size) batches.emplace_back(c->world_size, *c->global_batch_size);
-  if (batches.size() < 2) return "strong";
-  bool constant_batch = true, constant_per_gpu = true;
-  for (auto& [p, b] : batches) {
-    constant_batch &= std::fabs(b - batches.front().second) <= 1e-9 * b;
-    double per = b / p, per0 = batches.front().second / batches.front().first;
-    constant_per_gpu &= std::fabs(per - per0) <= 1e-6 * per0;
-  }
-  if (!constant_batch && constant_per_gpu) return "weak";
-  return "strong";
+  return scaling_from_batches(batches);
 }
 
 // Known to have run on CPUs only: scalelens saw its ranks, none was given a GPU, no GPU was sampled
@@ -227,8 +232,8 @@ std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSum
 // one curve (label, system) that differ in benchmark, scaling mode or GPU model, or (strong
 // scaling) in global batch at one world size, are not repeats: their labels get a tag naming the
 // difference ("ddp [H100]"), which makes separate curves, and a warning says why.
-void form_configurations(Summary& summary, const std::vector<const Run*>& sources, std::vector<Diagnostic>& warnings,
-                         std::map<std::string, std::string>& split_notes) {
+void form_configurations(Summary& summary, const std::vector<const Run*>& sources, const std::optional<std::string>& forced_scaling,
+                         std::vector<Diagnostic>& warnings, std::map<std::string, std::string>& split_notes) {
   auto& runs = summary.runs;
   // Instances of one run together make one point: instances × GPUs per instance.
   std::map<std::string, int> instance_gpus;
@@ -242,7 +247,8 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   for (std::size_t i = 0; i < runs.size(); ++i) curves[{runs[i].label, runs[i].system}].push_back(i);
   for (const auto& [curve, members] : curves) {
     std::set<std::string> benchmarks, divisions, modes, models;
-    std::map<int, std::set<double>> batches_at;
+    std::vector<std::pair<int, double>> undeclared_batches;
+    std::set<int> undeclared_sizes;
     bool instances = false, undeclared = false;
     for (auto i : members) {
       const auto& r = runs[i];
@@ -252,15 +258,33 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       if (!mode.empty()) modes.insert(mode);
       instances |= !r.details().instance_of.empty();
       undeclared |= mode.empty();
+      if (mode.empty() && r.global_batch_size) {
+        undeclared_batches.emplace_back(world_size_of(r), *r.global_batch_size);
+        undeclared_sizes.insert(world_size_of(r));
+      }
       if (!r.gpu_model.empty()) models.insert(r.gpu_model);
-      if (r.global_batch_size && mode != "weak") batches_at[world_size_of(r)].insert(*r.global_batch_size);
     }
+    // Runs that declare no mode beside runs that do are taken as their repeats, unless their own
+    // global batches (at two GPU counts or more) say the other mode, by the rule that detects a
+    // curve's mode: a strong-scaling study is not a weak one's repeats for lack of a "scaling" field.
+    const std::string undeclared_mode =
+        undeclared && !modes.empty() && undeclared_sizes.size() > 1 ? scaling_from_batches(undeclared_batches) : "";
+    const bool undeclared_differ = !undeclared_mode.empty() && !modes.contains(undeclared_mode);
     const bool by_benchmark = benchmarks.size() > 1, by_division = divisions.size() > 1, by_model = models.size() > 1;
-    const bool by_mode = modes.size() > 1 || (instances && undeclared);
+    const bool by_mode = modes.size() > 1 || (instances && undeclared) || undeclared_differ;
+    // Global batches are compared at one world size within each mode kept apart, among the runs
+    // analysed as strong scaling: all of them under --scaling strong, else all but the weak ones.
+    auto batch_compared = [&](const std::string& mode) { return forced_scaling == "strong" || mode != "weak"; };
+    std::map<std::pair<std::string, int>, std::set<double>> batches_at;
+    for (auto i : members) {
+      const auto& r = runs[i];
+      const auto mode = mode_of(r, *sources[i]);
+      if (r.global_batch_size && batch_compared(mode)) batches_at[{by_mode ? mode : "", world_size_of(r)}].insert(*r.global_batch_size);
+    }
     bool by_batch = false;
     std::set<double> batches;
-    for (const auto& [p, at] : batches_at) {
-      (void)p;
+    for (const auto& [at_size, at] : batches_at) {
+      (void)at_size;
       by_batch |= at.size() > 1;
       batches.insert(at.begin(), at.end());
     }
@@ -274,14 +298,18 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       const auto mode = mode_of(r, *sources[i]);
       if (by_mode && !mode.empty()) tags.push_back(mode);
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
-      if (by_batch && r.global_batch_size && mode != "weak") tags.push_back(fmt::format("batch {}", *r.global_batch_size));
+      if (by_batch && r.global_batch_size && batch_compared(mode)) tags.push_back(fmt::format("batch {}", *r.global_batch_size));
       if (!tags.empty()) r.label += " [" + join(tags) + "]";
       new_labels.insert(r.label);
     }
     std::vector<std::string> why;
     if (by_benchmark) why.push_back(fmt::format("benchmark ({})", list_of(benchmarks)));
     if (by_division) why.push_back(fmt::format("MLPerf division ({})", list_of(divisions)));
-    if (by_mode) why.push_back(fmt::format("scaling mode ({}{})", list_of(modes), undeclared ? ", undeclared" : ""));
+    if (by_mode)
+      why.push_back(fmt::format("scaling mode ({}{})", list_of(modes),
+                                undeclared_differ ? fmt::format(", and {} by the global batch of the runs that declare none", undeclared_mode)
+                                : undeclared      ? ", undeclared"
+                                                  : ""));
     if (by_model) why.push_back(fmt::format("GPU model ({})", list_of(models)));
     if (by_batch) why.push_back(fmt::format("global batch at the same world size ({})", list_of(batches)));
     const auto where = curve.second.empty() ? std::string() : fmt::format(" on {}", curve.second);
@@ -453,7 +481,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
   decltype(warnings_of)().swap(warnings_of);
   std::vector<Diagnostic> config_warnings;
   std::map<std::string, std::string> split_notes;  // curve → why its runs were split from others
-  form_configurations(summary, sources, config_warnings, split_notes);
+  form_configurations(summary, sources, options.scaling, config_warnings, split_notes);
 
   MissingFigures missing;
   for (auto& c : summary.configurations) {

@@ -11,6 +11,9 @@ namespace scalelens {
 
 enum class BaselineKind { per_label, common };
 
+// The most GPUs --predict and --max-gpus (and the Python API's predict and max_gpus) may name.
+inline constexpr int kMaxRequestedGpus = 1 << 24;
+
 struct AnalysisOptions {
   int warmup_epochs = 1;
   int warmup_steps = 1;  // profiled steps left out of step time (--warmup-steps)

@@ -4,10 +4,15 @@
 // front of time and energy and the recommended GPU count for an objective.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/summary.hpp"
 
 namespace scalelens {
+
+// What the choice's options may be, as both the command line and the Python API check them.
+inline const std::vector<std::string> kObjectives = {"time", "energy", "edp"};
+inline constexpr double kMaxCarbonIntensity = 1e5;  // g CO2e per kWh; the dirtiest grids are ~1e3
 
 struct ChoiceOptions {
   std::string objective = "time";  // "time" | "energy" | "edp"

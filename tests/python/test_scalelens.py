@@ -148,6 +148,47 @@ def test_demo_study_configurations_equal_the_cli(tmp_path):
     assert list(frame["runs"]) == [2, 2] and frame["pop_load_balance"].notna().all()
 
 
+# `scalelens report`'s options and load()'s keywords of the same names: the same summary.json, each
+# changing what it changes (a keyword load() ignored would give the default's summary).
+@pytest.mark.parametrize("cli_args, kwargs, changed", [
+    (["--baseline-gpus", "2"], {"baseline_gpus": 2}, lambda s: s["baseline"] == "2"),
+    (["--predict", "12,64"], {"predict": [12, 64]},  # 64 is beyond 8x the largest measured (4): refused
+     lambda s: [p["world_size"] for p in s["curves"][0]["predictions"]] == [12] and "64" in s["curves"][0]["refused_targets"][0]),
+    (["--predict", "16"], {"predict": 16}, lambda s: [p["world_size"] for p in s["curves"][0]["predictions"]] == [16]),
+    (["--objective", "energy"], {"objective": "energy"}, lambda s: s["curves"][0]["recommended"]["objective"] == "energy"),
+    (["--objective", "edp"], {"objective": "edp"}, lambda s: s["curves"][0]["recommended"]["objective"] == "edp"),
+    (["--min-efficiency", "0.99"], {"min_efficiency": 0.99}, lambda s: "99%" in json.dumps(s["curves"][0])),
+    (["--max-gpus", "2"], {"max_gpus": 2}, lambda s: s["curves"][0]["recommended"]["world_size"] <= 2),
+    (["--carbon-intensity", "400"], {"carbon_intensity": 400},
+     lambda s: all(c["co2e_g"] == pytest.approx(c["energy_wh"] * 0.4) for c in s["configurations"])),
+])
+def test_report_options_give_the_cli_summary(study_dir, tmp_path, cli_args, kwargs, changed):
+    theirs = cli_json("report", study_dir, "--format", "json", "-q", "-o", str(tmp_path / "out"), *cli_args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scalelens.ScalelensWarning)
+        mine = scalelens.load(study_dir, **kwargs).summary
+        default = scalelens.load(study_dir).summary
+    assert mine == theirs
+    assert changed(mine) and not changed(default)
+
+
+def test_report_options_out_of_range_are_refused_by_name(study_dir):
+    for kwargs, message in [({"baseline_gpus": 0}, "baseline_gpus must be a GPU count, 1 or more"),
+                            ({"baseline_gpus": 2.0}, "baseline_gpus must be a whole number of GPUs"),
+                            ({"predict": [8, 0]}, "predict must be GPU counts from 1 to 16777216"),
+                            ({"predict": "64"}, "predict must be a GPU count or a list of them"),
+                            ({"predict": [True]}, "predict must be a whole number of GPUs"),
+                            ({"objective": "cost"}, "objective must be 'time', 'energy' or 'edp'"),
+                            ({"min_efficiency": float("nan")}, "min_efficiency must be a number from 0 to 1"),
+                            ({"min_efficiency": 1.5}, "min_efficiency must be a number from 0 to 1"),
+                            ({"max_gpus": 2**24 + 1}, "max_gpus must be a GPU count from 1 to 16777216"),
+                            ({"max_gpus": 2**70}, "max_gpus must be a whole number of GPUs that fits 64 bits"),
+                            ({"carbon_intensity": -1.0}, "carbon_intensity must be grams of CO2e per kWh from 0 to 100000"),
+                            ({"carbon_intensity": float("inf")}, "carbon_intensity must be grams")]:
+        with pytest.raises(scalelens.UsageError, match=message):
+            scalelens.load(study_dir, **kwargs)
+
+
 def test_gpu_samples_long_format_with_nan_where_nothing_was_read(study_dir):
     study = scalelens.load(study_dir)
     samples = study.gpu_samples()

@@ -332,6 +332,104 @@ TEST(Split, RunsOnDifferentGpuModelsOrBatchesAreNotRepeats) {
   EXPECT_EQ(count_code(s, "inconsistent-runs"), 0u);
 }
 
+namespace {
+// A run folder as `scalelens run` writes it (its scalelens.json through the collector's own writer)
+// with `epochs` epochs of `epoch_s` each, logged by every rank.
+void write_run(const scalelens::testing::ScratchDir& d, const std::string& id, int p, double batch, double epoch_s,
+               std::optional<std::string> scaling, std::int64_t start_ns) {
+  scalelens::collect::ManifestData m;
+  m.run_id = id;
+  m.label = "ddp";
+  m.world_size = p;
+  m.nodes = 1;
+  m.gpus_per_node = p;
+  m.global_batch_size = batch;
+  m.scaling = std::move(scaling);
+  m.start_ns = start_ns;
+  m.complete = true;
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  std::int64_t t = start_ns;
+  for (int e = 0; e < 3; ++e, t += static_cast<std::int64_t>(epoch_s * kSec))
+    for (int r = 0; r < p; ++r) epochs += fmt::format("{},{},{},{},\n", r, e, t, t + static_cast<std::int64_t>(epoch_s * kSec));
+  m.end_ns = t;
+  ASSERT_TRUE(scalelens::collect::prepare_run_folder(d.path() / id, "node0"));
+  ASSERT_TRUE(scalelens::collect::write_manifest(d.path() / id, m));
+  d.write(id + "/epochs.csv", epochs);
+}
+}  // namespace
+
+// A strong-scaling study (batch 256 at every GPU count, no "scaling" field) and a weak one of the
+// same label that declares "scaling": "weak" (batch 32 per GPU) are two experiments: pooled, they
+// made one weak curve of 55 ± 82.7 s at 1 GPU.
+TEST(Split, UndeclaredStrongRunsAreNotRepeatsOfDeclaredWeakOnes) {
+  scalelens::testing::ScratchDir d;
+  for (int p : {1, 2, 4}) {
+    write_run(d, fmt::format("A{}", p), p, 256, 100.0 / p, std::nullopt, (p + 1) * 1000 * kSec);
+    write_run(d, fmt::format("B{}", p), p, 32.0 * p, 10, "weak", (p + 50) * 1000 * kSec);
+  }
+  const auto study = read_study(d);
+  ASSERT_EQ(study.runs.size(), 6u);
+  for (const std::optional<std::string>& forced : {std::optional<std::string>(), std::optional<std::string>("strong")}) {
+    AnalysisOptions o;
+    o.scaling = forced;
+    const auto s = analyze(study, o);
+    ASSERT_EQ(s.configurations.size(), 6u) << forced.value_or("detected");
+    const auto* a4 = find(s, "ddp", "", 4);
+    const auto* b4 = find(s, "ddp [weak]", "", 4);
+    ASSERT_TRUE(a4 && b4);
+    EXPECT_EQ(a4->runs, 1u);
+    EXPECT_NEAR(a4->epoch_time_s->mean, 25, 1e-9);
+    EXPECT_NEAR(*a4->speedup, 4, 1e-9);  // 100 s / 25 s along its own curve
+    EXPECT_NEAR(b4->epoch_time_s->mean, 10, 1e-9);
+    const auto* split = warning(s, "configuration-split");
+    ASSERT_TRUE(split);
+    EXPECT_NE(split->message.find("scaling mode (weak, and strong by the global batch of the runs that declare none)"),
+              std::string::npos)
+        << split->message;
+    EXPECT_EQ(count_code(s, "possibly-mixed-inputs"), 0u);
+    EXPECT_EQ(count_code(s, "inconsistent-runs"), 0u);
+  }
+}
+
+// Undeclared runs whose global batch grows with the GPUs as the declared weak runs' does are their
+// repeats, pooled as before.
+TEST(Split, UndeclaredRunsThatScaleAsTheDeclaredOnesArePooled) {
+  scalelens::testing::ScratchDir d;
+  for (int p : {1, 2, 4}) {
+    write_run(d, fmt::format("A{}", p), p, 32.0 * p, 10, std::nullopt, (p + 1) * 1000 * kSec);
+    write_run(d, fmt::format("B{}", p), p, 32.0 * p, 10.5, "weak", (p + 50) * 1000 * kSec);
+  }
+  const auto s = analyze(read_study(d), {});
+  ASSERT_EQ(s.configurations.size(), 3u);
+  EXPECT_EQ(find(s, "ddp", "", 4)->runs, 2u);
+  EXPECT_EQ(find(s, "ddp", "", 4)->scaling, "weak");
+  EXPECT_EQ(count_code(s, "configuration-split"), 0u);
+}
+
+// --scaling strong analyses declared weak runs as strong ones, so a global batch that differs at one
+// world size (32 and 64 per GPU) splits them as it splits any strong-scaling runs.
+TEST(Split, UnderScalingStrongRunsDifferingInBatchAtOneWorldSizeAreNotRepeats) {
+  scalelens::testing::ScratchDir d;
+  for (int p : {1, 2}) {
+    write_run(d, fmt::format("B{}", p), p, 32.0 * p, 10, "weak", (p + 1) * 1000 * kSec);
+    write_run(d, fmt::format("C{}", p), p, 64.0 * p, 20, "weak", (p + 50) * 1000 * kSec);
+  }
+  const auto study = read_study(d);
+  EXPECT_EQ(count_code(analyze(study, {}), "configuration-split"), 0u) << "weak runs are not compared on batch";
+  AnalysisOptions o;
+  o.scaling = "strong";
+  const auto s = analyze(study, o);
+  const auto* split = warning(s, "configuration-split");
+  ASSERT_TRUE(split);
+  EXPECT_NE(split->message.find("global batch at the same world size (32, 64, 128)"), std::string::npos) << split->message;
+  const auto* b1 = find(s, "ddp [batch 32]", "", 1);
+  const auto* c1 = find(s, "ddp [batch 64]", "", 1);
+  ASSERT_TRUE(b1 && c1);
+  EXPECT_NEAR(b1->epoch_time_s->mean, 10, 1e-9);
+  EXPECT_NEAR(c1->epoch_time_s->mean, 20, 1e-9);
+  EXPECT_EQ(count_code(s, "inconsistent-runs"), 0u);
+}
+
 TEST(RunPlanSystem, FromSlurmClusterNameElseTheHostNamePattern) {
   using namespace scalelens::collect;
   RunOptions o;
