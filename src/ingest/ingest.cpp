@@ -201,6 +201,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       continue;
     }
     std::vector<UnreadableFolder> unreadable;
+    std::vector<FolderLeftOut> reached_again;
     walk_tree(root, [&](const fs::directory_entry& e) {
       std::error_code e2;
       if (e.is_directory(e2)) return !skipped_folder(e.path());
@@ -217,7 +218,8 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       }
       consider(e.path(), e.file_size(e2));
       return false;
-    }, unreadable);
+    }, unreadable, reached_again);
+    for (const auto& f : reached_again) diagnostics.push_back(folder_left_out(f));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});
     if (!unreadable.empty())
