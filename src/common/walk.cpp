@@ -134,4 +134,18 @@ Diagnostic folder_left_out(const FolderLeftOut& folder) {
           folder.path.string(), 0, {}};
 }
 
+Diagnostic unreachable_input(const fs::path& input, std::error_code ec) {
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    return {Severity::error, "unreadable-file", "symbolic link that loops; left out", input.string(), 0, {}};
+  if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+    std::error_code link_ec;
+    if (fs::is_symlink(fs::symlink_status(input, link_ec)))
+      return {Severity::error, "missing-input",
+              fmt::format("broken symbolic link (to {}, which does not exist)", fs::read_symlink(input, link_ec).string()),
+              input.string(), 0, {}};
+    return {Severity::error, "missing-input", "no such file or folder", input.string(), 0, {}};
+  }
+  return {Severity::error, "unreadable-input", fmt::format("cannot be reached: {}; left out", ec.message()), input.string(), 0, {}};
+}
+
 }  // namespace scalelens

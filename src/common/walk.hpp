@@ -44,4 +44,10 @@ void walk_tree(const std::filesystem::path& root, const std::function<bool(const
 // a file link that loops is), or the note `folder-reached-twice` naming where it was read.
 Diagnostic folder_left_out(const FolderLeftOut& folder);
 
+// The error for an input given by name whose status cannot be had (`ec`, from std::filesystem::
+// status): `missing-input` where nothing is there (a broken link named so), else the real reason:
+// `unreadable-file` for a link that loops, `unreadable-input` with the system's reason (a folder
+// above it closed to this user: "Permission denied").
+Diagnostic unreachable_input(const std::filesystem::path& input, std::error_code ec);
+
 }  // namespace scalelens

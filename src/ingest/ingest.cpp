@@ -177,7 +177,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
     std::error_code ec;
     auto st = fs::status(root, ec);
     if (ec || !fs::exists(st)) {
-      diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input, 0, {}});
+      diagnostics.push_back(unreachable_input(root, ec));
       continue;
     }
     auto consider = [&](const fs::path& p, std::uintmax_t size) {

@@ -350,8 +350,7 @@ int serve(const ServeOptions& o) {
   for (const auto& input : o.inputs) {
     std::error_code ec;
     if (!std::filesystem::exists(input, ec)) {
-      std::fprintf(stderr, "scalelens serve: error: %s: %s\n", input.c_str(),
-                   ec && ec != std::errc::no_such_file_or_directory ? ec.message().c_str() : "no such file or folder");
+      std::fprintf(stderr, "scalelens serve: error: %s: %s\n", input.c_str(), unreachable_input(input, ec).message.c_str());
       return 2;
     }
   }

@@ -104,7 +104,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     std::error_code ec;
     auto st = fs::status(input, ec);
     if (ec || !fs::exists(st)) {
-      diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input.string(), 0, {}});
+      diagnostics.push_back(unreachable_input(input, ec));
       continue;
     }
     if (!fs::is_directory(st)) {

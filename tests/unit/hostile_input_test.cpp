@@ -86,6 +86,32 @@ TEST(HostileInput, PipesAndLoopingLinksAreNamedAndLeftOut) {
   EXPECT_DOUBLE_EQ(summary.configurations[0].epoch_time_s->mean, 10.0);
 }
 
+// An input given by name that cannot be reached is named with the real reason: a link that loops
+// (study/x -> y -> x) was "no such file or folder", as was a broken link; the run beside is read.
+TEST(HostileInput, AnInputThatCannotBeReachedIsNamedWithItsReason) {
+  ScratchDir dir;
+  write_run(dir, "ddp-1", 1, 10, 3);
+  std::filesystem::create_symlink("y", dir / "x");
+  std::filesystem::create_symlink("x", dir / "y");
+  std::filesystem::create_symlink("gone", dir / "broken");
+  Study study = ingest(IngestOptions{{(dir / "x").string(), (dir / "broken").string(), (dir / "absent").string(),
+                                      (dir / "ddp-1").string()},
+                                     {}, 1, {}});
+  auto of = [&](const std::string& name) {
+    auto it = std::find_if(study.diagnostics.begin(), study.diagnostics.end(),
+                           [&](const Diagnostic& d) { return d.path == (dir / name).string(); });
+    return it == study.diagnostics.end() ? Diagnostic{} : *it;
+  };
+  EXPECT_EQ(of("x").severity, Severity::error);
+  EXPECT_EQ(of("x").code, "unreadable-file");
+  EXPECT_EQ(of("x").message, "symbolic link that loops; left out");
+  EXPECT_EQ(of("broken").code, "missing-input");
+  EXPECT_EQ(of("broken").message, "broken symbolic link (to gone, which does not exist)");
+  EXPECT_EQ(of("absent").code, "missing-input");
+  EXPECT_EQ(of("absent").message, "no such file or folder");
+  ASSERT_EQ(study.runs.size(), 1u);
+}
+
 // Links to folders are followed: a study of links to run folders is the study of those folders.
 // A link back to a folder above it is named as a loop and left out; a folder reached a second time
 // (through another link) is read once, with a note naming both paths.
