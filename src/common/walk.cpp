@@ -66,20 +66,18 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
   };
   std::vector<Pending> pending{{root.native(), 0, folder_id(root)}};
   // Every folder taken to be walked, by identity, and the path it is walked under: a folder reached
-  // again (through a link) is left out, so nothing is read twice and no link can loop.
+  // again (through a link) is left out, so nothing is read twice and no link can loop. Held only
+  // while walking, before any file is read.
   std::unordered_map<FolderId, std::string, FolderIdHash> taken;
   if (pending[0].id) taken.emplace(*pending[0].id, root.native());
-  std::vector<FolderId> current_path;  // identities of the folders from root down to the one listed
-  std::vector<std::string> current_path_names;
+  std::vector<std::pair<FolderId, std::string>> current_path;  // the folders from root down to the one listed
   std::vector<fs::directory_entry> entries;
   while (!pending.empty()) {
     Pending next = std::move(pending.back());
     pending.pop_back();
     const fs::path dir(std::move(next.path));
     current_path.resize(std::min(current_path.size(), next.depth));
-    current_path_names.resize(current_path.size());
-    current_path.push_back(next.id.value_or(FolderId{}));
-    current_path_names.push_back(dir.native());
+    current_path.emplace_back(next.id.value_or(FolderId{}), dir.native());
     entries.clear();
     std::error_code ec;
     {
@@ -102,8 +100,9 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
       const bool folder = e.is_directory(e2);
       std::optional<FolderId> id;
       if (folder && (id = folder_id(e.path()))) {
-        if (auto above = std::find(current_path.begin(), current_path.end(), *id); above != current_path.end()) {
-          left_out.push_back({e.path(), current_path_names[static_cast<std::size_t>(above - current_path.begin())], true});
+        auto above = std::find_if(current_path.begin(), current_path.end(), [&](const auto& f) { return f.first == *id; });
+        if (above != current_path.end()) {
+          left_out.push_back({e.path(), above->second, true});
           e = fs::directory_entry();
           continue;
         }

@@ -22,8 +22,8 @@ struct UnreadableFolder {
 
 // A folder (through a link, or a bind mount) the walk did not enter, as it had reached it already.
 struct FolderLeftOut {
-  std::filesystem::path path;   // as the walk met it
-  std::filesystem::path reached_as;  // the same folder where the walk took it
+  std::filesystem::path path;        // as the walk met it
+  std::filesystem::path reached_as;  // the same folder, where the walk took it
   bool loops = false;  // reached_as is a folder above path: entering it would loop
 };
 
