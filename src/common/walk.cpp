@@ -102,12 +102,12 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
       if (folder && (id = folder_id(e.path()))) {
         auto above = std::find_if(current_path.begin(), current_path.end(), [&](const auto& f) { return f.first == *id; });
         if (above != current_path.end()) {
-          left_out.push_back({e.path(), above->second, true});
+          left_out.push_back({e.path(), above->second, true, e.is_symlink(e2)});
           e = fs::directory_entry();
           continue;
         }
         if (auto seen = taken.find(*id); seen != taken.end()) {
-          left_out.push_back({e.path(), seen->second, false});
+          left_out.push_back({e.path(), seen->second, false, e.is_symlink(e2)});
           e = fs::directory_entry();
           continue;
         }
@@ -126,7 +126,9 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
 Diagnostic folder_left_out(const FolderLeftOut& folder) {
   if (folder.loops)
     return {Severity::warning, "unreadable-file",
-            fmt::format("symbolic link that loops (to {}, a folder above it); left out", folder.reached_as.string()),
+            folder.link ? fmt::format("symbolic link that loops (to {}, a folder above it); left out", folder.reached_as.string())
+                        : fmt::format("the folder {} again, reached through a symbolic link above it: it would loop; left out",
+                                      folder.reached_as.string()),
             folder.path.string(), 0, {}};
   return {Severity::note, "folder-reached-twice",
           fmt::format("the same folder as {} (a symbolic link leads to one of them); read once, there", folder.reached_as.string()),

@@ -25,6 +25,7 @@ struct FolderLeftOut {
   std::filesystem::path path;        // as the walk met it
   std::filesystem::path reached_as;  // the same folder, where the walk took it
   bool loops = false;  // reached_as is a folder above path: entering it would loop
+  bool link = false;   // path is itself a link (else a folder reached through one above it)
 };
 
 // Orders two paths held as strings as std::filesystem::path orders them on POSIX (component by

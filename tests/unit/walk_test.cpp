@@ -137,6 +137,27 @@ TEST(Walk, ALinkBackToAFolderAboveItIsLeftOutAsALoop) {
   EXPECT_EQ(w.left_out[1].path, dir / "study/run/up");
   EXPECT_EQ(w.left_out[1].reached_as, dir / "study");
   EXPECT_TRUE(w.left_out[1].loops);
+  EXPECT_TRUE(w.left_out[1].link);
+  EXPECT_EQ(folder_left_out(w.left_out[1]).message, "symbolic link that loops (to " + (dir / "study").string() + ", a folder above it); left out");
+}
+
+// A link to the folder above the input is no loop by itself (that folder is not on the walk's
+// path) and is walked; the input met again inside it is what would loop, and is named as a folder
+// reached through a link, not as a link.
+TEST(Walk, ALinkAboveTheInputIsWalkedUntilItLeadsBackIn) {
+  ScratchDir dir;
+  dir.write("study/run/epochs.csv", "x\n");
+  dir.write("beside/epochs.csv", "x\n");
+  fs::create_directory_symlink("../..", dir / "study/run/out");
+  const auto w = walk_files(dir / "study");
+  EXPECT_EQ(w.files, (std::vector<std::string>{"run/epochs.csv", "run/out/beside/epochs.csv"}));
+  ASSERT_EQ(w.left_out.size(), 1u);
+  EXPECT_EQ(w.left_out[0].path, dir / "study/run/out/study");
+  EXPECT_EQ(w.left_out[0].reached_as, dir / "study");
+  EXPECT_TRUE(w.left_out[0].loops);
+  EXPECT_FALSE(w.left_out[0].link);
+  EXPECT_EQ(folder_left_out(w.left_out[0]).message,
+            "the folder " + (dir / "study").string() + " again, reached through a symbolic link above it: it would loop; left out");
 }
 
 // One folder reached through two links (or a link and its own place) is walked once, where the
