@@ -13,6 +13,7 @@
 
 #include "common/parallel.hpp"
 #include "common/process_memory.hpp"
+#include "common/text.hpp"
 
 namespace scalelens {
 
@@ -245,6 +246,24 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
 
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> curves;
   for (std::size_t i = 0; i < runs.size(); ++i) curves[{runs[i].label, runs[i].system}].push_back(i);
+  // Names that differ only in case stay apart (they may be meant), but the rows look alike: say so.
+  std::map<std::string, std::set<std::string>> label_spellings, system_spellings;  // lower case → as written
+  for (const auto& [curve, members] : curves) {
+    (void)members;
+    label_spellings[to_lower(curve.first)].insert(curve.first);
+    system_spellings[to_lower(curve.second)].insert(curve.second);
+  }
+  for (const auto& [what, spellings] : {std::pair{"labels", &label_spellings}, std::pair{"systems", &system_spellings}})
+    for (const auto& [lower, written] : *spellings) {
+      (void)lower;
+      if (written.size() < 2) continue;
+      std::vector<std::string> quoted;
+      for (const auto& w : written) quoted.push_back("'" + w + "'");
+      warnings.push_back({Severity::warning, "names-differ-in-case",
+                          fmt::format("{} {} differ only in case: kept apart as separate curves (rename one where they are one)",
+                                      what, join(quoted, " and ")),
+                          {}, 0, {}});
+    }
   for (const auto& [curve, members] : curves) {
     std::set<std::string> benchmarks, divisions, modes, models;
     std::vector<std::pair<int, double>> undeclared_batches;

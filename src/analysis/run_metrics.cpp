@@ -5,12 +5,14 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
 #include "analysis/series_figures.hpp"
 #include "common/decimate.hpp"
+#include "common/text.hpp"
 #include "model/limits.hpp"
 #include "trace/collectives.hpp"
 #include "trace/step_alignment.hpp"
@@ -492,10 +494,17 @@ std::string failure_of(const Run& run) {
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
   r.run_id = run.run_id;
-  r.label = run.label;
+  // Spaces around a label or system are no part of its identity ("juwels " is juwels): a run
+  // written so was a curve of its own, its rows looking like another's.
+  r.label = trim(run.label);
   r.path = run.path;
   r.format = run.format;
-  r.system = run.system;
+  r.system = trim(run.system);
+  for (const auto& [what, written, read] : {std::tuple{"label", &run.label, &r.label}, std::tuple{"system", &run.system, &r.system}})
+    if (written->size() != read->size())
+      warnings.push_back({Severity::note, "name-trimmed",
+                          fmt::format("{} '{}' read as '{}': spaces around a name are no part of it", what, *written, *read),
+                          run.path, 0, {}});
   if (const RunDetails& d = run.details();
       !d.benchmark.empty() || !d.division.empty() || !d.instance_of.empty() || d.instance_id || d.profiler_averages) {
     RunSummaryDetails& to = r.details_to_fill();

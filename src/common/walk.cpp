@@ -1,6 +1,11 @@
 #include "common/walk.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -30,15 +35,49 @@ int compare_as_paths(std::string_view a, std::string_view b) {
   return i < a.size() ? 1 : j < b.size() ? -1 : 0;
 }
 
+namespace {
+
+// A folder's identity whatever path reaches it (links, bind mounts).
+struct FolderId {
+  dev_t device = 0;
+  ino_t inode = 0;
+  bool operator==(const FolderId&) const = default;
+};
+struct FolderIdHash {
+  std::size_t operator()(const FolderId& id) const { return std::hash<std::uint64_t>()(id.inode * 31 + id.device); }
+};
+
+std::optional<FolderId> folder_id(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+  return FolderId{st.st_dev, st.st_ino};
+}
+
+}  // namespace
+
 void walk_tree(const fs::path& root, const std::function<bool(const fs::directory_entry&)>& visit,
-               std::vector<UnreadableFolder>& unreadable) {
+               std::vector<UnreadableFolder>& unreadable, std::vector<FolderLeftOut>& left_out) {
   // Folders still to walk as strings, not paths (a path keeps its components apart: a study's
-  // thousands of run folders, held at once here, were a few MiB).
-  std::vector<std::string> pending{root.native()};
+  // thousands of run folders, held at once here, were a few MiB), with their depth below root.
+  struct Pending {
+    std::string path;
+    std::size_t depth;
+    std::optional<FolderId> id;
+  };
+  std::vector<Pending> pending{{root.native(), 0, folder_id(root)}};
+  // Every folder taken to be walked, by identity, and the path it is walked under: a folder reached
+  // again (through a link) is left out, so nothing is read twice and no link can loop. Held only
+  // while walking, before any file is read.
+  std::unordered_map<FolderId, std::string, FolderIdHash> taken;
+  if (pending[0].id) taken.emplace(*pending[0].id, root.native());
+  std::vector<std::pair<FolderId, std::string>> current_path;  // the folders from root down to the one listed
   std::vector<fs::directory_entry> entries;
   while (!pending.empty()) {
-    const fs::path dir(std::move(pending.back()));
+    Pending next = std::move(pending.back());
     pending.pop_back();
+    const fs::path dir(std::move(next.path));
+    current_path.resize(std::min(current_path.size(), next.depth));
+    current_path.emplace_back(next.id.value_or(FolderId{}), dir.native());
     entries.clear();
     std::error_code ec;
     {
@@ -54,16 +93,60 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
     }
     std::sort(entries.begin(), entries.end(),
               [](const auto& a, const auto& b) { return compare_as_paths(a.path().native(), b.path().native()) < 0; });
-    std::vector<std::string> subfolders;
+    std::vector<Pending> subfolders;
     for (auto& e : entries) {
       std::error_code e2;
-      const bool folder = e.is_directory(e2) && !e.is_symlink(e2);
-      if (visit(e) && folder) subfolders.push_back(e.path().native());
+      // A link to a folder is followed as the folder is (a study assembled from links to run folders).
+      const bool folder = e.is_directory(e2);
+      std::optional<FolderId> id;
+      if (folder && (id = folder_id(e.path()))) {
+        auto above = std::find_if(current_path.begin(), current_path.end(), [&](const auto& f) { return f.first == *id; });
+        if (above != current_path.end()) {
+          left_out.push_back({e.path(), above->second, true, e.is_symlink(e2)});
+          e = fs::directory_entry();
+          continue;
+        }
+        if (auto seen = taken.find(*id); seen != taken.end()) {
+          left_out.push_back({e.path(), seen->second, false, e.is_symlink(e2)});
+          e = fs::directory_entry();
+          continue;
+        }
+      }
+      if (visit(e) && folder) {
+        if (id) taken.emplace(*id, e.path().native());
+        subfolders.push_back({e.path().native(), next.depth + 1, id});
+      }
       e = fs::directory_entry();  // visited: its path's parts go now, not with the whole folder's
     }
     // Depth first, in name order: pushed in reverse so the first name is walked first.
-    pending.insert(pending.end(), subfolders.rbegin(), subfolders.rend());
+    pending.insert(pending.end(), std::make_move_iterator(subfolders.rbegin()), std::make_move_iterator(subfolders.rend()));
   }
+}
+
+Diagnostic folder_left_out(const FolderLeftOut& folder) {
+  if (folder.loops)
+    return {Severity::warning, "unreadable-file",
+            folder.link ? fmt::format("symbolic link that loops (to {}, a folder above it); left out", folder.reached_as.string())
+                        : fmt::format("the folder {} again, reached through a symbolic link above it: it would loop; left out",
+                                      folder.reached_as.string()),
+            folder.path.string(), 0, {}};
+  return {Severity::note, "folder-reached-twice",
+          fmt::format("the same folder as {} (a symbolic link leads to one of them); read once, there", folder.reached_as.string()),
+          folder.path.string(), 0, {}};
+}
+
+Diagnostic unreachable_input(const fs::path& input, std::error_code ec) {
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    return {Severity::error, "unreadable-file", "symbolic link that loops; left out", input.string(), 0, {}};
+  if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+    std::error_code link_ec;
+    if (fs::is_symlink(fs::symlink_status(input, link_ec)))
+      return {Severity::error, "missing-input",
+              fmt::format("broken symbolic link (to {}, which does not exist)", fs::read_symlink(input, link_ec).string()),
+              input.string(), 0, {}};
+    return {Severity::error, "missing-input", "no such file or folder", input.string(), 0, {}};
+  }
+  return {Severity::error, "unreadable-input", fmt::format("cannot be reached: {}; left out", ec.message()), input.string(), 0, {}};
 }
 
 }  // namespace scalelens

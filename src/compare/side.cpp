@@ -5,6 +5,7 @@
 #include "compare/compare.hpp"
 #include "compare/summary_reader.hpp"
 #include "common/file_io.hpp"
+#include "common/walk.hpp"
 #include "report/summary_writers.hpp"
 
 namespace scalelens {
@@ -31,7 +32,7 @@ Result<ComparisonSide> from_saved(const std::filesystem::path& file) {
 Result<ComparisonSide> load_comparison_side(const std::string& input, IngestOptions in, const AnalysisOptions& analysis_options) {
   const std::filesystem::path path(input);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Error{"no such file or folder", input};
+  if (!std::filesystem::exists(path, ec)) return Error{unreachable_input(path, ec).message, input};
   if (is_saved_summary(path)) return from_saved(path);
   in.inputs = {input};
   Study study = ingest(in);

@@ -220,7 +220,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
     std::error_code ec;
     auto st = fs::status(root, ec);
     if (ec || !fs::exists(st)) {
-      diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input, 0, {}});
+      diagnostics.push_back(unreachable_input(root, ec));
       continue;
     }
     auto consider = [&](const fs::path& p, std::uintmax_t size) {
@@ -244,6 +244,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       continue;
     }
     std::vector<UnreadableFolder> unreadable;
+    std::vector<FolderLeftOut> reached_again;
     walk_tree(root, [&](const fs::directory_entry& e) {
       std::error_code e2;
       if (e.is_directory(e2)) return !skipped_folder(e.path());
@@ -260,7 +261,8 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       }
       consider(e.path(), e.file_size(e2));
       return false;
-    }, unreadable);
+    }, unreadable, reached_again);
+    for (const auto& f : reached_again) diagnostics.push_back(folder_left_out(f));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});
     if (!unreadable.empty())

@@ -103,20 +103,15 @@ fs::path run_folder_of(const fs::path& trace_file) {
 }
 
 std::string label_from_folder(const fs::path& folder) {
-  fs::path dir = folder.lexically_normal();
-  if (dir.filename().empty()) dir = dir.parent_path();
-  if (dir.empty()) dir = ".";
+  // From the absolute path, so that the parent's name does not depend on how the folder was
+  // written ("8" from inside its parent has one): lexically, as the user named it (links kept).
+  std::error_code ec;
+  fs::path dir = fs::absolute(folder.empty() ? fs::path(".") : folder, ec);
+  if (ec) dir = folder;
+  dir = dir.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // a trailing separator
   for (; !dir.empty(); dir = dir.parent_path()) {
-    std::string name = dir.filename().string();
-    if (name.empty() || name == "." || name == "..") {
-      // A relative path such as "." names no folder: the working folder's name stands for it.
-      std::error_code ec;
-      auto abs = fs::absolute(dir, ec);
-      if (ec) break;
-      name = abs.lexically_normal().filename().string();
-      if (name.empty()) name = abs.lexically_normal().parent_path().filename().string();
-    }
-    if (auto label = strip_counts(name); !label.empty()) return label;
+    if (auto label = strip_counts(dir.filename().string()); !label.empty()) return label;
     if (dir == dir.parent_path()) break;
   }
   return "traces";

@@ -60,10 +60,11 @@ std::size_t study_fingerprint(const std::vector<std::string>& inputs) {
     if (std::filesystem::is_directory(root, ec)) {
       // One descriptor at a time whatever the depth; an unreadable folder is named by the ingest walk.
       std::vector<UnreadableFolder> unreadable;
+      std::vector<FolderLeftOut> reached_again;
       walk_tree(root, [&](const std::filesystem::directory_entry& e) {
         add(e);
         return true;
-      }, unreadable);
+      }, unreadable, reached_again);
     } else if (std::filesystem::exists(root, ec)) {
       add(std::filesystem::directory_entry(root, ec));
     }
@@ -164,12 +165,14 @@ void StudyWatcher::watch_tree(const std::filesystem::path& root) {
   add(root);
   // One folder open at a time (common/walk.hpp): a deep study does not run out of descriptors.
   std::vector<UnreadableFolder> unreadable;  // named by the ingest walk of each snapshot
+  std::vector<FolderLeftOut> reached_again;  // likewise; each folder is watched once
+  // Linked folders too: the report reads them (inotify watches the folder a link leads to).
   walk_tree(root, [&](const std::filesystem::directory_entry& e) {
     std::error_code e2;
-    if (!watch_error_.empty() || !e.is_directory(e2) || e.is_symlink(e2)) return false;
+    if (!watch_error_.empty() || !e.is_directory(e2)) return false;
     add(e.path());
     return true;
-  }, unreadable);
+  }, unreadable, reached_again);
 }
 
 bool StudyWatcher::read_events() {
@@ -347,8 +350,7 @@ int serve(const ServeOptions& o) {
   for (const auto& input : o.inputs) {
     std::error_code ec;
     if (!std::filesystem::exists(input, ec)) {
-      std::fprintf(stderr, "scalelens serve: error: %s: %s\n", input.c_str(),
-                   ec && ec != std::errc::no_such_file_or_directory ? ec.message().c_str() : "no such file or folder");
+      std::fprintf(stderr, "scalelens serve: error: %s: %s\n", input.c_str(), unreachable_input(input, ec).message.c_str());
       return 2;
     }
   }

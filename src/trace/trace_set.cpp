@@ -104,7 +104,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     std::error_code ec;
     auto st = fs::status(input, ec);
     if (ec || !fs::exists(st)) {
-      diagnostics.push_back({Severity::error, "missing-input", "no such file or folder", input.string(), 0, {}});
+      diagnostics.push_back(unreachable_input(input, ec));
       continue;
     }
     if (!fs::is_directory(st)) {
@@ -113,13 +113,15 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     }
     std::vector<fs::path> found;
     std::vector<UnreadableFolder> unreadable;
+    std::vector<FolderLeftOut> reached_again;
     walk_tree(input, [&](const fs::directory_entry& e) {
       std::error_code e2;
       if (e.path().filename() == kCacheFolder) return false;  // summaries of earlier versions, never traces
       if (e.is_directory(e2)) return true;
       if (e.is_regular_file(e2) && sniff_kineto(e.path())) found.push_back(e.path());
       return false;
-    }, unreadable);
+    }, unreadable, reached_again);
+    for (const auto& f : reached_again) diagnostics.push_back(folder_left_out(f));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; traces in it are left out", u.path.string(), 0, {}});
     if (!unreadable.empty())

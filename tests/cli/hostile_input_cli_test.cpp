@@ -457,6 +457,27 @@ TEST(HostileInput, UnreadableFolderIsNamedAndCountedAndSiblingsAreRead) {
   EXPECT_EQ(got, figures(without.out));
 }
 
+// An input given by name behind a folder this user cannot enter was "no such file or folder":
+// it is named with the real reason, and the other input is read.
+TEST(HostileInput, InputBehindAClosedFolderIsNamedWithTheReason) {
+  const std::string prefix = as_unprivileged();
+  if (prefix == "none") GTEST_SKIP() << "running as root without setpriv: root reaches any folder";
+  ScratchDir dir, out;
+  std::filesystem::permissions(out.path(), std::filesystem::perms::all);
+  write_run(dir, "locked/ddp-1", "ddp", 1, 10);
+  write_run(dir, "open/ddp-2", "ddp", 2, 6);
+  std::filesystem::permissions(dir / "locked", std::filesystem::perms::none);
+  auto r = run_command(prefix + " " SCALELENS_BIN " report --format json -q -o " + quoted(out.path()) + " " +
+                       quoted(dir / "locked/ddp-1") + " " + quoted(dir / "open/ddp-2") + " </dev/null");
+  std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_all);
+  const std::string said = r.out + r.err;
+  EXPECT_NE(said.find((dir / "locked/ddp-1").string() + ": cannot be reached: Permission denied; left out"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("unreadable-input"), std::string::npos) << said;
+  EXPECT_EQ(said.find("no such file or folder"), std::string::npos) << said;
+  EXPECT_EQ(figures(r.out).size(), 1u) << said;
+}
+
 // A study deeper than the open-file limit: the walk holds one folder open at a time, so every
 // run is found (recursive_directory_iterator failed with EMFILE and lost every run after it).
 TEST(HostileInput, StudyDeeperThanTheOpenFileLimitIsReadWhole) {

@@ -483,3 +483,64 @@ TEST(ManifestSystem, WhatScalelensRunWritesIsWhatTheReportReads) {
   EXPECT_EQ(study.runs[0].system, "juwelsbooster");
   EXPECT_EQ(study.runs[0].detected_from.at("system"), "SLURM_CLUSTER_NAME");
 }
+
+namespace {
+
+// A run folder as `scalelens run` writes it, of `label` on `system` (as written: spaces and case
+// kept), three epochs of `epoch_s` on rank 0.
+void write_system_run(const scalelens::testing::ScratchDir& dir, const std::string& name, const std::string& label,
+                      const std::string& system, int p, double epoch_s) {
+  const auto ns = [](double s) { return static_cast<std::int64_t>(s * 1e9); };
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "{}", "system": "{}", "world_size": {}, )"
+                        R"("samples_per_epoch": 1000, "start_ns": 0, "end_ns": {}, "status": "complete"}})",
+                        name, label, system, p, ns(3 * epoch_s)));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},1000\n", e, ns(e * epoch_s), ns((e + 1) * epoch_s));
+  dir.write(name + "/epochs.csv", epochs);
+}
+
+}  // namespace
+
+// Spaces around a system or label are no part of it: "juwels " and " juwels" are juwels, one curve
+// whose speedups are against its 1-GPU run (each was a curve of its own, every speedup 1×, and the
+// rows looked alike). A note says which name was read so.
+TEST(ManifestSystem, SpacesAroundASystemOrLabelAreNoPartOfIt) {
+  scalelens::testing::ScratchDir dir;
+  write_system_run(dir, "a", "ddp", "juwels", 1, 12);
+  write_system_run(dir, "b", "ddp ", "juwels ", 2, 6);
+  write_system_run(dir, "c", "ddp", " juwels", 4, 4);
+  auto s = analyze(read_study(dir), {});
+  ASSERT_EQ(s.configurations.size(), 3u);
+  ASSERT_EQ(s.systems, std::vector<std::string>{"juwels"});
+  const auto* two = find(s, "ddp", "juwels", 2);
+  const auto* four = find(s, "ddp", "juwels", 4);
+  ASSERT_TRUE(two && four);
+  EXPECT_DOUBLE_EQ(*two->speedup, 2.0);
+  EXPECT_DOUBLE_EQ(*four->speedup, 3.0);
+  EXPECT_EQ(count_code(s, "name-trimmed"), 3u);  // b's label and system, c's system
+  const auto* note = warning(s, "name-trimmed");
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->severity, Severity::note);
+  EXPECT_EQ(note->message, "label 'ddp ' read as 'ddp': spaces around a name are no part of it");
+  EXPECT_EQ(note->path, (dir / "b").string());
+  EXPECT_EQ(count_code(s, "names-differ-in-case"), 0u);
+}
+
+// Names that differ only in case may be meant apart (two clusters, two setups): kept apart, but
+// a warning names them, as their rows look alike (nothing but few-repeats was said).
+TEST(ManifestSystem, NamesDifferingOnlyInCaseStayApartAndAreNamed) {
+  scalelens::testing::ScratchDir dir;
+  write_system_run(dir, "a", "ddp", "juwels", 1, 12);
+  write_system_run(dir, "b", "ddp", "JUWELS", 2, 6);
+  write_system_run(dir, "c", "DDP", "juwels", 4, 4);
+  auto s = analyze(read_study(dir), {});
+  ASSERT_EQ(s.configurations.size(), 3u);
+  EXPECT_EQ(s.systems, (std::vector<std::string>{"JUWELS", "juwels"}));
+  ASSERT_EQ(count_code(s, "names-differ-in-case"), 2u);
+  std::vector<std::string> messages;
+  for (const auto& w : s.warnings)
+    if (w.code == "names-differ-in-case") messages.push_back(w.message);
+  EXPECT_EQ(messages[0], "labels 'DDP' and 'ddp' differ only in case: kept apart as separate curves (rename one where they are one)");
+  EXPECT_EQ(messages[1], "systems 'JUWELS' and 'juwels' differ only in case: kept apart as separate curves (rename one where they are one)");
+}

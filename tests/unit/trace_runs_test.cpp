@@ -68,6 +68,20 @@ TEST(TraceRunLabel, FolderNameWithoutCounts) {
   EXPECT_EQ(label_from_folder(""), here);
 }
 
+// The parent's name is taken from the absolute path: "8" named from inside dlrmjob/ was labelled
+// "traces" (a relative path has no parent to name), "dlrmjob/8" and "$PWD/dlrmjob/8" "dlrmjob".
+TEST(TraceRunLabel, TheParentsNameDoesNotDependOnHowThePathIsWritten) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "dlrmjob/8");
+  const auto was = std::filesystem::current_path();
+  std::filesystem::current_path(dir / "dlrmjob");
+  const std::vector<std::string> labels{label_from_folder("8"), label_from_folder("./8"), label_from_folder("8/"),
+                                        label_from_folder("../dlrmjob/8"), label_from_folder("8/../8")};
+  std::filesystem::current_path(was);
+  for (const auto& label : labels) EXPECT_EQ(label, "dlrmjob");
+  EXPECT_EQ(label_from_folder(dir / "dlrmjob/8"), "dlrmjob");
+}
+
 TEST(TraceRunLabel, PerRankSubfoldersBelongToTheirParent) {
   EXPECT_EQ(run_folder_of("/t/ddp-4gpu/rank3/trace.json"), std::filesystem::path("/t/ddp-4gpu"));
   EXPECT_EQ(run_folder_of("/t/ddp-4gpu/worker_12/trace.json.gz"), std::filesystem::path("/t/ddp-4gpu"));
