@@ -98,10 +98,15 @@ struct Scored {
 };
 
 // Every candidate with fewer parameters than points: its full fit (positive at every measured p
-// and up to kMaxExtrapolation × the largest) and its leave-one-out relative error.
-std::vector<Scored> score(const std::vector<std::size_t>& subset, const std::vector<double>& p, const std::vector<double>& y) {
+// and up to kMaxExtrapolation × the largest) and its leave-one-out relative error. Weak scaling
+// whose measured time rises (the largest p's above the smallest's): a candidate must not fall
+// beyond the data either, for each added GPU adds its share of work and its communication: two
+// forms that fit the points alike tied, and the one falling below the measured times won.
+std::vector<Scored> score(const std::vector<std::size_t>& subset, const std::vector<double>& p, const std::vector<double>& y,
+                          bool weak) {
   const auto& all = candidates();
   const int n = static_cast<int>(p.size());
+  const bool must_not_fall = weak && y.back() > y.front();
   std::vector<Scored> out;
   for (auto ci : subset) {
     const auto& c = all[ci];
@@ -120,6 +125,10 @@ std::vector<Scored> score(const std::vector<std::size_t>& subset, const std::vec
     // A time must stay positive as far as the model may be asked to predict.
     for (double q = p.back(); q <= p.back() * kMaxExtrapolation && positive; q *= 2) positive = evaluate(c, s.coef, q) > 0;
     if (!positive) continue;
+    bool rising = true;
+    for (double q = p.back(); must_not_fall && q < p.back() * kMaxExtrapolation && rising; q *= 2)
+      rising = evaluate(c, s.coef, 2 * q) >= evaluate(c, s.coef, q);
+    if (!rising) continue;
     double loo = 0;
     bool ok = true;
     for (int i = 0; i < n && ok; ++i) {
@@ -233,7 +242,7 @@ struct Intervals {
 // points − parameters).
 Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<double>& p, const std::vector<double>& y,
                     const std::vector<Scored>& scored, int chosen, const std::vector<double>& targets, int replicates,
-                    double confidence, std::uint64_t seed, bool prefer_laws) {
+                    double confidence, std::uint64_t seed, bool weak) {
   Intervals out;
   const auto& all = candidates();
   const auto& best = scored[static_cast<std::size_t>(chosen)];
@@ -270,8 +279,8 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
         yb[i] = std::max(f * (1 + rel_resid[pick_resid(rng)] * resid_scale), 1e-12);
       }
     }
-    const auto s = score(top, p, yb);
-    const int c = pick(s, prefer_laws);
+    const auto s = score(top, p, yb, weak);
+    const int c = pick(s, !weak);
     if (c < 0) continue;
     for (std::size_t t = 0; t < targets.size(); ++t) preds[t].push_back(evaluate(all[s[static_cast<std::size_t>(c)].candidate], s[static_cast<std::size_t>(c)].coef, targets[t]));
   }
@@ -359,7 +368,7 @@ std::string ScalingFit::formula(const std::string& unit) const {
 std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const std::vector<double>& y, bool weak) {
   const std::vector<double> p(p_in.begin(), p_in.end());
   if (p.size() < 3 || y.size() != p.size()) return std::nullopt;
-  const auto scored = score(all_indices(), p, y);
+  const auto scored = score(all_indices(), p, y, weak);
   const int c = pick(scored, !weak);
   if (c < 0) return std::nullopt;
   return to_fit(scored[static_cast<std::size_t>(c)], p, y);
@@ -374,7 +383,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     m.refused = fmt::format("{} measured GPU count{}; a model needs at least 3", p.size(), p.size() == 1 ? "" : "s");
     return m;
   }
-  const auto scored = score(all_indices(), p, y);
+  const auto scored = score(all_indices(), p, y, options.weak);
   const int chosen = pick(scored, !options.weak);
   if (chosen < 0) {
     m.refused = "no candidate model fits the measured times with positive values";
@@ -431,7 +440,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   for (double q = p.front(); q <= farthest; q *= 2) band_at.insert(q);
   band_at.insert(kept.begin(), kept.end());
   at.insert(at.end(), band_at.begin(), band_at.end());
-  const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, !options.weak);
+  const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, options.weak);
   if (!iv.ok) {
     m.refused = "the bootstrap could not refit the model in most replicates";
     return m;

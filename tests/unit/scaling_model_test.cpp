@@ -198,3 +198,30 @@ TEST(ScalingModel, AMissingSelfCheckSaysWhy) {
   EXPECT_TRUE(checked.backtest_refused.empty());
 }
 }  // namespace
+
+namespace {
+// Weak scaling at 89, 94, 99 s on 1, 2, 4 GPUs (3 repeats, ±0.5%): c0 + c1·log2 p and
+// c0 + c1·log2² p/p both fit exactly, and the tie went to the second, whose time falls beyond the
+// data (96.8 s at 32 GPUs, below the 4-GPU measurement). A weak-scaling time that rises where
+// measured does not fall beyond it.
+TEST(ScalingModel, WeakScalingTimeRisingWhereMeasuredDoesNotFallBeyond) {
+  std::vector<ScalingPoint> points;
+  for (int p : {1, 2, 4}) {
+    ScalingPoint pt{p, {}};
+    for (double n : {1.0, 1.005, 0.995}) pt.times.push_back((89 + 5 * std::log2(p)) * n);
+    points.push_back(pt);
+  }
+  ScalingOptions o;
+  o.weak = true;
+  o.predict = {8, 16, 32};
+  const auto m = fit_scaling_model(points, o);
+  ASSERT_TRUE(m.fit);
+  EXPECT_EQ(m.fit->formula(), "T(p) = 89 s + 5 s·log2 p");
+  ASSERT_EQ(m.predictions.size(), 3u);
+  for (std::size_t i = 0; i < m.predictions.size(); ++i) {
+    EXPECT_GE(m.predictions[i].time, 99) << m.predictions[i].p;
+    if (i > 0) EXPECT_GE(m.predictions[i].time, m.predictions[i - 1].time) << m.predictions[i].p;
+  }
+  EXPECT_NEAR(m.predictions.back().time, 114, 0.5);
+}
+}  // namespace
