@@ -445,15 +445,29 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     m.refused = "the bootstrap could not refit the model in most replicates";
     return m;
   }
-  for (std::size_t t = 0; t < at.size(); ++t)
-    (t < kept.size() ? m.predictions : m.band).push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
+  // An interval that reaches 0 s rules out no time at all from below (and bounds no throughput
+  // from above): such a prediction is refused with that reason, not printed as "74.7 s [0, 1.79e+03]".
+  for (std::size_t t = 0; t < kept.size(); ++t) {
+    if (iv.lower[t] > 0) m.predictions.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
+    else
+      m.refused_targets.push_back(fmt::format("{}: its {:.0f}% interval reaches 0 s ({:.3g} s at most): the model cannot bound the time from below there",
+                                              static_cast<int>(at[t]), 100 * options.confidence, iv.upper[t]));
+  }
+  if (m.predictions.empty()) {
+    m.refused = fmt::format("the {:.0f}% interval of every GPU count left to predict reaches 0 s", 100 * options.confidence);
+    return m;
+  }
+  const auto& farthest_predicted =
+      *std::max_element(m.predictions.begin(), m.predictions.end(), [](const auto& a, const auto& b) { return a.p < b.p; });
+  const double target = farthest_predicted.p;
+  for (std::size_t t = kept.size(); t < at.size(); ++t)
+    if (at[t] <= target && iv.lower[t] > 0) m.band.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
 
   // The next measurement: among the powers of two above the largest measured and below the
-  // farthest target, the one whose (simulated) measurement on the model narrows the interval at
-  // that target most.
+  // farthest target predicted, the one whose (simulated) measurement on the model narrows the
+  // interval at that target most.
   if (options.suggest) {
-    const double target = *std::max_element(kept.begin(), kept.end());
-    const double width_now = m.predictions.back().upper - m.predictions.back().lower;
+    const double width_now = farthest_predicted.upper - farthest_predicted.lower;
     double pooled_cv = 0;
     std::size_t cvs = 0, repeats = 0;
     for (const auto& pt : prep.points) {

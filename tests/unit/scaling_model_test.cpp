@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 
 #include "analysis/scaling_model.hpp"
@@ -223,5 +224,33 @@ TEST(ScalingModel, WeakScalingTimeRisingWhereMeasuredDoesNotFallBeyond) {
     if (i > 0) EXPECT_GE(m.predictions[i].time, m.predictions[i - 1].time) << m.predictions[i].p;
   }
   EXPECT_NEAR(m.predictions.back().time, 114, 0.5);
+}
+}  // namespace
+
+namespace {
+// A weak-scaling curve measured flat at about 44–56 s per epoch on 2, 6, 8 and 32 GPUs (each run's
+// mean epoch time, from a helper's audit study) was predicted as "at 64 GPUs: 74.7 s [0, 1.79e+03]":
+// an interval reaching 0 s bounds nothing from below, and the throughput from it had no upper bound.
+// Such a prediction is refused with the reason.
+TEST(ScalingModel, AnIntervalReachingZeroIsARefusalNotAPrediction) {
+  auto mean = [](std::vector<double> v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+  const std::vector<ScalingPoint> points{
+      {2, {43.954340621, mean({45.012454787, 52.516423825000004})}},
+      {6, {54.871339904, 54.487183528}},
+      {8, {mean({48.845813910000004, 45.304943817, 52.263274273, 54.674588828000005, 54.763037695, 51.635960434000005,
+                 48.563451911, 48.631285568, 51.901144637})}},
+      {32, {mean({53.82512097, 55.860603392})}}};
+  ScalingOptions o;
+  o.weak = true;
+  const auto m = fit_scaling_model(points, o);
+  ASSERT_TRUE(m.fit);
+  for (const auto& pr : m.predictions) EXPECT_GT(pr.lower, 0) << pr.p;
+  for (const auto& pr : m.band) EXPECT_GT(pr.lower, 0) << pr.p;
+  std::size_t reaching_zero = 0;
+  for (const auto& r : m.refused_targets) reaching_zero += r.find("interval reaches 0 s") != std::string::npos;
+  EXPECT_EQ(m.predictions.size() + reaching_zero, 2u);  // 64 and 128: each predicted or refused, never both
+  ASSERT_GT(reaching_zero, 0u) << "this curve's intervals reach 0 s";
+  EXPECT_EQ(m.refused_targets.front().rfind("64: its 90% interval reaches 0 s", 0), 0u) << m.refused_targets.front();
+  if (m.predictions.empty()) EXPECT_NE(m.refused.find("reaches 0 s"), std::string::npos) << m.refused;
 }
 }  // namespace
