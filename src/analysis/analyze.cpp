@@ -65,6 +65,16 @@ std::string collector_reason(std::string_view key, const std::string& reason) {
   return at == std::string_view::npos ? reason : fmt::format("on {}: {}", key.substr(at + 1), reason);
 }
 
+// Efficiency above 1 that the times' noise cannot explain: still above 1 with the baseline's time
+// at the low end of its 95% CI and this configuration's at the high end of its own (a time without
+// a CI, from one value: its mean).
+bool superlinear_beyond_noise(double efficiency, const std::optional<Stat>& base, const std::optional<Stat>& here) {
+  if (!base || !here || !(base->mean > 0) || !(here->mean > 0)) return false;
+  const double base_low = std::isfinite(base->ci95_low) ? base->ci95_low : base->mean;
+  const double here_high = std::isfinite(here->ci95_high) ? here->ci95_high : here->mean;
+  return efficiency * (base_low / base->mean) * (here->mean / here_high) > 1;
+}
+
 // The time speedup is measured with: epoch time where the baseline has it, else run time, else
 // step time (traces alone); "" when it has none.
 std::string time_basis(const ConfigurationSummary& c) {
@@ -366,7 +376,8 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
 
 // The scaling model of each curve (DESIGN.md, "Scaling model"): each run's own time on the curve's
 // time basis, per configuration; predictions turned into speedup, efficiency and throughput.
-void model_curves(Summary& summary, std::map<std::string, std::vector<ConfigurationSummary*>>& curves, const AnalysisOptions& options) {
+void model_curves(Summary& summary, std::map<std::string, std::vector<ConfigurationSummary*>>& curves, const AnalysisOptions& options,
+                  std::vector<Diagnostic>& warnings) {
   for (auto& [name, curve] : curves) {
     if (curve.empty()) continue;
     const std::string basis = curve.front()->time_from;
@@ -391,6 +402,12 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
     // A seed of the curve's name: reports are reproducible, and curves do not share random draws.
     so.seed ^= std::hash<std::string>{}(name);
     m.model = fit_scaling_model(points, so);
+    if (const auto& b = m.model.backtest; b && !b->inside() && !m.model.predictions.empty())
+      warnings.push_back({Severity::warning, "model-self-check-failed",
+                          fmt::format("the scaling model of '{}' fitted without {} GPUs predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s "
+                                      "was measured ({:+.0f}%): its predictions are doubtful, and no recommendation rests on them",
+                                      name, b->p, b->predicted, b->lower, b->upper, b->measured, 100 * (b->predicted / b->measured - 1)),
+                          {}, 0, {}});
     // The baseline (speedup) and the largest configuration with a throughput (throughput).
     const ConfigurationSummary* base = nullptr;
     const ConfigurationSummary* with_throughput = nullptr;
@@ -796,6 +813,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     const std::string basis = time_basis(*base);
     const auto t_base = time_of(*base, basis);
     const double p0 = base->world_size;
+    std::vector<std::string> superlinear;
     for (auto* c : curve) {
       c->baseline_world_size = base->world_size;
       c->baseline_label = base->curve;
@@ -820,9 +838,17 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       c->speedup = s;
       c->efficiency = *s * p0 / p;
       if (p > p0 && *s > 0) c->karp_flatt = (1 / *s - p0 / p) / (1 - p0 / p);
+      if (p > p0 && superlinear_beyond_noise(*c->efficiency, base->time_on(basis), c->time_on(basis)))
+        superlinear.push_back(fmt::format("{} ({:.0f}%)", c->key(), 100 * *c->efficiency));
     }
+    if (!superlinear.empty())
+      config_warnings.push_back({Severity::warning, "superlinear-efficiency",
+                                 fmt::format("'{}' is more than 100% efficient beyond its times' noise at {}: a smaller problem per GPU "
+                                             "fitting a cache or memory, or a slow baseline; the scaling model carries it beyond the data",
+                                             label, fmt::join(superlinear, ", ")),
+                                 {}, 0, {}});
   }
-  model_curves(summary, curves, options);
+  model_curves(summary, curves, options, config_warnings);
   account_for_efficiency(summary, config_warnings);
   choose_gpu_counts(summary, options.choice);
   missing.emit(config_warnings);

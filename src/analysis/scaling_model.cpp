@@ -98,10 +98,15 @@ struct Scored {
 };
 
 // Every candidate with fewer parameters than points: its full fit (positive at every measured p
-// and up to kMaxExtrapolation × the largest) and its leave-one-out relative error.
-std::vector<Scored> score(const std::vector<std::size_t>& subset, const std::vector<double>& p, const std::vector<double>& y) {
+// and up to kMaxExtrapolation × the largest) and its leave-one-out relative error. Weak scaling
+// whose measured time rises (the largest p's above the smallest's): a candidate must not fall
+// beyond the data either, for each added GPU adds its share of work and its communication: two
+// forms that fit the points alike tied, and the one falling below the measured times won.
+std::vector<Scored> score(const std::vector<std::size_t>& subset, const std::vector<double>& p, const std::vector<double>& y,
+                          bool weak) {
   const auto& all = candidates();
   const int n = static_cast<int>(p.size());
+  const bool must_not_fall = weak && y.back() > y.front();
   std::vector<Scored> out;
   for (auto ci : subset) {
     const auto& c = all[ci];
@@ -120,6 +125,10 @@ std::vector<Scored> score(const std::vector<std::size_t>& subset, const std::vec
     // A time must stay positive as far as the model may be asked to predict.
     for (double q = p.back(); q <= p.back() * kMaxExtrapolation && positive; q *= 2) positive = evaluate(c, s.coef, q) > 0;
     if (!positive) continue;
+    bool rising = true;
+    for (double q = p.back(); must_not_fall && q < p.back() * kMaxExtrapolation && rising; q *= 2)
+      rising = evaluate(c, s.coef, 2 * q) >= evaluate(c, s.coef, q);
+    if (!rising) continue;
     double loo = 0;
     bool ok = true;
     for (int i = 0; i < n && ok; ++i) {
@@ -219,6 +228,27 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
 }
 
+// The lack-of-fit F test on relative errors: do the configuration means miss the fit by more
+// than their repeats vary (5% level)? Mean squares of r_i·(mean_i − fit_i)²/fit_i² over n − k
+// degrees of freedom against the runs' squared relative deviations from their mean over Σ(r_i − 1).
+// Identical repeats with a miss: yes. No repeats anywhere: nothing to judge by, no.
+bool lack_of_fit(const std::vector<ScalingPoint>& points, const std::vector<double>& rel_resid, int k) {
+  double ss_miss = 0, ss_repeats = 0, dof_repeats = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& t = points[i].times;
+    const double mean = mean_of(t);
+    ss_miss += static_cast<double>(t.size()) * rel_resid[i] * rel_resid[i];
+    for (double v : t) ss_repeats += std::pow((v - mean) / mean, 2);
+    dof_repeats += static_cast<double>(t.size() - 1);
+  }
+  const double dof_miss = static_cast<double>(points.size()) - k;
+  if (dof_repeats < 1 || dof_miss < 1 || !(ss_miss > 0)) return false;
+  if (!(ss_repeats > 0)) return true;
+  const double f = (ss_miss / dof_miss) / (ss_repeats / dof_repeats);
+  // P(F ≥ f) for F(dof_miss, dof_repeats) = I_x(dof_repeats/2, dof_miss/2), x = d2/(d2 + d1·f).
+  return incomplete_beta(dof_repeats / 2, dof_miss / 2, dof_repeats / (dof_repeats + dof_miss * f)) < 0.05;
+}
+
 struct Intervals {
   std::vector<double> lower, upper;
   bool ok = false;
@@ -231,9 +261,14 @@ struct Intervals {
 // variance is (r−1)/r of the mean's) and × t(df)/z (Student's t over the normal quantile the
 // percentiles stand for, df the fewer of the repeats' pooled degrees of freedom and the curve's
 // points − parameters).
+// Where the means miss the fit by more than their repeats vary (lack of fit), the repeats say
+// nothing of the miss (identical repeats gave intervals of zero width); a second bootstrap then
+// moves each mean by a resampled leave-one-out relative error of the chosen form (its own
+// out-of-sample miss) and adds one more to the prediction (a measurement there misses as the
+// measured ones do), widened × t(n − k)/z; the interval holds both.
 Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<double>& p, const std::vector<double>& y,
                     const std::vector<Scored>& scored, int chosen, const std::vector<double>& targets, int replicates,
-                    double confidence, std::uint64_t seed, bool prefer_laws) {
+                    double confidence, std::uint64_t seed, bool weak) {
   Intervals out;
   const auto& all = candidates();
   const auto& best = scored[static_cast<std::size_t>(chosen)];
@@ -252,11 +287,31 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
   }
   const double k = static_cast<double>(model.terms.size() + 1), n = static_cast<double>(p.size());
   const double resid_scale = n > k ? std::sqrt(n / (n - k)) : 1.0;
+  const bool misfit = lack_of_fit(points, rel_resid, static_cast<int>(k));
+  std::vector<double> loo_resid;
+  for (std::size_t i = 0; misfit && i < p.size(); ++i) {
+    VectorXd coef;
+    if (!fit_coefs(model, p, y, static_cast<int>(i), coef)) break;  // scored: never, its leave-one-out fits all exist
+    const double f = evaluate(model, coef, p[i]);
+    loo_resid.push_back((y[i] - f) / f);
+  }
+  const bool from_fit = misfit && loo_resid.size() == p.size();
 
   std::mt19937_64 rng(seed);
-  std::vector<std::vector<double>> preds(targets.size());
+  std::vector<std::vector<double>> preds(targets.size()), fit_preds(targets.size());
   std::vector<double> yb(p.size());
+  std::uniform_int_distribution<std::size_t> pick_loo(0, p.size() - 1);
   for (int b = 0; b < replicates; ++b) {
+    if (from_fit) {
+      for (std::size_t i = 0; i < p.size(); ++i)
+        yb[i] = std::max(evaluate(model, best.coef, p[i]) * (1 + loo_resid[pick_loo(rng)]), 1e-12);
+      const auto s = score(top, p, yb, weak);
+      if (const int c = pick(s, !weak); c >= 0) {
+        const auto& refit = s[static_cast<std::size_t>(c)];
+        for (std::size_t t = 0; t < targets.size(); ++t)
+          fit_preds[t].push_back(evaluate(all[refit.candidate], refit.coef, targets[t]) * (1 + loo_resid[pick_loo(rng)]));
+      }
+    }
     for (std::size_t i = 0; i < points.size(); ++i) {
       const auto& t = points[i].times;
       if (t.size() >= 2) {
@@ -270,12 +325,13 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
         yb[i] = std::max(f * (1 + rel_resid[pick_resid(rng)] * resid_scale), 1e-12);
       }
     }
-    const auto s = score(top, p, yb);
-    const int c = pick(s, prefer_laws);
+    const auto s = score(top, p, yb, weak);
+    const int c = pick(s, !weak);
     if (c < 0) continue;
     for (std::size_t t = 0; t < targets.size(); ++t) preds[t].push_back(evaluate(all[s[static_cast<std::size_t>(c)].candidate], s[static_cast<std::size_t>(c)].coef, targets[t]));
   }
-  if (preds.empty() || preds[0].size() < static_cast<std::size_t>(replicates) / 2) return out;
+  const auto enough = static_cast<std::size_t>(replicates) / 2;
+  if (preds.empty() || preds[0].size() < enough || (from_fit && fit_preds[0].size() < enough)) return out;
 
   // The small-sample widening.
   double harmonic = 0, dof = 0;
@@ -296,11 +352,17 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
     widen *= student_t_critical(confidence, static_cast<std::size_t>(std::max(1.0, dof))) / z;
   }
   const double alpha = 1 - confidence;
+  const double fit_widen = student_t_critical(confidence, static_cast<std::size_t>(n - k)) / student_t_critical(confidence, 100000);
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const double f = evaluate(model, best.coef, targets[t]);
-    const double lo = quantile(preds[t], alpha / 2), hi = quantile(preds[t], 1 - alpha / 2);
-    out.lower.push_back(std::max(0.0, f - std::max(0.0, f - lo) * widen));
-    out.upper.push_back(f + std::max(0.0, hi - f) * widen);
+    double lower = f - std::max(0.0, f - quantile(preds[t], alpha / 2)) * widen;
+    double upper = f + std::max(0.0, quantile(preds[t], 1 - alpha / 2) - f) * widen;
+    if (from_fit) {
+      lower = std::min(lower, f - std::max(0.0, f - quantile(fit_preds[t], alpha / 2)) * fit_widen);
+      upper = std::max(upper, f + std::max(0.0, quantile(fit_preds[t], 1 - alpha / 2) - f) * fit_widen);
+    }
+    out.lower.push_back(std::max(0.0, lower));
+    out.upper.push_back(upper);
   }
   out.ok = true;
   return out;
@@ -359,7 +421,7 @@ std::string ScalingFit::formula(const std::string& unit) const {
 std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const std::vector<double>& y, bool weak) {
   const std::vector<double> p(p_in.begin(), p_in.end());
   if (p.size() < 3 || y.size() != p.size()) return std::nullopt;
-  const auto scored = score(all_indices(), p, y);
+  const auto scored = score(all_indices(), p, y, weak);
   const int c = pick(scored, !weak);
   if (c < 0) return std::nullopt;
   return to_fit(scored[static_cast<std::size_t>(c)], p, y);
@@ -374,7 +436,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     m.refused = fmt::format("{} measured GPU count{}; a model needs at least 3", p.size(), p.size() == 1 ? "" : "s");
     return m;
   }
-  const auto scored = score(all_indices(), p, y);
+  const auto scored = score(all_indices(), p, y, options.weak);
   const int chosen = pick(scored, !options.weak);
   if (chosen < 0) {
     m.refused = "no candidate model fits the measured times with positive values";
@@ -431,20 +493,34 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   for (double q = p.front(); q <= farthest; q *= 2) band_at.insert(q);
   band_at.insert(kept.begin(), kept.end());
   at.insert(at.end(), band_at.begin(), band_at.end());
-  const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, !options.weak);
+  const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, options.weak);
   if (!iv.ok) {
     m.refused = "the bootstrap could not refit the model in most replicates";
     return m;
   }
-  for (std::size_t t = 0; t < at.size(); ++t)
-    (t < kept.size() ? m.predictions : m.band).push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
+  // An interval that reaches 0 s rules out no time at all from below (and bounds no throughput
+  // from above): such a prediction is refused with that reason, not printed as "74.7 s [0, 1.79e+03]".
+  for (std::size_t t = 0; t < kept.size(); ++t) {
+    if (iv.lower[t] > 0) m.predictions.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
+    else
+      m.refused_targets.push_back(fmt::format("{}: its {:.0f}% interval reaches 0 s ({:.3g} s at most): the model cannot bound the time from below there",
+                                              static_cast<int>(at[t]), 100 * options.confidence, iv.upper[t]));
+  }
+  if (m.predictions.empty()) {
+    m.refused = fmt::format("the {:.0f}% interval of every GPU count left to predict reaches 0 s", 100 * options.confidence);
+    return m;
+  }
+  const auto& farthest_predicted =
+      *std::max_element(m.predictions.begin(), m.predictions.end(), [](const auto& a, const auto& b) { return a.p < b.p; });
+  const double target = farthest_predicted.p;
+  for (std::size_t t = kept.size(); t < at.size(); ++t)
+    if (at[t] <= target && iv.lower[t] > 0) m.band.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
 
   // The next measurement: among the powers of two above the largest measured and below the
-  // farthest target, the one whose (simulated) measurement on the model narrows the interval at
-  // that target most.
+  // farthest target predicted, the one whose (simulated) measurement on the model narrows the
+  // interval at that target most.
   if (options.suggest) {
-    const double target = *std::max_element(kept.begin(), kept.end());
-    const double width_now = m.predictions.back().upper - m.predictions.back().lower;
+    const double width_now = farthest_predicted.upper - farthest_predicted.lower;
     double pooled_cv = 0;
     std::size_t cvs = 0, repeats = 0;
     for (const auto& pt : prep.points) {

@@ -127,7 +127,9 @@ std::string render_scaling_models(const Summary& summary) {
     if (m.backtest)
       out += fmt::format("    self-check: fitted without {} GPUs it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p,
                          g3(m.backtest->predicted), g3(m.backtest->lower), g3(m.backtest->upper), g3(m.backtest->measured),
-                         m.backtest->inside() ? "inside" : "OUTSIDE the interval");
+                         m.backtest->inside() ? "inside"
+                         : cm.predictions.empty() ? "OUTSIDE the interval"
+                                                  : "OUTSIDE the interval: the predictions below are doubtful, and no recommendation rests on them");
     for (const auto& p : cm.predictions) {
       out += fmt::format("    at {} GPUs: {} s [{}, {}]", p.world_size, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
       if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));

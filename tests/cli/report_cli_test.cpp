@@ -520,6 +520,34 @@ TEST(ReportCli, InputFoldersAreLeftExactlyAsTheyWere) {
   EXPECT_EQ(listing(study.path()), before);
 }
 
+// A curve faster than linear (T = 100 s/p^1.2 on 1–8 GPUs, one run each): its efficiency above
+// 100% is said, naming the configurations, and the model's self-check misses (fitted without 8
+// GPUs it predicts 14.1 s, 8.25 s measured): the predictions stay, qualified by a warning, and the
+// recommendation rests on measured counts only (it was "32 GPUs (predicted) … 160% efficient").
+TEST(ReportCli, AFailedSelfCheckAndSuperlinearEfficiencyAreSaid) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2, 4, 8}) write_run(dir, "r" + std::to_string(p), "ddp", p, 100 / std::pow(p, 1.2));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  auto ddp = doc["curves"].at(0);
+  ASSERT_FALSE(ddp["backtest"].is_null());
+  EXPECT_FALSE(bool(ddp["backtest"]["inside"]));
+  EXPECT_GT(ddp["predictions"].get_array().size(), 0u);
+  ASSERT_FALSE(ddp["recommended"].is_null());
+  EXPECT_FALSE(bool(ddp["recommended"]["predicted"]));
+  EXPECT_EQ(std::int64_t(ddp["recommended"]["world_size"]), 8);
+  std::map<std::string, std::string> warned;
+  for (auto w : doc["warnings"]) warned[std::string(std::string_view(w["code"]))] = std::string(std::string_view(w["message"]));
+  ASSERT_TRUE(warned.count("model-self-check-failed")) << r.out;
+  EXPECT_NE(warned["model-self-check-failed"].find("no recommendation rests on them"), std::string::npos);
+  ASSERT_TRUE(warned.count("superlinear-efficiency")) << r.out;
+  EXPECT_NE(warned["superlinear-efficiency"].find("ddp/2 (115%), ddp/4 (132%), ddp/8 (152%)"), std::string::npos)
+      << warned["superlinear-efficiency"];
+}
+
 // Issue 14 §1 end to end: a strong-scaling study that follows Amdahl's law (serial fraction 5%) at
 // 1..16 GPUs, 3 repeats within ±1%, gets its law named in the terminal and summary.json, the
 // asked-for prediction with an interval that holds the law's time, the one beyond 8× refused with
@@ -559,6 +587,8 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   // The recommendation (time, at least 70% efficient): 8 GPUs (74%), not 16 (57%).
   EXPECT_EQ(std::int64_t(ddp["recommended"]["world_size"]), 8);
   EXPECT_EQ(std::string_view(ddp["recommended"]["objective"]), "time");
+  for (auto w : doc["warnings"])  // a model that passes its self-check, on a curve below 100% efficiency
+    for (const char* code : {"model-self-check-failed", "superlinear-efficiency"}) EXPECT_NE(std::string_view(w["code"]), code);
   EXPECT_TRUE(curves["fsdp"]["model"].is_null());
   EXPECT_NE(std::string_view(curves["fsdp"]["refused"]).find("at least 3"), std::string_view::npos);
 
