@@ -223,6 +223,11 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     for (const auto& m : members) common = std::min(common, m.calls.size());
     const auto& ref = members.front().calls;
     const int first_member = split[members.front().at].rank;
+    // A call as every member finds it: the i-th of the step on each (a count through the group's
+    // earlier steps would follow the first member's, which may have made more calls there).
+    auto call_no = [&](std::size_t i) {
+      return key.second >= 0 ? fmt::format("step {}'s call #{}", key.second, i + 1) : fmt::format("call #{}", i + 1);
+    };
     // The first call on which a member disagrees with the first member: the group is matched up
     // to the earliest, and that member (the first in rank order, for the earliest call) is named.
     std::size_t agreed = common;
@@ -232,11 +237,11 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         const auto* c = m.calls[i];
         if (c->name != ref[i]->name) {
           agreed = i;
-          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", index_from + i + 1, ref[i]->name,
+          disagreement = fmt::format("{} is {} on rank {} but {} on rank {}", call_no(i), ref[i]->name,
                                      first_member, c->name, split[m.at].rank);
         } else if (c->bytes >= 0 && ref[i]->bytes >= 0 && c->bytes != ref[i]->bytes) {
           agreed = i;
-          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", index_from + i + 1, c->name,
+          disagreement = fmt::format("{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", call_no(i), c->name,
                                      ref[i]->bytes, first_member, c->bytes, split[m.at].rank);
         }
       }
@@ -271,7 +276,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
           out.notes.push_back(fmt::format("{}: in step {} the ranks have different numbers of calls, and paired in order call #{} "
                                           "({}) would end on one rank {:.3f} s before another started it (a call missing from a "
                                           "trace?); the step's calls are left unmatched",
-                                          where, key.second, index_from + i + 1, ref[i]->name, apart_ns * 1e-9));
+                                          where, key.second, i + 1, ref[i]->name, apart_ns * 1e-9));
         unpaired = true;
         continue;
       }
@@ -289,9 +294,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
           odd = &m;
       const double offset_s = (static_cast<double>(odd->calls[i]->start_ns) - median) * 1e-9;
       conflict.first = fmt::format(
-          "{}: call #{} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
+          "{}: {} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
           "started it {:.3f} s {} the median of the ranks' starts",
-          where, index_from + i + 1, ref[i]->name, apart_ns * 1e-9, split[odd->at].rank, std::fabs(offset_s),
+          where, call_no(i), ref[i]->name, apart_ns * 1e-9, split[odd->at].rank, std::fabs(offset_s),
           offset_s >= 0 ? "after" : "before");
     }
     if (unpaired) continue;
@@ -345,9 +350,11 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     }
     for (const auto& m : members)
       if (m.calls.size() > common && out.notes.size() < 20)
-        out.notes.push_back(fmt::format("{}: rank {} has {} calls, {} more than the fewest of the group ({}); they are "
-                                        "left unmatched",
-                                        where, split[m.at].rank, m.calls.size(), m.calls.size() - common, common));
+        out.notes.push_back(fmt::format("{}: rank {} has {} calls{}, {} more than the fewest of the group ({}); its last {} "
+                                        "are left unmatched",
+                                        where, split[m.at].rank, m.calls.size(),
+                                        key.second >= 0 ? fmt::format(" in step {}", key.second) : std::string(),
+                                        m.calls.size() - common, common, m.calls.size() - common));
   }
   check_point_to_point(calls_of, conflict, out.notes);
   if (conflict.calls > 0) {

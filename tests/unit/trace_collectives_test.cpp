@@ -588,3 +588,22 @@ TEST(CollectiveMatch, SendRecvOnlyJobIsCheckedForClocksApartAndNotSplit) {
   EXPECT_NE(m.notes[0].find("no peer rank"), std::string::npos) << m.notes[0];
 }
 
+// Rank 0 (the group's first member) made an extra all-reduce in step 1; step 2's first call
+// disagrees. Numbered through the group by rank 0's counts, that was "call #3", which is rank 1's
+// second call: the note numbers calls within the named step, as every rank finds them, and says
+// which step the extra call is in.
+TEST(CollectiveMatch, NotesNumberCallsWithinTheirStep) {
+  auto calls_of = [](const std::vector<std::pair<std::int64_t, std::string>>& calls) {
+    std::vector<CollectiveCall> out;
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      out.push_back({"g", calls[i].second, kStart + static_cast<std::int64_t>(i) * 1'000'000, 500'000, 100, 2, calls[i].first, {}});
+    return out;
+  };
+  const auto zero = calls_of({{1, "AllReduce"}, {1, "AllReduce"}, {2, "AllReduce"}});
+  const auto one = calls_of({{1, "AllReduce"}, {2, "AllGather"}});
+  auto m = match_collectives(std::vector<RankCalls>{{0, true, &zero}, {1, true, &one}});
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_NE(m.notes[0].find("rank 0 has 2 calls in step 1, 1 more than the fewest of the group (1)"), std::string::npos)
+      << m.notes[0];
+  EXPECT_NE(m.notes[1].find("step 2's call #1 is AllReduce on rank 0 but AllGather on rank 1"), std::string::npos) << m.notes[1];
+}
