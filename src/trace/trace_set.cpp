@@ -232,7 +232,10 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
       for (std::size_t k : job) jobs.back().push_back(members[k]);
     }
   }
-  if (jobs.size() < 2) {
+  // Traces whose clock gives no start (or no GPU work) cannot be told apart by it: one job unless
+  // at least two jobs began at known times.
+  const auto timed = std::count_if(jobs.begin(), jobs.end(), [&](const auto& job) { return set.ranks[job.front()].start_ns.has_value(); });
+  if (timed < 2) {
     analyse_job(set, options, inputs);
     return set;
   }
