@@ -12,7 +12,7 @@ namespace scalelens {
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 static_assert(sizeof(RunData) == 240 && sizeof(Run) == 664 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 624 &&
                   sizeof(ReducedGpuSeries) == 440 && sizeof(GpuSeriesFigures) == 384 &&
-                  sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 128 &&
+                  sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 136 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
               "a member was added to a study type: add it to the fields() lists in read_output_codec.cpp");
 #endif
@@ -41,7 +41,7 @@ void fields(C& c, RankRecord& v) {
 }
 template <class C>
 void fields(C& c, CollectiveCall& v) {
-  c(v.group, v.name, v.start_ns, v.dur_ns, v.bytes, v.group_size, v.step, v.exposed_ns);
+  c(v.group, v.name, v.start_ns, v.dur_ns, v.bytes, v.group_size, v.peer, v.step, v.point_to_point, v.sends, v.exposed_ns);
 }
 template <class C>
 void fields(C& c, OpLoss& v) {

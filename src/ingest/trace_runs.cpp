@@ -1,7 +1,6 @@
 #include "ingest/trace_runs.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <limits>
 #include <map>
 #include <set>
@@ -58,25 +57,7 @@ std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
   return s;
 }
 
-bool steps_overlap(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
-  if (a.empty() || b.empty()) return true;
-  auto i = a.begin(), j = b.begin();
-  while (i != a.end() && j != b.end()) {
-    if (*i == *j) return true;
-    *i < *j ? ++i : ++j;
-  }
-  return false;
-}
-
 const RankBreakdown& part_of(const LooseInput& t) { return t.data.breakdown.front(); }
-
-std::string unix_time_text(std::int64_t ns) {
-  const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec);
-}
 
 }  // namespace
 
@@ -143,49 +124,20 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
   std::vector<Run> runs;
   for (auto& [key, members] : groups) {
     const auto& [folder, world_size, backend, gpu_model] = key;
-    // Known starts in time order, then traces whose clock gives no start, by path.
-    std::stable_sort(members.begin(), members.end(), [](const LooseInput* a, const LooseInput* b) {
-      const auto& sa = part_of(*a).start_ns;
-      const auto& sb = part_of(*b).start_ns;
-      if (sa.has_value() != sb.has_value()) return sa.has_value();
-      if (sa && *sa != *sb) return *sa < *sb;
-      return a->file < b->file;
-    });
-    // Sessions: traces whose starts lie within kSameJobGapNs of the previous one.
-    std::vector<std::vector<LooseInput*>> sessions;
-    std::optional<std::int64_t> previous;
-    for (auto* t : members) {
-      const auto& start = part_of(*t).start_ns;
-      const bool fresh = sessions.empty() || (start.has_value() != previous.has_value()) ||
-                         (start && *start - *previous > kSameJobGapNs);
-      if (fresh) sessions.emplace_back();
-      sessions.back().push_back(t);
-      previous = start;
+    std::vector<trace::TraceStart> starts;
+    for (const auto* t : members) {
+      const auto& b = part_of(*t);
+      starts.push_back({b.rank, b.start_ns, &b.step_numbers, t->file.string()});
     }
-    // A later session continues a job when it profiled other, later steps of the ranks they share
-    // (schedule(repeat=N) writes one trace per window); else it is another job (a rerun).
     std::vector<std::vector<LooseInput*>> jobs;
-    for (auto& session : sessions) {
-      bool continues = !jobs.empty();
-      for (auto* t : session) {
-        if (!continues) break;
-        const auto& b = part_of(*t);
-        for (auto* u : jobs.back()) {
-          const auto& c = part_of(*u);
-          if (c.rank != b.rank) continue;
-          if (steps_overlap(b.step_numbers, c.step_numbers) || b.step_numbers.front() < c.step_numbers.back()) {
-            continues = false;
-            break;
-          }
-        }
-      }
-      if (continues) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
-      else jobs.push_back(std::move(session));
+    for (const auto& job : trace::split_into_jobs(starts)) {
+      jobs.emplace_back();
+      for (std::size_t i : job) jobs.back().push_back(members[i]);
     }
     if (jobs.size() > 1) {
       std::string when;
       for (const auto& job : jobs)
-        when += (when.empty() ? "" : ", ") + (part_of(*job.front()).start_ns ? unix_time_text(*part_of(*job.front()).start_ns)
+        when += (when.empty() ? "" : ", ") + (part_of(*job.front()).start_ns ? trace::unix_time_text(*part_of(*job.front()).start_ns)
                                                                             : std::string("an unknown time"));
       diagnostics.push_back({Severity::warning, "mixed-jobs",
                              fmt::format("traces of {} jobs at world size {} in one folder, told apart by when profiling began "

@@ -22,7 +22,7 @@ struct LooseInput {
 
 // Groups traces into runs: traces in one folder (per-rank subfolders such as rank0/ count as their
 // parent) with one world size and backend belong to one job, unless when profiling began tells
-// jobs apart (a gap of more than kSameJobGapNs, and the later traces cover steps the earlier ones
+// jobs apart (trace::split_into_jobs: a gap of more than a minute, and the later traces cover steps the earlier ones
 // already did: a rerun, not a later profiling window). Each job becomes one run, format "kineto";
 // jobs at one world size are repeats of one configuration. Warns `mixed-jobs` when a folder holds
 // more than one job, `missing-ranks` when a run lacks some of ranks 0..N-1, `duplicate-trace` for
@@ -45,10 +45,6 @@ void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const
 // would double the rank's figures), with trace::duplicate_traces' warning; MPI records are kept.
 // `group` names the run in the warning.
 void drop_duplicate_traces(Run& run, const std::string& group, std::vector<Diagnostic>& diagnostics);
-
-// Ranks of one job reach their first profiled step within a step of each other; two jobs are
-// minutes apart at least.
-inline constexpr std::int64_t kSameJobGapNs = 60'000'000'000;
 
 // The label a folder of traces gets: its name without the tokens that state a world size, node
 // count or repeat ("ddp-8gpu" → "ddp", "fsdp_n16_run2" → "fsdp"); tokens are split at - _ . and

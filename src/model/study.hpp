@@ -222,6 +222,10 @@ struct CollectiveCall {
   // Its parts that no computation kernel overlapped (exposed communication), as [begin, end)
   // offsets in ns from start_ns, flattened: b0, e0, b1, e1, ...
   std::vector<std::int64_t> exposed_ns;
+  // A send or a receive ("Collective name" send/recv): it pairs two ranks, not the group. `peer`:
+  // the other rank (global; "Dst Rank" / "Src Rank"), -1 unknown.
+  bool point_to_point = false, sends = false;
+  int peer = -1;
 };
 
 // An op's GPU time and the part of it beyond what the roofline allows (trace/roofline.hpp), for

@@ -473,6 +473,11 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
       const std::int64_t nelems = std::max(args->in_msg_nelems, args->out_msg_nelems);
       if (size > 0 && nelems >= 0) call.bytes = static_cast<double>(nelems) * size;
       if (args->group_size > 0 && args->group_size <= limits::kMaxWorldSize) call.group_size = static_cast<int>(args->group_size);
+      // The kernel's name does not tell: NCCL runs all-to-all as SendRecv kernels too.
+      const std::string_view op = args->collective_name ? std::string_view(trace.names[args->collective_name]) : std::string_view();
+      call.point_to_point = op == "send" || op == "recv";
+      call.sends = op == "send";
+      if (call.point_to_point && limits::valid_rank(args->peer)) call.peer = static_cast<int>(args->peer);
     }
     auto& c = collectives[name];
     c.name = name;

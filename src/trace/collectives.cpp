@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,70 @@ bool waits_for_every_member(std::string_view collective) {
   const std::string key = collective_key(collective);
   return key == "allreduce" || key == "allgather" || key == "reducescatter" || key == "alltoall" || key == "alltoallv" ||
          key == "allgatherv" || key == "barrier";
+}
+
+// Calls that could not have run as the traces' times say: the first found, and how many.
+struct ClockConflict {
+  std::size_t calls = 0;
+  std::string first;
+};
+
+// Sends and receives pair two ranks, not the group, so they are not matched into instances (the
+// i-th call of every member would pair one stage's send with another's receive). Their clocks are
+// still checked: the k-th send from a to b in a step is b's k-th receive from a there (NCCL keeps
+// a pair's calls in order), and a receive cannot end before its send started. One that did by
+// more than the slack is a clock conflict. `calls_of`: each rank's calls in start order.
+void check_point_to_point(const std::map<int, std::vector<const CollectiveCall*>>& calls_of, ClockConflict& conflict,
+                          std::vector<std::string>& notes) {
+  std::size_t calls = 0, without_peer = 0;
+  // (sender, receiver, step) → the sends, the receives
+  std::map<std::tuple<int, int, std::int64_t>, std::pair<std::vector<const CollectiveCall*>, std::vector<const CollectiveCall*>>> pairs;
+  for (const auto& [rank, list] : calls_of)
+    for (const auto* c : list) {
+      if (!c->point_to_point) continue;
+      ++calls;
+      if (c->peer < 0) {
+        ++without_peer;
+        continue;
+      }
+      auto& pair = pairs[c->sends ? std::tuple{rank, c->peer, c->step} : std::tuple{c->peer, rank, c->step}];
+      (c->sends ? pair.first : pair.second).push_back(c);
+    }
+  if (calls == 0) return;
+  std::size_t unpaired = 0;
+  for (const auto& [key, pair] : pairs) {
+    const auto& [sends, receives] = pair;
+    if (sends.empty() || receives.empty()) continue;  // the peer's trace is not in the set
+    if (sends.size() != receives.size()) {  // a call missing from one trace: in-order pairing would be off
+      unpaired += std::max(sends.size(), receives.size());
+      continue;
+    }
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+      std::int64_t end = 0;
+      if (__builtin_add_overflow(receives[i]->start_ns, receives[i]->dur_ns, &end)) end = std::numeric_limits<std::int64_t>::max();
+      const double apart_ns = static_cast<double>(sends[i]->start_ns) - static_cast<double>(end);
+      if (apart_ns <= kClockSlackNs || conflict.calls++ > 0) continue;
+      const auto& [from, to, step] = key;
+      conflict.first = fmt::format(
+          "rank {}'s receive from rank {} (their send/recv #{} in step {}) ended {:.3f} s before rank {} started sending it, "
+          "which a receive cannot do: rank {}'s clock is that far ahead of rank {}'s",
+          to, from, i + 1, step, apart_ns * 1e-9, from, from, to);
+    }
+  }
+  std::string note = fmt::format("{} point-to-point calls (send/recv) are not matched: each pairs two ranks, not the group, so "
+                                 "they have no wait/transfer split",
+                                 calls);
+  if (without_peer == calls)
+    note += "; their traces record no peer rank (Dst Rank, Src Rank: older PyTorch), so the ranks' clocks could not be "
+            "checked against them";
+  else if (without_peer > 0)
+    note += fmt::format("; {} of them record no peer rank (Dst Rank, Src Rank), so were not checked against the clocks",
+                        without_peer);
+  if (unpaired > 0)
+    note += fmt::format("; {} were not checked against the clocks either, as a rank sent a peer a different number of "
+                        "calls than the peer received in that step (a call missing from a trace?)",
+                        unpaired);
+  notes.push_back(std::move(note));
 }
 }  // namespace
 
@@ -114,6 +179,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     std::vector<Member>* members = nullptr;  // the last call's group: calls mostly run in one group
     const CollectiveCall* previous = nullptr;
     for (const auto* c : list) {
+      if (c->point_to_point) continue;  // pairs two ranks, not the group: checked apart below
       if (!previous || c->group != previous->group || c->step != previous->step) members = &groups[{c->group, c->step}];
       previous = c;
       if (members->empty() || members->back().at != at) members->push_back({at, {}});
@@ -127,12 +193,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     for (const auto& m : members) members_of[key.first].insert(m.at);
   // A call that every member must join cannot end on one rank before another starts it: where
   // one did, by more than clocks kept by NTP disagree, the ranks' clocks are apart or the traces
-  // come from different jobs (a rerun's trace beside the first run's). The first such call found,
-  // and how many there were; then nothing is matched, as no wait can be told from transfer.
-  struct ClockConflict {
-    std::size_t calls = 0;
-    std::string first;
-  } conflict;
+  // come from different jobs (a rerun's trace beside the first run's). Then nothing is matched,
+  // as no wait can be told from transfer.
+  ClockConflict conflict;
   std::map<std::string, std::size_t> offset_in_group;  // where a step's calls start in the group's sequence
   std::set<std::string> stopped;  // groups whose ranks disagreed: their later steps are not matched either
   // Each group is walked member by member (each rank's calls in order, as they lie in memory)
@@ -160,6 +223,11 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     for (const auto& m : members) common = std::min(common, m.calls.size());
     const auto& ref = members.front().calls;
     const int first_member = split[members.front().at].rank;
+    // A call as every member finds it: the i-th of the step on each (a count through the group's
+    // earlier steps would follow the first member's, which may have made more calls there).
+    auto call_no = [&](std::size_t i) {
+      return key.second >= 0 ? fmt::format("step {}'s call #{}", key.second, i + 1) : fmt::format("call #{}", i + 1);
+    };
     // The first call on which a member disagrees with the first member: the group is matched up
     // to the earliest, and that member (the first in rank order, for the earliest call) is named.
     std::size_t agreed = common;
@@ -169,11 +237,11 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
         const auto* c = m.calls[i];
         if (c->name != ref[i]->name) {
           agreed = i;
-          disagreement = fmt::format("call #{} is {} on rank {} but {} on rank {}", index_from + i + 1, ref[i]->name,
+          disagreement = fmt::format("{} is {} on rank {} but {} on rank {}", call_no(i), ref[i]->name,
                                      first_member, c->name, split[m.at].rank);
         } else if (c->bytes >= 0 && ref[i]->bytes >= 0 && c->bytes != ref[i]->bytes) {
           agreed = i;
-          disagreement = fmt::format("call #{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", index_from + i + 1, c->name,
+          disagreement = fmt::format("{} ({}) moves {:g} bytes on rank {} but {:g} on rank {}", call_no(i), c->name,
                                      ref[i]->bytes, first_member, c->bytes, split[m.at].rank);
         }
       }
@@ -208,7 +276,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
           out.notes.push_back(fmt::format("{}: in step {} the ranks have different numbers of calls, and paired in order call #{} "
                                           "({}) would end on one rank {:.3f} s before another started it (a call missing from a "
                                           "trace?); the step's calls are left unmatched",
-                                          where, key.second, index_from + i + 1, ref[i]->name, apart_ns * 1e-9));
+                                          where, key.second, i + 1, ref[i]->name, apart_ns * 1e-9));
         unpaired = true;
         continue;
       }
@@ -226,9 +294,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
           odd = &m;
       const double offset_s = (static_cast<double>(odd->calls[i]->start_ns) - median) * 1e-9;
       conflict.first = fmt::format(
-          "{}: call #{} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
+          "{}: {} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
           "started it {:.3f} s {} the median of the ranks' starts",
-          where, index_from + i + 1, ref[i]->name, apart_ns * 1e-9, split[odd->at].rank, std::fabs(offset_s),
+          where, call_no(i), ref[i]->name, apart_ns * 1e-9, split[odd->at].rank, std::fabs(offset_s),
           offset_s >= 0 ? "after" : "before");
     }
     if (unpaired) continue;
@@ -282,10 +350,13 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     }
     for (const auto& m : members)
       if (m.calls.size() > common && out.notes.size() < 20)
-        out.notes.push_back(fmt::format("{}: rank {} has {} calls, {} more than the fewest of the group ({}); they are "
-                                        "left unmatched",
-                                        where, split[m.at].rank, m.calls.size(), m.calls.size() - common, common));
+        out.notes.push_back(fmt::format("{}: rank {} has {} calls{}, {} more than the fewest of the group ({}); its last {} "
+                                        "are left unmatched",
+                                        where, split[m.at].rank, m.calls.size(),
+                                        key.second >= 0 ? fmt::format(" in step {}", key.second) : std::string(),
+                                        m.calls.size() - common, common, m.calls.size() - common));
   }
+  check_point_to_point(calls_of, conflict, out.notes);
   if (conflict.calls > 0) {
     out.clock_conflict = fmt::format(
         "{}{}: the ranks' clocks disagree, or the traces are from different jobs (a rerun's trace beside the first run's); "

@@ -56,6 +56,8 @@ struct CollectiveArgs {
   std::int64_t group_size = -1;
   // "Process Group Name" and "Process Group Ranks" (PyTorch ≥ 2.2), interned; 0 = absent.
   std::uint32_t process_group = 0, process_group_ranks = 0;
+  // A send's "Dst Rank" or a receive's "Src Rank" (PyTorch ≥ 2.4: the peer's global rank); -1 absent.
+  std::int64_t peer = -1;
   double flops = -1;                  // args.flops; -1 when absent
   std::uint32_t input_type = 0;       // first of args["Input type"] (interned), with flops
   // The JSON text of args["Input Dims"] and args["Input type"] (record_shapes=True), interned; kept

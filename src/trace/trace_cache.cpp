@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/13";
+constexpr std::string_view kSchema = "scalelens.trace-cache/14";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -306,6 +306,7 @@ std::string summary_to_json(const RankSummary& r) {
   for (const auto& c : r.calls) {
     w.begin_object().key("group").value(c.group).key("name").value(c.name).key("start_ns").value(c.start_ns);
     w.key("dur_ns").value(c.dur_ns).key("bytes").value(c.bytes).key("group_size").value(c.group_size).key("step").value(c.step);
+    w.key("point_to_point").value(c.point_to_point).key("sends").value(c.sends).key("peer").value(c.peer);
     w.key("exposed_ns").begin_array();
     for (auto x : c.exposed_ns) w.value(x);
     w.end_array().end_object();
@@ -347,7 +348,7 @@ bool plausible(const RankSummary& r) {
   for (const auto& c : r.calls)
     // A call's unknown size and group are -1 (CollectiveCall).
     if (c.dur_ns < 0 || c.dur_ns > kMaxUs * 1e3 || !(c.bytes == -1 || bytes(c.bytes)) || c.group_size < -1 ||
-        c.group_size > limits::kMaxWorldSize)
+        c.group_size > limits::kMaxWorldSize || !(c.peer == -1 || limits::valid_rank(c.peer)))
       return false;
   return true;
 }
@@ -408,7 +409,8 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
   for (auto c : list) {
     auto& f = r.calls.emplace_back();
     if (!text(c, "group", f.group) || !text(c, "name", f.name) || !integer(c, "start_ns", f.start_ns) ||
-        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size) || !integer(c, "step", f.step))
+        !integer(c, "dur_ns", f.dur_ns) || !num(c, "bytes", f.bytes) || !integer(c, "group_size", f.group_size) || !integer(c, "step", f.step) ||
+        !boolean(c, "point_to_point", f.point_to_point) || !boolean(c, "sends", f.sends) || !integer(c, "peer", f.peer))
       return std::nullopt;
     dom::array exposed;
     if (c["exposed_ns"].get_array().get(exposed)) return std::nullopt;

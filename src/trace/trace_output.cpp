@@ -90,6 +90,15 @@ std::string ops_json(const std::vector<OpFigures>& ops, std::size_t limit, const
 
 std::string format_table(const TraceSet& set, const OutputOptions& options) {
   std::string o;
+  // Several jobs: each its own table, never one table of both.
+  for (std::size_t j = 0; j < set.jobs.size(); ++j) {
+    const auto& job = set.jobs[j];
+    o += fmt::format("{}job {} of {} (profiling began {}, {} trace{}):\n", j ? "\n" : "", j + 1, set.jobs.size(),
+                     job.start_ns ? unix_time_text(*job.start_ns) : std::string("at an unknown time"), job.ranks.size(),
+                     job.ranks.size() == 1 ? "" : "s");
+    o += format_table(job, options);
+  }
+  if (!set.jobs.empty()) return o;
   o += fmt::format("{:>5} {:>5} {:>10} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}  {}\n", "rank", "steps",
                    "step ms", "comp%", "comm%", "overlap%", "exposed%", "mem%", "idle%", "score", "raw", "file");
   for (const auto& r : set.ranks) {
@@ -436,6 +445,17 @@ std::string format_json(const TraceSet& set, const OutputOptions& options) {
     }
     o += "]";
   }
+  if (!set.jobs.empty()) {
+    // Each job as a set of its own, in this schema; the cross-rank figures above are then empty.
+    o += ", \"jobs\": [";
+    for (std::size_t j = 0; j < set.jobs.size(); ++j) {
+      std::string job = format_json(set.jobs[j], options);
+      job.pop_back();  // its newline
+      o += fmt::format("{}\n{}", j ? "," : "", job);
+    }
+    o += "]";
+  }
+  if (set.start_ns) o += fmt::format(", \"start_ns\": {}", *set.start_ns);
   if (options.hta) o += fmt::format(", \"hta_step_filter\": {}", set.hta_step_filter ? "true" : "false");
   o += fmt::format(", \"files_cached\": {}", set.files_cached);
   o += ", \"warnings\": [";

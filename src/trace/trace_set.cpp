@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <ctime>
 #include <map>
+#include <tuple>
 #include <thread>
 
 #include <fmt/format.h>
@@ -213,6 +215,65 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     if (results[i]->cached) ++set.files_cached;
     set.ranks.push_back(std::move(*results[i]));
   }
+  set.peak_tflops_override = options.peak_tflops;
+  set.peak_tbps_override = options.peak_tbps;
+  // Said of the set as a whole: of the one folder or file given, else of no one path.
+  const std::string inputs = options.inputs.size() == 1 ? options.inputs.front().string() : std::string();
+  // Traces of several jobs (a rerun's beside the first run's) are told apart as `scalelens report`
+  // tells them (per world size, backend and GPU, by when profiling began) and analysed apart: one
+  // job's ranks compared with another's would make stragglers and waits of a clock difference.
+  std::map<std::tuple<int, std::string, std::string>, std::vector<std::size_t>> setups;
+  for (std::size_t i = 0; i < set.ranks.size(); ++i)
+    setups[{set.ranks[i].world_size.value_or(0), set.ranks[i].backend, set.ranks[i].device}].push_back(i);
+  std::vector<std::vector<std::size_t>> jobs;
+  for (const auto& [setup, members] : setups) {
+    std::vector<TraceStart> starts;
+    for (std::size_t i : members) starts.push_back({set.ranks[i].rank, set.ranks[i].start_ns, &set.ranks[i].step_numbers, set.ranks[i].file});
+    for (const auto& job : split_into_jobs(starts)) {
+      jobs.emplace_back();
+      for (std::size_t k : job) jobs.back().push_back(members[k]);
+    }
+  }
+  // Traces whose clock gives no start (or no GPU work) cannot be told apart by it: one job unless
+  // at least two jobs began at known times.
+  const auto timed = std::count_if(jobs.begin(), jobs.end(), [&](const auto& job) { return set.ranks[job.front()].start_ns.has_value(); });
+  if (timed < 2) {
+    analyse_job(set, options, inputs);
+    return set;
+  }
+  std::string which;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    TraceSet job;
+    job.peak_tflops_override = set.peak_tflops_override;
+    job.peak_tbps_override = set.peak_tbps_override;
+    for (std::size_t i : jobs[j]) job.ranks.push_back(set.ranks[i]);
+    for (const auto& r : job.ranks)
+      if (r.start_ns) job.start_ns = job.start_ns ? std::min(*job.start_ns, *r.start_ns) : *r.start_ns;
+    analyse_job(job, options, inputs);
+    for (auto d : job.diagnostics) {  // said of the whole set as well, naming the job
+      d.message = fmt::format("job {}: {}", j + 1, d.message);
+      set.diagnostics.push_back(std::move(d));
+    }
+    std::string files;
+    for (std::size_t k = 0; k < job.ranks.size() && k < 3; ++k) files += (k ? ", " : "") + fs::path(job.ranks[k].file).filename().string();
+    if (job.ranks.size() > 3) files += fmt::format(" and {} more", job.ranks.size() - 3);
+    which += fmt::format("{}job {} (profiling began {}): {}", j ? "; " : "", j + 1,
+                         job.start_ns ? unix_time_text(*job.start_ns) : std::string("at an unknown time"), files);
+    set.jobs.push_back(std::move(job));
+  }
+  set.diagnostics.push_back({Severity::warning, "mixed-jobs",
+                             fmt::format("traces of {} jobs, told apart by when profiling began ({}); each is analysed apart. "
+                                         "If they are one job, its ranks' clocks disagree by minutes",
+                                         jobs.size(), which),
+                             inputs, 0, {}});
+  // Each file's figures stay; what compares ranks is said per job only.
+  set.ranks.clear();
+  for (const auto& job : set.jobs) set.ranks.insert(set.ranks.end(), job.ranks.begin(), job.ranks.end());
+  set.collective_match.notes.push_back(fmt::format("the traces are of {} jobs: collectives are matched within each job", jobs.size()));
+  return set;
+}
+
+void analyse_job(TraceSet& set, const TraceSetOptions& options, const std::string& inputs) {
   std::vector<TraceOfRank> of_rank;
   for (const auto& r : set.ranks)
     of_rank.push_back({fs::path(r.file).parent_path().string(), r.rank, r.steps_analysed, r.file, r.step_numbers,
@@ -220,12 +281,8 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   const auto dropped = duplicate_traces(of_rank, set.diagnostics);
   for (auto i = dropped.rbegin(); i != dropped.rend(); ++i) set.ranks.erase(set.ranks.begin() + static_cast<std::ptrdiff_t>(*i));
   std::stable_sort(set.ranks.begin(), set.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
-  set.peak_tflops_override = options.peak_tflops;
-  set.peak_tbps_override = options.peak_tbps;
   summarise_across(set);
   set.collective_match = match_collectives(set.ranks);
-  // Said of the set as a whole: of the one folder or file given, else of no one path.
-  const std::string inputs = options.inputs.size() == 1 ? options.inputs.front().string() : std::string();
   if (!set.misaligned_steps.empty())
     set.diagnostics.push_back({Severity::warning, "misaligned-steps",
                                set.misaligned_steps + " (the straggler table, and collectives matched within a step)", inputs, 0, {}});
@@ -239,7 +296,6 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     visible = std::max(visible, r.visible_gpus);
   }
   classify_links(set.collective_match, options.links, device, visible);
-  return set;
 }
 
 std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces, std::vector<Diagnostic>& diagnostics) {
@@ -290,6 +346,66 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
   }
   std::sort(dropped.begin(), dropped.end());
   return dropped;
+}
+
+std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces) {
+  std::vector<std::size_t> order(traces.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Known starts in time order, then traces whose clock gives no start, by path.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto& sa = traces[a].start_ns;
+    const auto& sb = traces[b].start_ns;
+    if (sa.has_value() != sb.has_value()) return sa.has_value();
+    if (sa && *sa != *sb) return *sa < *sb;
+    return traces[a].file < traces[b].file;
+  });
+  // Sessions: traces whose starts lie within kSameJobGapNs of the previous one.
+  std::vector<std::vector<std::size_t>> sessions;
+  std::optional<std::int64_t> previous;
+  for (std::size_t i : order) {
+    const auto& start = traces[i].start_ns;
+    const bool fresh = sessions.empty() || (start.has_value() != previous.has_value()) ||
+                       (start && *start - *previous > kSameJobGapNs);
+    if (fresh) sessions.emplace_back();
+    sessions.back().push_back(i);
+    previous = start;
+  }
+  auto overlap = [](const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+    if (a.empty() || b.empty()) return true;
+    auto i = a.begin(), j = b.begin();
+    while (i != a.end() && j != b.end()) {
+      if (*i == *j) return true;
+      *i < *j ? ++i : ++j;
+    }
+    return false;
+  };
+  std::vector<std::vector<std::size_t>> jobs;
+  for (auto& session : sessions) {
+    bool continues = !jobs.empty();
+    for (std::size_t t : session) {
+      if (!continues) break;
+      const auto& b = *traces[t].step_numbers;
+      for (std::size_t u : jobs.back()) {
+        if (traces[u].rank != traces[t].rank) continue;
+        const auto& c = *traces[u].step_numbers;
+        if (overlap(b, c) || b.front() < c.back()) {
+          continues = false;
+          break;
+        }
+      }
+    }
+    if (continues) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
+    else jobs.push_back(std::move(session));
+  }
+  return jobs;
+}
+
+std::string unix_time_text(std::int64_t ns) {
+  const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
 }
 
 void summarise_across(TraceSet& set) {

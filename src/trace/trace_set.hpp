@@ -63,6 +63,11 @@ struct TraceSet {
   std::size_t files_cached = 0;  // summaries read from the cache, not parsed
   std::optional<double> peak_tflops_override;
   std::optional<double> peak_tbps_override;
+  // The inputs hold traces of several jobs (split_into_jobs: a rerun's beside the first run's):
+  // each job analysed apart, with its files' figures, its cross-rank figures and warnings. `ranks`
+  // then holds every job's files, job after job, and the cross-rank figures above are left empty.
+  std::vector<TraceSet> jobs;
+  std::optional<std::int64_t> start_ns;  // a job's: when its profiling began, where known
   PeakOverrides peaks() const { return {peak_tflops_override, peak_tbps_override}; }
 };
 
@@ -79,6 +84,11 @@ std::vector<std::filesystem::path> find_traces(const std::vector<std::filesystem
                                                std::vector<Diagnostic>& diagnostics);
 
 TraceSet analyse_traces(const TraceSetOptions& options);
+
+// One job's traces, already analysed: a second trace of a rank over the same steps left out
+// (duplicate_traces), the rest in rank order, and what is said across them. `inputs`: the path the
+// set's warnings name.
+void analyse_job(TraceSet& set, const TraceSetOptions& options, const std::string& inputs);
 
 // Cross-rank figures of already analysed ranks (also used by the ingest reader).
 void summarise_across(TraceSet& set);
@@ -98,6 +108,26 @@ struct TraceOfRank {
   double gpu_busy_us = 0;  // its GPU work: of two traces without steps, an empty one is not kept
 };
 std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces, std::vector<Diagnostic>& diagnostics);
+
+// Traces of one setup told apart into jobs by when profiling began (`scalelens report` and
+// `scalelens trace` alike): in start order (traces whose clock gives no start last, by file), a
+// gap of more than kSameJobGapNs begins a session; a later session continues the job before it
+// when it profiled other, later steps of the ranks they share (schedule(repeat=N) writes one trace
+// per window), else it is another job (a rerun). Returns each job's indices into `traces`, jobs in
+// start order, each job's in start order.
+struct TraceStart {
+  int rank = 0;
+  std::optional<std::int64_t> start_ns;
+  const std::vector<std::int64_t>* step_numbers = nullptr;  // sorted, distinct; never null
+  std::string file;
+};
+// Ranks of one job reach their first profiled step within a step of each other; two jobs are
+// minutes apart at least.
+inline constexpr std::int64_t kSameJobGapNs = 60'000'000'000;
+std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces);
+
+// "2023-09-07 23:10:01 UTC" of a Unix time in ns.
+std::string unix_time_text(std::int64_t ns);
 
 // The report's per-rank record of one summary.
 RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak_tflops_override = std::nullopt);

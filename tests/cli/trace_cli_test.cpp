@@ -337,6 +337,52 @@ TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
   EXPECT_EQ(simdjson::dom::array(real.doc["collective_instances"]).size(), 8u);
 }
 
+// A rerun's rank 0 (the real trace two minutes later, a newer file) beside the first job's ranks
+// 0..7: told apart by when profiling began, as `scalelens report` tells them, and analysed apart.
+// It was left out as a duplicate of rank 0, or kept in its place: one table of both jobs, and
+// no collective matched (clock-conflict).
+TEST(TraceCli, ARerunsTraceBesideTheFirstRunsIsAnotherJob) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  copy_dlrm_traces(data, dir, 0, [](std::string text) { return text; });
+  dir.write("worker0_step_12.1694128321545.pt.trace.json",
+            rewrite_times(scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json"),
+                          [](std::string_view key, std::string_view digits) {
+                            return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 120'000'000)
+                                               : std::string(digits);
+                          }));
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.warnings("clock-conflict"), "");
+  EXPECT_EQ(t.warnings("duplicate-trace"), "");
+  const std::string said = t.warnings("mixed-jobs");
+  EXPECT_NE(said.find("traces of 2 jobs"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("job 2 (profiling began 2023-09-07 23:12:"), std::string::npos) << said;
+  EXPECT_NE(said.find("worker0_step_12.1694128321545.pt.trace.json"), std::string::npos) << said;
+  // Nothing compared across the jobs; each job's figures as its own traces give them.
+  EXPECT_EQ(simdjson::dom::array(t.doc["stragglers"]["steps"]).size(), 0u);
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u);
+  simdjson::dom::array jobs = t.doc["jobs"];
+  ASSERT_EQ(jobs.size(), 2u);
+  TraceJson real;
+  trace_json(data / "kineto" / "dlrm-8rank-v100", real);
+  auto first = jobs.at(0);
+  EXPECT_EQ(simdjson::dom::array(first["ranks"]).size(), 8u);
+  EXPECT_EQ(simdjson::dom::array(first["collective_instances"]).size(), 8u);
+  EXPECT_EQ(int64_t(first["stragglers"]["rank"]), int64_t(real.doc["stragglers"]["rank"]));
+  EXPECT_EQ(simdjson::dom::array(first["stragglers"]["steps"]).size(), simdjson::dom::array(real.doc["stragglers"]["steps"]).size());
+  auto second = jobs.at(1);
+  ASSERT_EQ(simdjson::dom::array(second["ranks"]).size(), 1u);
+  EXPECT_NE(std::string_view(second["ranks"].at(0)["file"]).find("1694128321545"), std::string_view::npos);
+  // The table: one per job, headed by when it began.
+  auto table = run("trace --no-cache " + quoted(dir.path()));
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("job 1 of 2 (profiling began 2023-09-07 23:10:"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("job 2 of 2 (profiling began 2023-09-07 23:12:"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("warning: " + dir.path().string() + ": traces of 2 jobs"), std::string::npos) << table.out;
+}
+
 // A rank's trace left empty (the job killed before the profiler wrote it) among the others of a
 // folder is named with its reason, as it is when given alone.
 TEST(TraceCli, AnEmptyTraceInAFolderIsNamed) {

@@ -32,6 +32,17 @@ struct KinetoTraceSpec {
   // record_shapes=True: the GEMM is launched from an "aten::mm" op of these sizes (M×K by K×N) and type.
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
   std::string gemm_type = "c10::BFloat16";
+  // Pipeline parallel: per step, these send/recv calls in place of the all-reduce, one after
+  // another in its slot, as PyTorch (≥ 2.2, NCCL ≥ 2.19) records them: a "nccl:send 0->1" /
+  // "nccl:recv 1<-0" annotation and a record_param_comms op around the launch, and the
+  // ncclDevKernel_SendRecv kernel carrying the collective's args with "Dst Rank" / "Src Rank".
+  // `peer` is a global rank; `with_peer` false leaves out the ranks (older PyTorch).
+  struct PointToPoint {
+    bool send = true;
+    int peer = 0;
+    bool with_peer = true;
+  };
+  std::vector<PointToPoint> p2p;
 };
 
 // "0, 1, 2, 3" as the profiler lists a process group's ranks.
@@ -115,6 +126,37 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
                          s.gemm_type, k);
     launch(t + 10, "ampere_sgemm_128x64_tn", 7, t + 20, static_cast<std::int64_t>(static_cast<double>(dur) * s.compute_share),
            R"("registers per thread": 122, "grid": [64, 8, 1], "block": [128, 1, 1])");
+    for (std::size_t j = 0; j < s.p2p.size(); ++j) {
+      const auto& p = s.p2p[j];
+      const std::int64_t slot = dur * 4 / 10 / static_cast<std::int64_t>(s.p2p.size());
+      const std::int64_t at = t + 30 + 10 * static_cast<std::int64_t>(j);  // op, annotation, launch
+      const char* op = p.send ? "send" : "recv";
+      const std::string title = p.send ? fmt::format("nccl:send {}->{}", s.rank, p.peer) : fmt::format("nccl:recv {}<-{}", s.rank, p.peer);
+      const std::string meta = fmt::format(
+          R"("Collective name": "{}", "dtype": "Float", "In msg nelems": {}, "Out msg nelems": {}, "In split size": "[]", "Out split size": "[]", "Global rank start": 0, "Global rank stride": 1, "Group size": {}, "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]")",
+          op, s.comm_nelems, s.comm_nelems, s.world_size, ranks_text(s.world_size));
+      const std::string peer = p.with_peer ? fmt::format(R"(, "Rank": {}, "{}": {})", p.peer, p.send ? "Dst Rank" : "Src Rank", p.peer) : "";
+      out += fmt::format(R"j(  {{
+    "ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": {}, "tid": {},
+    "ts": {}, "dur": 8,
+    "args": {{
+      "External id": {},"Ev Idx": {}, {}{}
+    }}
+  }},
+  {{
+    "ph": "X", "cat": "user_annotation", "name": "{}", "pid": {}, "tid": {},
+    "ts": {}, "dur": 6,
+    "args": {{
+      "External id": {},"Ev Idx": {}
+    }}
+  }},
+)j",
+                         pid, tid, at, correlation + 700 + static_cast<std::int64_t>(j), k * 3 + 2, meta, peer, title, pid,
+                         tid, at + 1, correlation + 600 + static_cast<std::int64_t>(j), k * 3 + 2);
+      launch(at + 2, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20,
+             t + dur * 5 / 10 + static_cast<std::int64_t>(j) * slot + s.comm_delay_us, slot + s.comm_extend_us, meta + peer);
+    }
+    if (s.p2p.empty())
     launch(t + 15, s.comm_kernel, 20, t + dur * 5 / 10 + s.comm_delay_us, dur * 4 / 10 + s.comm_extend_us,
            s.comm_metadata
                ? fmt::format(R"("Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, "dtype": "Float", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]")",

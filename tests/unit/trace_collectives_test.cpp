@@ -514,3 +514,96 @@ TEST(CollectiveMatch, ACallMissingFromOneTraceLeavesItsStepUnmatchedNotAClockCon
   EXPECT_NE(m.clock_conflict.find("rank 1 started it 1000.000 s after"), std::string::npos) << m.clock_conflict;
   EXPECT_GE(m.notes.size(), 2u);
 }
+
+namespace {
+// A two-stage pipeline (1F1B's steady state): each step rank 0 sends its activations to rank 1
+// and receives its gradients back; rank 1 receives, then sends. Point-to-point calls only, in
+// PyTorch's shape (kernel ncclDevKernel_SendRecv with "Collective name" send/recv and the peer);
+// rank 1's clock `offset_us` ahead.
+TraceSet pipeline(const ScratchDir& dir, std::int64_t offset_us, bool with_peer = true) {
+  for (int r = 0; r < 2; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = 2;
+    spec.first_step_unix_us = kStart + (r == 1 ? offset_us : 0);
+    spec.step_us = {1000, 1000, 1000};
+    const int peer = 1 - r;
+    spec.p2p = {{r == 0, peer, with_peer}, {r == 1, peer, with_peer}};
+    dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+  }
+  TraceSetOptions options;
+  options.inputs = {dir.path()};
+  options.cache = false;
+  return analyse_traces(options);
+}
+}  // namespace
+
+// Send/recv pair two ranks, not the group: matched in order across the group they paired rank 0's
+// send with rank 1's receive and its receive with rank 1's send, and a clock 1000 s ahead became
+// a 1000 s skew, waits of whole kernels, silently. They are left out of the wait/transfer split
+// with a note; a receive that ended before its send started (beyond NTP's slack) is a clock
+// conflict, in `trace` and in `report`.
+TEST(CollectiveMatch, SendRecvOnlyJobIsCheckedForClocksApartAndNotSplit) {
+  ScratchDir dir;
+  auto set = pipeline(dir, 0);
+  auto m = set.collective_match;
+  EXPECT_EQ(m.clock_conflict, "");
+  EXPECT_TRUE(m.instances.empty());
+  EXPECT_TRUE(m.ranks.empty());
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("12 point-to-point calls (send/recv) are not matched"), std::string::npos) << m.notes[0];
+  // Each rank's send/recv time is still its communication time.
+  EXPECT_GT(set.ranks.at(0).total.comm_us, 0);
+
+  for (const std::int64_t offset_us : {1'000'000'000LL, -1'000'000'000LL}) {
+    ScratchDir apart;
+    set = pipeline(apart, offset_us);
+    m = set.collective_match;
+    EXPECT_TRUE(m.instances.empty()) << offset_us;
+    // Ahead, rank 1's sends start after rank 0's receives of them ended; behind, its receives end
+    // before rank 0's sends start.
+    const std::string want = offset_us > 0 ? "rank 0's receive from rank 1" : "rank 1's receive from rank 0";
+    EXPECT_NE(m.clock_conflict.find(want), std::string::npos) << m.clock_conflict;
+    EXPECT_NE(m.clock_conflict.find("ended 1000.000 s before"), std::string::npos) << m.clock_conflict;
+    EXPECT_NE(m.clock_conflict.find("(3 such calls)"), std::string::npos) << m.clock_conflict;
+    bool warned = false;
+    for (const auto& d : set.diagnostics) warned |= d.code == "clock-conflict";
+    EXPECT_TRUE(warned);
+    IngestOptions in;
+    in.inputs = {apart.path().string()};
+    auto summary = analyze(ingest(in), AnalysisOptions{});
+    ASSERT_EQ(summary.configurations.size(), 1u);
+    EXPECT_FALSE(summary.configurations[0].comm_wait_share.has_value());
+    bool reported = false;
+    for (const auto& w : summary.warnings) reported |= w.code == "clock-conflict";
+    EXPECT_TRUE(reported);
+  }
+  // Without the peers (older PyTorch) the pairs cannot be formed: the note says the clocks were
+  // not checked against them.
+  ScratchDir unpaired;
+  m = pipeline(unpaired, 1'000'000'000LL, false).collective_match;
+  EXPECT_TRUE(m.instances.empty());
+  EXPECT_EQ(m.clock_conflict, "");
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("no peer rank"), std::string::npos) << m.notes[0];
+}
+
+// Rank 0 (the group's first member) made an extra all-reduce in step 1; step 2's first call
+// disagrees. Numbered through the group by rank 0's counts, that was "call #3", which is rank 1's
+// second call: the note numbers calls within the named step, as every rank finds them, and says
+// which step the extra call is in.
+TEST(CollectiveMatch, NotesNumberCallsWithinTheirStep) {
+  auto calls_of = [](const std::vector<std::pair<std::int64_t, std::string>>& calls) {
+    std::vector<CollectiveCall> out;
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      out.push_back({"g", calls[i].second, kStart + static_cast<std::int64_t>(i) * 1'000'000, 500'000, 100, 2, calls[i].first, {}});
+    return out;
+  };
+  const auto zero = calls_of({{1, "AllReduce"}, {1, "AllReduce"}, {2, "AllReduce"}});
+  const auto one = calls_of({{1, "AllReduce"}, {2, "AllGather"}});
+  auto m = match_collectives(std::vector<RankCalls>{{0, true, &zero}, {1, true, &one}});
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_NE(m.notes[0].find("rank 0 has 2 calls in step 1, 1 more than the fewest of the group (1)"), std::string::npos)
+      << m.notes[0];
+  EXPECT_NE(m.notes[1].find("step 2's call #1 is AllReduce on rank 0 but AllGather on rank 1"), std::string::npos) << m.notes[1];
+}
