@@ -380,13 +380,15 @@ bool same_identity(const Run& a, const Run& b) {
 
 // What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
 // its start and end as the source stamped them, else each traced rank and when its profiling began.
-// Empty where the run states neither. Two runs never start and end at one instant, to the
-// nanosecond (a manifest, MLflow) or millisecond (MLPerf); their traces never start at one either.
+// Empty where the run states neither on the wall clock. Two runs never start and end at one
+// instant, to the nanosecond (a manifest, MLflow) or millisecond (MLPerf); their traces never start
+// at one either. A start of 0 and an end of the duration (a hand-written manifest) are no instants:
+// repeats of one length have them alike.
 std::vector<std::int64_t> execution_key(const Run& run) {
-  if (run.start_ns && run.end_ns) return {0, *run.start_ns, *run.end_ns};
+  if (run.start_ns && run.end_ns && limits::wall_clock_ns(*run.start_ns)) return {0, *run.start_ns, *run.end_ns};
   std::vector<std::int64_t> key;
   for (const auto& b : run.breakdown) {
-    if (!b.start_ns) return {};
+    if (!b.start_ns || !limits::wall_clock_ns(*b.start_ns)) return {};
     key.push_back(b.rank), key.push_back(*b.start_ns);
   }
   if (key.empty()) return {};

@@ -164,8 +164,13 @@ TEST(RunIdentity, CopiesOfOneExecutionCountOnceWithAWarning) {
   dir.write("ddp-4-again/scalelens.json",
             R"({"schema": "scalelens.run/1", "label": "ddp", "system": "juwels", "world_size": 4, "start_ns": 1700000100000000000, "end_ns": 1700000132000000000})");
   dir.write("ddp-4-again/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n0,0,1700000101000000000,1700000111000000000,2500\n");
+  // Repeats written by hand as durations (start 0, end the length) are not instants: kept, however alike.
+  for (const std::string folder : {"ddp-1-a", "ddp-1-b"}) {
+    dir.write(folder + "/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 0, "end_ns": 30000000000})");
+    dir.write(folder + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,10000000000\n0,1,10000000000,20000000000\n");
+  }
   const auto study = read_study(dir);
-  EXPECT_EQ(run_ids(study), (std::multiset<std::string>{"ddp-4", "ddp-4-again"}));
+  EXPECT_EQ(run_ids(study), (std::multiset<std::string>{"ddp-4", "ddp-4-again", "ddp-1-a", "ddp-1-b"}));
   const auto copies = with_code(study.diagnostics, "duplicate-run");
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0]->severity, Severity::warning);
