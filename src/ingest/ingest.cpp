@@ -10,6 +10,9 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -206,6 +209,60 @@ std::string itwinai_trace_run_name(const fs::path& file) {
   return named.filename().string();
 }
 
+// What a file is on disk (device and inode; 0 and 0 where stat failed), and the input that reached it.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::size_t input = 0;
+};
+
+// One file reached under two spellings (`study` and `$PWD/study` or `./study`, a link to it or to a
+// folder above it) is read once, as the first input reached it, with a note per pair of inputs: it
+// was counted twice. The same spelling twice (a folder given with its parent) is one path, merged
+// by the caller as before.
+void drop_files_reached_twice(std::vector<Candidate>& files, const std::vector<FileIdentity>& identities,
+                              const std::vector<std::string>& inputs, std::vector<Diagnostic>& diagnostics) {
+  std::vector<std::size_t> order(files.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(identities[a].device, identities[a].inode) < std::tie(identities[b].device, identities[b].inode);
+  });
+  struct Reached {
+    std::size_t files = 0;
+    std::string example, kept;  // one file left out, and its spelling that is read
+  };
+  std::map<std::pair<std::size_t, std::size_t>, Reached> reached;  // (input left out, input read) -> files
+  std::vector<char> drop(files.size(), 0);
+  for (std::size_t begin = 0, end = 0; begin < order.size(); begin = end) {
+    const FileIdentity& first = identities[order[begin]];
+    for (end = begin + 1; end < order.size() && identities[order[end]].device == first.device &&
+                          identities[order[end]].inode == first.inode;
+         ++end) {
+      const std::size_t i = order[end];
+      if ((first.device == 0 && first.inode == 0) || compare_as_paths(files[i].path, files[order[begin]].path) == 0)
+        continue;
+      drop[i] = 1;
+      auto& r = reached[{identities[i].input, first.input}];
+      if (r.files++ == 0) r.example = files[i].path, r.kept = files[order[begin]].path;
+    }
+  }
+  for (const auto& [which, r] : reached)
+    diagnostics.push_back(
+        {Severity::note, "file-reached-twice",
+         fmt::format("{} file{} reached here {} already read under another spelling (e.g. {} is {}, through another "
+                     "spelling of its folder or a link); each is read once, as {}",
+                     r.files, r.files == 1 ? "" : "s", r.files == 1 ? "was" : "were", r.example, r.kept,
+                     which.first == which.second ? "first reached" : "input " + inputs[which.second] + " reached it"),
+         inputs[which.first], 0, {}});
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (drop[i]) continue;
+    if (i != kept) files[kept] = std::move(files[i]);  // a string moved onto itself is emptied
+    ++kept;
+  }
+  files.erase(files.begin() + static_cast<std::ptrdiff_t>(kept), files.end());
+}
+
 // Every file under the inputs, with the reader that recognizes it (by its first bytes), in path
 // order; outside --pattern's paths only the files that define named runs.
 std::vector<Candidate> find_candidates(const IngestOptions& options, const std::optional<UserRegex>& pattern,
@@ -215,7 +272,9 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
   // Held as strings and ordered as paths are (by component): a path object per file was most of
   // a large study's peak memory (common/walk.hpp, compare_as_paths).
   std::vector<Candidate> files;
-  for (const auto& input : options.inputs) {
+  std::vector<FileIdentity> identities;  // per file
+  for (std::size_t input_index = 0; input_index < options.inputs.size(); ++input_index) {
+    const auto& input = options.inputs[input_index];
     fs::path root(input);
     std::error_code ec;
     auto st = fs::status(root, ec);
@@ -223,17 +282,22 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       diagnostics.push_back(unreachable_input(root, ec));
       continue;
     }
-    auto consider = [&](const fs::path& p, std::uintmax_t size) {
+    // One stat for its size and its identity (a link's target's: the file read).
+    auto consider = [&](const fs::path& p) {
       bool matched = true;
       if (pattern) {
         auto rel = p.lexically_relative(root).generic_string();
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
+      struct stat info {};
+      const bool known = ::stat(p.c_str(), &info) == 0;
+      const auto size = known ? static_cast<std::uintmax_t>(info.st_size) : static_cast<std::uintmax_t>(-1);
       files.push_back({p.native(), size, size, -1, matched, false});
+      identities.push_back(known ? FileIdentity{info.st_dev, info.st_ino, input_index} : FileIdentity{0, 0, input_index});
     };
     if (fs::is_regular_file(st)) {
-      consider(root, fs::file_size(root, ec));
+      consider(root);
       continue;
     }
     // A pipe or device is read once at most, and each file here is read twice (sniffed, then read).
@@ -259,7 +323,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                  fmt::format("{}, not a regular file; left out", special_file_kind(type)), e.path().string(), 0, {}});
         return false;
       }
-      consider(e.path(), e.file_size(e2));
+      consider(e.path());
       return false;
     }, unreadable, reached_again);
     for (const auto& f : reached_again) diagnostics.push_back(folder_left_out(f));
@@ -272,6 +336,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
                                    input, 0, {}});
   }
+  drop_files_reached_twice(files, identities, options.inputs, diagnostics);
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) < 0; });
   files.erase(std::unique(files.begin(), files.end(),
                           [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) == 0; }),
@@ -333,6 +398,213 @@ void share_candidates(ProcessGroup& group, std::vector<Candidate>& files) {
     files.push_back(std::move(f));
   }
   if (!in.ok() || !in.at_end()) group.abort("the list of files from process 0 arrived garbled");
+}
+
+// A run folder's id where its manifest writes none: its path below the input it was found under
+// (the outermost, where inputs nest), so that study/ddp/1gpu and study/fsdp/1gpu are two runs; its
+// folder's name where the input is the folder (or its manifest) itself.
+std::string id_from_path(const Run& run, const std::vector<std::string>& inputs) {
+  const fs::path folder(run.path);
+  std::string id;
+  for (const auto& input : inputs) {
+    const auto rel = folder.lexically_relative(fs::path(input)).generic_string();
+    if (rel.empty() || rel == "." || rel.rfind("..", 0) == 0) continue;
+    if (rel.size() > id.size()) id = rel;
+  }
+  return id.empty() ? folder.filename().string() : id;
+}
+
+// Two runs of one written id are one run read twice (a copied folder) unless what identifies a run
+// differs where both state it: SLURM's slurm-<job>.<step> repeats across clusters.
+bool same_identity(const Run& a, const Run& b) {
+  auto texts_differ = [](const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; };
+  auto values_differ = [](const auto& x, const auto& y) { return x && y && *x != *y; };
+  return !texts_differ(a.system, b.system) && !texts_differ(a.label, b.label) && !values_differ(a.world_size, b.world_size) &&
+         !values_differ(a.start_ns, b.start_ns) && !values_differ(a.end_ns, b.end_ns);
+}
+
+// What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
+// its start and end as the source stamped them, else each traced rank and when its profiling began.
+// Empty where the run states neither on the wall clock. Two runs never start and end at one
+// instant, to the nanosecond (a manifest, MLflow) or millisecond (MLPerf); their traces never start
+// at one either. A start of 0 and an end of the duration (a hand-written manifest) are no instants:
+// repeats of one length have them alike.
+std::vector<std::int64_t> execution_key(const Run& run) {
+  if (run.start_ns && run.end_ns && limits::wall_clock_ns(*run.start_ns)) return {0, *run.start_ns, *run.end_ns};
+  std::vector<std::int64_t> key;
+  for (const auto& b : run.breakdown) {
+    if (!b.start_ns || !limits::wall_clock_ns(*b.start_ns)) return {};
+    key.push_back(b.rank), key.push_back(*b.start_ns);
+  }
+  if (key.empty()) return {};
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;  // in rank order, so the traces' order does not matter
+  for (std::size_t i = 0; i < key.size(); i += 2) pairs.emplace_back(key[i], key[i + 1]);
+  std::sort(pairs.begin(), pairs.end());
+  key.assign(1, 1);
+  for (const auto& [rank, start] : pairs) key.push_back(rank), key.push_back(start);
+  return key;
+}
+
+// Whether two runs of one execution_key are one execution: nothing else that is already in memory
+// tells them apart (a run's own sizes, GPUs, MLPerf instance, epochs), each compared where both have it.
+bool evidently_one(const Run& a, const Run& b) {
+  auto texts_differ = [](const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; };
+  if ((a.world_size && b.world_size && *a.world_size != *b.world_size) || texts_differ(a.gpu_model, b.gpu_model))
+    return false;
+  const RunDetails &da = a.details(), &db = b.details();
+  if (texts_differ(da.benchmark, db.benchmark) || da.instance_id != db.instance_id) return false;
+  auto same_interval = [](const Interval& x, const Interval& y) {
+    return x.rank == y.rank && x.index == y.index && x.start_ns == y.start_ns && x.end_ns == y.end_ns;
+  };
+  auto same_row = [](const EpochRow& x, const EpochRow& y) { return x.seconds == y.seconds; };
+  return std::equal(a.epochs.begin(), a.epochs.end(), b.epochs.begin(), b.epochs.end(), same_interval) &&
+         std::equal(a.epoch_table.begin(), a.epoch_table.end(), b.epoch_table.begin(), b.epoch_table.end(), same_row) &&
+         a.steps.size() == b.steps.size();
+}
+
+// The GPUs a run's samples name by UUID (empty where none does).
+std::set<std::string> gpu_uuids(const Run& run) {
+  std::set<std::string> uuids;
+  for (const auto& g : run.gpus)
+    if (!g.uuid.empty()) uuids.insert(g.uuid);
+  return uuids;
+}
+
+// Runs read twice are counted once, the first in path order kept: a copy that kept its written id
+// and its identity (`duplicate-run-id`), and a copy evidently of one execution whatever its id (a
+// folder copied without a run_id, a copied MLPerf log or trace folder: `duplicate-run`).
+void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
+  constexpr std::size_t kKept = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> copy_of(all.size(), kKept);  // the kept run each copy repeats
+  std::vector<char> by_execution(all.size(), 0);         // a copy found by execution_key
+  // The first in path order is kept (folders' runs lie before files' runs in `all`: a copied MLPerf
+  // log in a run folder of its own would otherwise be kept over the log it copies).
+  auto in_path_order = [&](std::size_t a, std::size_t b) {
+    const int c = compare_as_paths(all[a].path, all[b].path);
+    return c != 0 ? c < 0 : a < b;
+  };
+  {
+    // Places sorted by id rather than a map of ids (that map was ~200 bytes a run at the end of
+    // reading, when every run is held).
+    std::vector<std::size_t> by_id;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].run_id_written && !all[i].run_id.empty()) by_id.push_back(i);
+    std::sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) {
+      if (const int c = all[a].run_id.compare(all[b].run_id)) return c < 0;
+      return in_path_order(a, b);
+    });
+    for (std::size_t begin = 0, end = 0; begin < by_id.size(); begin = end) {
+      for (end = begin + 1; end < by_id.size() && all[by_id[end]].run_id == all[by_id[begin]].run_id; ++end) {
+        for (std::size_t k = begin; k < end; ++k)
+          if (copy_of[by_id[k]] == kKept && same_identity(all[by_id[k]], all[by_id[end]])) {
+            copy_of[by_id[end]] = by_id[k];
+            break;
+          }
+      }
+    }
+  }
+  {
+    std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (copy_of[i] == kKept)
+        if (auto key = execution_key(all[i]); !key.empty()) keyed.emplace_back(std::move(key), i);
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return in_path_order(a.second, b.second);
+    });
+    for (std::size_t begin = 0, end = 0; begin < keyed.size(); begin = end) {
+      for (end = begin + 1; end < keyed.size() && keyed[end].first == keyed[begin].first; ++end) {
+        const Run& run = all[keyed[end].second];
+        for (std::size_t k = begin; k < end; ++k) {
+          const Run& first = all[keyed[k].second];
+          // Two ids their sources wrote say two runs (scalelens run writes one for every run, and a
+          // copy keeps it): test data stamped alike is not taken for copies.
+          if (copy_of[keyed[k].second] != kKept || (first.run_id_written && run.run_id_written) || !evidently_one(first, run))
+            continue;
+          const auto a = gpu_uuids(first), b = gpu_uuids(run);
+          if (!a.empty() && !b.empty() && a != b) continue;
+          copy_of[keyed[end].second] = keyed[k].second;
+          by_execution[keyed[end].second] = 1;
+          break;
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (copy_of[i] == kKept) continue;
+    const Run& first = all[copy_of[i]];
+    if (!by_execution[i])
+      diagnostics.push_back({Severity::warning, "duplicate-run-id",
+                             fmt::format("run id '{}' was already read from {}; this copy is left out", all[i].run_id, first.path),
+                             all[i].path, 0, {}});
+    else
+      diagnostics.push_back(
+          {Severity::warning, "duplicate-run",
+           fmt::format("the same run as {} ({}{}): a copy, counted once; this one is left out", first.path,
+                       all[i].start_ns && all[i].end_ns ? "the same start and end, to the last digit"
+                                                        : "its traced ranks began profiling at the same instants",
+                       gpu_uuids(all[i]).empty() ? "" : ", on the same GPUs"),
+           all[i].path, 0, {}});
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (copy_of[i] != kKept) continue;
+    if (i != kept) all[kept] = std::move(all[i]);
+    ++kept;
+  }
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+}
+
+// Runs that share an id and are not copies (SLURM ids repeat across clusters; a derived id may meet
+// another) are told apart, so that the summary's run ids are unique: a written id shared by several
+// runs becomes `<id>@<system>` for each where the systems tell them apart, else `<id>@<path>`, with a
+// note; a derived id becomes the run's path as read.
+void tell_shared_ids_apart(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
+  std::vector<std::size_t> by_id(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) by_id[i] = i;
+  std::stable_sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return all[a].run_id < all[b].run_id; });
+  bool renamed = false;
+  for (std::size_t begin = 0, end = 0; begin < by_id.size(); begin = end) {
+    for (end = begin + 1; end < by_id.size() && all[by_id[end]].run_id == all[by_id[begin]].run_id; ++end) {
+    }
+    if (end - begin < 2 || all[by_id[begin]].run_id.empty()) continue;
+    renamed = true;
+    const std::string id = all[by_id[begin]].run_id;
+    std::vector<Run*> written;
+    std::set<std::string> systems;
+    for (std::size_t k = begin; k < end; ++k) {
+      Run& run = all[by_id[k]];
+      if (!run.run_id_written) {
+        run.run_id = run.path;
+        continue;
+      }
+      written.push_back(&run);
+      systems.insert(run.system);
+    }
+    if (written.size() < 2) continue;
+    const bool by_system = systems.size() == written.size() && !systems.count("");
+    std::string names;
+    for (Run* run : written) {
+      run->run_id = id + "@" + (by_system ? run->system : run->path);
+      names += fmt::format("{}'{}' ({})", names.empty() ? "" : ", ", run->run_id, run->path);
+    }
+    diagnostics.push_back({Severity::note, "run-id-shared",
+                           fmt::format("run id '{}' is written by {} runs that are not copies of one another (their system, "
+                                       "label, world size, start or end differ): each is read, as {}",
+                                       id, written.size(), names),
+                           written.front()->path, 0, {}});
+  }
+  if (!renamed) return;
+  // A new id may meet one taken (a path that is another run's written id): numbered until none does.
+  for (bool again = true; again;) {
+    again = false;
+    std::stable_sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return all[a].run_id < all[b].run_id; });
+    for (std::size_t j = 1; j < by_id.size(); ++j)
+      if (!all[by_id[j]].run_id.empty() && all[by_id[j]].run_id == all[by_id[j - 1]].run_id) {
+        all[by_id[j]].run_id += fmt::format("#{}", j);
+        again = true;
+      }
+  }
 }
 
 }  // namespace
@@ -833,39 +1105,17 @@ Study ingest(const IngestOptions& options) {
     for (auto& run : standalone)
       if (!run.details().experiment.empty()) run.label = run.details().experiment + "/" + run.label;
 
-  // 7. One list of runs; a run id seen twice is most likely a copied folder: keep the first.
-  // The folders' runs are that list already; the copies are dropped in place: a study of many runs
-  // is not held twice (issue 17, part 2).
+  // 7. One list of runs; a run read twice (a copied folder or file) counts once, and runs that share
+  // an id without being copies are told apart. The folders' runs are that list already; the copies
+  // are dropped in place: a study of many runs is not held twice (issue 17, part 2).
+  for (auto& run : folder_run_list)
+    if (!run.run_id_written) run.run_id = id_from_path(run, options.inputs);
   std::vector<Run> all = std::move(folder_run_list);
   if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
-  // Each run's first holder of its id, found by sorting places rather than by a map of ids and
-  // paths (that map was ~200 bytes a run at the end of reading, when every run is held).
-  std::vector<std::size_t> first_with_id(all.size());
-  {
-    std::vector<std::size_t> by_id(all.size());
-    for (std::size_t i = 0; i < all.size(); ++i) by_id[i] = first_with_id[i] = i;
-    std::stable_sort(by_id.begin(), by_id.end(), [&](std::size_t a, std::size_t b) { return all[a].run_id < all[b].run_id; });
-    for (std::size_t j = 1; j < by_id.size(); ++j)
-      if (!all[by_id[j]].run_id.empty() && all[by_id[j]].run_id == all[by_id[j - 1]].run_id)
-        first_with_id[by_id[j]] = first_with_id[by_id[j - 1]];
-  }
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (first_with_id[i] != i) {  // an earlier run, kept, has its id: its new place is its entry now
-      const Run& first = all[first_with_id[first_with_id[i]]];
-      study.diagnostics.push_back({Severity::warning, "duplicate-run-id",
-                                   fmt::format("run id '{}' was already read from {}; this copy is left out", all[i].run_id, first.path),
-                                   all[i].path, 0, {}});
-      continue;
-    }
-    first_with_id[i] = kept;  // where it is from now on, for the copies after it
-    if (i != kept) all[kept] = std::move(all[i]);
-    ++kept;
-  }
-  decltype(first_with_id)().swap(first_with_id);
-  all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+  drop_copies(all, study.diagnostics);
+  tell_shared_ids_apart(all, study.diagnostics);
   study.runs = std::move(all);
   // The batch the user stated, where a run states none.
   for (auto& run : study.runs) {

@@ -445,6 +445,10 @@ struct RunDetails {
 // RunData.
 struct Run : RunData {
   std::string run_id;
+  // Whether the source wrote run_id (scalelens.json's "run_id", MLflow's run id): only such an id
+  // claims an identity another copy of the run shares. Otherwise it was made from the path (a
+  // folder's, a file's) and names nothing beyond this study.
+  bool run_id_written = false;
   std::string label;
   std::string path;    // run folder or file that defines the run
   std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"

@@ -429,7 +429,11 @@ TEST(Mlperf, TrainingResultsTakeTheirSizeFromTheSystemFile) {
   const auto platform = unnamed.find("submission_platform"), from = unnamed.rfind(":::MLLOG", platform);
   unnamed.erase(from, unnamed.find('\n', platform) + 1 - from);
   dir.write("mine/results/gpus4/run1/result_0.txt", unnamed);
-  dir.write("mine/results/gpus8/run1/result_0.txt", unnamed);
+  // Another run, started later (the same log twice would be one run copied: duplicate-run).
+  std::string later = unnamed;
+  for (auto at = later.find("\"time_ms\": 1712"); at != std::string::npos; at = later.find("\"time_ms\": 1712", at))
+    later.replace(at, 16, "\"time_ms\": 1713");
+  dir.write("mine/results/gpus8/run1/result_0.txt", later);
   auto mine = ingest(IngestOptions{{(dir.path() / "mine").string()}, {}, 1, {}});
   ASSERT_EQ(mine.runs.size(), 2u);
   for (const auto& run : mine.runs) EXPECT_EQ(run.system, "mycluster") << run.path;

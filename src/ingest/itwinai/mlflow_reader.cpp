@@ -409,6 +409,7 @@ class ItwinaiMlflowReader final : public Reader {
     Run run;
     run.format = "itwinai-mlflow";
     run.run_id = train.id();
+    run.run_id_written = true;
     run.path = train.dir.string();
     run.details_to_fill().experiment = experiment;
     run.details_to_fill().run_name = train.name();

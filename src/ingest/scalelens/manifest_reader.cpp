@@ -42,7 +42,7 @@ class ManifestReader final : public Reader {
     Run run;
     run.format = "scalelens";
     run.path = folder.string();
-    run.run_id = folder.filename().string();
+    run.run_id = folder.filename().string();  // unless it writes one; made unique in the study by ingest
 
     auto text = read_file(path);
     if (!text) {
@@ -77,7 +77,12 @@ class ManifestReader final : public Reader {
         auto s = string_of(v);
         if (s && s->rfind("scalelens.run/", 0) != 0) bad("\"scalelens.run/1\"");
       } else if (key == "run_id") {
-        if (auto s = string_of(v)) run.run_id = *s; else bad("a string");
+        if (auto s = string_of(v)) {
+          run.run_id = *s;
+          run.run_id_written = true;
+        } else {
+          bad("a string");
+        }
       } else if (key == "label") {
         if (auto s = string_of(v)) run.label = *s; else bad("a string");
       } else if (key == "world_size" || key == "nodes" || key == "gpus_per_node" || key == "cpus_per_node") {

@@ -1,0 +1,216 @@
+// Which runs of a study are one run: a run read twice (a copied folder or file, one folder under two
+// spellings) counts once, and runs that only share a name are all read.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "ingest/ingest.hpp"
+#include "support/read_study.hpp"
+#include "support/test_support.hpp"
+
+using namespace scalelens;
+using scalelens::testing::read_study;
+using scalelens::testing::ScratchDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<const Diagnostic*> with_code(const std::vector<Diagnostic>& all, const std::string& code) {
+  std::vector<const Diagnostic*> found;
+  for (const auto& d : all)
+    if (d.code == code) found.push_back(&d);
+  return found;
+}
+
+std::multiset<std::string> run_ids(const Study& study) {
+  std::multiset<std::string> ids;
+  for (const auto& run : study.runs) ids.insert(run.run_id);
+  return ids;
+}
+
+Study read_inputs(const std::vector<fs::path>& inputs) {
+  IngestOptions options{{}, {}, 1, {}};
+  for (const auto& input : inputs) options.inputs.push_back(input.string());
+  return ingest(options);
+}
+
+// A run folder as `scalelens run` writes it under SLURM: run_id slurm-<job>.<step> (docs/collect.md).
+void write_slurm_run(const ScratchDir& dir, const std::string& folder, const std::string& id, const std::string& system,
+                     const std::string& label, int world_size, std::int64_t start_s) {
+  const std::int64_t start = start_s * 1'000'000'000, end = start + 30'000'000'000;
+  dir.write(folder + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "{}", "system": "{}", "world_size": {}, )"
+                        R"("nodes": 1, "gpus_per_node": {}, "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete", )"
+                        R"("scheduler": {{"kind": "slurm", "job_id": "8812", "step_id": "0", "job_key": "{}"}}, )"
+                        R"("detected_from": {{"world_size": "SLURM_STEP_NUM_TASKS", "system": "SLURM_CLUSTER_NAME"}}}})",
+                        id, label, system, world_size, world_size, start, end, id));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int r = 0; r < world_size; ++r)
+    for (int e = 0; e < 2; ++e)
+      epochs += fmt::format("{},{},{},{},{}\n", r, e, start + (1 + 10 * e) * 1'000'000'000LL,
+                            start + (11 + 10 * e) * 1'000'000'000LL, 5000 / world_size);
+  dir.write(folder + "/epochs.csv", epochs);
+}
+
+}  // namespace
+
+// DESIGN.md's minimal manifest names no run_id: its folder's name is no identity, and two curves
+// whose folders are named alike (study/ddp/1gpu, study/fsdp/1gpu) are six runs, not three.
+TEST(RunIdentity, FoldersNamedAlikeWithoutRunIdsAreAllRead) {
+  ScratchDir dir;
+  for (const std::string label : {"ddp", "fsdp"})
+    for (int p : {1, 2, 4}) {
+      const std::string folder = fmt::format("study/{}/{}gpu", label, p);
+      dir.write(folder + "/scalelens.json", fmt::format(R"({{"label": "{}", "world_size": {}}})", label, p));
+      dir.write(folder + "/epochs.csv", fmt::format("rank,epoch,start_ns,end_ns\n0,0,0,{}\n", 40'000'000'000LL / p));
+    }
+  const auto study = read_inputs({dir / "study"});
+  EXPECT_TRUE(with_code(study.diagnostics, "duplicate-run-id").empty());
+  EXPECT_EQ(run_ids(study), (std::multiset<std::string>{"ddp/1gpu", "ddp/2gpu", "ddp/4gpu", "fsdp/1gpu", "fsdp/2gpu", "fsdp/4gpu"}));
+  const auto summary = analyze(study, {});
+  EXPECT_EQ(summary.configurations.size(), 6u);
+
+  // The same folders given one by one: still six runs with six ids (their paths, where the paths
+  // below the inputs meet).
+  const auto apart = read_inputs({dir / "study/ddp", dir / "study/fsdp"});
+  ASSERT_EQ(apart.runs.size(), 6u);
+  const auto apart_ids = run_ids(apart);
+  EXPECT_EQ(std::set<std::string>(apart_ids.begin(), apart_ids.end()).size(), 6u);
+  EXPECT_TRUE(with_code(apart.diagnostics, "duplicate-run-id").empty());
+  // A run folder given itself keeps its folder's name.
+  EXPECT_EQ(run_ids(read_inputs({dir / "study/ddp/2gpu"})), (std::multiset<std::string>{"2gpu"}));
+}
+
+// slurm-<job>.<step> repeats across clusters: runs of one written id that differ in system, label,
+// world size or time are different runs, all read, with ids told apart; a copy is still a copy.
+TEST(RunIdentity, OneSlurmIdOnTwoClustersIsTwoRuns) {
+  ScratchDir dir;
+  write_slurm_run(dir, "jureca/slurm-8812.0", "slurm-8812.0", "jureca", "ddp", 8, 1'710'000'000);
+  write_slurm_run(dir, "jureca/slurm-8813.0", "slurm-8813.0", "jureca", "ddp", 2, 1'710'000'100);
+  write_slurm_run(dir, "juwels/slurm-8812.0", "slurm-8812.0", "juwels", "ddp", 1, 1'700'000'000);
+  write_slurm_run(dir, "juwels/slurm-8813.0", "slurm-8813.0", "juwels", "fsdp", 2, 1'700'000'100);
+  write_slurm_run(dir, "backup/slurm-8812.0", "slurm-8812.0", "juwels", "ddp", 1, 1'700'000'000);  // cp -r of juwels'
+  const auto study = read_study(dir);
+  EXPECT_EQ(run_ids(study), (std::multiset<std::string>{"slurm-8812.0@jureca", "slurm-8812.0@juwels", "slurm-8813.0@jureca",
+                                                         "slurm-8813.0@juwels"}));
+  const auto copies = with_code(study.diagnostics, "duplicate-run-id");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]->path, (dir / "juwels/slurm-8812.0").string());
+  EXPECT_NE(copies[0]->message.find((dir / "backup/slurm-8812.0").string()), std::string::npos) << copies[0]->message;
+  const auto shared = with_code(study.diagnostics, "run-id-shared");
+  ASSERT_EQ(shared.size(), 2u);
+  EXPECT_NE(shared[0]->message.find("'slurm-8812.0@juwels'"), std::string::npos) << shared[0]->message;
+
+  const auto summary = analyze(study, {});
+  std::set<std::string> summary_ids;
+  for (const auto& run : summary.runs) EXPECT_TRUE(summary_ids.insert(run.run_id).second) << run.run_id;
+  EXPECT_EQ(summary_ids.size(), 4u);
+
+  // Without a system that tells them apart, the ids are told apart by path.
+  ScratchDir plain;
+  write_slurm_run(plain, "a/slurm-1.0", "slurm-1.0", "", "ddp", 1, 1'700'000'000);
+  write_slurm_run(plain, "b/slurm-1.0", "slurm-1.0", "", "ddp", 1, 1'700'005'000);
+  EXPECT_EQ(run_ids(read_study(plain)), (std::multiset<std::string>{"slurm-1.0@" + (plain / "a/slurm-1.0").string(),
+                                                                     "slurm-1.0@" + (plain / "b/slurm-1.0").string()}));
+}
+
+// One folder given twice under two spellings (a link to it, `x/../folder`, relative and absolute):
+// its files are read once, with a note, for every kind of input (MLPerf logs, traces).
+TEST(RunIdentity, OneFolderUnderTwoSpellingsIsReadOnce) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  const fs::path mlperf = data / "mlperf-hpc-v1.0-deepcam";
+  fs::create_directory_symlink(mlperf, dir / "mlperf-link");
+  fs::create_directories(dir / "x");
+  const auto once = read_inputs({mlperf});
+  ASSERT_EQ(once.runs.size(), 10u);
+  for (const auto& twice : {read_inputs({mlperf, dir / "mlperf-link"}), read_inputs({dir / "x/../mlperf-link", mlperf})}) {
+    EXPECT_EQ(run_ids(twice).size(), 10u);
+    EXPECT_EQ(analyze(twice, {}).configurations.at(0).runs, 5u);
+    const auto notes = with_code(twice.diagnostics, "file-reached-twice");
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0]->severity, Severity::note);
+  }
+  const fs::path traces = data / "kineto/dlrm-8rank-v100";
+  fs::create_directory_symlink(traces, dir / "traces-link");
+  const auto both = read_inputs({traces, dir / "traces-link"});
+  ASSERT_EQ(both.runs.size(), 1u);
+  EXPECT_EQ(both.runs[0].breakdown.size(), 8u);
+  EXPECT_EQ(with_code(both.diagnostics, "file-reached-twice").size(), 1u);
+}
+
+// A copy of a run without a written id (cp -r of a hand-written run folder, a copied MLPerf log, a
+// copied trace folder) is one execution: counted once, with a warning naming both.
+TEST(RunIdentity, CopiesOfOneExecutionCountOnceWithAWarning) {
+  ScratchDir dir;
+  for (const std::string folder : {"ddp-4", "ddp-4-copy"}) {
+    dir.write(folder + "/scalelens.json",
+              R"({"schema": "scalelens.run/1", "label": "ddp", "system": "juwels", "world_size": 4, "nodes": 1, )"
+              R"("gpus_per_node": 4, "start_ns": 1700000000000000000, "end_ns": 1700000032000000000, "exit_status": 0, "status": "complete"})");
+    dir.write(folder + "/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n0,0,1700000001000000000,1700000011000000000,2500\n");
+    std::string gpus = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int g = 0; g < 4; ++g)
+      for (std::int64_t t : {1700000000000000000LL, 1700000016000000000LL, 1700000032000000000LL})
+        gpus += fmt::format("{},{},GPU-5e1f{}a2c-0000,80.0,10,1000000000,300.0,,1400,60\n", t, g, g);
+    dir.write(folder + "/nodes/node0/gpu.csv", gpus);
+  }
+  // Another run of that size on other GPUs, started at another time: a repeat, not a copy.
+  dir.write("ddp-4-again/scalelens.json",
+            R"({"schema": "scalelens.run/1", "label": "ddp", "system": "juwels", "world_size": 4, "start_ns": 1700000100000000000, "end_ns": 1700000132000000000})");
+  dir.write("ddp-4-again/epochs.csv", "rank,epoch,start_ns,end_ns,samples\n0,0,1700000101000000000,1700000111000000000,2500\n");
+  // Repeats written by hand as durations (start 0, end the length) are not instants: kept, however alike.
+  for (const std::string folder : {"ddp-1-a", "ddp-1-b"}) {
+    dir.write(folder + "/scalelens.json", R"({"label": "ddp", "world_size": 1, "start_ns": 0, "end_ns": 30000000000})");
+    dir.write(folder + "/epochs.csv", "rank,epoch,start_ns,end_ns\n0,0,0,10000000000\n0,1,10000000000,20000000000\n");
+  }
+  const auto study = read_study(dir);
+  EXPECT_EQ(run_ids(study), (std::multiset<std::string>{"ddp-4", "ddp-4-again", "ddp-1-a", "ddp-1-b"}));
+  const auto copies = with_code(study.diagnostics, "duplicate-run");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]->severity, Severity::warning);
+  EXPECT_EQ(copies[0]->path, (dir / "ddp-4-copy").string());
+  EXPECT_NE(copies[0]->message.find((dir / "ddp-4").string() + " "), std::string::npos) << copies[0]->message;
+  EXPECT_NE(copies[0]->message.find("same GPUs"), std::string::npos) << copies[0]->message;
+}
+
+TEST(RunIdentity, CopiedMlperfLogAndTraceFolderCountOnce) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  const fs::path results = data / "mlperf-hpc-v1.0-deepcam/NVIDIA/results/dgxa100_n64_ngc21.09_pytorch/strong/deepcam";
+  fs::create_directories(dir / "mlperf/a");
+  fs::create_directories(dir / "mlperf/b");
+  fs::copy_file(results / "result_1.txt", dir / "mlperf/a/result_1.txt");
+  fs::copy_file(results / "result_2.txt", dir / "mlperf/a/result_2.txt");
+  fs::copy_file(results / "result_1.txt", dir / "mlperf/b/result_1.txt");  // the copies
+  fs::create_directories(dir / "mlperf/c");  // one in a run folder of its own, whose run is read first
+  fs::copy_file(results / "result_1.txt", dir / "mlperf/c/result_1.txt");
+  dir.write("mlperf/c/scalelens.json", R"({"system": "dgxa100"})");
+  const auto mlperf = read_inputs({dir / "mlperf"});
+  ASSERT_EQ(mlperf.runs.size(), 2u);
+  for (const auto& run : mlperf.runs) EXPECT_EQ(fs::path(run.path).parent_path(), dir / "mlperf/a");
+  const auto logs = with_code(mlperf.diagnostics, "duplicate-run");
+  ASSERT_EQ(logs.size(), 2u);
+  std::set<std::string> copies;
+  for (const auto* log : logs) {
+    copies.insert(log->path);
+    EXPECT_NE(log->message.find((dir / "mlperf/a/result_1.txt").string()), std::string::npos) << log->message;
+  }
+  EXPECT_EQ(copies, (std::set<std::string>{(dir / "mlperf/b/result_1.txt").string(), (dir / "mlperf/c").string()}));
+
+  fs::create_directories(dir / "traces");
+  fs::copy(data / "kineto/dlrm-8rank-v100", dir / "traces/ddp-8gpu");
+  fs::copy(data / "kineto/dlrm-8rank-v100", dir / "traces/ddp-8gpu-run2");
+  const auto traces = read_inputs({dir / "traces"});
+  ASSERT_EQ(traces.runs.size(), 1u);
+  EXPECT_EQ(traces.runs[0].path, (dir / "traces/ddp-8gpu").string());
+  const auto copied = with_code(traces.diagnostics, "duplicate-run");
+  ASSERT_EQ(copied.size(), 1u);
+  EXPECT_EQ(copied[0]->path, (dir / "traces/ddp-8gpu-run2").string());
+  EXPECT_NE(copied[0]->message.find("began profiling at the same instants"), std::string::npos) << copied[0]->message;
+}
