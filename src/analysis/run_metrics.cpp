@@ -273,6 +273,23 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
       ++energy_gpus;
     }
+    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none && run.start_ns && run.end_ns && *run.end_ns > *run.start_ns) {
+      // A log that begins after the run's start or ends before its end (the sampler started late or
+      // died, a node's log was lost) measures none of that head or tail: left out as a gap is, and
+      // said with the gaps, beyond the sampler's own lag (its interval twice, and 1 s). The counter
+      // covers from its first reading to its last (one before or after the window covers its end);
+      // power from the first sample to the last (power missing within them is counted above).
+      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !std::isnan(f.first_counter_mj) &&
+                              !std::isnan(f.last_counter_mj);
+      const std::int64_t from = by_counter ? f.first_counter_t_ns : f.first_t_ns;
+      const std::int64_t to = by_counter ? f.last_counter_t_ns : f.last_t_ns;
+      const double interval_s = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
+      const double lag_s = std::max(kEnergyEdgeIntervals * interval_s, kEnergyGapMinNs * 1e-9);
+      const double head_s = limits::span_s(run_t0, std::clamp(from, run_t0, run_t1));
+      const double tail_s = limits::span_s(std::clamp(to, run_t0, run_t1), run_t1);
+      for (const double edge_s : {head_s, tail_s})
+        if (edge_s > lag_s) f.skipped_s += edge_s, f.longest_skipped_s = std::max(f.longest_skipped_s, edge_s);
+    }
     if (f.energy_from == GpuSeriesFigures::EnergyFrom::none && f.power_samples > 0 && f.skipped_s == 0 &&
         timeless_gpus++ == 0)
       first_timeless_gpu = g, first_timeless_readings = f.power_samples;
@@ -356,9 +373,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     figures.warnings.push_back(run_warning(
         run, "energy-gaps",
         fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
-                    "than {} sampling intervals, stop while its other readings go on, or stop between a GPU's log files with "
-                    "no counter that goes on across (the logger paused or was restarted, the node was drained, "
-                    "nvidia-smi read [GPU is lost]?); the longest gap, {:.1f} s, "
+                    "than {} sampling intervals, stop while its other readings go on, stop between a GPU's log files with "
+                    "no counter that goes on across, or begin after the run's start or end before its end (the logger "
+                    "paused, started late or was restarted, the node was drained, nvidia-smi read [GPU is lost]?); the "
+                    "longest gap, {:.1f} s, "
                     "is {} in {}",
                     gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
                     gpu_name(*longest_gap_gpu), longest_gap_gpu->source)));

@@ -1070,3 +1070,66 @@ TEST(RunFolder, LogsWithTheirColumnsInAnotherOrderGiveTheSameSummary) {
     for (std::size_t at = text->find(root); at != std::string::npos; at = text->find(root, at)) text->replace(at, root.size(), "ROOT");
   EXPECT_EQ(paths_a, paths_b);
 }
+
+// A run of 100 s (4 epochs of 25 s, 2 ranks) on two GPUs sampled each second: GPU 0 draws 100 W
+// throughout, GPU 1 200 W over `gpu1_from`..`gpu1_to` s only (its sampler died, or started late),
+// from power_w, or from energy_mj as well where `counter`.
+void write_partly_logged_run(const ScratchDir& dir, const std::string& name, int gpu1_from, int gpu1_to, bool counter) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000;
+  auto at = [](double s) { return t0 + static_cast<std::int64_t>(s * 1e9); };
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "world_size": 2, "nodes": 1, )"
+                        R"("gpus_per_node": 2, "samples_per_epoch": 1000, "start_ns": {}, "end_ns": {}, "exit_status": 0, )"
+                        R"("status": "complete", "sampling_interval_s": 1}})",
+                        name, at(0), at(100)));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int e = 0; e < 4; ++e)
+    for (int rank = 0; rank < 2; ++rank) epochs += fmt::format("{},{},{},{},\n", rank, e, at(25 * e), at(25 * (e + 1)));
+  dir.write(name + "/epochs.csv", epochs);
+  std::string gpus = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (int t = 0; t <= 100; ++t) {
+    gpus += fmt::format("{},0,GPU-5f0e3c2a-0000-4c1e-9d6b-000000000000,90,40,8589934592,100,{},1410,61\n", at(t),
+                        counter ? std::to_string(t * 100'000) : "");
+    if (t >= gpu1_from && t <= gpu1_to)
+      gpus += fmt::format("{},1,GPU-5f0e3c2a-0001-4c1e-9d6b-000000000001,90,40,8589934592,200,{},1410,63\n", at(t),
+                          counter ? std::to_string(t * 200'000) : "");
+  }
+  dir.write(name + "/nodes/n01/gpu.csv", gpus);
+}
+
+// A GPU whose log covers only part of its run (stops at 50 s of 100, or starts at 50 s) measured
+// none of the rest: that energy was left out unsaid (5.56 Wh where the GPUs drew 8.33 Wh), while
+// the same 50 s missing mid-run were said (energy-gaps). The head and tail are gaps as well now;
+// the energy is what was measured. A log that starts or ends within the sampler's lag is whole.
+TEST(RunFolder, AGpuLogCoveringPartOfTheRunLeavesTheRestOutAndSaysSo) {
+  struct Case {
+    const char* name;
+    int from, to;
+    bool counter;
+    double gap_s;  // the GPU-seconds said left out; 0: no energy-gaps
+  };
+  const Case cases[] = {{"stops", 0, 50, false, 50}, {"starts-late", 50, 100, false, 50}, {"counter-stops", 0, 50, true, 50},
+                        {"counter-starts-late", 50, 100, true, 50}, {"whole", 0, 100, false, 0},
+                        {"within-lag", 1, 99, false, 0}, {"counter-within-lag", 1, 99, true, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ScratchDir dir;
+    write_partly_logged_run(dir, c.name, c.from, c.to, c.counter);
+    // Both ways a study is read: its GPU log summarized as it is read (the report), and kept.
+    for (const bool as_report : {true, false}) {
+      const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), {});
+      ASSERT_EQ(s.runs.size(), 1u);
+      ASSERT_TRUE(s.runs[0].energy_j);
+      EXPECT_NEAR(*s.runs[0].energy_j, 100 * 100 + 200 * (c.to - c.from), 1e-6) << "the energy measured";
+      const auto* gaps = find(s.warnings, "energy-gaps");
+      if (c.gap_s == 0) {
+        EXPECT_FALSE(gaps) << gaps->message;
+        continue;
+      }
+      ASSERT_TRUE(gaps);
+      EXPECT_NE(gaps->message.find(fmt::format("{:.1f} s of GPU time (summed over 1 GPU)", c.gap_s)), std::string::npos)
+          << gaps->message;
+      EXPECT_NE(gaps->message.find("begin after the run's start or end before its end"), std::string::npos) << gaps->message;
+    }
+  }
+}
