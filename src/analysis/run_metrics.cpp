@@ -58,16 +58,22 @@ std::vector<EpochRow> tabulate_epochs(const std::vector<Interval>& epochs) {
 }
 
 // Step time of step s = max over the ranks that logged s of (end − start), as the summary reads it;
-// and the steps' extent, for throughput from the global batch and the step count.
+// and the steps' extent and samples, for throughput over it (from the samples column, else the
+// global batch and the step count).
 StepTable tabulate_steps(const std::vector<Interval>& steps) {
   StepTable t;
   std::map<std::int64_t, double> slowest;
+  double samples = 0;
+  bool all_samples = !steps.empty();
   for (const auto& s : steps) {
     auto& v = slowest[s.index];
     v = std::max(v, s.seconds());
     t.begin_ns = std::min(t.begin_ns, s.start_ns);
     t.end_ns = std::max(t.end_ns, s.end_ns);
+    if (s.samples) samples += *s.samples;
+    else all_samples = false;
   }
+  if (all_samples) t.samples = samples;
   t.slowest.reserve(slowest.size());
   for (const auto& [number, seconds] : slowest) t.slowest.push_back({number, seconds});
   return t;
@@ -559,6 +565,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (!r.epoch_times_s.empty() && kept_have_samples && kept_seconds > 0) {
     r.throughput_samples_per_s = kept_samples / kept_seconds;
     r.throughput_from = "samples column";
+  } else if (!steps.slowest.empty() && steps.samples && steps_end > steps_begin) {
+    r.throughput_samples_per_s = *steps.samples / (static_cast<double>(steps_end - steps_begin) * 1e-9);
+    r.throughput_from = "samples column";
   } else if (!r.epoch_times_s.empty() && run.samples_per_epoch && kept_seconds > 0) {
     r.throughput_samples_per_s = *run.samples_per_epoch * static_cast<double>(r.epoch_times_s.size()) / kept_seconds;
     r.throughput_from = "samples_per_epoch";
@@ -574,11 +583,25 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       r.throughput_from = "global_batch_size / step time";
     }
   }
+  // A declared global batch that the steps' samples column contradicts (by more than the one short
+  // last batch a loader may give): one of them is not this run's; the logged samples are counted.
+  if (!steps.slowest.empty() && steps.samples && run.global_batch_size && *run.global_batch_size > 0) {
+    const double declared = *run.global_batch_size * static_cast<double>(steps.slowest.size());
+    if (std::abs(declared - *steps.samples) >= *run.global_batch_size)
+      warnings.push_back(run_warning(
+          run, "batch-disagrees-with-samples",
+          fmt::format("global_batch_size {:g} x {} steps is {:g} samples, but its steps.csv samples column sums to {:g} "
+                      "({:.4g} a step): the run's throughput and samples count the logged samples, not the declared batch",
+                      *run.global_batch_size, steps.slowest.size(), declared, *steps.samples,
+                      *steps.samples / static_cast<double>(steps.slowest.size()))));
+  }
   // Samples processed in the whole run, for energy per sample (energy covers the whole run).
   if (!table.empty() && std::all_of(table.begin(), table.end(), [](const EpochRow& e) { return e.samples.has_value(); })) {
     double total = 0;
     for (const auto& e : table) total += *e.samples;
     r.samples = total;
+  } else if (!steps.slowest.empty() && steps.samples) {
+    r.samples = *steps.samples;
   } else if (!table.empty() && run.samples_per_epoch) {
     r.samples = *run.samples_per_epoch * static_cast<double>(table.size());
   } else if (!steps.slowest.empty() && run.global_batch_size) {

@@ -1133,3 +1133,54 @@ TEST(RunFolder, AGpuLogCoveringPartOfTheRunLeavesTheRestOutAndSaysSo) {
     }
   }
 }
+
+// steps.csv's samples column (DESIGN.md: rank,step,start_ns,end_ns,samples) was never read: without
+// a global batch the run had no throughput ("no samples count"), and a declared global batch that
+// the column contradicts gave its own figure unsaid (128 a step where 64 were logged: 1280
+// samples/s for 640). The column is the run's samples now, as epochs.csv's is, and a declared batch
+// that disagrees with it by more than one (short last) batch is said.
+TEST(RunFolder, StepsSamplesColumnIsTheRunsSamples) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000;
+  // 2 ranks, 100 steps of 0.1 s, 32 samples a rank a step (the last step `last` a rank).
+  auto write = [&](const ScratchDir& dir, const std::string& name, const std::string& batch, int last) {
+    dir.write(name + "/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "{}", "world_size": 2, "nodes": 1, )"
+                          R"("gpus_per_node": 2, {}"start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                          name, name, batch, t0, t0 + 10'000'000'000));
+    std::string steps = "rank,step,start_ns,end_ns,samples\n";
+    for (int n = 0; n < 100; ++n)
+      for (int rank = 0; rank < 2; ++rank)
+        steps += fmt::format("{},{},{},{},{}\n", rank, n, t0 + n * 100'000'000LL, t0 + (n + 1) * 100'000'000LL, n == 99 ? last : 32);
+    dir.write(name + "/steps.csv", steps);
+  };
+  ScratchDir dir;
+  write(dir, "nobatch", "", 32);
+  write(dir, "wrongbatch", R"("global_batch_size": 128, )", 32);
+  write(dir, "batch", R"("global_batch_size": 64, )", 32);
+  write(dir, "shortlast", R"("global_batch_size": 64, )", 8);  // the loader's short last batch: no disagreement
+  for (const bool as_report : {true, false}) {
+    SCOPED_TRACE(as_report ? "as the report reads it" : "kept");
+    const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), {});
+    ASSERT_EQ(s.runs.size(), 4u);
+    for (const auto& r : s.runs) {
+      SCOPED_TRACE(r.run_id);
+      const double samples = r.run_id == "shortlast" ? 99 * 64 + 16 : 6400;
+      ASSERT_TRUE(r.throughput_samples_per_s);
+      EXPECT_NEAR(*r.throughput_samples_per_s, samples / 10, 1e-6);
+      EXPECT_EQ(r.throughput_from, "samples column");
+      ASSERT_TRUE(r.samples);
+      EXPECT_NEAR(*r.samples, samples, 1e-9);
+    }
+    std::vector<std::string> disagreeing;
+    for (const auto& w : s.warnings)
+      if (w.code == "batch-disagrees-with-samples") {
+        disagreeing.push_back(w.path.substr(w.path.rfind('/') + 1));
+        EXPECT_NE(w.message.find("global_batch_size 128 x 100 steps is 12800 samples, but its steps.csv samples column "
+                                 "sums to 6400 (64 a step)"),
+                  std::string::npos)
+            << w.message;
+      }
+    EXPECT_EQ(disagreeing, std::vector<std::string>{"wrongbatch"});
+    for (const auto& w : s.warnings) EXPECT_EQ(w.message.find("no samples count"), std::string::npos) << w.message;
+  }
+}
