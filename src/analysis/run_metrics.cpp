@@ -416,21 +416,28 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
 
 namespace {
 
-// Why a run failed, "" when it did not: an exit status ≠ 0 (MLPerf's run_stop "aborted", MLflow
-// FAILED/KILLED, as the readers state it), else a rank's record with one (the manifest holds rank
-// 0's alone).
-std::string failure_of(const Run& run) {
+// Why a run failed ("" when it did not) and the exit status it gets: its own where not 0 (MLPerf's
+// run_stop "aborted", MLflow FAILED/KILLED, as the readers state it), else that of the
+// lowest-numbered rank whose record has one (the manifest holds rank 0's alone), so that a run
+// said to have failed never reads exit status 0.
+struct Failure {
+  std::string how;
+  std::optional<int> exit_status;
+};
+
+Failure failure_of(const Run& run) {
   if (run.exit_status && *run.exit_status != 0) {
     const auto from = run.detected_from.find("exit_status");
-    return from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
+    return {from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status), run.exit_status};
   }
-  std::string how;
+  const RankRecord* first = nullptr;
   std::size_t failed_ranks = 0;
   for (const auto& rk : run.ranks)
-    if (rk.exit_status && *rk.exit_status != 0 && failed_ranks++ == 0)
-      how = fmt::format("rank {} exited with status {}", rk.rank, *rk.exit_status);
+    if (rk.exit_status && *rk.exit_status != 0 && (++failed_ranks, !first || rk.rank < first->rank)) first = &rk;
+  if (!first) return {"", run.exit_status};
+  std::string how = fmt::format("rank {} exited with status {}", first->rank, *first->exit_status);
   if (failed_ranks > 1) how += fmt::format(", and {} more rank{}", failed_ranks - 1, failed_ranks == 2 ? "" : "s");
-  return how;
+  return {how, first->exit_status};
 }
 
 }  // namespace
@@ -465,10 +472,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   const GpuFigures& gpus = *digest.figures;
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
-  r.exit_status = run.exit_status;
   // A run that failed ran for no whole training: its span is no run time. Its whole epochs were
   // timed as any others.
-  const std::string how = failure_of(run);
+  const auto [how, exit_status] = failure_of(run);
+  r.exit_status = exit_status;
   const bool failed = !how.empty();
   if (failed) {
     warnings.push_back(run_warning(run, "failed-run",

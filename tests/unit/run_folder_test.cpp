@@ -1184,3 +1184,37 @@ TEST(RunFolder, StepsSamplesColumnIsTheRunsSamples) {
     for (const auto& w : s.warnings) EXPECT_EQ(w.message.find("no samples count"), std::string::npos) << w.message;
   }
 }
+
+// A run reported failed because a rank's record says it exited with status 3 still read
+// exit_status 0 in summary.json (the manifest's, rank 0's). It reads the status of the lowest
+// rank that failed, the one the failed-run warning names (rank 2, though ranks/10.json, which
+// failed too, comes first in the folder).
+TEST(RunFolder, ARunFailedByARanksRecordHasThatRanksExitStatus) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000, t1 = t0 + 10'000'000'000;
+  ScratchDir dir;
+  dir.write("r/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "r", "label": "ddp", "world_size": 12, "nodes": 1, )"
+                        R"("gpus_per_node": 12, "global_batch_size": 64, "start_ns": {}, "end_ns": {}, "exit_status": 0, )"
+                        R"("status": "complete"}})",
+                        t0, t1));
+  std::string steps = "rank,step,start_ns,end_ns,samples\n";
+  for (int n = 0; n < 40; ++n) steps += fmt::format("0,{},{},{},\n", n, t0 + n * 250'000'000LL, t0 + (n + 1) * 250'000'000LL);
+  dir.write("r/steps.csv", steps);
+  for (int rank = 0; rank < 12; ++rank)
+    dir.write(fmt::format("r/ranks/{}.json", rank),
+              fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "n01", "local_rank": {}, "devices": ["{}"], )"
+                          R"("start_ns": {}, "end_ns": {}, "exit_status": {}, "pid": {}}})",
+                          rank, rank, rank, t0, t1, rank == 2 ? 3 : rank == 10 ? 9 : 0, 4000 + rank));
+  for (const bool as_report : {true, false}) {
+    SCOPED_TRACE(as_report ? "as the report reads it" : "kept");
+    const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), {});
+    ASSERT_EQ(s.runs.size(), 1u);
+    const auto* failed = find(s.warnings, "failed-run");
+    ASSERT_TRUE(failed);
+    EXPECT_NE(failed->message.find("rank 2 exited with status 3, and 1 more rank"), std::string::npos) << failed->message;
+    ASSERT_TRUE(s.runs[0].exit_status);
+    EXPECT_EQ(*s.runs[0].exit_status, 3);
+    EXPECT_FALSE(s.runs[0].run_time_s);
+    EXPECT_NE(render_summary_json(s).find(R"("exit_status":3)"), std::string::npos);
+  }
+}
