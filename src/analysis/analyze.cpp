@@ -738,9 +738,10 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       missing.add("throughput",
                   c.global_batch_size
                       ? "a global batch size, but no steps.csv to count steps (profiler steps count only where a run has no "
-                        "epochs and no start and end), and no samples per epoch (a samples column in epochs.csv, "
+                        "epochs and no start and end), and no samples per epoch (a samples column in epochs.csv or steps.csv, "
                         "samples_per_epoch, MLPerf train_samples)"
-                      : "no samples count (no samples column in epochs.csv, no samples_per_epoch, no global batch size; for "
+                      : "no samples count (no samples column in epochs.csv or steps.csv, no samples_per_epoch, no global "
+                        "batch size; for "
                         "traces give --global-batch-size or --batch-per-gpu)",
                   c.key());
     if (!c.epoch_time_s && !c.run_time_s && !c.step_time_s)

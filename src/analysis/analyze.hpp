@@ -105,6 +105,9 @@ inline void integrate_segment(Integral& r, std::int64_t prev_t, double prev_v, s
 // kEnergyGapMinNs (a stall of a fraction of a second is interpolated). 0 with under 3 samples.
 inline constexpr int kEnergyGapIntervals = 5;
 inline constexpr std::int64_t kEnergyGapMinNs = 1'000'000'000;
+// A GPU's log that begins this many sampling intervals (and kEnergyGapMinNs) or more after its
+// run's start, or ends as long before its end, leaves that head or tail out of the energy: a gap.
+inline constexpr int kEnergyEdgeIntervals = 2;
 std::int64_t energy_gap_threshold_ns(const std::vector<std::int64_t>& t_ns, const std::vector<double>& v);
 
 // A cumulative counter with resets (a decrease means it restarted from 0) made monotonic.

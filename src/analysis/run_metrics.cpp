@@ -117,16 +117,22 @@ std::vector<EpochRow> tabulate_epochs(const std::vector<Interval>& epochs) {
 }
 
 // Step time of step s = max over the ranks that logged s of (end − start), as the summary reads it;
-// and the steps' extent, for throughput from the global batch and the step count.
+// and the steps' extent and samples, for throughput over it (from the samples column, else the
+// global batch and the step count).
 StepTable tabulate_steps(const std::vector<Interval>& steps) {
   StepTable t;
   std::map<std::int64_t, double> slowest;
+  double samples = 0;
+  bool all_samples = !steps.empty();
   for (const auto& s : steps) {
     auto& v = slowest[s.index];
     v = std::max(v, s.seconds());
     t.begin_ns = std::min(t.begin_ns, s.start_ns);
     t.end_ns = std::max(t.end_ns, s.end_ns);
+    if (s.samples) samples += *s.samples;
+    else all_samples = false;
   }
+  if (all_samples) t.samples = samples;
   t.slowest.reserve(slowest.size());
   for (const auto& [number, seconds] : slowest) t.slowest.push_back({number, seconds});
   return t;
@@ -353,6 +359,23 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
       ++energy_gpus;
     }
+    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none && run.start_ns && run.end_ns && *run.end_ns > *run.start_ns) {
+      // A log that begins after the run's start or ends before its end (the sampler started late or
+      // died, a node's log was lost) measures none of that head or tail: left out as a gap is, and
+      // said with the gaps, beyond the sampler's own lag (its interval twice, and 1 s). The counter
+      // covers from its first reading to its last (one before or after the window covers its end);
+      // power from the first sample to the last (power missing within them is counted above).
+      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !std::isnan(f.first_counter_mj) &&
+                              !std::isnan(f.last_counter_mj);
+      const std::int64_t from = by_counter ? f.first_counter_t_ns : f.first_t_ns;
+      const std::int64_t to = by_counter ? f.last_counter_t_ns : f.last_t_ns;
+      const double interval_s = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
+      const double lag_s = std::max(kEnergyEdgeIntervals * interval_s, kEnergyGapMinNs * 1e-9);
+      const double head_s = limits::span_s(run_t0, std::clamp(from, run_t0, run_t1));
+      const double tail_s = limits::span_s(std::clamp(to, run_t0, run_t1), run_t1);
+      for (const double edge_s : {head_s, tail_s})
+        if (edge_s > lag_s) f.skipped_s += edge_s, f.longest_skipped_s = std::max(f.longest_skipped_s, edge_s);
+    }
     if (f.energy_from == GpuSeriesFigures::EnergyFrom::none && f.power_samples > 0 && f.skipped_s == 0 &&
         timeless_gpus++ == 0)
       first_timeless_gpu = g, first_timeless_readings = f.power_samples;
@@ -436,9 +459,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     figures.warnings.push_back(run_warning(
         run, "energy-gaps",
         fmt::format("{:.1f} s of GPU time (summed over {} GPU{}) left out of the energy: power samples stop for longer "
-                    "than {} sampling intervals, stop while its other readings go on, or stop between a GPU's log files with "
-                    "no counter that goes on across (the logger paused or was restarted, the node was drained, "
-                    "nvidia-smi read [GPU is lost]?); the longest gap, {:.1f} s, "
+                    "than {} sampling intervals, stop while its other readings go on, stop between a GPU's log files with "
+                    "no counter that goes on across, or begin after the run's start or end before its end (the logger "
+                    "paused, started late or was restarted, the node was drained, nvidia-smi read [GPU is lost]?); the "
+                    "longest gap, {:.1f} s, "
                     "is {} in {}",
                     gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
                     gpu_name(*longest_gap_gpu), longest_gap_gpu->source)));
@@ -472,21 +496,28 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
 
 namespace {
 
-// Why a run failed, "" when it did not: an exit status ≠ 0 (MLPerf's run_stop "aborted", MLflow
-// FAILED/KILLED, as the readers state it), else a rank's record with one (the manifest holds rank
-// 0's alone).
-std::string failure_of(const Run& run) {
+// Why a run failed ("" when it did not) and the exit status it gets: its own where not 0 (MLPerf's
+// run_stop "aborted", MLflow FAILED/KILLED, as the readers state it), else that of the
+// lowest-numbered rank whose record has one (the manifest holds rank 0's alone), so that a run
+// said to have failed never reads exit status 0.
+struct Failure {
+  std::string how;
+  std::optional<int> exit_status;
+};
+
+Failure failure_of(const Run& run) {
   if (run.exit_status && *run.exit_status != 0) {
     const auto from = run.detected_from.find("exit_status");
-    return from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status);
+    return {from != run.detected_from.end() ? from->second : fmt::format("exit status {}", *run.exit_status), run.exit_status};
   }
-  std::string how;
+  const RankRecord* first = nullptr;
   std::size_t failed_ranks = 0;
   for (const auto& rk : run.ranks)
-    if (rk.exit_status && *rk.exit_status != 0 && failed_ranks++ == 0)
-      how = fmt::format("rank {} exited with status {}", rk.rank, *rk.exit_status);
+    if (rk.exit_status && *rk.exit_status != 0 && (++failed_ranks, !first || rk.rank < first->rank)) first = &rk;
+  if (!first) return {"", run.exit_status};
+  std::string how = fmt::format("rank {} exited with status {}", first->rank, *first->exit_status);
   if (failed_ranks > 1) how += fmt::format(", and {} more rank{}", failed_ranks - 1, failed_ranks == 2 ? "" : "s");
-  return how;
+  return {how, first->exit_status};
 }
 
 }  // namespace
@@ -528,10 +559,10 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   const GpuFigures& gpus = *digest.figures;
   // Without a declared model, the GPUs' own names (nvidia-smi's `name`) say what ran.
   if (r.gpu_model.empty()) r.gpu_model = gpus.name;
-  r.exit_status = run.exit_status;
   // A run that failed ran for no whole training: its span is no run time. Its whole epochs were
   // timed as any others.
-  const std::string how = failure_of(run);
+  const auto [how, exit_status] = failure_of(run);
+  r.exit_status = exit_status;
   const bool failed = !how.empty();
   if (failed) {
     warnings.push_back(run_warning(run, "failed-run",
@@ -628,6 +659,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (!r.epoch_times_s.empty() && kept_have_samples && kept_seconds > 0) {
     r.throughput_samples_per_s = kept_samples / kept_seconds;
     r.throughput_from = "samples column";
+  } else if (!steps.slowest.empty() && steps.samples && steps_end > steps_begin) {
+    r.throughput_samples_per_s = *steps.samples / (static_cast<double>(steps_end - steps_begin) * 1e-9);
+    r.throughput_from = "samples column";
   } else if (!r.epoch_times_s.empty() && run.samples_per_epoch && kept_seconds > 0) {
     r.throughput_samples_per_s = *run.samples_per_epoch * static_cast<double>(r.epoch_times_s.size()) / kept_seconds;
     r.throughput_from = "samples_per_epoch";
@@ -643,11 +677,25 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       r.throughput_from = "global_batch_size / step time";
     }
   }
+  // A declared global batch that the steps' samples column contradicts (by more than the one short
+  // last batch a loader may give): one of them is not this run's; the logged samples are counted.
+  if (!steps.slowest.empty() && steps.samples && run.global_batch_size && *run.global_batch_size > 0) {
+    const double declared = *run.global_batch_size * static_cast<double>(steps.slowest.size());
+    if (std::abs(declared - *steps.samples) >= *run.global_batch_size)
+      warnings.push_back(run_warning(
+          run, "batch-disagrees-with-samples",
+          fmt::format("global_batch_size {:g} x {} steps is {:g} samples, but its steps.csv samples column sums to {:g} "
+                      "({:.4g} a step): the run's throughput and samples count the logged samples, not the declared batch",
+                      *run.global_batch_size, steps.slowest.size(), declared, *steps.samples,
+                      *steps.samples / static_cast<double>(steps.slowest.size()))));
+  }
   // Samples processed in the whole run, for energy per sample (energy covers the whole run).
   if (!table.empty() && std::all_of(table.begin(), table.end(), [](const EpochRow& e) { return e.samples.has_value(); })) {
     double total = 0;
     for (const auto& e : table) total += *e.samples;
     r.samples = total;
+  } else if (!steps.slowest.empty() && steps.samples) {
+    r.samples = *steps.samples;
   } else if (!table.empty() && run.samples_per_epoch) {
     r.samples = *run.samples_per_epoch * static_cast<double>(table.size());
   } else if (!steps.slowest.empty() && run.global_batch_size) {

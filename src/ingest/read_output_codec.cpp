@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 240 && sizeof(Run) == 672 && sizeof(StepTable) == 64 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 624 &&
+static_assert(sizeof(RunData) == 240 && sizeof(Run) == 672 && sizeof(StepTable) == 72 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 344 && sizeof(GpuSeries) == 624 &&
                   sizeof(ReducedGpuSeries) == 440 && sizeof(GpuSeriesFigures) == 384 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 136 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -78,7 +78,7 @@ void fields(C& c, RankStepChart& v) {
 }
 template <class C>
 void fields(C& c, StepTable& v) {
-  c(v.slowest, v.begin_ns, v.end_ns, v.ranks);
+  c(v.slowest, v.begin_ns, v.end_ns, v.samples, v.ranks);
 }
 template <class C>
 void fields(C& c, RunData& v) {

@@ -385,6 +385,7 @@ struct RankStepChart {
 struct StepTable {
   std::vector<StepRow> slowest;  // by step number; let go once the run's summary is made
   std::int64_t begin_ns = std::numeric_limits<std::int64_t>::max(), end_ns = 0;  // first start, last end
+  NanOptional samples;  // summed over every rank's steps; none where some step gave none
   std::vector<RankStepChart> ranks;  // by rank, each within its share of kStepChartPointBudget
 };
 

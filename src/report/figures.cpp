@@ -56,6 +56,11 @@ struct Figure {
   std::string name, title, data, plot;  // plot: the gnuplot commands after the common preamble
 };
 
+// Every figure write_figures may make, with or without data in a study: the files of these names
+// (.gp, .dat and the pictures) in the figures folder are the report's own.
+constexpr const char* kFigureNames[] = {"speedup", "efficiency", "time",  "breakdown", "utilization",
+                                        "energy",  "model",      "lost_time", "pareto"};
+
 std::string preamble(const Figure& f) {
   return fmt::format(
       "# scalelens figure '{0}'. Render with: gnuplot {0}.gp   (writes {0}.svg, {0}.png and {0}.pdf)\n"
@@ -447,6 +452,17 @@ FiguresResult write_figures(const Summary& summary, const std::filesystem::path&
     result.message = fmt::format("cannot create {}: {}", dir.string(), ec.message());
     return result;
   }
+  // A report into a folder that holds an earlier one's figures must not leave those looking like
+  // its own: every file of a figure it owns (never another name: the folder may hold the user's
+  // files) goes before this study's are written and drawn, so that a figure without data here, one
+  // gnuplot cannot draw, or no gnuplot, leaves no earlier study's script, data or picture behind.
+  // Plain files only: a folder or link of such a name is none the report wrote.
+  std::set<std::string> owned(std::begin(kFigureNames), std::end(kFigureNames));
+  for (const auto& f : figs) owned.insert(f.name);
+  for (const auto& name : owned)
+    for (const char* ext : {".gp", ".dat", ".svg", ".png", ".pdf"})
+      if (const auto file = dir / (name + ext); std::filesystem::is_regular_file(std::filesystem::symlink_status(file, ec)))
+        std::filesystem::remove(file, ec);
   std::vector<std::string> scripts;
   for (const auto& f : figs) {
     if (f.plot.empty()) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -609,4 +610,55 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --objective fastest").exit_code, 1);
   auto capped = run_scalelens("report " + quoted(dir.path()) + " --max-gpus 4 -o " + quoted(cwd / "capped"));
   EXPECT_NE(capped.out.find("ddp: recommended 4 GPUs: the shortest time"), std::string::npos) << capped.out;
+}
+
+// `report B -o out` over an earlier `report A -o out` left A's energy, utilization and Pareto
+// figures (scripts, data and pictures, A's configurations in them) in out/figures beside B's, as if
+// B's. A report removes the files of every figure it owns before writing its own; the user's other
+// files there stay.
+TEST(ReportCli, AReportOverAnEarlierOneLeavesNoneOfItsFigures) {
+  ScratchDir a, b, out;
+  write_run(a, "a1", "withgpu", 1, 25);
+  std::string gpus = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (int t = 0; t <= 75; ++t)
+    gpus += fmt::format("{},0,GPU-3c1d9e0a-7b2f-4e5d-8a6c-1f0e2d3c4b5a,80,40,8589934592,100,,1410,61\n", t * 1'000'000'000LL);
+  a.write("a1/nodes/n01/gpu.csv", gpus);
+  for (int p : {1, 2, 4}) write_run(b, fmt::format("b{}", p), "nogpu", p, 100.0 / p);
+  auto names = [&] {
+    std::set<std::string> stems;
+    for (const auto& e : std::filesystem::directory_iterator(out / "figures")) stems.insert(e.path().stem().string());
+    return stems;
+  };
+  auto report = [&](const ScratchDir& study, const std::string& env) {
+    auto r = run_scalelens("report " + quoted(study.path()) + " -q -o " + quoted(out.path()), env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  report(a, "");
+  ASSERT_TRUE(names().count("energy")) << "study A has an energy figure";
+  ASSERT_TRUE(names().count("utilization"));
+  out.write("figures/my-notes.txt", "mine\n");
+  out.write("figures/energy-draft.svg", "<svg/>\n");
+  std::filesystem::create_directories(out / "figures/lost_time.svg");  // a folder of a figure's name is none of its files
+  report(b, "SCALELENS_NO_GNUPLOT=1 ");
+  for (const char* gone : {"energy", "utilization", "pareto"}) EXPECT_FALSE(names().count(gone)) << gone;
+  EXPECT_TRUE(std::filesystem::is_directory(out / "figures/lost_time.svg"));
+  std::filesystem::remove(out / "figures/lost_time.svg");
+  for (const auto& e : std::filesystem::directory_iterator(out / "figures")) {
+    const auto ext = e.path().extension().string();
+    EXPECT_TRUE(ext == ".gp" || ext == ".dat" || e.path().filename() == "my-notes.txt" || e.path().filename() == "energy-draft.svg")
+        << e.path() << ": no picture of A's beside B's scripts, drawn without gnuplot";
+  }
+  EXPECT_EQ(slurp(out / "figures/my-notes.txt"), "mine\n");
+  EXPECT_EQ(slurp(out / "figures/energy-draft.svg"), "<svg/>\n");
+  EXPECT_EQ(slurp(out / "figures/speedup.dat").find("withgpu"), std::string::npos);
+  // The same as B reported into a fresh folder, figure for figure.
+  ScratchDir fresh;
+  auto r = run_scalelens("report " + quoted(b.path()) + " -q -o " + quoted(fresh.path()), "SCALELENS_NO_GNUPLOT=1 ");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> alone;
+  for (const auto& e : std::filesystem::directory_iterator(fresh / "figures")) alone.insert(e.path().filename().string());
+  std::set<std::string> over;
+  for (const auto& e : std::filesystem::directory_iterator(out / "figures")) over.insert(e.path().filename().string());
+  over.erase("my-notes.txt"), over.erase("energy-draft.svg");
+  EXPECT_EQ(over, alone);
 }

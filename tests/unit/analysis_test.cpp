@@ -329,7 +329,7 @@ TEST(Energy, OneGpusLogInTwoFilesOneAfterTheOtherIsOneSeries) {
   // 20 s apart it is two steps, integrated as within one series.
   auto two_files = [](double second_from) {
     Study st2;
-    scalelens::Run r2 = make_run("ddp", 1, {100}, "b");
+    scalelens::Run r2 = make_run("ddp", 1, {second_from + 20}, "b");  // the run ends with the second file
     auto early = gpu("n0", 0, {{0, 100}, {10, 100}, {20, 100}});
     early.source = "nodes/n0/gpu.csv";
     auto late = gpu("n0", 0, {{second_from, 100}, {second_from + 10, 100}, {second_from + 20, 100}});

@@ -1072,3 +1072,151 @@ TEST(RunFolder, LogsWithTheirColumnsInAnotherOrderGiveTheSameSummary) {
     for (std::size_t at = text->find(root); at != std::string::npos; at = text->find(root, at)) text->replace(at, root.size(), "ROOT");
   EXPECT_EQ(paths_a, paths_b);
 }
+
+// A run of 100 s (4 epochs of 25 s, 2 ranks) on two GPUs sampled each second: GPU 0 draws 100 W
+// throughout, GPU 1 200 W over `gpu1_from`..`gpu1_to` s only (its sampler died, or started late),
+// from power_w, or from energy_mj as well where `counter`.
+void write_partly_logged_run(const ScratchDir& dir, const std::string& name, int gpu1_from, int gpu1_to, bool counter) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000;
+  auto at = [](double s) { return t0 + static_cast<std::int64_t>(s * 1e9); };
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "world_size": 2, "nodes": 1, )"
+                        R"("gpus_per_node": 2, "samples_per_epoch": 1000, "start_ns": {}, "end_ns": {}, "exit_status": 0, )"
+                        R"("status": "complete", "sampling_interval_s": 1}})",
+                        name, at(0), at(100)));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int e = 0; e < 4; ++e)
+    for (int rank = 0; rank < 2; ++rank) epochs += fmt::format("{},{},{},{},\n", rank, e, at(25 * e), at(25 * (e + 1)));
+  dir.write(name + "/epochs.csv", epochs);
+  std::string gpus = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (int t = 0; t <= 100; ++t) {
+    gpus += fmt::format("{},0,GPU-5f0e3c2a-0000-4c1e-9d6b-000000000000,90,40,8589934592,100,{},1410,61\n", at(t),
+                        counter ? std::to_string(t * 100'000) : "");
+    if (t >= gpu1_from && t <= gpu1_to)
+      gpus += fmt::format("{},1,GPU-5f0e3c2a-0001-4c1e-9d6b-000000000001,90,40,8589934592,200,{},1410,63\n", at(t),
+                          counter ? std::to_string(t * 200'000) : "");
+  }
+  dir.write(name + "/nodes/n01/gpu.csv", gpus);
+}
+
+// A GPU whose log covers only part of its run (stops at 50 s of 100, or starts at 50 s) measured
+// none of the rest: that energy was left out unsaid (5.56 Wh where the GPUs drew 8.33 Wh), while
+// the same 50 s missing mid-run were said (energy-gaps). The head and tail are gaps as well now;
+// the energy is what was measured. A log that starts or ends within the sampler's lag is whole.
+TEST(RunFolder, AGpuLogCoveringPartOfTheRunLeavesTheRestOutAndSaysSo) {
+  struct Case {
+    const char* name;
+    int from, to;
+    bool counter;
+    double gap_s;  // the GPU-seconds said left out; 0: no energy-gaps
+  };
+  const Case cases[] = {{"stops", 0, 50, false, 50}, {"starts-late", 50, 100, false, 50}, {"counter-stops", 0, 50, true, 50},
+                        {"counter-starts-late", 50, 100, true, 50}, {"whole", 0, 100, false, 0},
+                        {"within-lag", 1, 99, false, 0}, {"counter-within-lag", 1, 99, true, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ScratchDir dir;
+    write_partly_logged_run(dir, c.name, c.from, c.to, c.counter);
+    // Both ways a study is read: its GPU log summarized as it is read (the report), and kept.
+    for (const bool as_report : {true, false}) {
+      const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), {});
+      ASSERT_EQ(s.runs.size(), 1u);
+      ASSERT_TRUE(s.runs[0].energy_j);
+      EXPECT_NEAR(*s.runs[0].energy_j, 100 * 100 + 200 * (c.to - c.from), 1e-6) << "the energy measured";
+      const auto* gaps = find(s.warnings, "energy-gaps");
+      if (c.gap_s == 0) {
+        EXPECT_FALSE(gaps) << gaps->message;
+        continue;
+      }
+      ASSERT_TRUE(gaps);
+      EXPECT_NE(gaps->message.find(fmt::format("{:.1f} s of GPU time (summed over 1 GPU)", c.gap_s)), std::string::npos)
+          << gaps->message;
+      EXPECT_NE(gaps->message.find("begin after the run's start or end before its end"), std::string::npos) << gaps->message;
+    }
+  }
+}
+
+// steps.csv's samples column (DESIGN.md: rank,step,start_ns,end_ns,samples) was never read: without
+// a global batch the run had no throughput ("no samples count"), and a declared global batch that
+// the column contradicts gave its own figure unsaid (128 a step where 64 were logged: 1280
+// samples/s for 640). The column is the run's samples now, as epochs.csv's is, and a declared batch
+// that disagrees with it by more than one (short last) batch is said.
+TEST(RunFolder, StepsSamplesColumnIsTheRunsSamples) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000;
+  // 2 ranks, 100 steps of 0.1 s, 32 samples a rank a step (the last step `last` a rank).
+  auto write = [&](const ScratchDir& dir, const std::string& name, const std::string& batch, int last) {
+    dir.write(name + "/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "{}", "world_size": 2, "nodes": 1, )"
+                          R"("gpus_per_node": 2, {}"start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                          name, name, batch, t0, t0 + 10'000'000'000));
+    std::string steps = "rank,step,start_ns,end_ns,samples\n";
+    for (int n = 0; n < 100; ++n)
+      for (int rank = 0; rank < 2; ++rank)
+        steps += fmt::format("{},{},{},{},{}\n", rank, n, t0 + n * 100'000'000LL, t0 + (n + 1) * 100'000'000LL, n == 99 ? last : 32);
+    dir.write(name + "/steps.csv", steps);
+  };
+  ScratchDir dir;
+  write(dir, "nobatch", "", 32);
+  write(dir, "wrongbatch", R"("global_batch_size": 128, )", 32);
+  write(dir, "batch", R"("global_batch_size": 64, )", 32);
+  write(dir, "shortlast", R"("global_batch_size": 64, )", 8);  // the loader's short last batch: no disagreement
+  for (const bool as_report : {true, false}) {
+    SCOPED_TRACE(as_report ? "as the report reads it" : "kept");
+    const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), {});
+    ASSERT_EQ(s.runs.size(), 4u);
+    for (const auto& r : s.runs) {
+      SCOPED_TRACE(r.run_id);
+      const double samples = r.run_id == "shortlast" ? 99 * 64 + 16 : 6400;
+      ASSERT_TRUE(r.throughput_samples_per_s);
+      EXPECT_NEAR(*r.throughput_samples_per_s, samples / 10, 1e-6);
+      EXPECT_EQ(r.throughput_from, "samples column");
+      ASSERT_TRUE(r.samples);
+      EXPECT_NEAR(*r.samples, samples, 1e-9);
+    }
+    std::vector<std::string> disagreeing;
+    for (const auto& w : s.warnings)
+      if (w.code == "batch-disagrees-with-samples") {
+        disagreeing.push_back(w.path.substr(w.path.rfind('/') + 1));
+        EXPECT_NE(w.message.find("global_batch_size 128 x 100 steps is 12800 samples, but its steps.csv samples column "
+                                 "sums to 6400 (64 a step)"),
+                  std::string::npos)
+            << w.message;
+      }
+    EXPECT_EQ(disagreeing, std::vector<std::string>{"wrongbatch"});
+    for (const auto& w : s.warnings) EXPECT_EQ(w.message.find("no samples count"), std::string::npos) << w.message;
+  }
+}
+
+// A run reported failed because a rank's record says it exited with status 3 still read
+// exit_status 0 in summary.json (the manifest's, rank 0's). It reads the status of the lowest
+// rank that failed, the one the failed-run warning names (rank 2, though ranks/10.json, which
+// failed too, comes first in the folder).
+TEST(RunFolder, ARunFailedByARanksRecordHasThatRanksExitStatus) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000, t1 = t0 + 10'000'000'000;
+  ScratchDir dir;
+  dir.write("r/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "r", "label": "ddp", "world_size": 12, "nodes": 1, )"
+                        R"("gpus_per_node": 12, "global_batch_size": 64, "start_ns": {}, "end_ns": {}, "exit_status": 0, )"
+                        R"("status": "complete"}})",
+                        t0, t1));
+  std::string steps = "rank,step,start_ns,end_ns,samples\n";
+  for (int n = 0; n < 40; ++n) steps += fmt::format("0,{},{},{},\n", n, t0 + n * 250'000'000LL, t0 + (n + 1) * 250'000'000LL);
+  dir.write("r/steps.csv", steps);
+  for (int rank = 0; rank < 12; ++rank)
+    dir.write(fmt::format("r/ranks/{}.json", rank),
+              fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "n01", "local_rank": {}, "devices": ["{}"], )"
+                          R"("start_ns": {}, "end_ns": {}, "exit_status": {}, "pid": {}}})",
+                          rank, rank, rank, t0, t1, rank == 2 ? 3 : rank == 10 ? 9 : 0, 4000 + rank));
+  for (const bool as_report : {true, false}) {
+    SCOPED_TRACE(as_report ? "as the report reads it" : "kept");
+    const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), {});
+    ASSERT_EQ(s.runs.size(), 1u);
+    const auto* failed = find(s.warnings, "failed-run");
+    ASSERT_TRUE(failed);
+    EXPECT_NE(failed->message.find("rank 2 exited with status 3, and 1 more rank"), std::string::npos) << failed->message;
+    ASSERT_TRUE(s.runs[0].exit_status);
+    EXPECT_EQ(*s.runs[0].exit_status, 3);
+    EXPECT_FALSE(s.runs[0].run_time_s);
+    EXPECT_NE(render_summary_json(s).find(R"("exit_status":3)"), std::string::npos);
+  }
+}
