@@ -66,7 +66,7 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
   };
   std::vector<Pending> pending{{root.native(), 0, folder_id(root)}};
   // Every folder taken to be walked, by identity, and the path it is walked under: a folder reached
-  // again (through a link) is left out, so nothing is read twice and no link can loop. Held only
+  // again (through a bind mount) is left out, so nothing is read twice and nothing loops. Held only
   // while walking, before any file is read.
   std::unordered_map<FolderId, std::string, FolderIdHash> taken;
   if (pending[0].id) taken.emplace(*pending[0].id, root.native());
@@ -96,18 +96,26 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
     std::vector<Pending> subfolders;
     for (auto& e : entries) {
       std::error_code e2;
-      // A link to a folder is followed as the folder is (a study assembled from links to run folders).
       const bool folder = e.is_directory(e2);
+      if (folder && e.is_symlink(e2)) {
+        // Not followed, as find(1) and os.walk do not: a run's link to its dataset, environment or
+        // checkpoints can be a whole file system to sniff (`dataset -> /usr` made a report walk all
+        // of /usr). Named instead; a linked folder given as an input is read.
+        left_out.push_back({e.path(), {}, false, true});
+        e = fs::directory_entry();
+        continue;
+      }
       std::optional<FolderId> id;
       if (folder && (id = folder_id(e.path()))) {
+        // Reached again without a link (a bind mount): above it, it would loop; elsewhere, read once.
         auto above = std::find_if(current_path.begin(), current_path.end(), [&](const auto& f) { return f.first == *id; });
         if (above != current_path.end()) {
-          left_out.push_back({e.path(), above->second, true, e.is_symlink(e2)});
+          left_out.push_back({e.path(), above->second, true});
           e = fs::directory_entry();
           continue;
         }
         if (auto seen = taken.find(*id); seen != taken.end()) {
-          left_out.push_back({e.path(), seen->second, false, e.is_symlink(e2)});
+          left_out.push_back({e.path(), seen->second, false});
           e = fs::directory_entry();
           continue;
         }
@@ -123,16 +131,33 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
   }
 }
 
-Diagnostic folder_left_out(const FolderLeftOut& folder) {
-  if (folder.loops)
-    return {Severity::warning, "unreadable-file",
-            folder.link ? fmt::format("symbolic link that loops (to {}, a folder above it); left out", folder.reached_as.string())
-                        : fmt::format("the folder {} again, reached through a symbolic link above it: it would loop; left out",
-                                      folder.reached_as.string()),
-            folder.path.string(), 0, {}};
-  return {Severity::note, "folder-reached-twice",
-          fmt::format("the same folder as {} (a symbolic link leads to one of them); read once, there", folder.reached_as.string()),
-          folder.path.string(), 0, {}};
+std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& left_out) {
+  std::vector<Diagnostic> out;
+  std::vector<std::string> not_followed;
+  for (const auto& folder : left_out) {
+    if (folder.not_followed)
+      not_followed.push_back(folder.path.string());
+    else if (folder.loops)
+      out.push_back({Severity::warning, "unreadable-file",
+                     fmt::format("the folder {} again (a bind mount leads back to it): it would loop; left out", folder.reached_as.string()),
+                     folder.path.string(), 0, {}});
+    else
+      out.push_back({Severity::note, "folder-reached-twice",
+                     fmt::format("the same folder as {} (a bind mount leads to one of them); read once, there", folder.reached_as.string()),
+                     folder.path.string(), 0, {}});
+  }
+  if (!not_followed.empty()) {
+    constexpr std::size_t kNamed = 3;
+    std::string named;
+    for (std::size_t i = 0; i < std::min(kNamed, not_followed.size()); ++i) named += (i ? ", " : "") + not_followed[i];
+    if (not_followed.size() > kNamed) named += fmt::format(" and {} more", not_followed.size() - kNamed);
+    out.push_back({Severity::note, "links-not-followed",
+                   fmt::format("{} symbolic link{} to folders {} not followed (a run's link to its dataset or environment can be a "
+                               "whole file system): {}; give a linked folder as an input to read it (a study of links: `study/*`)",
+                               not_followed.size(), not_followed.size() == 1 ? "" : "s", not_followed.size() == 1 ? "was" : "were", named),
+                   not_followed.front(), 0, {}});
+  }
+  return out;
 }
 
 Diagnostic unreachable_input(const fs::path& input, std::error_code ec) {

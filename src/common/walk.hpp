@@ -3,8 +3,9 @@
 // deeper, so the walk holds one descriptor however deep the tree is (a recursive_directory_iterator
 // holds one per level and fails with EMFILE past the open-file limit). A folder that cannot be
 // listed (EACCES, EMFILE, ESTALE, EIO), or whose listing fails part way, is reported with the reason
-// and the walk goes on with its siblings. Links to folders are followed (a study is often assembled
-// from links to run folders); a folder is walked once, however many paths lead to it.
+// and the walk goes on with its siblings. Links to folders are not followed but named (a run's link
+// to its dataset can be a whole file system), as find(1) and os.walk do; a folder is walked once,
+// however many bind mounts lead to it.
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -20,12 +21,12 @@ struct UnreadableFolder {
   std::string reason;  // "cannot list folder: Permission denied"
 };
 
-// A folder (through a link, or a bind mount) the walk did not enter, as it had reached it already.
+// A folder the walk did not enter: a link to one, or one it had reached already (a bind mount).
 struct FolderLeftOut {
   std::filesystem::path path;        // as the walk met it
   std::filesystem::path reached_as;  // the same folder, where the walk took it
   bool loops = false;  // reached_as is a folder above path: entering it would loop
-  bool link = false;   // path is itself a link (else a folder reached through one above it)
+  bool not_followed = false;  // a link to a folder: not walked
 };
 
 // Orders two paths held as strings as std::filesystem::path orders them on POSIX (component by
@@ -35,15 +36,16 @@ struct FolderLeftOut {
 int compare_as_paths(std::string_view a, std::string_view b);
 
 // Calls `visit` for every entry under `root` (not `root` itself), parents before children; links to
-// folders are followed. `visit` returns false for a folder not to enter it. Entries of one folder
-// come in name order. A folder already taken (by device and inode: above it, which would loop, or
-// anywhere else in the walk) is not visited again: it goes to `left_out`.
+// folders go to `left_out`, not followed. `visit` returns false for a folder not to enter it.
+// Entries of one folder come in name order. A folder already taken (by device and inode: above it,
+// which would loop, or anywhere else in the walk) is not visited again: it goes to `left_out`.
 void walk_tree(const std::filesystem::path& root, const std::function<bool(const std::filesystem::directory_entry&)>& visit,
                std::vector<UnreadableFolder>& unreadable, std::vector<FolderLeftOut>& left_out);
 
-// What a folder the walk left out is to the user: a link that loops (warning `unreadable-file`, as
-// a file link that loops is), or the note `folder-reached-twice` naming where it was read.
-Diagnostic folder_left_out(const FolderLeftOut& folder);
+// What the folders the walk left out are to the user: one that would loop (warning
+// `unreadable-file`), the note `folder-reached-twice` naming where it was read, and one note
+// `links-not-followed` naming the links to folders not walked.
+std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& left_out);
 
 // The error for an input given by name whose status cannot be had (`ec`, from std::filesystem::
 // status): `missing-input` where nothing is there (a broken link named so), else the real reason:

@@ -166,7 +166,6 @@ void StudyWatcher::watch_tree(const std::filesystem::path& root) {
   // One folder open at a time (common/walk.hpp): a deep study does not run out of descriptors.
   std::vector<UnreadableFolder> unreadable;  // named by the ingest walk of each snapshot
   std::vector<FolderLeftOut> reached_again;  // likewise; each folder is watched once
-  // Linked folders too: the report reads them (inotify watches the folder a link leads to).
   walk_tree(root, [&](const std::filesystem::directory_entry& e) {
     std::error_code e2;
     if (!watch_error_.empty() || !e.is_directory(e2)) return false;

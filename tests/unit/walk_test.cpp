@@ -104,76 +104,30 @@ Walked walk_files(const fs::path& root) {
 
 }  // namespace
 
-// A study assembled from links to run folders (study/ddp-1 -> ../real/ddp-1), and a run whose
-// nodes/ is a link to where the node logs are kept: the linked folders' files are walked, under
-// the links' names (they were skipped without a word).
-TEST(Walk, LinksToFoldersAreFollowed) {
+// Links to folders are not followed (a run's `dataset -> /usr` made a report walk and sniff all of
+// /usr) but named, in one note, never skipped without a word; a linked folder given as the input is
+// walked.
+TEST(Walk, LinksToFoldersAreNamedNotFollowed) {
   ScratchDir dir;
   dir.write("real/ddp-1/epochs.csv", "x\n");
-  dir.write("real/ddp-1/nodes/node0/gpu.csv", "x\n");
   dir.write("kept/nodes-of-ddp-2/node0/gpu.csv", "x\n");
   dir.write("study/ddp-2/epochs.csv", "x\n");
   fs::create_directory_symlink("../real/ddp-1", dir / "study/ddp-1");
   fs::create_directory_symlink("../../kept/nodes-of-ddp-2", dir / "study/ddp-2/nodes");
+  fs::create_directory_symlink("/usr", dir / "study/ddp-2/dataset");
+  fs::create_directory_symlink(".", dir / "study/here");
   const auto w = walk_files(dir / "study");
-  EXPECT_EQ(w.files, (std::vector<std::string>{"ddp-1/epochs.csv", "ddp-1/nodes/node0/gpu.csv", "ddp-2/epochs.csv",
-                                               "ddp-2/nodes/node0/gpu.csv"}));
-  EXPECT_TRUE(w.left_out.empty());
-}
-
-// A link to a folder above it would loop: it is left out, named with the folder it leads back to
-// (by device and inode, whatever the link's spelling), and the walk ends.
-TEST(Walk, ALinkBackToAFolderAboveItIsLeftOutAsALoop) {
-  ScratchDir dir;
-  dir.write("study/run/epochs.csv", "x\n");
-  fs::create_directory_symlink("..", dir / "study/run/up");
-  fs::create_directory_symlink(dir / "study/run", dir / "study/run/self");
-  const auto w = walk_files(dir / "study");
-  EXPECT_EQ(w.files, (std::vector<std::string>{"run/epochs.csv"}));
-  ASSERT_EQ(w.left_out.size(), 2u);
-  EXPECT_EQ(w.left_out[0].path, dir / "study/run/self");
-  EXPECT_EQ(w.left_out[0].reached_as, dir / "study/run");
-  EXPECT_TRUE(w.left_out[0].loops);
-  EXPECT_EQ(w.left_out[1].path, dir / "study/run/up");
-  EXPECT_EQ(w.left_out[1].reached_as, dir / "study");
-  EXPECT_TRUE(w.left_out[1].loops);
-  EXPECT_TRUE(w.left_out[1].link);
-  EXPECT_EQ(folder_left_out(w.left_out[1]).message, "symbolic link that loops (to " + (dir / "study").string() + ", a folder above it); left out");
-}
-
-// A link to the folder above the input is no loop by itself (that folder is not on the walk's
-// path) and is walked; the input met again inside it is what would loop, and is named as a folder
-// reached through a link, not as a link.
-TEST(Walk, ALinkAboveTheInputIsWalkedUntilItLeadsBackIn) {
-  ScratchDir dir;
-  dir.write("study/run/epochs.csv", "x\n");
-  dir.write("beside/epochs.csv", "x\n");
-  fs::create_directory_symlink("../..", dir / "study/run/out");
-  const auto w = walk_files(dir / "study");
-  EXPECT_EQ(w.files, (std::vector<std::string>{"run/epochs.csv", "run/out/beside/epochs.csv"}));
-  ASSERT_EQ(w.left_out.size(), 1u);
-  EXPECT_EQ(w.left_out[0].path, dir / "study/run/out/study");
-  EXPECT_EQ(w.left_out[0].reached_as, dir / "study");
-  EXPECT_TRUE(w.left_out[0].loops);
-  EXPECT_FALSE(w.left_out[0].link);
-  EXPECT_EQ(folder_left_out(w.left_out[0]).message,
-            "the folder " + (dir / "study").string() + " again, reached through a symbolic link above it: it would loop; left out");
-}
-
-// One folder reached through two links (or a link and its own place) is walked once, where the
-// walk meets it first; the other path is named, not walked again.
-TEST(Walk, AFolderReachedTwiceIsWalkedOnce) {
-  ScratchDir dir;
-  dir.write("study/real/ddp-1/epochs.csv", "x\n");
-  fs::create_directory_symlink("real/ddp-1", dir / "study/a-link");
-  fs::create_directory_symlink("real/ddp-1", dir / "study/b-link");
-  const auto w = walk_files(dir / "study");
-  EXPECT_EQ(w.files, (std::vector<std::string>{"a-link/epochs.csv"}));
-  ASSERT_EQ(w.left_out.size(), 2u);
-  EXPECT_EQ(w.left_out[0].path, dir / "study/b-link");
-  EXPECT_EQ(w.left_out[0].reached_as, dir / "study/a-link");
-  EXPECT_FALSE(w.left_out[0].loops);
-  EXPECT_EQ(w.left_out[1].path, dir / "study/real/ddp-1");
-  EXPECT_EQ(w.left_out[1].reached_as, dir / "study/a-link");
-  EXPECT_FALSE(w.left_out[1].loops);
+  EXPECT_EQ(w.files, (std::vector<std::string>{"ddp-2/epochs.csv"}));
+  ASSERT_EQ(w.left_out.size(), 4u);
+  EXPECT_EQ(w.left_out[0].path, dir / "study/ddp-1");
+  EXPECT_EQ(w.left_out[3].path, dir / "study/ddp-2/nodes");
+  for (const auto& f : w.left_out) EXPECT_TRUE(f.not_followed && !f.loops);
+  const auto said = left_out_diagnostics(w.left_out);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].severity, Severity::note);
+  EXPECT_EQ(said[0].code, "links-not-followed");
+  EXPECT_EQ(said[0].path, (dir / "study/ddp-1").string());
+  EXPECT_NE(said[0].message.find("4 symbolic links to folders were not followed"), std::string::npos) << said[0].message;
+  EXPECT_NE(said[0].message.find(" and 1 more"), std::string::npos) << said[0].message;
+  EXPECT_EQ(walk_files(dir / "study/ddp-1").files, (std::vector<std::string>{"epochs.csv"}));
 }
