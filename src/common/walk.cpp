@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -158,6 +160,49 @@ std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& l
                    not_followed.front(), 0, {}});
   }
   return out;
+}
+
+FileIdentity file_identity(const std::string& path, std::size_t input) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {0, 0, input};
+  return {st.st_dev, st.st_ino, input};
+}
+
+std::vector<char> files_reached_twice(const std::vector<std::string_view>& paths, const std::vector<FileIdentity>& identities,
+                                      const std::vector<std::string>& inputs, std::vector<Diagnostic>& diagnostics) {
+  std::vector<std::size_t> order(paths.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(identities[a].device, identities[a].inode) < std::tie(identities[b].device, identities[b].inode);
+  });
+  struct Reached {
+    std::size_t files = 0;
+    std::string example, kept;  // one file left out, and its spelling that is read
+  };
+  std::map<std::pair<std::size_t, std::size_t>, Reached> reached;  // (input left out, input read) -> files
+  std::vector<char> drop(paths.size(), 0);
+  for (std::size_t begin = 0, end = 0; begin < order.size(); begin = end) {
+    const FileIdentity& first = identities[order[begin]];
+    for (end = begin + 1; end < order.size() && identities[order[end]].device == first.device &&
+                          identities[order[end]].inode == first.inode;
+         ++end) {
+      const std::size_t i = order[end];
+      if ((first.device == 0 && first.inode == 0) || compare_as_paths(paths[i], paths[order[begin]]) == 0)
+        continue;
+      drop[i] = 1;
+      auto& r = reached[{identities[i].input, first.input}];
+      if (r.files++ == 0) r.example = paths[i], r.kept = paths[order[begin]];
+    }
+  }
+  for (const auto& [which, r] : reached)
+    diagnostics.push_back(
+        {Severity::note, "file-reached-twice",
+         fmt::format("{} file{} reached here {} already read under another spelling (e.g. {} is {}, through another "
+                     "spelling of its folder or a link); each is read once, as {}",
+                     r.files, r.files == 1 ? "" : "s", r.files == 1 ? "was" : "were", r.example, r.kept,
+                     which.first == which.second ? "first reached" : "input " + inputs[which.second] + " reached it"),
+         inputs[which.first], 0, {}});
+  return drop;
 }
 
 Diagnostic unreachable_input(const fs::path& input, std::error_code ec) {

@@ -6,6 +6,8 @@
 // and the walk goes on with its siblings. Links to folders are not followed but named (a run's link
 // to its dataset can be a whole file system), as find(1) and os.walk do; a folder is walked once,
 // however many bind mounts lead to it.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -46,6 +48,22 @@ void walk_tree(const std::filesystem::path& root, const std::function<bool(const
 // `unreadable-file`), the note `folder-reached-twice` naming where it was read, and one note
 // `links-not-followed` naming the links to folders not walked.
 std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& left_out);
+
+// What a file is on disk (device and inode; 0 and 0 where stat failed), and the input that reached it.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::size_t input = 0;
+};
+FileIdentity file_identity(const std::string& path, std::size_t input);  // by stat(2)
+
+// Of `paths` (with their `identities`), those reached under a second spelling (`study` and
+// `$PWD/study` or `./study`, a link to it or to a folder above it): a mask of the ones to leave out,
+// each file read once, as the first input reached it, with a note `file-reached-twice` per pair of
+// inputs. The same spelling twice (a folder given with its parent) is one path, merged by the
+// caller.
+std::vector<char> files_reached_twice(const std::vector<std::string_view>& paths, const std::vector<FileIdentity>& identities,
+                                      const std::vector<std::string>& inputs, std::vector<Diagnostic>& diagnostics);
 
 // The error for an input given by name whose status cannot be had (`ec`, from std::filesystem::
 // status): `missing-input` where nothing is there (a broken link named so), else the real reason:

@@ -209,60 +209,6 @@ std::string itwinai_trace_run_name(const fs::path& file) {
   return named.filename().string();
 }
 
-// What a file is on disk (device and inode; 0 and 0 where stat failed), and the input that reached it.
-struct FileIdentity {
-  dev_t device = 0;
-  ino_t inode = 0;
-  std::size_t input = 0;
-};
-
-// One file reached under two spellings (`study` and `$PWD/study` or `./study`, a link to it or to a
-// folder above it) is read once, as the first input reached it, with a note per pair of inputs: it
-// was counted twice. The same spelling twice (a folder given with its parent) is one path, merged
-// by the caller as before.
-void drop_files_reached_twice(std::vector<Candidate>& files, const std::vector<FileIdentity>& identities,
-                              const std::vector<std::string>& inputs, std::vector<Diagnostic>& diagnostics) {
-  std::vector<std::size_t> order(files.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::tie(identities[a].device, identities[a].inode) < std::tie(identities[b].device, identities[b].inode);
-  });
-  struct Reached {
-    std::size_t files = 0;
-    std::string example, kept;  // one file left out, and its spelling that is read
-  };
-  std::map<std::pair<std::size_t, std::size_t>, Reached> reached;  // (input left out, input read) -> files
-  std::vector<char> drop(files.size(), 0);
-  for (std::size_t begin = 0, end = 0; begin < order.size(); begin = end) {
-    const FileIdentity& first = identities[order[begin]];
-    for (end = begin + 1; end < order.size() && identities[order[end]].device == first.device &&
-                          identities[order[end]].inode == first.inode;
-         ++end) {
-      const std::size_t i = order[end];
-      if ((first.device == 0 && first.inode == 0) || compare_as_paths(files[i].path, files[order[begin]].path) == 0)
-        continue;
-      drop[i] = 1;
-      auto& r = reached[{identities[i].input, first.input}];
-      if (r.files++ == 0) r.example = files[i].path, r.kept = files[order[begin]].path;
-    }
-  }
-  for (const auto& [which, r] : reached)
-    diagnostics.push_back(
-        {Severity::note, "file-reached-twice",
-         fmt::format("{} file{} reached here {} already read under another spelling (e.g. {} is {}, through another "
-                     "spelling of its folder or a link); each is read once, as {}",
-                     r.files, r.files == 1 ? "" : "s", r.files == 1 ? "was" : "were", r.example, r.kept,
-                     which.first == which.second ? "first reached" : "input " + inputs[which.second] + " reached it"),
-         inputs[which.first], 0, {}});
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (drop[i]) continue;
-    if (i != kept) files[kept] = std::move(files[i]);  // a string moved onto itself is emptied
-    ++kept;
-  }
-  files.erase(files.begin() + static_cast<std::ptrdiff_t>(kept), files.end());
-}
-
 // Every file under the inputs, with the reader that recognizes it (by its first bytes), in path
 // order; outside --pattern's paths only the files that define named runs.
 std::vector<Candidate> find_candidates(const IngestOptions& options, const std::optional<UserRegex>& pattern,
@@ -336,7 +282,19 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
                                    input, 0, {}});
   }
-  drop_files_reached_twice(files, identities, options.inputs, diagnostics);
+  {
+    std::vector<std::string_view> paths;
+    paths.reserve(files.size());
+    for (const auto& f : files) paths.push_back(f.path);
+    const std::vector<char> drop = files_reached_twice(paths, identities, options.inputs, diagnostics);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (drop[i]) continue;
+      if (i != kept) files[kept] = std::move(files[i]);  // a string moved onto itself is emptied
+      ++kept;
+    }
+    files.erase(files.begin() + static_cast<std::ptrdiff_t>(kept), files.end());
+  }
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) < 0; });
   files.erase(std::unique(files.begin(), files.end(),
                           [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) == 0; }),

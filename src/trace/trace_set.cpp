@@ -102,7 +102,11 @@ std::optional<Result<RankSummary>> decode_result(std::string_view bytes) {
 
 std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vector<Diagnostic>& diagnostics) {
   std::vector<fs::path> files;
+  std::vector<std::size_t> input_of;  // per file: the input that reached it
+  std::size_t current = 0;
   for (const auto& input : inputs) {
+    input_of.resize(files.size(), current);  // the files the input before reached
+    current = static_cast<std::size_t>(&input - inputs.data());
     std::error_code ec;
     auto st = fs::status(input, ec);
     if (ec || !fs::exists(st)) {
@@ -135,9 +139,23 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  return files;
+  input_of.resize(files.size(), current);
+  // A trace reached under two spellings (`traces` and `$PWD/traces`) is one rank's, read once.
+  std::vector<std::string> input_names;
+  for (const auto& input : inputs) input_names.push_back(input.string());
+  std::vector<std::string_view> paths;
+  std::vector<FileIdentity> identities;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    paths.push_back(files[i].native());
+    identities.push_back(file_identity(files[i].native(), input_of[i]));
+  }
+  const std::vector<char> drop = files_reached_twice(paths, identities, input_names, diagnostics);
+  std::vector<fs::path> kept;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(files[i]));
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
 }
 
 TraceSet analyse_traces(const TraceSetOptions& options) {

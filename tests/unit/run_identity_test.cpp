@@ -11,6 +11,7 @@
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
+#include "trace/trace_set.hpp"
 #include "support/read_study.hpp"
 #include "support/test_support.hpp"
 
@@ -143,6 +144,23 @@ TEST(RunIdentity, OneFolderUnderTwoSpellingsIsReadOnce) {
   ASSERT_EQ(both.runs.size(), 1u);
   EXPECT_EQ(both.runs[0].breakdown.size(), 8u);
   EXPECT_EQ(with_code(both.diagnostics, "file-reached-twice").size(), 1u);
+}
+
+// `scalelens trace` the same: a folder of traces given under two spellings (as itself, absolute,
+// through a link) is 8 ranks, not 16, with the note naming the second spelling.
+TEST(RunIdentity, TraceInputsUnderTwoSpellingsAreReadOnce) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  const fs::path traces = data / "kineto/dlrm-8rank-v100";
+  fs::create_directory_symlink(traces, dir / "traces-link");
+  std::vector<Diagnostic> diagnostics;
+  const auto files = trace::find_traces({traces, dir / "traces-link", traces.parent_path() / "../kineto/dlrm-8rank-v100"}, diagnostics);
+  EXPECT_EQ(files.size(), 8u);
+  for (const auto& f : files) EXPECT_EQ(f.parent_path(), traces) << f;
+  const auto notes = with_code(diagnostics, "file-reached-twice");
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0]->path, (dir / "traces-link").string());
+  EXPECT_NE(notes[0]->message.find("8 files reached here were already read"), std::string::npos) << notes[0]->message;
 }
 
 // A copy of a run without a written id (cp -r of a hand-written run folder, a copied MLPerf log, a
