@@ -225,8 +225,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     const int first_member = split[members.front().at].rank;
     // A call as every member finds it: the i-th of the step on each (a count through the group's
     // earlier steps would follow the first member's, which may have made more calls there).
+    const auto step = key.second;  // named: a lambda cannot capture a structured binding in C++20 (clang)
     auto call_no = [&](std::size_t i) {
-      return key.second >= 0 ? fmt::format("step {}'s call #{}", key.second, i + 1) : fmt::format("call #{}", i + 1);
+      return step >= 0 ? fmt::format("step {}'s call #{}", step, i + 1) : fmt::format("call #{}", i + 1);
     };
     // The first call on which a member disagrees with the first member: the group is matched up
     // to the earliest, and that member (the first in rank order, for the earliest call) is named.
