@@ -157,6 +157,12 @@ void fill_defaults(Run& run, const Run& manifest) {
 // that state their own world size it supplies defaults, it does not make them one run.
 bool defaults_for_traces(const Run& manifest) { return !manifest.world_size && !manifest.start_ns; }
 
+// Whether a trace is below such a manifest's folder, not in it (or in a per-rank subfolder of it):
+// traces beside a manifest are its run's, whatever it leaves out (its run_id, nodes, exit status).
+bool trace_below_manifest(const std::string& trace, const Run& manifest) {
+  return defaults_for_traces(manifest) && run_folder_of(trace) != fs::path(manifest.path);
+}
+
 // Where a run folder's epochs (from `folder_file`) and a log's in it (`log`, from `log_file`) differ,
 // `epoch-sources-disagree` with both figures: the number of epochs, the mean of each epoch's
 // longest rank, and where the log's last epoch ends after the run's stated end.
@@ -805,14 +811,14 @@ Study ingest(const IngestOptions& options) {
   // weighed against every file's runs, below) and none is an itwinai trace (linked by run name once
   // every run is known). A plain folder's files are merged into its run as soon as their batch is
   // read; the others' outputs are held for the merge below.
-  // Nor is one whose manifest states no world size or time and that holds traces: they may form runs
-  // of their own, below that manifest of defaults (6).
+  // Nor is one whose manifest states no world size or time and that holds traces in folders below
+  // its own: they may form runs of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
   for (std::size_t k = 0; k < others.size(); ++k)
     if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
                                !itwinai_trace_run_name(files[others[k]].path).empty() ||
                                (readers[files[others[k]].reader]->name() == "kineto" &&
-                                defaults_for_traces(folder_run(owner[k])))))
+                                trace_below_manifest(files[others[k]].path, folder_run(owner[k])))))
       plain[owner[k]] = 0;
   // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
@@ -971,7 +977,7 @@ Study ingest(const IngestOptions& options) {
       continue;  // linked to its MLflow run below, once every run is known
     } else if (const bool own_world = reader == "kineto" && out.attach.breakdown.size() == 1 &&
                                       out.attach.breakdown.front().world_size;
-               target && own_world && defaults_for_traces(*target)) {
+               target && own_world && trace_below_manifest(path, *target)) {
       // Merged into such a manifest's run, the traces of several jobs below it became one run:
       // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
       // own (below).

@@ -184,6 +184,36 @@ TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
   EXPECT_NE(w.out.find("labelled 'mix' (from the scalelens.json above them)"), std::string::npos) << w.out.substr(0, 1500);
 }
 
+// The 8 real DLRM traces beside their run's own scalelens.json (run_id, nodes, exit status, no
+// world size: the traces state it). Taken for a manifest of defaults above them, the run lost its
+// identity (run_id from the traces' folder, nodes and exit status null). Traces beside a manifest
+// are its run's; only those in folders below it form runs of their own.
+TEST(RunSourcesCli, TracesBesideAManifestWithoutWorldSizeAreItsRun) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "study/dlrm-8gpu");
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100"))
+    if (e.path().filename().string().rfind("worker", 0) == 0)
+      std::filesystem::copy_file(e.path(), dir / "study/dlrm-8gpu" / e.path().filename());
+  dir.write("study/dlrm-8gpu/scalelens.json",
+            R"({"schema":"scalelens.run/1","run_id":"job-4711","label":"dlrm","system":"lab","nodes":1,)"
+            R"("gpus_per_node":8,"global_batch_size":2048,"exit_status":0,"status":"complete"})");
+  auto r = run_scalelens("report " + quoted(dir / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::vector<std::string> runs;
+  for (simdjson::dom::element run : root["runs"].get_array()) {
+    int64_t nodes = -1, exit_status = -1;  // -1 where null
+    if (run["nodes"].get(nodes)) nodes = -1;
+    if (run["exit_status"].get(exit_status)) exit_status = -1;
+    runs.push_back(fmt::format("{} {} {} nodes {} exit {}", std::string_view(run["run_id"]), std::string_view(run["label"]),
+                               int64_t(run["world_size"]), nodes, exit_status));
+  }
+  EXPECT_EQ(runs, (std::vector<std::string>{"job-4711 dlrm 8 nodes 1 exit 0"})) << r.out.substr(0, 1500);
+  EXPECT_EQ(messages_of(root, "runs-from-traces"), "");
+}
+
 // gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
 // step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
 // log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
