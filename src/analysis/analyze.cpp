@@ -66,13 +66,12 @@ std::string collector_reason(std::string_view key, const std::string& reason) {
 }
 
 // Efficiency above 1 that the times' noise cannot explain: still above 1 with the baseline's time
-// at the low end of its 95% CI and this configuration's at the high end of its own (a time without
-// a CI, from one value: its mean).
+// at the low end of its 95% CI and this configuration's at the high end of its own. A time without
+// a CI (one value) has no noise estimate, so nothing is claimed beyond it.
 bool superlinear_beyond_noise(double efficiency, const std::optional<Stat>& base, const std::optional<Stat>& here) {
   if (!base || !here || !(base->mean > 0) || !(here->mean > 0)) return false;
-  const double base_low = std::isfinite(base->ci95_low) ? base->ci95_low : base->mean;
-  const double here_high = std::isfinite(here->ci95_high) ? here->ci95_high : here->mean;
-  return efficiency * (base_low / base->mean) * (here->mean / here_high) > 1;
+  if (!std::isfinite(base->ci95_low) || !std::isfinite(here->ci95_high)) return false;
+  return efficiency * (base->ci95_low / base->mean) * (here->mean / here->ci95_high) > 1;
 }
 
 // The time speedup is measured with: epoch time where the baseline has it, else run time, else

@@ -82,9 +82,7 @@ std::optional<Diagnostic> ranks_beyond_world_size(const Run& run) {
   std::string what;
   for (const auto& s : sources) what += (what.empty() ? "" : ", ") + s;
   const std::vector<int> beyond(seen.lower_bound(world), seen.end());
-  std::string listed;
-  for (std::size_t i = 0; i < beyond.size() && i < 10; ++i) listed += (i ? ", " : "") + std::to_string(beyond[i]);
-  if (beyond.size() > 10) listed += fmt::format(" and {} more", beyond.size() - 10);
+  const std::string listed = list_ranks(beyond, beyond.size());
   return run_warning(
       run, "ranks-beyond-world-size",
       fmt::format("the run's world size is {}, but its files show more ({}{}{}): the world size is wrong, or the files are "

@@ -10,6 +10,14 @@
 
 namespace scalelens {
 
+std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
+  std::string s;
+  const std::size_t shown = std::min<std::size_t>(ranks.size(), 10);
+  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (total > shown) s += fmt::format(" and {} more", total - shown);
+  return s;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);

@@ -15,6 +15,9 @@ std::string_view trim(std::string_view s);
 bool starts_with_ci(std::string_view s, std::string_view prefix);
 std::string to_lower(std::string_view s);
 
+// The first ten of `total` ranks, "0, 1, 2 and 5 more": one way to name ranks in a message.
+std::string list_ranks(const std::vector<int>& ranks, std::size_t total);
+
 // Finite decimal number (leading/trailing blanks allowed); nullopt for empty, NaN, inf or junk.
 std::optional<double> parse_double(std::string_view s);
 std::optional<std::int64_t> parse_int(std::string_view s);

@@ -238,6 +238,15 @@ std::optional<MetricComparison> compare_efficiency(const MetricInfo& metric, con
   return m;
 }
 
+// The codes that say an input, run or experiment was left out whole (docs/summary-schema.md).
+bool leaves_out_input(std::string_view code) {
+  static const std::set<std::string_view> codes = {
+      "missing-input", "unreadable-input", "unreadable-file", "duplicate-manifest", "bad-trace", "no-manifest",
+      "not-itwinai", "deleted-experiment", "deleted-runs", "orphan-runs", "ambiguous-trace", "duplicate-run-id",
+      "duplicate-run", "pruned-instance", "itwinai-backup"};
+  return codes.count(code) > 0;
+}
+
 }  // namespace
 
 std::vector<std::string> unknown_match_names(const Summary& before, const Summary& after, const CompareOptions& options) {
@@ -254,11 +263,12 @@ std::vector<std::string> unknown_match_names(const Summary& before, const Summar
         std::string message = fmt::format("--match {}={}:{}: the {} side has no configuration {} '{}' ({})", kind, old_name, new_name,
                                           which, kind == std::string("label") ? "labelled" : "on system", *value,
                                           names.empty() ? fmt::format("none names a {}", kind) : "it has " + names);
-        // What its reading left out may be where the name is: say what, as report would.
+        // What its reading left out (an input, run or experiment) may be where the name is: say
+        // what, as report would. Other warnings (of a trace's events) are not where a name went.
         std::size_t left_out = 0;
         for (const auto& d : side->warnings) {
-          if (d.path.empty()) continue;
-          if (++left_out <= 3) message += fmt::format("{} {}: {}", left_out == 1 ? "; reading it left out or warned of" : ";", d.path, d.message);
+          if (d.path.empty() || !leaves_out_input(d.code)) continue;
+          if (++left_out <= 3) message += fmt::format("{} {}: {}", left_out == 1 ? "; reading it left out" : ";", d.path, d.message);
         }
         if (left_out > 3) message += fmt::format("; and {} more", left_out - 3);
         out.push_back(std::move(message));

@@ -157,6 +157,12 @@ void fill_defaults(Run& run, const Run& manifest) {
 // that state their own world size it supplies defaults, it does not make them one run.
 bool defaults_for_traces(const Run& manifest) { return !manifest.world_size && !manifest.start_ns; }
 
+// Whether a trace is below such a manifest's folder, not in it (or in a per-rank subfolder of it):
+// traces beside a manifest are its run's, whatever it leaves out (its run_id, nodes, exit status).
+bool trace_below_manifest(const std::string& trace, const Run& manifest) {
+  return defaults_for_traces(manifest) && run_folder_of(trace) != fs::path(manifest.path);
+}
+
 // Where a run folder's epochs (from `folder_file`) and a log's in it (`log`, from `log_file`) differ,
 // `epoch-sources-disagree` with both figures: the number of epochs, the mean of each epoch's
 // longest rank, and where the log's last epoch ends after the run's stated end.
@@ -179,8 +185,11 @@ void say_epoch_sources_disagree(const Run& folder, const std::string& folder_fil
     if (f.epochs) f.mean_s /= static_cast<double>(f.epochs);
     return f;
   };
+  // The folder's figure is its slowest rank's, an MLPerf log's rank 0's: a straggler alone makes
+  // them differ by a few %, another run's epochs (10 s against 15 s) by far more.
+  constexpr double kTolerance = 0.10;
   const Figures own = figures_of(folder.epochs), other = figures_of(log.epochs);
-  if (std::abs(own.mean_s - other.mean_s) <= 0.01 * std::max(own.mean_s, other.mean_s)) return;
+  if (std::abs(own.mean_s - other.mean_s) <= kTolerance * std::max(own.mean_s, other.mean_s)) return;
   std::string after_end;
   if (folder.end_ns && other.last_end_ns > *folder.end_ns)
     after_end = fmt::format(", its last ending {:.4g} s after the run's end in its scalelens.json",
@@ -188,8 +197,8 @@ void say_epoch_sources_disagree(const Run& folder, const std::string& folder_fil
   diagnostics.push_back(
       {Severity::warning, "epoch-sources-disagree",
        fmt::format("the run's epochs in {} ({} epoch{}, {:.4g} s each on average) and in {} ({} epoch{}, {:.4g} s{}) "
-                   "disagree; the run folder's own are used. One of them is of another run, or they time different "
-                   "things",
+                   "differ by more than a straggler explains (the folder's are the slowest rank's, a log's rank 0's); "
+                   "the run folder's own are used. They may be of different runs, or time different things",
                    folder_file, own.epochs, own.epochs == 1 ? "" : "s", own.mean_s, log_file, other.epochs,
                    other.epochs == 1 ? "" : "s", other.mean_s, after_end),
        folder.path, 0, {}});
@@ -763,14 +772,14 @@ Study ingest(const IngestOptions& options) {
   // weighed against every file's runs, below) and none is an itwinai trace (linked by run name once
   // every run is known). A plain folder's files are merged into its run as soon as their batch is
   // read; the others' outputs are held for the merge below.
-  // Nor is one whose manifest states no world size or time and that holds traces: they may form runs
-  // of their own, below that manifest of defaults (6).
+  // Nor is one whose manifest states no world size or time and that holds traces in folders below
+  // its own: they may form runs of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
   for (std::size_t k = 0; k < others.size(); ++k)
     if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
                                !itwinai_trace_run_name(files[others[k]].path).empty() ||
                                (readers[files[others[k]].reader]->name() == "kineto" &&
-                                defaults_for_traces(folder_run(owner[k])))))
+                                trace_below_manifest(files[others[k]].path, folder_run(owner[k])))))
       plain[owner[k]] = 0;
   // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
@@ -929,7 +938,7 @@ Study ingest(const IngestOptions& options) {
       continue;  // linked to its MLflow run below, once every run is known
     } else if (const bool own_world = reader == "kineto" && out.attach.breakdown.size() == 1 &&
                                       out.attach.breakdown.front().world_size;
-               target && own_world && defaults_for_traces(*target)) {
+               target && own_world && trace_below_manifest(path, *target)) {
       // Merged into such a manifest's run, the traces of several jobs below it became one run:
       // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
       // own (below).
@@ -988,7 +997,7 @@ Study ingest(const IngestOptions& options) {
 
   // A run folder's own epochs (its epochs.csv) and those of a log in it (an MLPerf log of the same
   // job) are one run's: the folder's are used, the log's only where the folder has none. Where both
-  // have epochs and their mean epoch times differ by more than 1%, that is said with both files'
+  // have epochs and their mean epoch times differ by more than 10%, that is said with both files'
   // figures (merged, the longer of each epoch silently made 10 s epochs 15 s).
   for (auto& [r, logs] : epochs_beside) {
     Run& target = folder_run_list[r];

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "common/text.hpp"
 #include "trace/trace_set.hpp"
 
 namespace scalelens {
@@ -46,15 +47,6 @@ std::string strip_counts(const std::string& name) {
   }
   flush();
   return out;
-}
-
-// The first ten of `total` ranks.
-std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
-  std::string s;
-  const std::size_t shown = std::min<std::size_t>(ranks.size(), 10);
-  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-  if (total > shown) s += fmt::format(" and {} more", total - shown);
-  return s;
 }
 
 const RankBreakdown& part_of(const LooseInput& t) { return t.data.breakdown.front(); }

@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -411,7 +412,7 @@ TEST(CompareCli, AMatchNamingWhatASideLacksIsAnErrorNamingSideAndValue) {
   auto old_deleted = run_scalelens("compare " + study + " " + study + " -q --match label=horovod:torch-ddp");
   EXPECT_EQ(old_deleted.exit_code, 1) << old_deleted.out << old_deleted.err;
   EXPECT_NE(old_deleted.err.find("--match label=horovod:torch-ddp: the before side has no configuration labelled 'horovod' (it has "
-                                 "'torch-ddp'); reading it left out or warned of " +
+                                 "'torch-ddp'); reading it left out " +
                                  trashed + ": MLflow experiment marked deleted; left out"),
             std::string::npos)
       << old_deleted.err;
@@ -438,4 +439,25 @@ TEST(CompareCli, AMatchNamingWhatASideLacksIsAnErrorNamingSideAndValue) {
   auto both = run_scalelens("compare " + study + " " + study + " -q --match label=torch-ddp:torch-ddp --format json");
   EXPECT_EQ(both.exit_code, 0) << both.out << both.err;
   EXPECT_NE(both.out.find("\"label\":\"torch-ddp\""), std::string::npos) << both.out;
+}
+
+// The 8 real DLRM traces, whose reading warns of their events ("64 GPU events were not launched
+// inside any ProfilerStep") and notes how they formed a run: none of it left an input out, so a
+// --match naming a label no side has lists none of it (it listed all, as if they were where the
+// name went).
+TEST(CompareCli, AMatchErrorListsOnlyWhatReadingLeftOut) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "dlrm-8gpu");
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100"))
+    if (e.path().filename().string().rfind("worker", 0) == 0)
+      std::filesystem::copy_file(e.path(), dir / "dlrm-8gpu" / e.path().filename());
+  const std::string study = quoted(dir.path());
+  auto r = run_scalelens("compare " + study + " " + study + " -q --no-cache --match label=foo:dlrm");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("--match label=foo:dlrm: the before side has no configuration labelled 'foo' (it has 'dlrm')"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("reading it left out"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("GPU events were not launched"), std::string::npos) << r.err;
 }

@@ -549,6 +549,36 @@ TEST(ReportCli, AFailedSelfCheckAndSuperlinearEfficiencyAreSaid) {
       << warned["superlinear-efficiency"];
 }
 
+// One run per GPU count, 2 epochs of which the first is warm-up (as `scalelens run` writes them):
+// 100 s at 1 GPU, 49.6 s at 2 (efficiency 100.8%). One timed epoch each has no CI, so no noise
+// estimate: "beyond noise" was claimed from the means alone. Nothing is claimed without one.
+TEST(ReportCli, SuperlinearEfficiencyIsNotClaimedWithoutANoiseEstimate) {
+  ScratchDir dir, cwd;
+  for (auto [p, epoch_s] : {std::pair{1, 100.0}, std::pair{2, 49.6}}) {
+    const long long start = 1700003600000000000LL + p * 3600000000000LL;
+    const long long warm_end = start + 120000000000LL, end = warm_end + static_cast<long long>(epoch_s * 1e9);
+    const std::string name = "ddp-" + std::to_string(p) + "gpu";
+    dir.write(name + "/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "world_size": {}, "nodes": 1, )"
+                          R"("gpus_per_node": {}, "status": "complete", "exit_status": 0, "start_ns": {}, "global_batch_size": 256, )"
+                          R"("samples_per_epoch": 100000, "scaling": "strong", "end_ns": {}}})",
+                          name, p, p, start, end));
+    dir.write(name + "/epochs.csv", fmt::format("rank,epoch,start_ns,end_ns,samples\n0,0,{},{},\n0,1,{},{},\n", start,
+                                                warm_end, warm_end, end));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  std::vector<double> efficiencies;
+  for (auto c : doc["configurations"].get_array())
+    if (!c["efficiency"].is_null()) efficiencies.push_back(double(c["efficiency"]));
+  ASSERT_EQ(efficiencies.size(), 2u) << r.out;
+  EXPECT_NEAR(*std::max_element(efficiencies.begin(), efficiencies.end()), 100.0 / 49.6 / 2, 1e-6);  // above 1
+  for (auto w : doc["warnings"]) EXPECT_NE(std::string_view(w["code"]), "superlinear-efficiency") << r.out;
+}
+
 // Issue 14 §1 end to end: a strong-scaling study that follows Amdahl's law (serial fraction 5%) at
 // 1..16 GPUs, 3 repeats within ±1%, gets its law named in the terminal and summary.json, the
 // asked-for prediction with an interval that holds the law's time, the one beyond 8× refused with

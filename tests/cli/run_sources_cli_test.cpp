@@ -184,6 +184,36 @@ TEST(RunSourcesCli, ALabelManifestAboveTraceFoldersDoesNotMergeThem) {
   EXPECT_NE(w.out.find("labelled 'mix' (from the scalelens.json above them)"), std::string::npos) << w.out.substr(0, 1500);
 }
 
+// The 8 real DLRM traces beside their run's own scalelens.json (run_id, nodes, exit status, no
+// world size: the traces state it). Taken for a manifest of defaults above them, the run lost its
+// identity (run_id from the traces' folder, nodes and exit status null). Traces beside a manifest
+// are its run's; only those in folders below it form runs of their own.
+TEST(RunSourcesCli, TracesBesideAManifestWithoutWorldSizeAreItsRun) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "study/dlrm-8gpu");
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto/dlrm-8rank-v100"))
+    if (e.path().filename().string().rfind("worker", 0) == 0)
+      std::filesystem::copy_file(e.path(), dir / "study/dlrm-8gpu" / e.path().filename());
+  dir.write("study/dlrm-8gpu/scalelens.json",
+            R"({"schema":"scalelens.run/1","run_id":"job-4711","label":"dlrm","system":"lab","nodes":1,)"
+            R"("gpus_per_node":8,"global_batch_size":2048,"exit_status":0,"status":"complete"})");
+  auto r = run_scalelens("report " + quoted(dir / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::vector<std::string> runs;
+  for (simdjson::dom::element run : root["runs"].get_array()) {
+    int64_t nodes = -1, exit_status = -1;  // -1 where null
+    if (run["nodes"].get(nodes)) nodes = -1;
+    if (run["exit_status"].get(exit_status)) exit_status = -1;
+    runs.push_back(fmt::format("{} {} {} nodes {} exit {}", std::string_view(run["run_id"]), std::string_view(run["label"]),
+                               int64_t(run["world_size"]), nodes, exit_status));
+  }
+  EXPECT_EQ(runs, (std::vector<std::string>{"job-4711 dlrm 8 nodes 1 exit 0"})) << r.out.substr(0, 1500);
+  EXPECT_EQ(messages_of(root, "runs-from-traces"), "");
+}
+
 // gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
 // step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
 // log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
@@ -244,4 +274,40 @@ TEST(RunSourcesCli, EpochSourcesOfOneRunThatDisagreeAreSaid) {
   EXPECT_NE(said.find("the run folder's own are used"), std::string::npos) << said;
   for (simdjson::dom::element c : root["configurations"].get_array())
     if (int64_t(c["world_size"]) == 4) EXPECT_NEAR(double(c["speedup"]), 4.0, 1e-9) << r.out.substr(0, 1500);
+}
+
+// One job with a straggler: epochs.csv's slowest rank (rank 3) takes 10.2 s an epoch, the job's
+// MLPerf log (rank 0's view) 10.0 s. Warned at 1% as "one of them is of another run"; a straggler
+// alone is not another run: not said, and the folder's own epochs (the slowest rank's) are used.
+TEST(RunSourcesCli, AStragglerDoesNotMakeEpochSourcesDisagree) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // its epochs.csv rewritten below, rank 3 slower
+  std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 3; ++e) {
+      const long long t0 = kStartNs + static_cast<long long>((1 + e * 10.2) * 1e9);
+      csv += fmt::format("{},{},{},{},{}\n", r, e, t0, t0 + static_cast<long long>((r == 3 ? 10.2 : 10.0) * 1e9), 2500);
+    }
+  dir.write("ddp-4/epochs.csv", csv);
+  std::string log = "Starting training on 4 GPUs\n";
+  auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                       "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 88}}}}\n",
+                       kStartNs / 1000000 + ms, event, key, metadata);
+  };
+  mllog(1000, "INTERVAL_START", "run_start", "");
+  for (int e = 0; e < 3; ++e) {
+    mllog(1000 + e * 10200, "INTERVAL_START", "epoch_start", fmt::format("\"epoch_num\": {}, ", e));
+    mllog(11000 + e * 10200, "INTERVAL_END", "epoch_stop", fmt::format("\"epoch_num\": {}, ", e));
+  }
+  mllog(31600, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
+  dir.write("ddp-4/slurm-1234.out", log);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_EQ(messages_of(root, "epoch-sources-disagree"), "");
+  for (simdjson::dom::element c : root["configurations"].get_array())  // 40 s / 10.2 s: the slowest rank's
+    if (int64_t(c["world_size"]) == 4) EXPECT_NEAR(double(c["speedup"]), 40 / 10.2, 1e-6) << r.out.substr(0, 1500);
 }

@@ -191,3 +191,13 @@ TEST(Printable, ControlsAndBytesOfNoCharacterAreShownEscaped) {
   EXPECT_EQ(printable("caf\xC3\xA9 \xE2\x80\xA6 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x80\xA6 \xF0\x9F\x98\x80");
   EXPECT_EQ(printable("\xED\xA0\x80"), "\\xed\\xa0\\x80");
 }
+
+// The one way messages name ranks (missing-ranks, ranks-beyond-world-size): the first ten, then
+// how many more of all there are (a list may hold only the first of many).
+TEST(ListRanks, NamesTheFirstTenAndCountsTheRest) {
+  EXPECT_EQ(list_ranks({4, 5, 6, 7}, 4), "4, 5, 6, 7");
+  std::vector<int> ranks;
+  for (int r = 8; r < 20; ++r) ranks.push_back(r);
+  EXPECT_EQ(list_ranks(ranks, ranks.size()), "8, 9, 10, 11, 12, 13, 14, 15, 16, 17 and 2 more");
+  EXPECT_EQ(list_ranks({3}, 40), "3 and 39 more");
+}
