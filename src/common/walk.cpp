@@ -154,9 +154,9 @@ std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& l
     for (std::size_t i = 0; i < std::min(kNamed, not_followed.size()); ++i) named += (i ? ", " : "") + not_followed[i];
     if (not_followed.size() > kNamed) named += fmt::format(" and {} more", not_followed.size() - kNamed);
     out.push_back({Severity::note, "links-not-followed",
-                   fmt::format("{} symbolic link{} to folders {} not followed (a run's link to its dataset or environment can be a "
-                               "whole file system): {}; give a linked folder as an input to read it (a study of links: `study/*`)",
-                               not_followed.size(), not_followed.size() == 1 ? "" : "s", not_followed.size() == 1 ? "was" : "were", named),
+                   fmt::format("{} symbolic link{} not followed (a run's link to its dataset or environment can be a whole file "
+                               "system): {}; give a linked folder as an input to read it (a study of links: `study/*`)",
+                               not_followed.size(), not_followed.size() == 1 ? " to a folder was" : "s to folders were", named),
                    not_followed.front(), 0, {}});
   }
   return out;
