@@ -545,6 +545,8 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     std::map<std::string, std::vector<double>> per_repeat;
     std::size_t no_epochs = 0;       // runs without an epoch time: the configuration's then rests on the others
     const RunSummary* first_without_epochs = nullptr;
+    std::size_t no_energy = 0;       // likewise for energy
+    const RunSummary* first_without_energy = nullptr;
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
       const auto group = r.details().instance_of.empty() ? "#" + std::to_string(i) : r.details().instance_of;
@@ -575,6 +577,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
         have_util = true;
       }
       if (r.energy_j) energy_wh_of[group] += *r.energy_j / 3600;
+      else if (no_energy++ == 0) first_without_energy = &r;
       if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
       if (r.energy_j_per_gpu) wh_per_gpu.push_back(*r.energy_j_per_gpu / 3600);
       c.energy_extrapolated |= r.energy_extrapolated;
@@ -719,6 +722,14 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
                       "epoch time (and a speedup measured on it) rests on the others; compare run times too",
                       c.run_indices.size() - no_epochs, c.run_indices.size(), no_epochs, no_epochs == 1 ? "" : "s",
                       first_without_epochs->path, no_epochs > 1 ? ", ..." : "")));
+    // A run without a GPU log (or without a power reading inside it) beside runs with one: the
+    // configuration's energy is the others' alone, which must be said as the epochs' is.
+    if (c.energy_wh && no_energy > 0)
+      config_warnings.push_back(config_warning(c, "energy-from-some-runs",
+          fmt::format("its energy comes from {} of its {} runs: {} run{} ({}{}) measured no GPU energy, so the energy "
+                      "(and energy per sample) rests on the others",
+                      c.run_indices.size() - no_energy, c.run_indices.size(), no_energy, no_energy == 1 ? "" : "s",
+                      first_without_energy->path, no_energy > 1 ? ", ..." : "")));
     if (auto spread = describe(per_repeat[time_basis(c)]); spread && spread->n >= 2 && spread->mean > 0 && spread->cv() > 0.25)
       config_warnings.push_back(config_warning(c, "possibly-mixed-inputs", mixed_inputs_message(c, *spread, summary.runs, time_basis(c))));
     auto list = [](const auto& set) {

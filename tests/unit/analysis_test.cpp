@@ -547,6 +547,29 @@ TEST(Warnings, AnEpochTimeFromSomeRunsOnlyIsSaid) {
   EXPECT_FALSE(has_warning(analyze(st, {}), "epochs-from-some-runs"));
 }
 
+// A configuration's energy was the mean of the runs that measured one, without a word where another
+// run had no GPU log (the study-assembly hunt, 2026-12-07).
+TEST(Warnings, AnEnergyFromSomeRunsOnlyIsSaid) {
+  Study st;
+  scalelens::Run a = make_run("ddp", 1, {10}, "a");
+  a.gpus.push_back(gpu("n0", 0, {{0, 100}, {10, 100}}));
+  scalelens::Run b = make_run("ddp", 1, {10}, "b");  // no GPU log
+  scalelens::Run c = make_run("ddp", 1, {10}, "c");
+  c.gpus.push_back(gpu("n0", 0, {{0, 200}, {10, 200}}));
+  st.runs = {a, b, c};
+  auto s = analyze(st, {});
+  ASSERT_TRUE(config(s, "ddp", 1).energy_wh);
+  EXPECT_NEAR(*config(s, "ddp", 1).energy_wh, (1000.0 + 2000.0) / 2 / 3600, 1e-9);
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [](auto& d) { return d.code == "energy-from-some-runs"; });
+  ASSERT_NE(it, s.warnings.end());
+  EXPECT_NE(it->message.find("its energy comes from 2 of its 3 runs: 1 run (/runs/b) measured no GPU energy"), std::string::npos)
+      << it->message;
+  st.runs = {a, c};
+  EXPECT_FALSE(has_warning(analyze(st, {}), "energy-from-some-runs"));
+  st.runs = {b};  // none measured: no energy, nothing to qualify
+  EXPECT_FALSE(has_warning(analyze(st, {}), "energy-from-some-runs"));
+}
+
 TEST(Warnings, RunsOfOneConfigurationThatDisagreeAreFlagged) {
   Study st;
   // Batch and GPU model differences split a configuration (configuration_identity_test.cpp);
