@@ -543,17 +543,21 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     // configuration's basis: a run without epochs gave its run time, 4× its epochs' mean, to the
     // spread of the others' epoch means (a 0.9% spread read as 84%).
     std::map<std::string, std::vector<double>> per_repeat;
-    std::size_t no_epochs = 0;       // runs without an epoch time: the configuration's then rests on the others
-    const RunSummary* first_without_epochs = nullptr;
-    std::size_t no_energy = 0;       // likewise for energy
-    const RunSummary* first_without_energy = nullptr;
+    // Runs without an epoch time, or without GPU energy: the configuration's then rests on the others.
+    struct RunsLacking {
+      std::size_t count = 0;
+      const RunSummary* first = nullptr;  // named in the warning
+      void add(const RunSummary& r) {
+        if (count++ == 0) first = &r;
+      }
+    } no_epochs, no_energy;
     for (auto i : c.run_indices) {
       const auto& r = summary.runs[i];
       const auto group = r.details().instance_of.empty() ? "#" + std::to_string(i) : r.details().instance_of;
       for (const auto& [key, reason] : sources[i]->details().missing)
         missing.add(collector_figure(key), collector_reason(key, reason), c.key());
       epochs.insert(epochs.end(), r.epoch_times_s.begin(), r.epoch_times_s.end());
-      if (r.epoch_times_s.empty() && no_epochs++ == 0) first_without_epochs = &r;
+      if (r.epoch_times_s.empty()) no_epochs.add(r);
       if (r.run_time_s) run_times.push_back(*r.run_time_s);
       step_times.insert(step_times.end(), r.step_times_s.begin(), r.step_times_s.end());
       for (const char* basis : {"epoch", "run", "step"})
@@ -577,7 +581,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
         have_util = true;
       }
       if (r.energy_j) energy_wh_of[group] += *r.energy_j / 3600;
-      else if (no_energy++ == 0) first_without_energy = &r;
+      else no_energy.add(r);
       if (r.energy_j_per_sample) j_per_sample.push_back(*r.energy_j_per_sample);
       if (r.energy_j_per_gpu) wh_per_gpu.push_back(*r.energy_j_per_gpu / 3600);
       c.energy_extrapolated |= r.energy_extrapolated;
@@ -714,22 +718,22 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       config_warnings.push_back(config_warning(c, "high-variation",
           fmt::format("epoch time varies by {:.1f}% (coefficient of variation over 5%): look for noisy neighbours, I/O or throttling",
                       100 * c.epoch_time_s->cv())));
+    // A figure that some runs lack is the others' alone, which must be said.
+    auto from_some_runs = [&](const char* code, std::string_view figure, const RunsLacking& lacking, std::string_view lacked,
+                              std::string_view also, std::string_view advice) {
+      config_warnings.push_back(config_warning(c, code,
+          fmt::format("its {} comes from {} of its {} runs: {} run{} ({}{}) {}, so the {} ({}) rests on the others{}", figure,
+                      c.run_indices.size() - lacking.count, c.run_indices.size(), lacking.count, lacking.count == 1 ? "" : "s",
+                      lacking.first->path, lacking.count > 1 ? ", ..." : "", lacked, figure, also, advice)));
+    };
     // MLPerf runs that converge before a whole epoch (Training GNN stops at epoch 0.9 in some runs,
-    // 1.0 in others) give none: the epoch time is then the slower runs' alone, which must be said.
-    if (c.epoch_time_s && no_epochs > 0)
-      config_warnings.push_back(config_warning(c, "epochs-from-some-runs",
-          fmt::format("its epoch time comes from {} of its {} runs: {} run{} ({}{}) logged no whole epoch, so the "
-                      "epoch time (and a speedup measured on it) rests on the others; compare run times too",
-                      c.run_indices.size() - no_epochs, c.run_indices.size(), no_epochs, no_epochs == 1 ? "" : "s",
-                      first_without_epochs->path, no_epochs > 1 ? ", ..." : "")));
-    // A run without a GPU log (or without a power reading inside it) beside runs with one: the
-    // configuration's energy is the others' alone, which must be said as the epochs' is.
-    if (c.energy_wh && no_energy > 0)
-      config_warnings.push_back(config_warning(c, "energy-from-some-runs",
-          fmt::format("its energy comes from {} of its {} runs: {} run{} ({}{}) measured no GPU energy, so the energy "
-                      "(and energy per sample) rests on the others",
-                      c.run_indices.size() - no_energy, c.run_indices.size(), no_energy, no_energy == 1 ? "" : "s",
-                      first_without_energy->path, no_energy > 1 ? ", ..." : "")));
+    // 1.0 in others) give none.
+    if (c.epoch_time_s && no_epochs.count > 0)
+      from_some_runs("epochs-from-some-runs", "epoch time", no_epochs, "logged no whole epoch", "and a speedup measured on it",
+                     "; compare run times too");
+    // A run without a GPU log (or without a power reading inside it) beside runs with one.
+    if (c.energy_wh && no_energy.count > 0)
+      from_some_runs("energy-from-some-runs", "energy", no_energy, "measured no GPU energy", "and energy per sample", "");
     if (auto spread = describe(per_repeat[time_basis(c)]); spread && spread->n >= 2 && spread->mean > 0 && spread->cv() > 0.25)
       config_warnings.push_back(config_warning(c, "possibly-mixed-inputs", mixed_inputs_message(c, *spread, summary.runs, time_basis(c))));
     auto list = [](const auto& set) {
