@@ -50,6 +50,24 @@ std::string messages_of(simdjson::dom::element root, std::string_view code) {
   return all;
 }
 
+// A job's own MLPerf log (the mllog package's lines in its slurm-%j.out), its times from the run's
+// start: run_start at 1 s, 3 epochs every `period_ms` of `epoch_ms` each, run_stop at `stop_ms`.
+std::string mlperf_job_log(long long period_ms, long long epoch_ms, long long stop_ms) {
+  std::string log = "Starting training on 4 GPUs\n";
+  auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
+    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                       "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 88}}}}\n",
+                       kStartNs / 1000000 + ms, event, key, metadata);
+  };
+  mllog(1000, "INTERVAL_START", "run_start", "");
+  for (int e = 0; e < 3; ++e) {
+    mllog(1000 + e * period_ms, "INTERVAL_START", "epoch_start", fmt::format("\"epoch_num\": {}, ", e));
+    mllog(1000 + e * period_ms + epoch_ms, "INTERVAL_END", "epoch_stop", fmt::format("\"epoch_num\": {}, ", e));
+  }
+  mllog(stop_ms, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
+  return log;
+}
+
 }  // namespace
 
 // A run whose manifest says world_size 4 while its epochs.csv and ranks/ hold ranks 0..7 gave
@@ -250,19 +268,7 @@ TEST(RunSourcesCli, EpochSourcesOfOneRunThatDisagreeAreSaid) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-1", 1, 1, 40);
   write_collected_run(dir, "ddp-4", 4, 4, 10);  // epochs 1..11, 11..21, 21..31 s; end 32 s
-  std::string log = "Starting training on 4 GPUs\n";
-  auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
-    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
-                       "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 88}}}}\n",
-                       kStartNs / 1000000 + ms, event, key, metadata);
-  };
-  mllog(1000, "INTERVAL_START", "run_start", "");
-  for (int e = 0; e < 3; ++e) {
-    mllog(1000 + e * 15000, "INTERVAL_START", "epoch_start", fmt::format("\"epoch_num\": {}, ", e));
-    mllog(16000 + e * 15000, "INTERVAL_END", "epoch_stop", fmt::format("\"epoch_num\": {}, ", e));
-  }
-  mllog(46000, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
-  dir.write("ddp-4/slurm-1234.out", log);
+  dir.write("ddp-4/slurm-1234.out", mlperf_job_log(15000, 15000, 46000));
   auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
@@ -290,19 +296,7 @@ TEST(RunSourcesCli, AStragglerDoesNotMakeEpochSourcesDisagree) {
       csv += fmt::format("{},{},{},{},{}\n", r, e, t0, t0 + static_cast<long long>((r == 3 ? 10.2 : 10.0) * 1e9), 2500);
     }
   dir.write("ddp-4/epochs.csv", csv);
-  std::string log = "Starting training on 4 GPUs\n";
-  auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
-    log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
-                       "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 88}}}}\n",
-                       kStartNs / 1000000 + ms, event, key, metadata);
-  };
-  mllog(1000, "INTERVAL_START", "run_start", "");
-  for (int e = 0; e < 3; ++e) {
-    mllog(1000 + e * 10200, "INTERVAL_START", "epoch_start", fmt::format("\"epoch_num\": {}, ", e));
-    mllog(11000 + e * 10200, "INTERVAL_END", "epoch_stop", fmt::format("\"epoch_num\": {}, ", e));
-  }
-  mllog(31600, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
-  dir.write("ddp-4/slurm-1234.out", log);
+  dir.write("ddp-4/slurm-1234.out", mlperf_job_log(10200, 10000, 31600));
   auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
