@@ -221,14 +221,21 @@ std::size_t slow_kernel(const fs::path& file, const std::string& prefix, double 
   return edited;
 }
 
-TEST(CompareCli, TracesWithOneKernelSlowedNameItFirstAtTheTraceLevel) {
-  SCALELENS_REQUIRE_REALDATA(data);
-  ScratchDir dir;
+// The real DLRM traces under dir/before/dlrm-8rank, and under dir/after/dlrm-8rank with the kernels
+// whose names start with `kernel` lasting `factor` times as long; how many events were edited.
+std::size_t dlrm_before_and_slowed_after(const fs::path& data, const ScratchDir& dir, const std::string& kernel, double factor) {
   copy_tree(data / "kineto/dlrm-8rank-v100", dir / "before/dlrm-8rank");
   copy_tree(data / "kineto/dlrm-8rank-v100", dir / "after/dlrm-8rank");
   std::size_t edited = 0;
   for (auto& f : fs::directory_iterator(dir / "after/dlrm-8rank"))
-    if (f.path().extension() == ".json") edited += slow_kernel(f.path(), "void gemmSN_TN_kernel", 4);
+    if (f.path().extension() == ".json") edited += slow_kernel(f.path(), kernel, factor);
+  return edited;
+}
+
+TEST(CompareCli, TracesWithOneKernelSlowedNameItFirstAtTheTraceLevel) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  const std::size_t edited = dlrm_before_and_slowed_after(data, dir, "void gemmSN_TN_kernel", 4);
   ASSERT_GT(edited, 8u);
   auto r = run_scalelens("compare " + quoted(dir / "before") + " " + quoted(dir / "after") + " --kernels 3 --format json -q --no-cache");
   ASSERT_NE(r.exit_code, 2) << r.out << r.err;
@@ -263,11 +270,7 @@ TEST(CompareCli, TracesWithOneKernelSlowedNameItFirstAtTheTraceLevel) {
 TEST(CompareCli, TheTraceLevelListsOnlyKernelsThatChangedAndSaysUnchangedOfTheRest) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir;
-  copy_tree(data / "kineto/dlrm-8rank-v100", dir / "before/dlrm-8rank");
-  copy_tree(data / "kineto/dlrm-8rank-v100", dir / "after/dlrm-8rank");
-  std::size_t edited = 0;
-  for (auto& f : fs::directory_iterator(dir / "after/dlrm-8rank"))
-    if (f.path().extension() == ".json") edited += slow_kernel(f.path(), "", 1.1);
+  const std::size_t edited = dlrm_before_and_slowed_after(data, dir, "", 1.1);
   ASSERT_GT(edited, 8 * 200u);
   const std::string before = quoted(dir / "before"), after = quoted(dir / "after");
 
