@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -147,6 +148,35 @@ void fill(const std::filesystem::path& file) {
   while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {}
 }
 
+// A 64 KiB tmpfs mounted at `at` (made): false where mounting is not permitted (not root).
+bool mount_small_tmpfs(const std::filesystem::path& at) {
+  std::filesystem::create_directories(at);
+  return std::system(("mount -t tmpfs -o size=64k tmpfs '" + at.string() + "' 2>/dev/null").c_str()) == 0;
+}
+
+// What the sampler said of the writes it could not make, from its thread.
+struct WriteFailures {
+  std::mutex mutex;
+  std::vector<std::string> messages;
+  std::function<void(const std::string&)> callback() {
+    return [this](const std::string& message) {
+      std::lock_guard lock(mutex);
+      messages.push_back(message);
+    };
+  }
+  // Whether one was said within 5 s.
+  bool wait() {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard lock(mutex);
+        if (!messages.empty()) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+};
+
 }  // namespace
 
 // A disk that filled while the sampler appended host.csv left half a line at its end and nothing
@@ -155,40 +185,29 @@ void fill(const std::filesystem::path& file) {
 TEST(Sampler, AFullDiskEndsAFileAtItsLastWholeLineAndIsSaidOnce) {
   ScratchDir d;
   const auto small = d / "small";
-  std::filesystem::create_directories(small);
-  if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + small.string() + "' 2>/dev/null").c_str()) != 0)
-    GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
+  if (!mount_small_tmpfs(small)) GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
   Unmount unmount{small};
-  std::mutex said_mutex;
-  std::vector<std::string> said;
+  WriteFailures said;
   SamplerOptions o;
   o.node_dir = small;
   o.interval_s = 0.001;
   o.flush_s = 0;
-  o.on_write_failure = [&](const std::string& message) {
-    std::lock_guard lock(said_mutex);
-    said.push_back(message);
-  };
+  o.on_write_failure = said.callback();
   auto s = Sampler::start(o, nullptr, {}, {});
   ASSERT_TRUE(s);
   // The rest of the file system filled: host.csv grows to the end of its last page, then a write is cut short.
   fill(small / "filler");
-  auto stopped = [&] {
-    std::lock_guard lock(said_mutex);
-    return !said.empty();
-  };
-  for (int i = 0; i < 500 && !stopped(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(stopped()) << "no write failed: " << std::filesystem::file_size(small / "host.csv") << " bytes";
+  ASSERT_TRUE(said.wait()) << "no write failed: " << std::filesystem::file_size(small / "host.csv") << " bytes";
   const auto size_when_stopped = std::filesystem::file_size(small / "host.csv");
   // Space again: the file stays as it stopped (samples after a gap would read as if sampling went on).
   std::filesystem::remove(small / "filler");
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   s.value()->stop();
 
-  ASSERT_EQ(said.size(), 1u);
-  EXPECT_EQ(said[0].rfind("cannot write " + (small / "host.csv").string() + ": No space left on device; its samples stop ", 0), 0u)
-      << said[0];
-  EXPECT_EQ(s.value()->report().missing.at("samples"), said[0]);
+  ASSERT_EQ(said.messages.size(), 1u);
+  EXPECT_EQ(said.messages[0].rfind("cannot write " + (small / "host.csv").string() + ": No space left on device; its samples stop ", 0), 0u)
+      << said.messages[0];
+  EXPECT_EQ(s.value()->report().missing.at("samples"), said.messages[0]);
   const auto text = slurp(small / "host.csv");
   EXPECT_EQ(text.size(), size_when_stopped);
   ASSERT_FALSE(text.empty());
@@ -206,29 +225,18 @@ TEST(Sampler, AFullDiskEndsAFileAtItsLastWholeLineAndIsSaidOnce) {
 TEST(Sampler, AFlushTheDiskTakesPartOfKeepsTheWholeLinesItWrote) {
   ScratchDir d;
   const auto small = d / "small";
-  std::filesystem::create_directories(small);
-  if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + small.string() + "' 2>/dev/null").c_str()) != 0)
-    GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
+  if (!mount_small_tmpfs(small)) GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
   Unmount unmount{small};
-  std::mutex said_mutex;
-  std::vector<std::string> said;
+  WriteFailures said;
   SamplerOptions o;
   o.node_dir = small;
   o.interval_s = 0.001;
   o.flush_s = 1;  // about a thousand lines a flush, some 40 KiB: more than host.csv's page has room for
-  o.on_write_failure = [&](const std::string& message) {
-    std::lock_guard lock(said_mutex);
-    said.push_back(message);
-  };
+  o.on_write_failure = said.callback();
   auto s = Sampler::start(o, nullptr, {}, {});
   ASSERT_TRUE(s);
   fill(small / "filler");  // host.csv has its header; the rest of its page is all the room left
-  auto stopped = [&] {
-    std::lock_guard lock(said_mutex);
-    return !said.empty();
-  };
-  for (int i = 0; i < 500 && !stopped(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(stopped()) << "no write failed: " << std::filesystem::file_size(small / "host.csv") << " bytes";
+  ASSERT_TRUE(said.wait()) << "no write failed: " << std::filesystem::file_size(small / "host.csv") << " bytes";
   s.value()->stop();
 
   const auto text = slurp(small / "host.csv");
