@@ -1,6 +1,7 @@
 #include "common/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,13 @@ std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
   for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
   if (total > shown) s += fmt::format(" and {} more", total - shown);
   return s;
+}
+
+std::string alnum_lower(std::string_view s) {
+  std::string key;
+  for (char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
 }
 
 std::string_view trim(std::string_view s) {

@@ -18,6 +18,10 @@ std::string to_lower(std::string_view s);
 // The first ten of `total` ranks, "0, 1, 2 and 5 more": one way to name ranks in a message.
 std::string list_ranks(const std::vector<int>& ranks, std::size_t total);
 
+// Its letters and digits only, lower-cased: a name as one key whatever its spelling (AllReduce,
+// all_reduce; "InfiniBand NDR", "infiniband-ndr").
+std::string alnum_lower(std::string_view s);
+
 // Finite decimal number (leading/trailing blanks allowed); nullopt for empty, NaN, inf or junk.
 std::optional<double> parse_double(std::string_view s);
 std::optional<std::int64_t> parse_int(std::string_view s);

@@ -11,16 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
+
 namespace scalelens::trace {
 
 namespace {
-// A collective's name as one key whatever its spelling: AllReduce, all_reduce, allreduce.
-std::string collective_key(std::string_view collective) {
-  std::string key;
-  for (char c : collective)
-    if (std::isalnum(static_cast<unsigned char>(c))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return key;
-}
 
 // Clocks kept by NTP agree to well under a millisecond (DESIGN.md, "Collective wait and
 // transfer"); ten times that is left to a loosely kept one before two ranks' times are refused.
@@ -31,7 +26,7 @@ constexpr std::int64_t kClockSlackNs = 10'000'000;
 // reduce: a message that fits the peer's buffers leaves the root (or a ring's first rank) before a
 // late receiver's kernel starts.
 bool waits_for_every_member(std::string_view collective) {
-  const std::string key = collective_key(collective);
+  const std::string key = alnum_lower(collective);  // AllReduce, all_reduce: one key
   return key == "allreduce" || key == "allgather" || key == "reducescatter" || key == "alltoall" || key == "alltoallv" ||
          key == "allgatherv" || key == "barrier";
 }
@@ -102,7 +97,7 @@ void check_point_to_point(const std::map<int, std::vector<const CollectiveCall*>
 }  // namespace
 
 double bus_factor(std::string_view collective, int n) {
-  const std::string key = collective_key(collective);
+  const std::string key = alnum_lower(collective);
   if (n < 1) return std::numeric_limits<double>::quiet_NaN();
   const double share = static_cast<double>(n - 1) / n;
   if (key == "allreduce") return 2 * share;
@@ -209,9 +204,9 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     if (stopped.count(group)) continue;
     if (const std::size_t all = members_of[group].size(); members.size() < all) {
       if (out.notes.size() < 20) {
-        std::string who;
-        for (std::size_t k = 0; k < members.size() && k < 10; ++k) who += (k ? ", " : "") + std::to_string(split[members[k].at].rank);
-        if (members.size() > 10) who += fmt::format(" and {} more", members.size() - 10);
+        std::vector<int> ranks;
+        for (const auto& m : members) ranks.push_back(split[m.at].rank);
+        const std::string who = list_ranks(ranks, ranks.size());
         out.notes.push_back(fmt::format("{}: only rank{} {} of its {} traced ranks {} calls in step {}; they are left unmatched",
                                         where, members.size() == 1 ? "" : "s", who, all, members.size() == 1 ? "has" : "have",
                                         key.second));

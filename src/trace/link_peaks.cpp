@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "trace/gpu_peaks.hpp"
 
 namespace scalelens::trace {
@@ -40,13 +41,6 @@ std::optional<Link> intra_link(std::string_view device) {
   return std::nullopt;
 }
 
-std::string normalized(std::string_view name) {
-  std::string key;
-  for (char c : name)
-    if (std::isalnum(static_cast<unsigned char>(c))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return key;
-}
-
 // One port, per direction: InfiniBand EDR 100, HDR 200, NDR 400, XDR 800 Gb/s; HPE Slingshot-10
 // 100, Slingshot-11 200 Gb/s; RoCE at the port's speed.
 constexpr std::pair<std::string_view, double> kNetworks[] = {
@@ -69,7 +63,7 @@ std::optional<double> intra_node_link_gbps(std::string_view device_name) {
 }
 
 std::optional<double> network_gbps(std::string_view name) {
-  const std::string key = normalized(name);
+  const std::string key = alnum_lower(name);
   for (const auto& [n, gbps] : kNetworks)
     if (key == n) return gbps;
   return std::nullopt;

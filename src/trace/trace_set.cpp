@@ -102,11 +102,13 @@ std::optional<Result<RankSummary>> decode_result(std::string_view bytes) {
 
 std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vector<Diagnostic>& diagnostics) {
   std::vector<fs::path> files;
-  std::vector<std::size_t> input_of;  // per file: the input that reached it
-  std::size_t current = 0;
-  for (const auto& input : inputs) {
-    input_of.resize(files.size(), current);  // the files the input before reached
-    current = static_cast<std::size_t>(&input - inputs.data());
+  std::vector<FileIdentity> identities;  // per file, with the input that reached it
+  auto add = [&](fs::path file, std::size_t input) {
+    identities.push_back(file_identity(file.native(), input));
+    files.push_back(std::move(file));
+  };
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const fs::path& input = inputs[k];
     std::error_code ec;
     auto st = fs::status(input, ec);
     if (ec || !fs::exists(st)) {
@@ -114,7 +116,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
       continue;
     }
     if (!fs::is_directory(st)) {
-      files.push_back(input);
+      add(input, k);
       continue;
     }
     std::vector<fs::path> found;
@@ -137,18 +139,13 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
     if (found.empty())
       diagnostics.push_back({Severity::warning, "no-traces", "no Kineto trace (Chrome-trace JSON: an object with \"traceEvents\", or an array of events) in this folder", input.string(), 0, {}});
     std::sort(found.begin(), found.end());
-    files.insert(files.end(), found.begin(), found.end());
+    for (auto& f : found) add(std::move(f), k);
   }
-  input_of.resize(files.size(), current);
   // A trace reached under two spellings (`traces` and `$PWD/traces`) is one rank's, read once.
   std::vector<std::string> input_names;
   for (const auto& input : inputs) input_names.push_back(input.string());
   std::vector<std::string_view> paths;
-  std::vector<FileIdentity> identities;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    paths.push_back(files[i].native());
-    identities.push_back(file_identity(files[i].native(), input_of[i]));
-  }
+  for (const auto& f : files) paths.push_back(f.native());
   const std::vector<char> drop = files_reached_twice(paths, identities, input_names, diagnostics);
   std::vector<fs::path> kept;
   for (std::size_t i = 0; i < files.size(); ++i)
@@ -264,7 +261,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     TraceSet job;
     job.peak_tflops_override = set.peak_tflops_override;
     job.peak_tbps_override = set.peak_tbps_override;
-    for (std::size_t i : jobs[j]) job.ranks.push_back(set.ranks[i]);
+    for (std::size_t i : jobs[j]) job.ranks.push_back(std::move(set.ranks[i]));  // set.ranks is refilled from the jobs
     for (const auto& r : job.ranks)
       if (r.start_ns) job.start_ns = job.start_ns ? std::min(*job.start_ns, *r.start_ns) : *r.start_ns;
     analyse_job(job, options, inputs);
