@@ -78,8 +78,12 @@ AnalysisOptions analysis_options(int warmup_epochs, int warmup_steps, const std:
   for (auto p : predict)
     if (p < 1 || p > kMaxRequestedGpus)
       throw UsageError(fmt::format("predict must be GPU counts from 1 to {}, not {}", kMaxRequestedGpus, p));
-  if (std::find(kObjectives.begin(), kObjectives.end(), objective) == kObjectives.end())
-    throw UsageError("objective must be 'time', 'energy' or 'edp', not '" + objective + "'");
+  if (std::find(kObjectives.begin(), kObjectives.end(), objective) == kObjectives.end()) {
+    std::string names;  // 'time', 'energy' or 'edp'
+    for (std::size_t i = 0; i < kObjectives.size(); ++i)
+      names += (i == 0 ? "" : i + 1 == kObjectives.size() ? " or " : ", ") + ("'" + kObjectives[i] + "'");
+    throw UsageError("objective must be " + names + ", not '" + objective + "'");
+  }
   if (!(min_efficiency >= 0 && min_efficiency <= 1))  // NaN too
     throw UsageError(fmt::format("min_efficiency must be a number from 0 to 1, not {}", min_efficiency));
   if (max_gpus && (*max_gpus < 1 || *max_gpus > kMaxRequestedGpus))

@@ -33,7 +33,8 @@ class BackwardTime {
   }
 
   // Where some GPU's times went back: `time-goes-backwards` (the most steps one GPU took, and the
-  // first line), and every series put in time order.
+  // first line), and those series put in time order (`gpus` indexed as `see`'s series; a series
+  // without a step is in order already).
   void report(std::vector<GpuSeries>& gpus, ReadOutput& out, const std::filesystem::path& file) const {
     const std::int64_t steps = steps_.empty() ? 0 : *std::max_element(steps_.begin(), steps_.end());
     if (steps == 0) return;
@@ -42,8 +43,10 @@ class BackwardTime {
                          "logs appended to one file; samples were put in time order",
                          steps, steps == 1 ? "" : "s", first_line_),
              file, first_line_);
-    for (auto& s : gpus)
-      std::stable_sort(s.samples.begin(), s.samples.end(), [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
+    for (std::size_t i = 0; i < gpus.size() && i < steps_.size(); ++i)
+      if (steps_[i] > 0)
+        std::stable_sort(gpus[i].samples.begin(), gpus[i].samples.end(),
+                         [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
   }
 
  private:

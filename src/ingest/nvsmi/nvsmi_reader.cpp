@@ -415,8 +415,12 @@ class NvSmiReader final : public Reader {
                            messages == 1 ? "" : fmt::format(", and {} more such line{}", messages - 1, messages == 2 ? "" : "s")),
                ctx.file, first_message_line);
     };
-    while (lines.next(line) && (trim(line).empty() || is_nvsmi_message(line)))
-      if (is_nvsmi_message(line)) skip_message(line, lines.line_no());
+    while (lines.next(line)) {
+      if (is_nvsmi_message(line))
+        skip_message(line, lines.line_no());
+      else if (!trim(line).empty())
+        break;
+    }
     report_messages();
     messages = 0;  // those among the rows are said apart, after them
     if (looks_like_timestamp_row(line)) {
