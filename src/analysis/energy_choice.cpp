@@ -85,9 +85,8 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
                        c->efficiency ? c->efficiency : (c->baseline_world_size == c->world_size ? std::optional<double>(1.0) : std::nullopt)});
     // A model that missed its own self-check (the largest count, left out and predicted) gives no
     // count to recommend (warning model-self-check-failed).
-    const bool trusted = !(cm.model.backtest && !cm.model.backtest->inside());
-    for (const auto& p : cm.predictions)
-      if (trusted) all.push_back({p.world_size, true, p.time_s, p.energy_wh, p.efficiency});
+    if (!cm.model.self_check_failed())
+      for (const auto& p : cm.predictions) all.push_back({p.world_size, true, p.time_s, p.energy_wh, p.efficiency});
     std::vector<Candidate> ok;
     for (const auto& c : all)
       if (c.efficiency && *c.efficiency >= options.min_efficiency && (!options.max_gpus || c.p <= *options.max_gpus) &&

@@ -76,6 +76,9 @@ struct ScalingModel {
   std::vector<std::string> refused_targets;  // "2048: beyond 8× the largest measured (128)"
   std::optional<ScalingBacktest> backtest;
   std::string backtest_refused;  // why there is no self-check where one was tried ("" otherwise)
+  // Its self-check missed (the largest count, left out and predicted, outside its interval): its
+  // predictions are doubtful (warning model-self-check-failed) and recommend no count.
+  bool self_check_failed() const { return backtest && !backtest->inside(); }
   std::optional<int> suggest_next_p;
   std::string suggest_why;
 };
