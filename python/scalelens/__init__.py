@@ -140,8 +140,9 @@ class Study:
         self._summary = _json.loads(handle.summary_json())
         for w in self._summary.get("warnings", []):
             if w.get("severity") != "note":
-                _warnings.warn(f"{w.get('configuration') or w.get('path') or ''}: {w['message']} [{w['code']}]",
-                               ScalelensWarning, stacklevel=3)
+                place = w.get("configuration") or w.get("path")  # none for a study-wide warning
+                _warnings.warn(f"{place + ': ' if place else ''}{w['message']} [{w['code']}]", ScalelensWarning,
+                               stacklevel=3)
 
     @property
     def summary(self):

@@ -111,6 +111,14 @@ def test_mlperf_configurations_equal_the_cli():
     # The study's warnings reach Python's warnings module and warnings().
     assert any("batch-changed" in str(w.message) for w in caught)
     assert "batch-changed" in set(study.warnings()["code"])
+    # A study-wide warning names no place: its text starts with the message, not with ": ".
+    study_wide = [w for w in study.summary["warnings"] if not w.get("configuration") and not w.get("path")]
+    assert study_wide, "the real data has a study-wide warning"
+    said = [str(w.message) for w in caught]
+    for w in study_wide:
+        if w.get("severity") != "note":
+            assert f"{w['message']} [{w['code']}]" in said
+    assert not any(text.startswith(":") for text in said)
 
 
 @needs_realdata
