@@ -200,7 +200,9 @@ std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSum
     paths.push_back(r.path);
     formats.insert(r.format.empty() ? "unknown" : r.format);
     auto ws = src.detected_from.find("world_size");
-    ws_from.insert(ws != src.detected_from.end() ? ws->second : "world_size given");
+    ws_from.insert(r.world_size_from_ranks         ? "the ranks in its files (ranks-beyond-world-size)"
+                   : ws != src.detected_from.end() ? ws->second
+                                                   : "world_size given");
     if (auto sys = src.detected_from.find("system"); sys != src.detected_from.end()) system_from.insert(sys->second);
     warmup += r.warmup_excluded;
     warmup_steps += r.warmup_steps_excluded;

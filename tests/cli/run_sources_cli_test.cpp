@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,7 +72,7 @@ std::string mlperf_job_log(long long period_ms, long long epoch_ms, long long st
 }  // namespace
 
 // A run whose manifest says world_size 4 while its epochs.csv and ranks/ hold ranks 0..7 gave
-// speedup 8 at 4 GPUs, efficiency 200%, warned only of GPUs. Ranks beyond the world size are said.
+// speedup 8 at 4 GPUs, efficiency 200%, beside the warning. Its files win: it is placed at 8.
 TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-1", 1, 1, 40);
@@ -85,8 +86,26 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   EXPECT_NE(said.find("epochs of ranks 0–7"), std::string::npos) << said;
   EXPECT_NE(said.find("rank records of ranks 0–7"), std::string::npos) << said;
   EXPECT_NE(said.find("ranks beyond it: 4, 5, 6, 7"), std::string::npos) << said;
-  EXPECT_NE(said.find("placed at its stated 4 GPUs"), std::string::npos) << said;
+  EXPECT_NE(said.find("placed at the 8 GPUs its ranks show, not its stated 4"), std::string::npos) << said;
   EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
+  // By hand: 3 epochs of 40 s at 1 GPU, of 5 s at the 8 ranks: speedup 8, efficiency 100% (was 200% at 4).
+  std::map<int64_t, double> efficiency;
+  for (simdjson::dom::element c : root["configurations"].get_array())
+    efficiency[int64_t(c["world_size"])] = double(c["efficiency"]);
+  EXPECT_EQ(efficiency.size(), 2u) << r.out.substr(0, 800);
+  EXPECT_NEAR(efficiency[8], 1.0, 1e-9) << r.out.substr(0, 800);
+  EXPECT_EQ(efficiency.count(4), 0u);
+  for (simdjson::dom::element run : root["runs"].get_array())
+    if (std::string_view(run["run_id"]) == "ddp-8") EXPECT_EQ(int64_t(run["world_size"]), 8);
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == "ranks-beyond-world-size") EXPECT_EQ(std::string_view(w["configuration"]), "ddp/8");
+  EXPECT_EQ(messages_of(root, "missing-ranks"), "");
+  // The terminal summary places it where summary.json does: a row of 8 GPUs, none of 4.
+  auto t = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("ranks-beyond-world-size"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("ddp/8"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("ddp/4"), std::string::npos) << t.out;
 
   // Its ranks within the world size: nothing said.
   ScratchDir fine;
@@ -98,7 +117,8 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
 }
 
 // The real traces of an 8-rank DLRM job (distributedInfo.world_size 8) in a run folder whose
-// manifest says 4: its ranks 0..3 are within 4, but the traces say the world was 8. Said.
+// manifest says 4: its ranks 0..3 are within 4, but the traces say the world was 8. Said; the run
+// stays at 4, the ranks it holds (the traces' world size is a statement, not a rank seen).
 TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir;
@@ -115,6 +135,8 @@ TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
   simdjson::dom::element root = parser.parse(r.out);
   const std::string said = messages_of(root, "ranks-beyond-world-size");
   EXPECT_NE(said.find("traces recorded in a world of 8 (distributedInfo.world_size)"), std::string::npos) << said;
+  EXPECT_NE(said.find("stays at its stated 4 GPUs, which its ranks fill"), std::string::npos) << said;
+  EXPECT_EQ(int64_t(root["runs"].at(0)["world_size"]), 4);
 }
 
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's
