@@ -752,14 +752,24 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (any_host) r.host_energy_j = host_energy;
 
   // More ranks than CPUs on a node: ranks share cores, so time and speedup are not what the
-  // hardware could do with one core per rank.
-  if (r.world_size && run.cpus_per_node) {
-    const int per_node = (*r.world_size + run.nodes.value_or(1) - 1) / run.nodes.value_or(1);
-    if (per_node > *run.cpus_per_node)
+  // hardware could do with one core per rank. More ranks than the GPUs its nodes have (world_size 8
+  // on 2 nodes × 2 GPUs): its world size, nodes or gpus_per_node is wrong, and with it where the
+  // run stands on its curve, or ranks share GPUs.
+  if (r.world_size) {
+    const int nodes = run.nodes.value_or(1);
+    const int per_node = (*r.world_size + nodes - 1) / nodes;
+    if (run.cpus_per_node && per_node > *run.cpus_per_node)
       warnings.push_back(run_warning(run, "oversubscribed",
                                      fmt::format("{} ranks per node on {} logical CPUs: ranks share cores, so its time and "
                                                  "speedup understate what one core per rank would give",
                                                  per_node, *run.cpus_per_node)));
+    if (run.gpus_per_node && per_node > *run.gpus_per_node)
+      warnings.push_back(run_warning(
+          run, "world-size-beyond-gpus",
+          fmt::format("the run's world size is {}, but its scalelens.json says {} node{} × {} GPUs per node = {} GPUs: "
+                      "its world size, nodes or gpus_per_node is wrong, or ranks share GPUs; it is placed at world size {}",
+                      *r.world_size, nodes, nodes == 1 ? "" : "s", *run.gpus_per_node, nodes * *run.gpus_per_node,
+                      *r.world_size)));
   }
 
   // Missing ranks or nodes: the run says how many there should be. Wrappers around a launcher

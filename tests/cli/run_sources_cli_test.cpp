@@ -20,15 +20,16 @@ namespace {
 
 constexpr long long kStartNs = 1700000000000000000LL;  // 2023/11/14 22:13:20 UTC
 
-// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks.
+// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks;
+// its manifest says 1 node of world_size GPUs unless told.
 void write_collected_run(const ScratchDir& dir, const std::string& name, int world_size, int ranks, double epoch_s,
-                         int epochs = 3) {
+                         int epochs = 3, int nodes = 1, int gpus_per_node = 0) {
   const long long end = kStartNs + static_cast<long long>((epochs * epoch_s + 2) * 1e9);
   dir.write(name + "/scalelens.json",
             fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "system": "juwels", "world_size": {}, )"
-                        R"("nodes": 1, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("nodes": {}, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
                         R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        name, world_size, world_size, kStartNs, end));
+                        name, world_size, nodes, gpus_per_node ? gpus_per_node : world_size, kStartNs, end));
   std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
   for (int r = 0; r < ranks; ++r) {
     dir.write(fmt::format("{}/ranks/{}.json", name, r),
@@ -137,6 +138,31 @@ TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
   EXPECT_NE(said.find("traces recorded in a world of 8 (distributedInfo.world_size)"), std::string::npos) << said;
   EXPECT_NE(said.find("stays at its stated 4 GPUs, which its ranks fill"), std::string::npos) << said;
   EXPECT_EQ(int64_t(root["runs"].at(0)["world_size"]), 4);
+}
+
+// world_size 8 on 2 nodes × 2 GPUs per node, as a manifest says: one of them is wrong (or ranks
+// share GPUs), and where the run stands on its curve with it. Was said by nothing.
+TEST(RunSourcesCli, AWorldSizeAboveItsNodesGpusIsSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-8", 8, 8, 5, 3, 2, 2);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "world-size-beyond-gpus");
+  EXPECT_NE(said.find("the run's world size is 8, but its scalelens.json says 2 nodes × 2 GPUs per node = 4 GPUs"),
+            std::string::npos)
+      << said << r.out.substr(0, 800);
+  EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
+
+  // 2 nodes × 4 GPUs: nothing said.
+  ScratchDir fine;
+  write_collected_run(fine, "ddp-1", 1, 1, 40);
+  write_collected_run(fine, "ddp-8", 8, 8, 5, 3, 2, 4);
+  auto f = run_scalelens("report " + quoted(fine.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out.find("world-size-beyond-gpus"), std::string::npos) << f.out.substr(0, 600);
 }
 
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's
