@@ -46,7 +46,7 @@ class ManifestReader final : public Reader {
 
     auto text = read_file(path);
     if (!text) {
-      out.error("bad-manifest", text.error().message, path);
+      out.error("bad-manifest", fmt::format("cannot be read ({}); the run is left out", text.error().message), path);
       out.runs.push_back(std::move(run));  // keeps the folder's data files from being reported as orphans
       return;
     }
@@ -63,7 +63,9 @@ class ManifestReader final : public Reader {
       out.runs.push_back(std::move(run));
     };
     if (auto e = parser.iterate(json).get(doc)) return fail(e, "");
-    if (auto e = doc.get_object().get(obj)) return fail(e, ": the top level must be an object");
+    // A document cut short fails here too: "the top level must be an object" only where it is not one.
+    if (auto e = doc.get_object().get(obj))
+      return fail(e, e == simdjson::INCORRECT_TYPE ? ": the top level must be an object" : "");
 
     for (auto field : obj) {
       std::string_view key;
