@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,29 @@ TEST(RunSourcesCli, AWorldSizeAboveItsNodesGpusIsSaid) {
   auto f = run_scalelens("report " + quoted(fine.path()) + " -q --no-cache --format json");
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(f.out.find("world-size-beyond-gpus"), std::string::npos) << f.out.substr(0, 600);
+}
+
+// Repeats whose hand-edited manifests say "run_id": "" were three runs of the one id "": an empty
+// id is no id, so each gets its folder's, as when it writes none, and the field is said.
+TEST(RunSourcesCli, AnEmptyRunIdIsNoId) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = fmt::format("ddp-4-r{}", i);
+    write_collected_run(dir, name, 4, 4, 10 + i);
+    const std::string manifest = slurp(dir / (name + "/scalelens.json"));
+    dir.write(name + "/scalelens.json", std::regex_replace(manifest, std::regex(R"("run_id": "[^"]*")"), R"("run_id": "")"));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::vector<std::string> ids;
+  for (simdjson::dom::element run : root["runs"].get_array()) ids.emplace_back(std::string_view(run["run_id"]));
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"ddp-1", "ddp-4-r0", "ddp-4-r1", "ddp-4-r2"})) << r.out.substr(0, 800);
+  const std::string said = messages_of(root, "bad-manifest-field");
+  EXPECT_NE(said.find("field \"run_id\" should be a non-empty string"), std::string::npos) << said;
 }
 
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "common/text.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -79,11 +80,12 @@ class ManifestReader final : public Reader {
         auto s = string_of(v);
         if (s && s->rfind("scalelens.run/", 0) != 0) bad("\"scalelens.run/1\"");
       } else if (key == "run_id") {
-        if (auto s = string_of(v)) {
+        // An empty id is no id: taken, every run written so was one run (copies or repeats of "").
+        if (auto s = string_of(v); s && !trim(*s).empty()) {
           run.run_id = *s;
           run.run_id_written = true;
         } else {
-          bad("a string");
+          bad(s ? "a non-empty string (the run's id is derived from its folder, as when absent)" : "a string");
         }
       } else if (key == "label") {
         if (auto s = string_of(v)) run.label = *s; else bad("a string");
