@@ -1070,7 +1070,7 @@ Study ingest(const IngestOptions& options) {
     auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
     append(trace_runs, runs);
   }
-  attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);
+  attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, folder_run_list, options.defaults.label, study.diagnostics);
   append(standalone, trace_runs);
 
   // Two MLflow experiments in one study: the experiment is part of each run's identity.

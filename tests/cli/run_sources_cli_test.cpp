@@ -189,6 +189,37 @@ TEST(RunSourcesCli, AnEmptyRunIdIsNoId) {
   EXPECT_NE(said.find("field \"run_id\" should be a non-empty string"), std::string::npos) << said;
 }
 
+// An nvidia-smi log at a study's root, beside its run folders and in none of them, was a run of
+// its own: a configuration of 4 GPUs labelled after the study, with energy and no time. Which
+// run's GPUs it logged cannot be told: it is left out, and said.
+TEST(RunSourcesCli, AGpuLogBesideRunFoldersIsNoRun) {
+  ScratchDir dir;
+  write_collected_run(dir, "study/ddp-1", 1, 1, 40);
+  write_collected_run(dir, "study/ddp-4", 4, 4, 10);
+  // `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,power.draw --format=csv -l 1`
+  std::string smi = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], power.draw [W]\n";
+  for (int s = 0; s <= 32; ++s)
+    for (int g = 0; g < 4; ++g)
+      smi += fmt::format("2023/11/14 22:13:{:02d}.{:03d}, {}, NVIDIA A100-SXM4-80GB, 80 %, 1000 MiB, 300.00 W\n", 20 + s,
+                         2 * g, g);
+  dir.write("study/nvsmi.log", smi);
+  auto r = run_scalelens("report " + quoted(dir / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::vector<std::string> runs;
+  for (simdjson::dom::element run : root["runs"].get_array())
+    runs.push_back(fmt::format("{} {} {}", std::string_view(run["label"]), int64_t(run["world_size"]), int64_t(run["gpus"])));
+  std::sort(runs.begin(), runs.end());
+  EXPECT_EQ(runs, (std::vector<std::string>{"ddp 1 0", "ddp 4 0"})) << r.out.substr(0, 1000);
+  const std::string said = messages_of(root, "gpu-log-not-assigned");
+  EXPECT_NE(said.find("beside run folders (ddp-1, ddp-4), in none of them"), std::string::npos) << said;
+  EXPECT_EQ(messages_of(root, "runs-from-gpu-logs"), "");
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == "gpu-log-not-assigned")
+      EXPECT_EQ(std::string_view(w["path"]), (dir / "study/nvsmi.log").string());
+}
+
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's
 // own `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,power.draw
 // --format=csv -l 1` log of the same 4 GPUs (index, no uuid): 8 GPUs and the energy doubled. A GPU
