@@ -200,7 +200,9 @@ std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSum
     paths.push_back(r.path);
     formats.insert(r.format.empty() ? "unknown" : r.format);
     auto ws = src.detected_from.find("world_size");
-    ws_from.insert(ws != src.detected_from.end() ? ws->second : "world_size given");
+    ws_from.insert(r.world_size_from_ranks         ? "the ranks in its files (ranks-beyond-world-size)"
+                   : ws != src.detected_from.end() ? ws->second
+                                                   : "world_size given");
     if (auto sys = src.detected_from.find("system"); sys != src.detected_from.end()) system_from.insert(sys->second);
     warmup += r.warmup_excluded;
     warmup_steps += r.warmup_steps_excluded;
@@ -481,13 +483,20 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
   std::vector<const Run*> sources;
   std::vector<std::vector<Diagnostic>> warnings_of(study.runs.size());
   std::vector<std::size_t> study_index;
+  // Folders whose manifest could not be read or parsed: its `bad-manifest` error names the file,
+  // why, and that the run is left out; "add world_size to a scalelens.json" said there was none.
+  std::set<std::string> bad_manifest_folders;
+  for (const auto& d : study.diagnostics)
+    if (d.code == "bad-manifest" && d.severity == Severity::error)
+      bad_manifest_folders.insert(std::filesystem::path(d.path).parent_path().string());
   for (std::size_t i = 0; i < study.runs.size(); ++i) {
     const auto& run = study.runs[i];
     if (!run.world_size) {
-      warnings_of[i].push_back({Severity::warning, "unknown-world-size",
-                                "the run's GPU count (world size) is unknown, so it cannot be placed on a scaling curve; "
-                                "add \"world_size\" to a scalelens.json in or above it",
-                                run.path, 0, {}});
+      if (!bad_manifest_folders.count(run.path))
+        warnings_of[i].push_back({Severity::warning, "unknown-world-size",
+                                  "the run's GPU count (world size) is unknown, so it cannot be placed on a scaling curve; "
+                                  "add \"world_size\" to a scalelens.json in or above it",
+                                  run.path, 0, {}});
       continue;
     }
     sources.push_back(&run);

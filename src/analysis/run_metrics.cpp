@@ -37,11 +37,17 @@ Diagnostic run_warning(const Run& run, std::string code, std::string message, Se
 }
 
 // Ranks are numbered 0..N-1: a rank at or past the run's world size, or a trace recorded in a
-// larger world, means the world size is wrong or the files are of several runs. Either way its
-// speedup and efficiency (200% at a stated 4 of 8 GPUs) cannot be taken as they come. The run
-// stays at its stated world size (its manifest's, which every other figure of it was made with);
-// the warning names what was seen. Runs formed from traces alone say it as `missing-ranks`.
-std::optional<Diagnostic> ranks_beyond_world_size(const Run& run) {
+// larger world, means the stated world size is wrong or the files are of several runs. Kept at its
+// stated 4 GPUs, 8 ranks' epochs read as 200% efficient beside the warning. The ranks in its files
+// are what ran: the run is placed at the least world size they allow (its highest rank + 1), and the
+// warning says so. A trace's distributedInfo.world_size is a statement like the manifest's, not a
+// rank seen: alone, it is said and moves nothing. Runs formed from traces alone say it as
+// `missing-ranks`.
+struct RanksBeyond {
+  std::optional<int> placed_at;  // the world size the ranks seen need, where above the stated one
+  Diagnostic warning;
+};
+std::optional<RanksBeyond> ranks_beyond_world_size(const Run& run) {
   if (!run.world_size || run.format == "kineto") return std::nullopt;
   const int world = *run.world_size;
   std::vector<std::string> sources;
@@ -83,12 +89,43 @@ std::optional<Diagnostic> ranks_beyond_world_size(const Run& run) {
   for (const auto& s : sources) what += (what.empty() ? "" : ", ") + s;
   const std::vector<int> beyond(seen.lower_bound(world), seen.end());
   const std::string listed = list_ranks(beyond, beyond.size());
-  return run_warning(
-      run, "ranks-beyond-world-size",
-      fmt::format("the run's world size is {}, but its files show more ({}{}{}): the world size is wrong, or the files are "
-                  "of several runs. The run is placed at its stated {} GPUs, so its speedup and efficiency may be "
-                  "overstated; correct world_size in its scalelens.json, or keep other runs' files out of its folder",
-                  world, what, beyond.empty() ? "" : "; ranks beyond it: ", listed, world));
+  const std::optional<int> placed_at = beyond.empty() ? std::nullopt : std::optional<int>(beyond.back() + 1);
+  const std::string placed = placed_at ? fmt::format("The run is placed at the {} GPUs its ranks show, not its stated {}", *placed_at, world)
+                                       : fmt::format("The run stays at its stated {} GPUs, which its ranks fill, so its "
+                                                     "speedup and efficiency may be overstated", world);
+  return RanksBeyond{
+      placed_at,
+      run_warning(run, "ranks-beyond-world-size",
+                  fmt::format("the run's world size is {}, but its files show more ({}{}{}): the world size is wrong, or "
+                              "the files are of several runs. {}; correct world_size in its scalelens.json, or keep "
+                              "other runs' files out of its folder",
+                              world, what, beyond.empty() ? "" : "; ranks beyond it: ", listed, placed))};
+}
+
+// GPUs logged other than the run's: an nvidia-smi log of a whole node (no -i) counts GPUs the run
+// did not use, whose idle time lowers the utilization and whose draw adds to the energy (a 1-GPU
+// run on a 4-GPU node read 24% busy); fewer GPUs, or GPUs without power readings ([Not
+// Supported]), leave part of the run's energy out. Either way the figures are not the run's
+// GPUs', which must be said. itwinai's own partial logging is said where its energy is
+// extrapolated (digest_gpus). Against the world size the run is placed at (above), which its GPU
+// digest, made as its GPU log was read, may not yet have known.
+std::optional<Diagnostic> gpus_against_world_size(const Run& run, int world_size, const GpuDigest& digest) {
+  const GpuFigures& figures = *digest.figures;
+  const auto world = static_cast<std::size_t>(world_size);
+  if (digest.gpus == 0 || run.format.rfind("itwinai", 0) == 0) return std::nullopt;
+  if (digest.gpus > world)
+    return run_warning(run, "gpus-beyond-world-size",
+                       fmt::format("{} GPUs have samples where the run's world size is {}: its GPU utilization and energy "
+                                   "include GPUs it may not have used (a log of a whole node? nvidia-smi -i, or scalelens "
+                                   "run, logs the run's own)",
+                                   digest.gpus, world));
+  if (figures.energy_gpus < world && (figures.energy_j || figures.util_pct))
+    return run_warning(run, "energy-from-some-gpus",
+                       fmt::format("energy from {} of the run's {} GPUs ({} with samples{}): the others' draw is not in it, "
+                                   "and nothing is extrapolated",
+                                   figures.energy_gpus, world, digest.gpus,
+                                   figures.energy_gpus < digest.gpus ? ", some without a power reading inside the run" : ""));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -413,27 +450,6 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                       energy_gpus, *run.world_size, *figures.energy_j_per_gpu / 3600, *figures.energy_j / 3600, *run.world_size)));
     }
   }
-  // GPUs logged other than the run's: an nvidia-smi log of a whole node (no -i) counts GPUs the run
-  // did not use, whose idle time lowers the utilization and whose draw adds to the energy (a 1-GPU
-  // run on a 4-GPU node read 24% busy); fewer GPUs, or GPUs without power readings ([Not
-  // Supported]), leave part of the run's energy out. Either way the figures are not the run's
-  // GPUs', which must be said. itwinai's own partial logging is said above.
-  if (run.world_size && !chosen.empty() && !itwinai) {
-    const auto world = static_cast<std::size_t>(*run.world_size);
-    if (chosen.size() > world)
-      figures.warnings.push_back(run_warning(
-          run, "gpus-beyond-world-size",
-          fmt::format("{} GPUs have samples where the run's world size is {}: its GPU utilization and energy include GPUs "
-                      "it may not have used (a log of a whole node? nvidia-smi -i, or scalelens run, logs the run's own)",
-                      chosen.size(), world)));
-    else if (energy_gpus < world && (any_energy || figures.util_pct))
-      figures.warnings.push_back(run_warning(
-          run, "energy-from-some-gpus",
-          fmt::format("energy from {} of the run's {} GPUs ({} with samples{}): the others' draw is not in it, and "
-                      "nothing is extrapolated",
-                      energy_gpus, world, chosen.size(),
-                      energy_gpus < chosen.size() ? ", some without a power reading inside the run" : "")));
-  }
   // GPUs with samples, none inside the run: a log of another time (nvidia-smi stamps the node's
   // local time, read as UTC) or of another job. "Only 0 samples: sample more often" misled.
   if (outside > 0) {
@@ -522,6 +538,7 @@ Failure failure_of(const Run& run) {
 
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
+  const std::size_t first_warning = warnings.size();
   r.run_id = run.run_id;
   // Spaces around a label or system are no part of its identity ("juwels " is juwels): a run
   // written so was a curve of its own, its rows looking like another's.
@@ -543,7 +560,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     to.instance_id = d.instance_id;
     to.profiler_averages = d.profiler_averages;
   }
-  r.world_size = run.world_size;
+  auto beyond = ranks_beyond_world_size(run);
+  r.world_size = beyond && beyond->placed_at ? beyond->placed_at : run.world_size;
+  r.world_size_from_ranks = beyond && beyond->placed_at;
   r.nodes = run.nodes;
   r.gpus_per_node = run.gpus_per_node;
   r.global_batch_size = run.global_batch_size;
@@ -717,6 +736,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     if (r.samples && *r.samples > 0) r.energy_j_per_sample = *r.energy_j / *r.samples;
   }
   warnings.insert(warnings.end(), gpus.warnings.begin(), gpus.warnings.end());
+  if (r.world_size)
+    if (auto w = gpus_against_world_size(run, *r.world_size, digest)) warnings.push_back(std::move(*w));
 
   // Host CPU energy, per node from its package-energy counter.
   const std::int64_t run_t0 = run.start_ns.value_or(std::numeric_limits<std::int64_t>::min());
@@ -731,23 +752,33 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   if (any_host) r.host_energy_j = host_energy;
 
   // More ranks than CPUs on a node: ranks share cores, so time and speedup are not what the
-  // hardware could do with one core per rank.
-  if (run.world_size && run.cpus_per_node) {
-    const int per_node = (*run.world_size + run.nodes.value_or(1) - 1) / run.nodes.value_or(1);
-    if (per_node > *run.cpus_per_node)
+  // hardware could do with one core per rank. More ranks than the GPUs its nodes have (world_size 8
+  // on 2 nodes × 2 GPUs): its world size, nodes or gpus_per_node is wrong, and with it where the
+  // run stands on its curve, or ranks share GPUs.
+  if (r.world_size) {
+    const int nodes = run.nodes.value_or(1);
+    const int per_node = (*r.world_size + nodes - 1) / nodes;
+    if (run.cpus_per_node && per_node > *run.cpus_per_node)
       warnings.push_back(run_warning(run, "oversubscribed",
                                      fmt::format("{} ranks per node on {} logical CPUs: ranks share cores, so its time and "
                                                  "speedup understate what one core per rank would give",
                                                  per_node, *run.cpus_per_node)));
+    if (run.gpus_per_node && per_node > *run.gpus_per_node)
+      warnings.push_back(run_warning(
+          run, "world-size-beyond-gpus",
+          fmt::format("the run's world size is {}, but its scalelens.json says {} node{} × {} GPUs per node = {} GPUs: "
+                      "its world size, nodes or gpus_per_node is wrong, or ranks share GPUs; it is placed at world size {}",
+                      *r.world_size, nodes, nodes == 1 ? "" : "s", *run.gpus_per_node, nodes * *run.gpus_per_node,
+                      *r.world_size)));
   }
 
   // Missing ranks or nodes: the run says how many there should be. Wrappers around a launcher
   // are one per node, and each writes one record for the ranks its launcher started.
-  if (run.world_size && !run.ranks.empty()) {
+  if (r.world_size && !run.ranks.empty()) {
     std::set<int> ranks;
     for (const auto& rk : run.ranks) ranks.insert(rk.rank);
     const bool wrappers = !run.launcher.empty();
-    const int expected = wrappers ? run.nodes.value_or(1) : *run.world_size;
+    const int expected = wrappers ? run.nodes.value_or(1) : *r.world_size;
     if (static_cast<int>(ranks.size()) < expected)
       warnings.push_back(run_warning(
           run, "missing-ranks",
@@ -757,7 +788,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                    : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
                                  expected)));
   }
-  if (auto beyond = ranks_beyond_world_size(run)) warnings.push_back(std::move(*beyond));
+  if (beyond) warnings.push_back(std::move(beyond->warning));
   if (run.nodes && (run.has_gpus() || !run.host_series.empty())) {
     std::set<std::string> nodes(gpus.nodes.begin(), gpus.nodes.end());
     for (const auto& h : run.host_series) nodes.insert(h.node);
@@ -889,6 +920,12 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         }
       keep_top_losses(t.roofline_ops);
     }
+  }
+  // Its warnings name the configuration it is placed in, not the one its manifest stated.
+  if (r.world_size_from_ranks) {
+    const std::string stated = run.label + "/" + std::to_string(*run.world_size);
+    for (std::size_t i = first_warning; i < warnings.size(); ++i)
+      if (warnings[i].configuration == stated) warnings[i].configuration = run.label + "/" + std::to_string(*r.world_size);
   }
   return r;
 }

@@ -99,6 +99,7 @@ struct RunSummary {
   std::size_t energy_gpus = 0;                // GPUs whose energy was measured
   NanOptional energy_j_per_gpu;     // measured energy / energy_gpus
   bool energy_extrapolated = false;           // energy_j = energy_j_per_gpu x world size (partial GPU data)
+  bool world_size_from_ranks = false;  // world_size is the ranks its files hold, above its stated one (ranks-beyond-world-size)
   NanOptional host_energy_j;
   std::optional<int> exit_status;
   // Its figures from traces (none for a run without any: a fresh RunTraceFigures). Held apart, as

@@ -243,7 +243,7 @@ bool leaves_out_input(std::string_view code) {
   static const std::set<std::string_view> codes = {
       "missing-input", "unreadable-input", "unreadable-file", "duplicate-manifest", "bad-trace", "no-manifest",
       "not-itwinai", "deleted-experiment", "deleted-runs", "orphan-runs", "ambiguous-trace", "duplicate-run-id",
-      "duplicate-run", "pruned-instance", "itwinai-backup"};
+      "duplicate-run", "pruned-instance", "itwinai-backup", "bad-manifest", "gpu-log-not-assigned"};
   return codes.count(code) > 0;
 }
 

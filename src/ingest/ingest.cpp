@@ -317,6 +317,15 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
   parallel_for(files.size(), threads, [&](std::size_t i) {
     const fs::path path(files[i].path);
     auto head = read_head_inflated(path, kSniffBytes);
+    // A manifest known by its name (scalelens.json) is one though it cannot be read: its reader
+    // names the file and why, and its folder's files stay its run's ("no scalelens.json above
+    // this file" said there was none).
+    if (!head)
+      for (std::size_t r = 0; r < readers.size(); ++r)
+        if (readers[r]->is_manifest() && readers[r]->recognizes(path, {})) {
+          files[i].reader = static_cast<int>(r);
+          return;
+        }
     if (!head) {
       const std::lock_guard lock(unreadable_lock);
       unreadable.emplace_back(i, Diagnostic{Severity::warning, "unreadable-file", head.error().message, files[i].path, 0, {}});
@@ -1061,7 +1070,7 @@ Study ingest(const IngestOptions& options) {
     auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
     append(trace_runs, runs);
   }
-  attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, options.defaults.label, study.diagnostics);
+  attach_gpu_logs(std::move(loose_gpu_logs), trace_runs, folder_run_list, options.defaults.label, study.diagnostics);
   append(standalone, trace_runs);
 
   // Two MLflow experiments in one study: the experiment is part of each run's identity.

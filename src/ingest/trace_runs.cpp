@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -188,8 +189,8 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
   return runs;
 }
 
-void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::optional<std::string>& label,
-                     std::vector<Diagnostic>& diagnostics) {
+void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::vector<Run>& folder_runs,
+                     const std::optional<std::string>& label, std::vector<Diagnostic>& diagnostics) {
   // Several logs in one folder are one per node: where their node is the folder's name for all of
   // them (no nodes/<host>/ layout), the file name (without extensions) tells the nodes apart.
   std::map<fs::path, std::vector<LooseInput*>> in_folder;
@@ -240,7 +241,27 @@ void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const
     }
     own_runs[run_folder_of(log.file)].push_back(&log);
   }
+  // The folders of the runs below each such folder, by name, before any run of logs is added.
+  std::map<fs::path, std::set<std::string>> runs_below;
+  for (const std::vector<Run>* list : {&std::as_const(runs), &folder_runs})
+    for (const auto& run : *list)
+      for (const auto& [folder, members] : own_runs) {
+        const fs::path rel = fs::path(run.path).lexically_relative(folder);
+        if (!rel.empty() && rel != "." && *rel.begin() != "..") runs_below[folder].insert(rel.begin()->string());
+      }
   for (auto& [folder, members] : own_runs) {
+    if (auto below = runs_below.find(folder); below != runs_below.end()) {
+      std::vector<std::string> names(below->second.begin(), below->second.end());
+      if (names.size() > 3) names.resize(3), names.push_back("…");
+      for (auto* log : members)
+        diagnostics.push_back({Severity::warning, "gpu-log-not-assigned",
+                               fmt::format("an nvidia-smi log beside run folders ({}), in none of them: which run's GPUs "
+                                           "it logged cannot be told, so it is left out (it is no run of its own); put "
+                                           "each run's log in that run's folder",
+                                           fmt::join(names, ", ")),
+                               log->file.string(), 0, {}});
+      continue;
+    }
     Run run;
     run.format = "nvidia-smi";
     run.path = folder.string();

@@ -36,10 +36,13 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
 // subfolder of it) they are that job's GPUs: attached to the run (of several jobs in the folder, the
 // one whose profiling began inside the log's time span, else the nearest). Else the logs of one
 // folder form a run of their own (format "nvidia-smi", one log per node): world size = the GPUs
-// they hold, label as for traces; it has GPU utilization and energy but no time. `runs` holds the
-// runs formed from traces; new runs are appended.
-void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::optional<std::string>& label,
-                     std::vector<Diagnostic>& diagnostics);
+// they hold, label as for traces; it has GPU utilization and energy but no time. Logs in a folder
+// that holds runs below it (a study's root: a log beside its run folders, in none of them) are
+// left out with `gpu-log-not-assigned`: which run's GPUs they logged cannot be told. `runs` holds
+// the runs formed from traces, `folder_runs` those of the scalelens.json files; new runs are
+// appended to `runs`.
+void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const std::vector<Run>& folder_runs,
+                     const std::optional<std::string>& label, std::vector<Diagnostic>& diagnostics);
 
 // Leaves out a second trace of one rank over the same steps in `run` (a copy or a rerun beside it
 // would double the rank's figures), with trace::duplicate_traces' warning; MPI records are kept.

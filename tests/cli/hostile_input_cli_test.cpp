@@ -457,6 +457,39 @@ TEST(HostileInput, UnreadableFolderIsNamedAndCountedAndSiblingsAreRead) {
   EXPECT_EQ(got, figures(without.out));
 }
 
+// A run's scalelens.json that cannot be read (this user may not) or is cut mid-object was told as
+// if there were none: its files "no scalelens.json above this file", or "add world_size to a
+// scalelens.json". The file is named with the real reason, and nothing says it is missing.
+TEST(HostileInput, AnUnreadableOrInvalidManifestIsNamedWithItsReason) {
+  ScratchDir dir, out;
+  std::filesystem::permissions(out.path(), std::filesystem::perms::all);
+  write_run(dir, "ddp-1", "ddp", 1, 10);
+  write_run(dir, "ddp-4", "ddp", 4, 4);
+  dir.write("ddp-4/scalelens.json", R"({"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "world_size": 4,)");
+  const std::string report = "report --format json -q -o " + quoted(out.path()) + " " + quoted(dir.path());
+  auto cut = run_scalelens(report + " --no-cache");
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_NE(cut.out.find("not a valid scalelens.json"), std::string::npos) << cut.out;
+  EXPECT_NE(cut.out.find((dir / "ddp-4/scalelens.json").string()), std::string::npos) << cut.out;
+  EXPECT_EQ(cut.out.find("unknown-world-size"), std::string::npos) << cut.out;
+  EXPECT_EQ(cut.out.find("no-manifest"), std::string::npos) << cut.out;
+  EXPECT_EQ(figures(cut.out).size(), 1u) << cut.out;
+
+  const std::string prefix = as_unprivileged();
+  if (prefix == "none") GTEST_SKIP() << "running as root without setpriv: root reads any file";
+  write_run(dir, "ddp-4", "ddp", 4, 4);
+  std::filesystem::permissions(dir / "ddp-4/scalelens.json", std::filesystem::perms::none);
+  auto locked = run_command(prefix + " " SCALELENS_BIN " " + report + " --no-cache </dev/null");
+  std::filesystem::permissions(dir / "ddp-4/scalelens.json", std::filesystem::perms::owner_all);
+  ASSERT_EQ(locked.exit_code, 0) << locked.err;
+  EXPECT_NE(locked.out.find("cannot be read (cannot open: Permission denied); the run is left out"), std::string::npos)
+      << locked.out;
+  EXPECT_NE(locked.out.find((dir / "ddp-4/scalelens.json").string()), std::string::npos) << locked.out;
+  EXPECT_EQ(locked.out.find("no-manifest"), std::string::npos) << locked.out;
+  EXPECT_EQ(locked.out.find("unknown-world-size"), std::string::npos) << locked.out;
+  EXPECT_EQ(figures(locked.out).size(), 1u) << locked.out;
+}
+
 // An input given by name behind a folder this user cannot enter was "no such file or folder":
 // it is named with the real reason, and the other input is read.
 TEST(HostileInput, InputBehindAClosedFolderIsNamedWithTheReason) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -19,15 +21,16 @@ namespace {
 
 constexpr long long kStartNs = 1700000000000000000LL;  // 2023/11/14 22:13:20 UTC
 
-// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks.
+// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks;
+// its manifest says 1 node of world_size GPUs unless told.
 void write_collected_run(const ScratchDir& dir, const std::string& name, int world_size, int ranks, double epoch_s,
-                         int epochs = 3) {
+                         int epochs = 3, int nodes = 1, int gpus_per_node = 0) {
   const long long end = kStartNs + static_cast<long long>((epochs * epoch_s + 2) * 1e9);
   dir.write(name + "/scalelens.json",
             fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "system": "juwels", "world_size": {}, )"
-                        R"("nodes": 1, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("nodes": {}, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
                         R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        name, world_size, world_size, kStartNs, end));
+                        name, world_size, nodes, gpus_per_node ? gpus_per_node : world_size, kStartNs, end));
   std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
   for (int r = 0; r < ranks; ++r) {
     dir.write(fmt::format("{}/ranks/{}.json", name, r),
@@ -71,7 +74,7 @@ std::string mlperf_job_log(long long period_ms, long long epoch_ms, long long st
 }  // namespace
 
 // A run whose manifest says world_size 4 while its epochs.csv and ranks/ hold ranks 0..7 gave
-// speedup 8 at 4 GPUs, efficiency 200%, warned only of GPUs. Ranks beyond the world size are said.
+// speedup 8 at 4 GPUs, efficiency 200%, beside the warning. Its files win: it is placed at 8.
 TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-1", 1, 1, 40);
@@ -85,8 +88,26 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   EXPECT_NE(said.find("epochs of ranks 0–7"), std::string::npos) << said;
   EXPECT_NE(said.find("rank records of ranks 0–7"), std::string::npos) << said;
   EXPECT_NE(said.find("ranks beyond it: 4, 5, 6, 7"), std::string::npos) << said;
-  EXPECT_NE(said.find("placed at its stated 4 GPUs"), std::string::npos) << said;
+  EXPECT_NE(said.find("placed at the 8 GPUs its ranks show, not its stated 4"), std::string::npos) << said;
   EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
+  // By hand: 3 epochs of 40 s at 1 GPU, of 5 s at the 8 ranks: speedup 8, efficiency 100% (was 200% at 4).
+  std::map<int64_t, double> efficiency;
+  for (simdjson::dom::element c : root["configurations"].get_array())
+    efficiency[int64_t(c["world_size"])] = double(c["efficiency"]);
+  EXPECT_EQ(efficiency.size(), 2u) << r.out.substr(0, 800);
+  EXPECT_NEAR(efficiency[8], 1.0, 1e-9) << r.out.substr(0, 800);
+  EXPECT_EQ(efficiency.count(4), 0u);
+  for (simdjson::dom::element run : root["runs"].get_array())
+    if (std::string_view(run["run_id"]) == "ddp-8") EXPECT_EQ(int64_t(run["world_size"]), 8);
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == "ranks-beyond-world-size") EXPECT_EQ(std::string_view(w["configuration"]), "ddp/8");
+  EXPECT_EQ(messages_of(root, "missing-ranks"), "");
+  // The terminal summary places it where summary.json does: a row of 8 GPUs, none of 4.
+  auto t = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("ranks-beyond-world-size"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("ddp/8"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("ddp/4"), std::string::npos) << t.out;
 
   // Its ranks within the world size: nothing said.
   ScratchDir fine;
@@ -98,7 +119,8 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
 }
 
 // The real traces of an 8-rank DLRM job (distributedInfo.world_size 8) in a run folder whose
-// manifest says 4: its ranks 0..3 are within 4, but the traces say the world was 8. Said.
+// manifest says 4: its ranks 0..3 are within 4, but the traces say the world was 8. Said; the run
+// stays at 4, the ranks it holds (the traces' world size is a statement, not a rank seen).
 TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir;
@@ -115,6 +137,87 @@ TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
   simdjson::dom::element root = parser.parse(r.out);
   const std::string said = messages_of(root, "ranks-beyond-world-size");
   EXPECT_NE(said.find("traces recorded in a world of 8 (distributedInfo.world_size)"), std::string::npos) << said;
+  EXPECT_NE(said.find("stays at its stated 4 GPUs, which its ranks fill"), std::string::npos) << said;
+  EXPECT_EQ(int64_t(root["runs"].at(0)["world_size"]), 4);
+}
+
+// world_size 8 on 2 nodes × 2 GPUs per node, as a manifest says: one of them is wrong (or ranks
+// share GPUs), and where the run stands on its curve with it. Was said by nothing.
+TEST(RunSourcesCli, AWorldSizeAboveItsNodesGpusIsSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  write_collected_run(dir, "ddp-8", 8, 8, 5, 3, 2, 2);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "world-size-beyond-gpus");
+  EXPECT_NE(said.find("the run's world size is 8, but its scalelens.json says 2 nodes × 2 GPUs per node = 4 GPUs"),
+            std::string::npos)
+      << said << r.out.substr(0, 800);
+  EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
+
+  // 2 nodes × 4 GPUs: nothing said.
+  ScratchDir fine;
+  write_collected_run(fine, "ddp-1", 1, 1, 40);
+  write_collected_run(fine, "ddp-8", 8, 8, 5, 3, 2, 4);
+  auto f = run_scalelens("report " + quoted(fine.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out.find("world-size-beyond-gpus"), std::string::npos) << f.out.substr(0, 600);
+}
+
+// Repeats whose hand-edited manifests say "run_id": "" were three runs of the one id "": an empty
+// id is no id, so each gets its folder's, as when it writes none, and the field is said.
+TEST(RunSourcesCli, AnEmptyRunIdIsNoId) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-1", 1, 1, 40);
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = fmt::format("ddp-4-r{}", i);
+    write_collected_run(dir, name, 4, 4, 10 + i);
+    const std::string manifest = slurp(dir / (name + "/scalelens.json"));
+    dir.write(name + "/scalelens.json", std::regex_replace(manifest, std::regex(R"("run_id": "[^"]*")"), R"("run_id": "")"));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::vector<std::string> ids;
+  for (simdjson::dom::element run : root["runs"].get_array()) ids.emplace_back(std::string_view(run["run_id"]));
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"ddp-1", "ddp-4-r0", "ddp-4-r1", "ddp-4-r2"})) << r.out.substr(0, 800);
+  const std::string said = messages_of(root, "bad-manifest-field");
+  EXPECT_NE(said.find("field \"run_id\" should be a non-empty string"), std::string::npos) << said;
+}
+
+// An nvidia-smi log at a study's root, beside its run folders and in none of them, was a run of
+// its own: a configuration of 4 GPUs labelled after the study, with energy and no time. Which
+// run's GPUs it logged cannot be told: it is left out, and said.
+TEST(RunSourcesCli, AGpuLogBesideRunFoldersIsNoRun) {
+  ScratchDir dir;
+  write_collected_run(dir, "study/ddp-1", 1, 1, 40);
+  write_collected_run(dir, "study/ddp-4", 4, 4, 10);
+  // `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,power.draw --format=csv -l 1`
+  std::string smi = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], power.draw [W]\n";
+  for (int s = 0; s <= 32; ++s)
+    for (int g = 0; g < 4; ++g)
+      smi += fmt::format("2023/11/14 22:13:{:02d}.{:03d}, {}, NVIDIA A100-SXM4-80GB, 80 %, 1000 MiB, 300.00 W\n", 20 + s,
+                         2 * g, g);
+  dir.write("study/nvsmi.log", smi);
+  auto r = run_scalelens("report " + quoted(dir / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::vector<std::string> runs;
+  for (simdjson::dom::element run : root["runs"].get_array())
+    runs.push_back(fmt::format("{} {} {}", std::string_view(run["label"]), int64_t(run["world_size"]), int64_t(run["gpus"])));
+  std::sort(runs.begin(), runs.end());
+  EXPECT_EQ(runs, (std::vector<std::string>{"ddp 1 0", "ddp 4 0"})) << r.out.substr(0, 1000);
+  const std::string said = messages_of(root, "gpu-log-not-assigned");
+  EXPECT_NE(said.find("beside run folders (ddp-1, ddp-4), in none of them"), std::string::npos) << said;
+  EXPECT_EQ(messages_of(root, "runs-from-gpu-logs"), "");
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == "gpu-log-not-assigned")
+      EXPECT_EQ(std::string_view(w["path"]), (dir / "study/nvsmi.log").string());
 }
 
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's

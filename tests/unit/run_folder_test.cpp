@@ -502,8 +502,8 @@ TEST(RunFolder, EachDuplicateRunIdNamesItsFirstHolder) {
   auto study = read_study(dir, true);
   std::vector<std::pair<std::string, std::string>> kept;  // (folder, id)
   for (const auto& run : study.runs) kept.emplace_back(std::filesystem::path(run.path).filename().string(), run.run_id);
-  // Runs without an id are never copies of one another.
-  const std::vector<std::pair<std::string, std::string>> want{{"a", "x"}, {"c", "y"}, {"e", ""}, {"f", ""}, {"g", "z"}};
+  // Runs without an id are never copies of one another; an empty id is none: theirs is their folder's.
+  const std::vector<std::pair<std::string, std::string>> want{{"a", "x"}, {"c", "y"}, {"e", "e"}, {"f", "f"}, {"g", "z"}};
   EXPECT_EQ(kept, want);
   std::vector<std::pair<std::string, std::string>> copies;  // (copy's folder, the folder its message names)
   for (const auto& d : study.diagnostics) {

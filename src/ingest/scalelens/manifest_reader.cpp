@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.hpp"
+#include "common/text.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -46,7 +47,7 @@ class ManifestReader final : public Reader {
 
     auto text = read_file(path);
     if (!text) {
-      out.error("bad-manifest", text.error().message, path);
+      out.error("bad-manifest", fmt::format("cannot be read ({}); the run is left out", text.error().message), path);
       out.runs.push_back(std::move(run));  // keeps the folder's data files from being reported as orphans
       return;
     }
@@ -63,7 +64,9 @@ class ManifestReader final : public Reader {
       out.runs.push_back(std::move(run));
     };
     if (auto e = parser.iterate(json).get(doc)) return fail(e, "");
-    if (auto e = doc.get_object().get(obj)) return fail(e, ": the top level must be an object");
+    // A document cut short fails here too: "the top level must be an object" only where it is not one.
+    if (auto e = doc.get_object().get(obj))
+      return fail(e, e == simdjson::INCORRECT_TYPE ? ": the top level must be an object" : "");
 
     for (auto field : obj) {
       std::string_view key;
@@ -77,11 +80,12 @@ class ManifestReader final : public Reader {
         auto s = string_of(v);
         if (s && s->rfind("scalelens.run/", 0) != 0) bad("\"scalelens.run/1\"");
       } else if (key == "run_id") {
-        if (auto s = string_of(v)) {
+        // An empty id is no id: taken, every run written so was one run (copies or repeats of "").
+        if (auto s = string_of(v); s && !trim(*s).empty()) {
           run.run_id = *s;
           run.run_id_written = true;
         } else {
-          bad("a string");
+          bad(s ? "a non-empty string (the run's id is derived from its folder, as when absent)" : "a string");
         }
       } else if (key == "label") {
         if (auto s = string_of(v)) run.label = *s; else bad("a string");
