@@ -109,11 +109,13 @@ int run_report(const ReportArgs& args) {
   }
   if (summary.configurations.empty()) {
     std::fputs(diagnostics.c_str(), stderr);
+    std::vector<std::string> inputs;  // named, as the reader of the message may have given several
+    for (std::size_t i = 0; i < std::min<std::size_t>(args.inputs.size(), 3); ++i) inputs.push_back(printable(args.inputs[i]));
     std::fprintf(stderr,
-                 "error: no usable data: %zu files seen, %zu recognized, no run with a known label and GPU count.\n"
+                 "error: no usable data in %s: %zu files seen, %zu recognized, no run with a known label and GPU count.\n"
                  "scalelens reads scalelens run folders, itwinai MLflow stores and CSVs, MLPerf logs, nvidia-smi CSV logs\n"
                  "and PyTorch profiler traces; see 'scalelens report --help'.\n",
-                 study.files_seen, study.files_read);
+                 list_first(inputs, args.inputs.size(), 3).c_str(), study.files_seen, study.files_read);
     return 2;
   }
 

@@ -11,12 +11,18 @@
 
 namespace scalelens {
 
-std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
+std::string list_first(const std::vector<std::string>& names, std::size_t total, std::size_t shown) {
   std::string s;
-  const std::size_t shown = std::min<std::size_t>(ranks.size(), 10);
-  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  shown = std::min(names.size(), shown);
+  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + names[i];
   if (total > shown) s += fmt::format(" and {} more", total - shown);
   return s;
+}
+
+std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < std::min<std::size_t>(ranks.size(), 10); ++i) names.push_back(std::to_string(ranks[i]));
+  return list_first(names, total);
 }
 
 std::string alnum_lower(std::string_view s) {

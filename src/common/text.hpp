@@ -15,7 +15,9 @@ std::string_view trim(std::string_view s);
 bool starts_with_ci(std::string_view s, std::string_view prefix);
 std::string to_lower(std::string_view s);
 
-// The first ten of `total` ranks, "0, 1, 2 and 5 more": one way to name ranks in a message.
+// The first `shown` of `total` names, "a, b, c and 5 more": one way to name a list in a message.
+std::string list_first(const std::vector<std::string>& names, std::size_t total, std::size_t shown = 10);
+// The first ten of `total` ranks, "0, 1, 2 and 5 more".
 std::string list_ranks(const std::vector<int>& ranks, std::size_t total);
 
 // Its letters and digits only, lower-cased: a name as one key whatever its spelling (AllReduce,

@@ -168,7 +168,8 @@ TEST(ReportCli, EmptyFolderIsNoUsableDataExitTwo) {
   dir.write("notes.txt", "nothing here\n");
   auto r = run_scalelens("report " + quoted(dir.path()));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no usable data"), std::string::npos) << r.err;
+  // The message names the folder it found nothing in, as a missing one is named.
+  EXPECT_NE(r.err.find("no usable data in " + dir.path().string() + ":"), std::string::npos) << r.err;
 }
 
 TEST(ReportCli, UsageErrorsExitOne) {
