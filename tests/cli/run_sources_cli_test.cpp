@@ -235,7 +235,9 @@ TEST(RunSourcesCli, TracesBesideAManifestWithoutWorldSizeAreItsRun) {
 // gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
 // step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
 // log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
-TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
+// Sorted, the stamps after the step interleaved with those before: the power was integrated over
+// 27 s (9.0 Wh, a 5 s "gap" at the end); the GPUs drew 300 W for all 32 s.
+TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnceAndItsEnergyIsThe32sDrawn) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
   std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
@@ -259,6 +261,9 @@ TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
             std::string::npos)
       << said;
   EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one file: " << said;
+  simdjson::dom::element run = root["runs"].at(0);
+  EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3);
+  EXPECT_EQ(messages_of(root, "energy-gaps"), "");
 }
 
 // A run folder whose epochs.csv says 10 s epochs, and in it the job's own MLPerf log (the mllog
