@@ -363,8 +363,8 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       // said with the gaps, beyond the sampler's own lag (its interval twice, and 1 s). The counter
       // covers from its first reading to its last (one before or after the window covers its end);
       // power from the first sample to the last (power missing within them is counted above).
-      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !std::isnan(f.first_counter_mj) &&
-                              !std::isnan(f.last_counter_mj);
+      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !f.counter_then_power &&
+                              !std::isnan(f.first_counter_mj) && !std::isnan(f.last_counter_mj);
       const std::int64_t from = by_counter ? f.first_counter_t_ns : f.first_t_ns;
       const std::int64_t to = by_counter ? f.last_counter_t_ns : f.last_t_ns;
       const double interval_s = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
