@@ -314,6 +314,37 @@ TEST(RunSourcesCli, AnEnergyCounterThatStopsWithPowerIsAGap) {
   EXPECT_NE(said.find("64.0 s of GPU time"), std::string::npos) << said;
 }
 
+// A run killed before its end was written: scalelens.json as `scalelens run` writes it at the
+// start ("status": "running", start_ns, no end_ns), its epochs to 31 s, and a gpu.csv that ends
+// 16 s in (the node's sampler died). The GPU log was checked only against a stated start and end:
+// half the energy was lost unsaid. The epochs' last end (CLOCK_REALTIME, as gpu.csv's t_ns) is
+// the least the run lasted; so too without a start (a hand-written manifest).
+TEST(RunSourcesCli, AGpuLogEndingBeforeTheEpochsOfARunWithoutAnEndIsAGap) {
+  for (const bool with_start : {true, false}) {
+    ScratchDir dir;
+    write_collected_run(dir, "ddp-4", 4, 4, 10);  // epochs 1..11, 11..21, 21..31 s
+    dir.write("ddp-4/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", )"
+                          R"("world_size": 4, "nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, )"
+                          R"("samples_per_epoch": 10000, "scaling": "strong", {}"status": "running"}})",
+                          with_start ? fmt::format(R"("start_ns": {}, )", kStartNs) : std::string()));
+    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int tick = 0; tick <= 32; ++tick)
+      for (int g = 0; g < 4; ++g)
+        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n",
+                           kStartNs + tick * 500000000LL, g, g);
+    dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+    auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(r.out);
+    EXPECT_NEAR(double(root["runs"].at(0)["energy_wh"]), 4 * 300.0 * 16 / 3600, 1e-3) << "with start: " << with_start;
+    const std::string said = messages_of(root, "energy-gaps");
+    // 15 s (16 to 31 s) of 4 GPUs; without a start, the first epoch's start (1 s) is where it is held from.
+    EXPECT_NE(said.find("60.0 s of GPU time"), std::string::npos) << "with start: " << with_start << ": " << said;
+  }
+}
+
 // A run folder whose epochs.csv says 10 s epochs, and in it the job's own MLPerf log (the mllog
 // package's lines in its slurm-%j.out) saying 15 s: the report used 15 s (speedup 2.67, not 4)
 // silently, and MLPerf's epochs end 14 s after the manifest's end_ns. Said, and the folder's used.
