@@ -272,6 +272,39 @@ std::optional<double> RunSummary::time_on(std::string_view basis) const {
   return std::nullopt;
 }
 
+namespace {
+
+// The span a GPU's log is held against for a head or tail it did not measure (DESIGN.md,
+// "Energy"): the run's start and end; where its source states not both (a hand-written manifest, a
+// run killed before its end was written), the first start and last end of its epochs and steps
+// stand in for what it lacks, where they are wall-clock times as the GPU logs' are (epochs.csv's
+// and steps.csv's are Unix-epoch CLOCK_REALTIME; formats that give only durations start them at
+// 0). The run began before its first epoch and ended after its last, so a log that misses part of
+// them missed at least that part of the run. `stated`: from the run's own start and end.
+struct CheckedSpan {
+  std::int64_t t0 = 0, t1 = 0;
+  bool stated = false;
+};
+std::optional<CheckedSpan> span_to_check(const Run& run) {
+  if (run.start_ns && run.end_ns) {
+    if (*run.end_ns <= *run.start_ns) return std::nullopt;
+    return CheckedSpan{*run.start_ns, *run.end_ns, true};
+  }
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+  auto add = [&](std::int64_t start, std::int64_t end) {
+    if (!limits::wall_clock_ns(start) || !limits::wall_clock_ns(end)) return;
+    first = std::min(first, start), last = std::max(last, end);
+  };
+  for (const auto* intervals : {&run.epochs, &run.steps})
+    for (const Interval& i : *intervals) add(i.start_ns, i.end_ns);
+  if (run.step_table && !run.step_table->slowest.empty()) add(run.step_table->begin_ns, run.step_table->end_ns);
+  const std::int64_t t0 = run.start_ns.value_or(first), t1 = run.end_ns.value_or(last);
+  if (!limits::wall_clock_ns(t0) || !limits::wall_clock_ns(t1) || t1 <= t0) return std::nullopt;
+  return CheckedSpan{t0, t1, false};
+}
+
+}  // namespace
+
 GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   GpuDigest d;
   GpuFigures figures;
@@ -328,6 +361,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                                                  "counted once, from the first",
                                                  gpu_name(g), it->second->source, g.source)));
   }
+  const std::optional<CheckedSpan> checked = span_to_check(run);
   std::vector<UtilHistogram> util_times;  // each GPU's shares, for the run's utilization over time
   double energy = 0;
   bool any_energy = false, used_counter = false, used_power = false, nominal = false;
@@ -394,20 +428,23 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       (f.energy_from == GpuSeriesFigures::EnergyFrom::counter ? used_counter : used_power) = true;
       ++energy_gpus;
     }
-    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none && run.start_ns && run.end_ns && *run.end_ns > *run.start_ns) {
+    // Timings of the run's own (no stated start and end) on another clock than the log's share no
+    // time with it: which part of them it missed cannot be told.
+    if (f.energy_from != GpuSeriesFigures::EnergyFrom::none && checked &&
+        (checked->stated || (f.last_t_ns >= checked->t0 && f.first_t_ns <= checked->t1))) {
       // A log that begins after the run's start or ends before its end (the sampler started late or
       // died, a node's log was lost) measures none of that head or tail: left out as a gap is, and
       // said with the gaps, beyond the sampler's own lag (its interval twice, and 1 s). The counter
       // covers from its first reading to its last (one before or after the window covers its end);
       // power from the first sample to the last (power missing within them is counted above).
-      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !std::isnan(f.first_counter_mj) &&
-                              !std::isnan(f.last_counter_mj);
+      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !f.counter_then_power &&
+                              !std::isnan(f.first_counter_mj) && !std::isnan(f.last_counter_mj);
       const std::int64_t from = by_counter ? f.first_counter_t_ns : f.first_t_ns;
       const std::int64_t to = by_counter ? f.last_counter_t_ns : f.last_t_ns;
       const double interval_s = run.sampling_interval_s && *run.sampling_interval_s > 0 ? *run.sampling_interval_s : f.spacing_s;
       const double lag_s = std::max(kEnergyEdgeIntervals * interval_s, kEnergyGapMinNs * 1e-9);
-      const double head_s = limits::span_s(run_t0, std::clamp(from, run_t0, run_t1));
-      const double tail_s = limits::span_s(std::clamp(to, run_t0, run_t1), run_t1);
+      const double head_s = limits::span_s(checked->t0, std::clamp(from, checked->t0, checked->t1));
+      const double tail_s = limits::span_s(std::clamp(to, checked->t0, checked->t1), checked->t1);
       for (const double edge_s : {head_s, tail_s})
         if (edge_s > lag_s) f.skipped_s += edge_s, f.longest_skipped_s = std::max(f.longest_skipped_s, edge_s);
     }

@@ -104,6 +104,10 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   std::int64_t counter_prev_t = 0;
   double counter_prev = kNaN, offset = 0, first = kNaN, last = kNaN, before = kNaN, after = kNaN;
   std::int64_t first_t = 0, last_t = 0, before_t = 0, after_t = 0;
+  // The counter's last reading that differs from the one before it (its first, else): from there
+  // on it held still.
+  double moved = kNaN;
+  std::int64_t moved_t = 0;
   std::size_t counter_readings = 0;
   for (std::size_t k = 0; k < samples.size(); ++k) {
     const GpuSample& s = samples[k];
@@ -128,6 +132,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
         if (impossible == kNone && gain > limits::max_counter_gain_mj(t - counter_prev_t)) impossible = k;
         if (c < counter_prev) offset += counter_prev;  // reset: the counter restarted from 0
       }
+      if (c != counter_prev) moved = c + offset, moved_t = t;
       counter_prev_t = t, counter_prev = c;
       if (const double unwrapped = c + offset; inside && !std::isnan(unwrapped)) {
         ++counter_readings;
@@ -159,21 +164,62 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     f.impossible_counter_t_ns = samples[impossible].t_ns;
     counter_readings = 0;
   }
+  // The power readings, and the longest step between them that is no gap (energy_gap_threshold_ns):
+  // made only where power is integrated, as most GPUs with a counter need neither.
+  std::vector<std::int64_t> ts;
+  std::vector<double> power;
+  std::int64_t gap_ns = -1;
+  auto power_gap_ns = [&] {
+    if (gap_ns < 0) {
+      ts.resize(samples.size()), power.resize(samples.size());
+      for (std::size_t k = 0; k < samples.size(); ++k) ts[k] = samples[k].t_ns, power[k] = samples[k].power_w;
+      gap_ns = energy_gap_threshold_ns(ts, power);
+    }
+    return gap_ns;
+  };
   if (counter_readings >= 2) {
     // The counter at `t` on the straight line between two readings.
     auto at = [](std::int64_t t, std::int64_t ta, double a, std::int64_t tb, double b) {
       return a + (b - a) * (static_cast<double>(t - ta) / static_cast<double>(tb - ta));
     };
-    const double start = !std::isnan(before) && first_t > t0 ? at(t0, before_t, before, first_t, first) : first;
-    const double end = !std::isnan(after) && last_t < t1 ? at(t1, last_t, last, after_t, after) : last;
-    f.energy_j = (end - start) * 1e-3;  // mJ → J
-    f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
-    return f;
+    // What the counter measured inside the window: from the window's start (a reading before it)
+    // else its first reading inside, to the window's end (a reading after it) else its last.
+    const std::int64_t from = !std::isnan(before) && first_t > t0 ? t0 : first_t;
+    std::int64_t to = !std::isnan(after) && last_t < t1 ? t1 : last_t;
+    const double start = from == t0 && first_t > t0 ? at(t0, before_t, before, first_t, first) : first;
+    double end = to == t1 && last_t < t1 ? at(t1, last_t, last, after_t, after) : last;
+    // A counter that stops while the GPU's samples go on (its field empty, or its last value
+    // repeated, from some point on: a GPU drawing power moves it between two samples) measured
+    // nothing of that head or tail: as over a gap, power stands in there, and what it lacks is
+    // left out and said. Only beyond a gap's length (5 steps, and 1 s), as a counter may tick more
+    // slowly than it is sampled.
+    auto beyond_a_gap = [&](std::int64_t span_ns) {
+      return span_ns > kEnergyGapMinNs && span_ns > power_gap_ns();
+    };
+    bool counter_measured = true;
+    if (beyond_a_gap(to - std::max(moved_t, from))) {
+      to = std::max(moved_t, from), end = moved_t >= from ? moved : start;
+      counter_measured = to > from;  // else it held still throughout: power alone, below
+    }
+    const std::int64_t samples_from = std::max(t0, samples.front().t_ns), samples_to = std::min(t1, samples.back().t_ns);
+    const bool head = beyond_a_gap(from - samples_from), tail = beyond_a_gap(samples_to - to);
+    if (counter_measured) {
+      f.energy_j = (end - start) * 1e-3;  // mJ → J
+      f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
+      auto power_in_place = [&](std::int64_t a, std::int64_t b) {
+        const Integral p = integrate_samples(ts, power, a, b, power_gap_ns());
+        f.energy_j += p.value;
+        const double left_out = static_cast<double>(b - a) * 1e-9 - p.covered_s;
+        f.skipped_s += left_out;
+        f.longest_skipped_s = std::max(f.longest_skipped_s, left_out);
+      };
+      if (head) power_in_place(samples_from, from);
+      if (tail) power_in_place(to, samples_to);
+      f.counter_then_power = head || tail;
+      return f;
+    }
   }
-  std::vector<std::int64_t> ts(samples.size());
-  std::vector<double> power(samples.size());
-  for (std::size_t k = 0; k < samples.size(); ++k) ts[k] = samples[k].t_ns, power[k] = samples[k].power_w;
-  const std::int64_t gap_ns = energy_gap_threshold_ns(ts, power);
+  power_gap_ns();
   auto p = integrate_samples(ts, power, t0, t1, gap_ns);
   if (p.covered_s > 0) {
     f.energy_j = p.value;

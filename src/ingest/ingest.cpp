@@ -734,8 +734,12 @@ Study ingest(const IngestOptions& options) {
       const auto& world = folder_run(owner[k]).world_size;
       return !world || std::all_of(epochs.begin(), epochs.end(), [&](const Interval& e) { return e.rank < *world; });
     };
+    // Nor where its manifest states not both its start and end: its epochs' times are then the span
+    // its GPU logs are checked against (run_metrics.cpp, span_to_check), which a table no longer holds.
+    auto window_stated = [&] { return folder_run(owner[k]).start_ns && folder_run(owner[k]).end_ns; };
     if (options.tabulate_epochs && !out.attach.epochs.empty() && owner[k] != kNoRun &&
-        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs)) {
+        folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs) &&
+        window_stated()) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
     }

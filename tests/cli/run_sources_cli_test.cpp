@@ -338,7 +338,9 @@ TEST(RunSourcesCli, TracesBesideAManifestWithoutWorldSizeAreItsRun) {
 // gpu.csv as the sampler writes it (every 0.5 s), with the node's clock stepped back 5 s (an NTP
 // step) 16 s into the run: the later rows are stamped 5 s early. The same samples as an nvidia-smi
 // log were warned `time-goes-backwards`; gpu.csv's were sorted and said nothing. One step, said once.
-TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
+// Sorted, the stamps after the step interleaved with those before: the power was integrated over
+// 27 s (9.0 Wh, a 5 s "gap" at the end); the GPUs drew 300 W for all 32 s.
+TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnceAndItsEnergyIsThe32sDrawn) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
   std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
@@ -362,6 +364,88 @@ TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnce) {
             std::string::npos)
       << said;
   EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one file: " << said;
+  simdjson::dom::element run = root["runs"].at(0);
+  EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3);
+  EXPECT_EQ(messages_of(root, "energy-gaps"), "");
+}
+
+// gpu.csv as the sampler writes it (every 0.5 s, NVML's energy counter in energy_mj) whose counter
+// stops 16 s into a 32 s run while power.draw goes on: from there on its field is empty, or it
+// repeats its last value. The energy was the counter's 16 s (5.33 Wh), the rest lost and not said;
+// power stands in where the counter stopped, as over a gap: 4 GPUs x 300 W x 32 s.
+TEST(RunSourcesCli, AnEnergyCounterThatStopsMidLogIsFollowedByPower) {
+  for (const bool repeated : {false, true}) {
+    ScratchDir dir;
+    write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
+    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int tick = 0; tick <= 64; ++tick)
+      for (int g = 0; g < 4; ++g) {
+        const long long counter_mj = 5123456789LL + std::min(tick, 32) * 150000LL;  // 300 W x 0.5 s a tick
+        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n",
+                           kStartNs + tick * 500000000LL, g, g,
+                           tick <= 32 || repeated ? std::to_string(counter_mj) : std::string());
+      }
+    dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+    auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(r.out);
+    simdjson::dom::element run = root["runs"].at(0);
+    EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3) << "repeated: " << repeated;
+    EXPECT_EQ(messages_of(root, "energy-gaps"), "") << "repeated: " << repeated;
+  }
+}
+
+// The same counter stopping where no power is logged after it (power_w empty, as the sampler
+// writes a reading NVML did not give): nothing measured that tail, which is left out and said.
+TEST(RunSourcesCli, AnEnergyCounterThatStopsWithPowerIsAGap) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
+  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  for (int tick = 0; tick <= 64; ++tick)
+    for (int g = 0; g < 4; ++g)
+      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,{},{},1410,60\n",
+                         kStartNs + tick * 500000000LL, g, g, tick <= 32 ? "300.00" : "",
+                         5123456789LL + std::min(tick, 32) * 150000LL);
+  dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_NEAR(double(root["runs"].at(0)["energy_wh"]), 4 * 300.0 * 16 / 3600, 1e-3);
+  const std::string said = messages_of(root, "energy-gaps");
+  EXPECT_NE(said.find("64.0 s of GPU time"), std::string::npos) << said;
+}
+
+// A run killed before its end was written: scalelens.json as `scalelens run` writes it at the
+// start ("status": "running", start_ns, no end_ns), its epochs to 31 s, and a gpu.csv that ends
+// 16 s in (the node's sampler died). The GPU log was checked only against a stated start and end:
+// half the energy was lost unsaid. The epochs' last end (CLOCK_REALTIME, as gpu.csv's t_ns) is
+// the least the run lasted; so too without a start (a hand-written manifest).
+TEST(RunSourcesCli, AGpuLogEndingBeforeTheEpochsOfARunWithoutAnEndIsAGap) {
+  for (const bool with_start : {true, false}) {
+    ScratchDir dir;
+    write_collected_run(dir, "ddp-4", 4, 4, 10);  // epochs 1..11, 11..21, 21..31 s
+    dir.write("ddp-4/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", )"
+                          R"("world_size": 4, "nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, )"
+                          R"("samples_per_epoch": 10000, "scaling": "strong", {}"status": "running"}})",
+                          with_start ? fmt::format(R"("start_ns": {}, )", kStartNs) : std::string()));
+    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int tick = 0; tick <= 32; ++tick)
+      for (int g = 0; g < 4; ++g)
+        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n",
+                           kStartNs + tick * 500000000LL, g, g);
+    dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+    auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(r.out);
+    EXPECT_NEAR(double(root["runs"].at(0)["energy_wh"]), 4 * 300.0 * 16 / 3600, 1e-3) << "with start: " << with_start;
+    const std::string said = messages_of(root, "energy-gaps");
+    // 15 s (16 to 31 s) of 4 GPUs; without a start, the first epoch's start (1 s) is where it is held from.
+    EXPECT_NE(said.find("60.0 s of GPU time"), std::string::npos) << "with start: " << with_start << ": " << said;
+  }
 }
 
 // A run folder whose epochs.csv says 10 s epochs, and in it the job's own MLPerf log (the mllog

@@ -552,10 +552,12 @@ TEST(GpuReduction, OnePassFiguresEqualTheDefinitionsOverManyGeneratedSeries) {
     // The counter's readings, unwrapped at resets: those inside, and the nearest either side.
     std::vector<std::pair<std::int64_t, double>> inside_mj;
     std::optional<std::pair<std::int64_t, double>> before_mj, after_mj;
+    std::pair<std::int64_t, double> moved_mj{0, kNaN};  // its last reading unlike the one before it
     double offset = 0;
     for (std::size_t k = 0, prev = n; k < n && !bad; ++k) {
       if (std::isnan(mj[k])) continue;
       if (prev < n && mj[k] < mj[prev]) offset += mj[prev];
+      if (prev == n || mj[k] != mj[prev]) moved_mj = {ts[k], mj[k] + offset};
       prev = k;
       if (in_window(ts[k])) inside_mj.emplace_back(ts[k], mj[k] + offset);
       else if (ts[k] < t0) before_mj = {ts[k], mj[k] + offset};
@@ -598,14 +600,40 @@ TEST(GpuReduction, OnePassFiguresEqualTheDefinitionsOverManyGeneratedSeries) {
         EXPECT_EQ(*f.impossible_counter_mj, mj[*bad]);
         EXPECT_EQ(f.impossible_counter_t_ns, ts[*bad]);
       }
-      if (inside_mj.size() >= 2) {
+      // What the counter measured: from t0 (a reading before it) else its first inside, to t1 (a
+      // reading after it) else its last; where it held still, or stopped, before the samples did, or
+      // began after them, for longer than a gap (5 median steps and 1 s), power stands in there and
+      // what power lacks of that time is left out (DESIGN.md, "Energy").
+      const std::int64_t gap = energy_gap_threshold_ns(ts, power);
+      auto beyond_a_gap = [&](std::int64_t x) { return x > std::max(gap, kEnergyGapMinNs); };
+      std::int64_t counter_from = 0, counter_to = 0;
+      double start = 0, end = 0;
+      bool counter_measured = inside_mj.size() >= 2;
+      if (counter_measured) {
+        counter_from = before_mj && inside_mj.front().first > t0 ? t0 : inside_mj.front().first;
+        counter_to = after_mj && inside_mj.back().first < t1 ? t1 : inside_mj.back().first;
+        start = counter_from == t0 && inside_mj.front().first > t0 ? counter_at(t0, *before_mj, inside_mj.front())
+                                                                  : inside_mj.front().second;
+        end = counter_to == t1 && inside_mj.back().first < t1 ? counter_at(t1, inside_mj.back(), *after_mj)
+                                                             : inside_mj.back().second;
+        if (const std::int64_t still = std::max(moved_mj.first, counter_from); beyond_a_gap(counter_to - still)) {
+          end = moved_mj.first >= counter_from ? moved_mj.second : start;
+          counter_to = still;
+          counter_measured = counter_to > counter_from;
+        }
+      }
+      if (counter_measured) {
         ++from_counter;
         EXPECT_EQ(f.energy_from, GpuSeriesFigures::EnergyFrom::counter);
-        const double start = before_mj && inside_mj.front().first > t0 ? counter_at(t0, *before_mj, inside_mj.front())
-                                                                        : inside_mj.front().second;
-        const double end = after_mj && inside_mj.back().first < t1 ? counter_at(t1, inside_mj.back(), *after_mj)
-                                                                  : inside_mj.back().second;
-        EXPECT_NEAR(f.energy_j, (end - start) * 1e-3, 1e-9 * std::abs(end - start) + 1e-12);
+        double energy = (end - start) * 1e-3, skipped = 0;
+        const std::int64_t lo = std::max(t0, ts.front()), hi = std::min(t1, ts.back());
+        for (const auto& [a, b] : {std::pair{lo, counter_from}, std::pair{counter_to, hi}})
+          if (beyond_a_gap(b - a)) {
+            const Integral q = definitions::trapezoid(ts, power, a, b, gap);
+            energy += q.value, skipped += static_cast<double>(b - a) * 1e-9 - q.covered_s;
+          }
+        EXPECT_NEAR(f.energy_j, energy, 1e-9 * std::abs(energy) + 1e-12);
+        EXPECT_NEAR(f.skipped_s, skipped, 1e-9);
       } else {
         from_power += p.covered_s > 0;
         EXPECT_EQ(f.energy_from, p.covered_s > 0 ? GpuSeriesFigures::EnergyFrom::power : GpuSeriesFigures::EnergyFrom::none);

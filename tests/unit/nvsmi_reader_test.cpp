@@ -321,6 +321,26 @@ TEST(NvSmiReader, NvSmi_OneClockStepBack_IsCountedOnce) {
   EXPECT_NE(d->message.find("go backwards 1 time "), std::string::npos) << d->message;
 }
 
+// The clock stepped back 2 s while nvidia-smi sampled (1 s samples): the stamps after the step
+// land inside the time already logged. Sorted, they interleaved with those before it, the same
+// seconds twice and the last two lost; they are put back on the clock the log began with, the
+// step read as one sampling interval.
+TEST(NvSmiReader, NvSmi_ClockStepBackIntoLoggedTime_IsPutBackOnTheFirstClock) {
+  ScratchDir dir;
+  Study study;
+  std::string log = "timestamp, index, power.draw [W]\n";
+  for (int s : {10, 11, 12, 13, 14, 13, 14, 15}) log += fmt::format("2024/01/02 03:04:{:02d}.000, 0, 300.00 W\n", s);
+  const auto& run = read_run_with(dir, "smi.csv", log, study);
+  ASSERT_EQ(run.gpus.size(), 1u);
+  const auto& samples = run.gpus[0].samples;
+  ASSERT_EQ(samples.size(), 8u);
+  for (std::size_t k = 0; k < samples.size(); ++k)
+    EXPECT_EQ(samples[k].t_ns - samples[0].t_ns, static_cast<std::int64_t>(k) * 1'000'000'000) << "sample " << k;
+  const auto* d = diagnostic(study, "time-goes-backwards");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->line, 7);
+}
+
 TEST(NvSmiReader, NvSmi_NoHeader_IsRecognizedAndWarnedRatherThanGuessed) {
   ScratchDir dir;
   Study study;

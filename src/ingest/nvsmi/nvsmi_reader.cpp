@@ -643,8 +643,8 @@ class NvSmiReader final : public Reader {
     BackwardTime backward;
     for (const Row& row : rows) {
       if (row.series >= gpus.size()) continue;  // left out above
-      backward.see(row.series, row.sample.t_ns, row.line_no);
-      gpus[row.series].samples.push_back(row.sample);
+      GpuSample& sample = gpus[row.series].samples.emplace_back(row.sample);
+      sample.t_ns = backward.see(row.series, row.sample.t_ns, row.line_no);
     }
     backward.report(gpus, out, ctx.file);
     if (gpus.empty() && bad.count() == 0 && decimal_comma_lines == 0)

@@ -232,7 +232,7 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
     if (limits::bad_power(s.power_w) || limits::bad_percent(s.util_pct) || limits::bad_percent(s.mem_util_pct) ||
         s.energy_mj < 0 || limits::bad_gpu_memory(s.mem_used_bytes)) [[unlikely]]
       check(s, line);
-    backward.see(k, s.t_ns, line);
+    s.t_ns = backward.see(k, s.t_ns, line);
     series[k].samples.push_back(s);
   };
 
