@@ -688,7 +688,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                       *steps.samples / static_cast<double>(steps.slowest.size()))));
   }
   // A declared samples_per_epoch that epochs.csv's samples column contradicts, the same way: by a
-  // (short last) global batch an epoch or more where the batch is declared, else by more than 1% (a
+  // (short last) global batch an epoch or more where the batch is declared, else by 1% or more (a
   // last batch's share of any real epoch); the logged samples are counted (throughput above).
   if (run.samples_per_epoch && *run.samples_per_epoch > 0) {
     double logged = 0;
@@ -701,7 +701,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     const double epochs = static_cast<double>(with_samples);
     const double declared = *run.samples_per_epoch * epochs;
     const double slack = run.global_batch_size && *run.global_batch_size > 0 ? *run.global_batch_size * epochs : 0.01 * declared;
-    if (with_samples > 0 && (std::abs(declared - logged) >= slack && std::abs(declared - logged) > 0))
+    const double off = std::abs(declared - logged);
+    if (with_samples > 0 && off > 0 && off >= slack)
       warnings.push_back(run_warning(
           run, "batch-disagrees-with-samples",
           fmt::format("samples_per_epoch {:g} x {} epoch{} is {:g} samples, but its epochs.csv samples column sums to {:g} "
