@@ -83,10 +83,13 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
       if (auto t = basis_time(*c))
         all.push_back({c->world_size, false, *t, c->energy_per_time_unit_wh,
                        c->efficiency ? c->efficiency : (c->baseline_world_size == c->world_size ? std::optional<double>(1.0) : std::nullopt)});
-    // A model that missed its own self-check (the largest count, left out and predicted) gives no
-    // count to recommend (warning model-self-check-failed).
+    // A model that missed its own self-check (the largest count, left out and predicted), or could
+    // not make one, gives no count to recommend (warning model-self-check-failed); the reason says so.
+    std::string predictions_left_out;
     if (!cm.model.self_check_failed())
       for (const auto& p : cm.predictions) all.push_back({p.world_size, true, p.time_s, p.energy_wh, p.efficiency});
+    else if (!cm.predictions.empty())
+      predictions_left_out = "; measured counts only: the model " + cm.model.self_check_failure();
     std::vector<Candidate> ok;
     for (const auto& c : all)
       if (c.efficiency && *c.efficiency >= options.min_efficiency && (!options.max_gpus || c.p <= *options.max_gpus) &&
@@ -96,7 +99,8 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
       cm.not_recommended = all.empty() ? "no time on this curve"
                                        : fmt::format("no count is at least {:.0f}% efficient{}{}", 100 * options.min_efficiency,
                                                      options.max_gpus ? fmt::format(" within {} {}", *options.max_gpus, summary.world_size_unit) : "",
-                                                     options.objective == "time" ? "" : " with a known energy");
+                                                     options.objective == "time" ? "" : " with a known energy") +
+                           predictions_left_out;
       continue;
     }
     const auto chosen = *std::min_element(ok.begin(), ok.end(), [&](const Candidate& a, const Candidate& b) {
@@ -120,6 +124,7 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
     if (next && next->efficiency && *next->efficiency < options.min_efficiency)
       reason += fmt::format("; {} {}{} would take {:.3g} s at {:.0f}% efficiency", next->p, gpus, next->predicted ? " (predicted)" : "",
                             next->time, 100 * *next->efficiency);
+    reason += predictions_left_out;
     cm.recommended = CurveModel::Recommendation{chosen.p, options.objective, chosen.predicted, reason};
   }
 }

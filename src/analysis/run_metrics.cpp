@@ -743,6 +743,28 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                       *run.global_batch_size, steps.slowest.size(), declared, *steps.samples,
                       *steps.samples / static_cast<double>(steps.slowest.size()))));
   }
+  // A declared samples_per_epoch that epochs.csv's samples column contradicts, the same way: by a
+  // (short last) global batch an epoch or more where the batch is declared, else by 1% or more (a
+  // last batch's share of any real epoch); the logged samples are counted (throughput above).
+  if (run.samples_per_epoch && *run.samples_per_epoch > 0) {
+    double logged = 0;
+    std::size_t with_samples = 0;
+    for (const auto& e : table)
+      if (e.samples) {
+        logged += *e.samples;
+        ++with_samples;
+      }
+    const double epochs = static_cast<double>(with_samples);
+    const double declared = *run.samples_per_epoch * epochs;
+    const double slack = run.global_batch_size && *run.global_batch_size > 0 ? *run.global_batch_size * epochs : 0.01 * declared;
+    const double off = std::abs(declared - logged);
+    if (with_samples > 0 && off > 0 && off >= slack)
+      warnings.push_back(run_warning(
+          run, "batch-disagrees-with-samples",
+          fmt::format("samples_per_epoch {:g} x {} epoch{} is {:g} samples, but its epochs.csv samples column sums to {:g} "
+                      "({:.4g} an epoch): the run's throughput and samples count the logged samples, not the declared figure",
+                      *run.samples_per_epoch, with_samples, with_samples == 1 ? "" : "s", declared, logged, logged / epochs)));
+  }
   // Samples processed in the whole run, for energy per sample (energy covers the whole run).
   if (!table.empty() && std::all_of(table.begin(), table.end(), [](const EpochRow& e) { return e.samples.has_value(); })) {
     double total = 0;

@@ -427,6 +427,15 @@ std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const
   return to_fit(scored[static_cast<std::size_t>(c)], p, y);
 }
 
+std::string ScalingModel::self_check_failure() const {
+  if (backtest && !backtest->inside())
+    return fmt::format("fitted without {} GPUs predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s was measured ({:+.0f}%)", backtest->p,
+                       backtest->predicted, backtest->lower, backtest->upper, backtest->measured,
+                       100 * (backtest->predicted / backtest->measured - 1));
+  if (!backtest_refused.empty()) return "could not check itself (" + backtest_refused + ")";
+  return "";
+}
+
 ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const ScalingOptions& options) {
   ScalingModel m;
   auto prep = prepare(std::move(points_in));

@@ -76,9 +76,13 @@ struct ScalingModel {
   std::vector<std::string> refused_targets;  // "2048: beyond 8× the largest measured (128)"
   std::optional<ScalingBacktest> backtest;
   std::string backtest_refused;  // why there is no self-check where one was tried ("" otherwise)
-  // Its self-check missed (the largest count, left out and predicted, outside its interval): its
-  // predictions are doubtful (warning model-self-check-failed) and recommend no count.
-  bool self_check_failed() const { return backtest && !backtest->inside(); }
+  // Its self-check missed (the largest count, left out and predicted, outside its interval) or was
+  // tried and could not be made (backtest_refused): its predictions are doubtful or unchecked
+  // (warning model-self-check-failed) and recommend no count.
+  bool self_check_failed() const { return (backtest && !backtest->inside()) || !backtest_refused.empty(); }
+  // Why self_check_failed(), as a clause after "the model" ("" when it passed or had none):
+  // "fitted without 8 GPUs predicts 14.1 s [12, 16], but 8.25 s was measured (+71%)".
+  std::string self_check_failure() const;
   std::optional<int> suggest_next_p;
   std::string suggest_why;
 };

@@ -546,14 +546,16 @@ test("report.html: collective bus bandwidth by message size and ops against the 
   await page.close();
 });
 
-test("report.html: the scaling model's band on the time chart, and the note of a curve it refuses", async (t) => {
-  // ddp follows Amdahl's law (5% serial) at 1..16 GPUs, 3 repeats within ±1%; fsdp has 2 GPU counts.
+test("report.html: the scaling model's band on the time chart, its self-check, and the note of a curve it refuses", async (t) => {
+  // ddp follows Amdahl's law (5% serial) at 1..16 GPUs, 3 repeats within ±1%; fsdp has 2 GPU counts;
+  // fast is faster than linear (100 s/p^1.2 at 1..8 GPUs), so its self-check misses.
   const study = tmpdir("scalelens-model-");
   t.after(() => fs.rmSync(study, { recursive: true, force: true }));
   const law = (p) => 100 * (0.05 + 0.95 / p);
   for (const p of [1, 2, 4, 8, 16])
     for (const rep of [0, 1, 2]) writeRun(study, `ddp-${p}-${rep}`, { label: "ddp", p, epoch_s: law(p) * (0.99 + 0.01 * rep), gpus: 1, samples: 20 });
   for (const p of [1, 2]) writeRun(study, `fsdp-${p}`, { label: "fsdp", p, epoch_s: 60 / p, gpus: 1, samples: 20 });
+  for (const p of [1, 2, 4, 8]) writeRun(study, `fast-${p}`, { label: "fast", p, epoch_s: 100 / p ** 1.2, gpus: 1, samples: 20 });
   const out = path.join(study, "out");
   const html = report([study], out);
   const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"));
@@ -580,6 +582,20 @@ test("report.html: the scaling model's band on the time chart, and the note of a
   assert.equal(dashed.dash, "dashed");
   assert.ok(solid.data.every(([p]) => p <= 16) && dashed.data.every(([p]) => p >= 16), "solid over the measured range, dashed beyond");
   assert.ok(chart.notes.some((n) => n.includes("fsdp: no model: 2 measured GPU counts")), JSON.stringify(chart.notes));
+  // The self-check under the chart, visible, with summary.json's numbers (3 significant digits);
+  // none for fsdp, which has no model.
+  const g3 = (v) => String(Number(v.toPrecision(3)));
+  const fast = summary.curves.find((c) => c.label === "fast");
+  assert.equal(ddp.backtest.inside, true);
+  assert.equal(fast.backtest.inside, false);
+  for (const [c, verdict] of [[ddp, "inside the 90% interval"], [fast, "outside the 90% interval: its predictions are doubtful, and no recommendation rests on them"]]) {
+    const item = page.locator(`#model-checks li[data-curve="${c.curve}"]`);
+    assert.ok(await item.isVisible(), `self-check of ${c.curve} visible`);
+    const b = c.backtest;
+    assert.equal(await item.textContent(), `${c.curve}: self-check: fitted without ${b.world_size} GPUs, the model predicts ${g3(b.predicted)} s ` +
+      `[${g3(b.lower)}, ${g3(b.upper)}] per epoch there; measured ${g3(b.measured)} s: ${verdict}`);
+  }
+  assert.equal(await page.locator("#model-checks li").count(), 2);
   // Speedup and efficiency of the model: the baseline's measured time over the band's times.
   const tBase = summary.configurations.find((c) => c.label === "ddp" && c.world_size === 1).epoch_time_s.mean;
   const through = await page.evaluate(() => Object.fromEntries(["speedup", "efficiency"].map((id) => [id,
@@ -595,7 +611,7 @@ test("report.html: the scaling model's band on the time chart, and the note of a
   }
   assert.equal(chart.series.find((s) => s.id === "band:fsdp"), undefined);
   assert.deepEqual(log.errors, []);
-  await page.locator('[data-chart="time"]').screenshot({ path: path.join(ARTIFACTS, "report-scaling-model.png") });
+  await page.locator("#card-time").screenshot({ path: path.join(ARTIFACTS, "report-scaling-model.png") });  // the chart and its self-checks
   await page.close();
 });
 

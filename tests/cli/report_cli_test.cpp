@@ -550,6 +550,33 @@ TEST(ReportCli, AFailedSelfCheckAndSuperlinearEfficiencyAreSaid) {
       << warned["superlinear-efficiency"];
 }
 
+// A self-check that could not be made is no pass: at 1, 2, 4 and 64 GPUs (Amdahl, serial fraction
+// 0.2%) the refit without 64 GPUs may not reach it (beyond 8× 4), so nothing checks the model; its
+// predictions stay, qualified by a warning, and the recommendation rests on measured counts only,
+// saying why (it was "128 GPUs (predicted) … 80% efficient").
+TEST(ReportCli, ASelfCheckThatCouldNotBeMadeRecommendsMeasuredCountsOnly) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2, 4, 64}) write_run(dir, "r" + std::to_string(p), "ddp", p, 100 * (0.002 + 0.998 / p));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  auto ddp = doc["curves"].at(0);
+  EXPECT_TRUE(ddp["backtest"].is_null());
+  EXPECT_NE(std::string_view(ddp["backtest_refused"]).find("fitted without 64 GPUs"), std::string_view::npos) << r.out;
+  EXPECT_GT(ddp["predictions"].get_array().size(), 0u);
+  ASSERT_FALSE(ddp["recommended"].is_null());
+  EXPECT_FALSE(bool(ddp["recommended"]["predicted"]));
+  EXPECT_EQ(std::int64_t(ddp["recommended"]["world_size"]), 64);
+  EXPECT_NE(std::string_view(ddp["recommended"]["reason"]).find("measured counts only: the model could not check itself"),
+            std::string_view::npos) << r.out;
+  std::map<std::string, std::string> warned;
+  for (auto w : doc["warnings"]) warned[std::string(std::string_view(w["code"]))] = std::string(std::string_view(w["message"]));
+  ASSERT_TRUE(warned.count("model-self-check-failed")) << r.out;
+  EXPECT_NE(warned["model-self-check-failed"].find("could not check itself"), std::string::npos);
+}
+
 // One run per GPU count, 2 epochs of which the first is warm-up (as `scalelens run` writes them):
 // 100 s at 1 GPU, 49.6 s at 2 (efficiency 100.8%). One timed epoch each has no CI, so no noise
 // estimate: "beyond noise" was claimed from the means alone. Nothing is claimed without one.

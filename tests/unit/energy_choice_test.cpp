@@ -113,6 +113,21 @@ TEST(EnergyChoice, FiguresParetoAndTheRecommendationPerObjective) {
   o.min_efficiency = 0.99;
   choose_gpu_counts(strict, o);
   EXPECT_EQ(strict.curves[0].recommended->world_size, 1);  // the baseline is 100% efficient
+  // A model whose self-check could not be made (the refit without 8 GPUs refused) recommends no
+  // predicted count: at 50% the predicted 16 GPUs (57%) was chosen; now 8, saying why.
+  o.min_efficiency = 0.5;
+  auto open = curve();
+  choose_gpu_counts(open, o);
+  EXPECT_EQ(open.curves[0].recommended->world_size, 16);
+  auto unchecked = curve();
+  unchecked.curves[0].model.backtest_refused = "fitted without 8 GPUs, its leave-one-out error is 22%, above the 15% a prediction needs";
+  choose_gpu_counts(unchecked, o);
+  ASSERT_TRUE(unchecked.curves[0].recommended);
+  EXPECT_EQ(unchecked.curves[0].recommended->world_size, 8);
+  EXPECT_FALSE(unchecked.curves[0].recommended->predicted);
+  EXPECT_NE(unchecked.curves[0].recommended->reason.find("; measured counts only: the model could not check itself (fitted without 8 GPUs"),
+            std::string::npos)
+      << unchecked.curves[0].recommended->reason;
   o.min_efficiency = 1.01;
   auto none = curve();
   choose_gpu_counts(none, o);

@@ -1187,6 +1187,57 @@ TEST(RunFolder, StepsSamplesColumnIsTheRunsSamples) {
   }
 }
 
+// Issue C §3: the check above looked at steps.csv only. A samples_per_epoch that epochs.csv's
+// samples column contradicts (2000 declared, 1000 logged an epoch) is said the same way, and the
+// throughput and samples are the logged ones; a loader's short last batch (992 of 1000, batch 64)
+// or a shortfall under 1% where no batch is declared (996) is no disagreement.
+TEST(RunFolder, EpochsSamplesColumnAgainstTheDeclaredSamplesPerEpoch) {
+  constexpr std::int64_t t0 = 1'700'000'000'000'000'000;
+  // 2 ranks, 3 epochs of 2 s, `per_rank` samples a rank an epoch.
+  auto write = [&](const ScratchDir& dir, const std::string& name, const std::string& declared, int per_rank) {
+    dir.write(name + "/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "{}", "world_size": 2, "nodes": 1, )"
+                          R"("gpus_per_node": 2, {}"start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                          name, name, declared, t0, t0 + 6'000'000'000));
+    std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+    for (int e = 0; e < 3; ++e)
+      for (int rank = 0; rank < 2; ++rank)
+        epochs += fmt::format("{},{},{},{},{}\n", rank, e, t0 + e * 2'000'000'000LL, t0 + (e + 1) * 2'000'000'000LL, per_rank);
+    dir.write(name + "/epochs.csv", epochs);
+  };
+  ScratchDir dir;
+  write(dir, "right", R"("samples_per_epoch": 1000, )", 500);
+  write(dir, "wrong", R"("samples_per_epoch": 2000, )", 500);
+  write(dir, "shortlast", R"("samples_per_epoch": 1000, "global_batch_size": 64, )", 496);
+  write(dir, "nobatch", R"("samples_per_epoch": 1000, )", 498);
+  for (const bool as_report : {true, false}) {
+    SCOPED_TRACE(as_report ? "as the report reads it" : "kept");
+    AnalysisOptions o;
+    o.warmup_epochs = 0;
+    const auto s = analyze(as_report ? scalelens::testing::read_study_as_report(dir) : read_study(dir, true), o);
+    ASSERT_EQ(s.runs.size(), 4u);
+    for (const auto& r : s.runs) {
+      SCOPED_TRACE(r.run_id);
+      const double per_epoch = r.run_id == "shortlast" ? 992 : r.run_id == "nobatch" ? 996 : 1000;
+      ASSERT_TRUE(r.throughput_samples_per_s);
+      EXPECT_NEAR(*r.throughput_samples_per_s, per_epoch / 2, 1e-6);
+      EXPECT_EQ(r.throughput_from, "samples column");
+      ASSERT_TRUE(r.samples);
+      EXPECT_NEAR(*r.samples, 3 * per_epoch, 1e-9);
+    }
+    std::vector<std::string> disagreeing;
+    for (const auto& w : s.warnings)
+      if (w.code == "batch-disagrees-with-samples") {
+        disagreeing.push_back(w.path.substr(w.path.rfind('/') + 1));
+        EXPECT_NE(w.message.find("samples_per_epoch 2000 x 3 epochs is 6000 samples, but its epochs.csv samples column "
+                                 "sums to 3000 (1000 an epoch)"),
+                  std::string::npos)
+            << w.message;
+      }
+    EXPECT_EQ(disagreeing, std::vector<std::string>{"wrong"});
+  }
+}
+
 // A run reported failed because a rank's record says it exited with status 3 still read
 // exit_status 0 in summary.json (the manifest's, rank 0's). It reads the status of the lowest
 // rank that failed, the one the failed-run warning names (rank 2, though ranks/10.json, which

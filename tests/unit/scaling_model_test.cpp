@@ -192,11 +192,17 @@ TEST(ScalingModel, AMissingSelfCheckSaysWhy) {
   ASSERT_TRUE(m.fit);
   EXPECT_FALSE(m.backtest);
   EXPECT_EQ(m.backtest_refused.rfind("fitted without 8 GPUs, its leave-one-out error is", 0), 0u) << m.backtest_refused;
+  // The model predicts (its own leave-one-out error is 1.4%) but nothing checked it: no pass.
+  EXPECT_FALSE(m.predictions.empty());
+  EXPECT_TRUE(m.self_check_failed());
+  EXPECT_EQ(m.self_check_failure().rfind("could not check itself (fitted without 8 GPUs, its leave-one-out error is", 0), 0u)
+      << m.self_check_failure();
   // A self-check that ran leaves no reason.
   auto amdahl = [](double p) { return 100 * (0.03 + 0.97 / p); };
   const auto checked = fit_scaling_model(study(amdahl, {1, 2, 4, 8, 16}, 1, 0, 1), {});
   EXPECT_TRUE(checked.backtest);
   EXPECT_TRUE(checked.backtest_refused.empty());
+  EXPECT_FALSE(checked.self_check_failed());
 }
 }  // namespace
 

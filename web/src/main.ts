@@ -39,6 +39,7 @@ import {
   headline,
   labelsOf,
   parseInlineData,
+  selfCheckText,
   sortRows,
   timeStat,
   toCsv,
@@ -46,7 +47,7 @@ import {
   type Column,
   type TimeKind,
 } from "./shape";
-import type { CompareMetric, Comparison, Configuration, ReportData, RunSeries, Summary } from "./types";
+import type { CompareMetric, Comparison, Configuration, CurveModel, ReportData, RunSeries, Summary } from "./types";
 import { type CountUnit, colorFor, countUnit, fmt, isNum, pct, withUnit } from "./util";
 
 echarts.use([
@@ -146,6 +147,8 @@ function buildLayout(root: HTMLElement): void {
       grid.append(el("div", { class: c.wide ? "card wide" : "card", id: `card-${c.id}` },
         el("h3", {}, withUnit(c.title, GPU_UNIT)), el("p", { class: "desc" }, withUnit(c.desc, GPU_UNIT)), el("div", { class: "chart", "data-chart": c.id })));
     }
+    // Each model's self-check, under the time chart that draws its predictions.
+    grid.querySelector("#card-time")?.append(el("ul", { id: "model-checks", class: "model-checks meta" }));
     sec.append(grid);
     root.append(sec);
   }
@@ -256,6 +259,7 @@ function renderAll(): void {
     ["energy", () => energyChart(paired, ctx)],
     ["pareto", () => paretoChart(configs, ctx)],
   ];
+  renderModelChecks(summary.curves ?? [], unit);
   renderTable(configs, kind);
   if (data.compare) renderComparison(data.compare.comparison);
   renderRunSelect();
@@ -310,6 +314,16 @@ function renderChartTitles(unit: CountUnit): void {
     if (!card) continue;
     card.querySelector("h3")!.textContent = withUnit(c.title, unit);
     card.querySelector(".desc")!.textContent = withUnit(c.desc, unit);
+  }
+}
+
+function renderModelChecks(curves: CurveModel[], unit: CountUnit): void {
+  const list = document.getElementById("model-checks");
+  if (!list) return;
+  list.replaceChildren();
+  for (const cm of curves) {
+    const text = state.hidden.has(cm.curve) ? null : selfCheckText(cm, unit.plural);
+    if (text) list.append(el("li", { "data-curve": cm.curve }, text));
   }
 }
 

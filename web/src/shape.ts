@@ -12,7 +12,7 @@ import type {
   Verdict,
   Warning,
 } from "./types";
-import { isNum } from "./util";
+import { fmt, isNum } from "./util";
 
 export type TimeKind = "epoch" | "run" | "step";
 
@@ -386,4 +386,22 @@ export function compareRows(comparison: Comparison): CompareRow[] {
     .map((r, i) => ({ r, i }))
     .sort((a, b) => SEVERITY[b.r.metric.verdict] - SEVERITY[a.r.metric.verdict] || a.i - b.i)
     .map((x) => x.r);
+}
+
+// A curve's model self-check in words, beside its prediction (null: no model, or under 4 counts
+// and so no self-check): held-out count, predicted against measured, inside or outside the 90%
+// interval, and what that means for the recommendation (summary.json's, not decided here).
+export function selfCheckText(cm: CurveModel, unit: string): string | null {
+  if (!cm.model) return null;
+  const b = cm.backtest;
+  const predicts = (cm.predictions ?? []).length > 0;
+  if (b) {
+    const verdict = b.inside ? "inside the 90% interval"
+      : `outside the 90% interval${predicts ? ": its predictions are doubtful, and no recommendation rests on them" : ""}`;
+    return `${cm.curve}: self-check: fitted without ${b.world_size} ${unit}, the model predicts ${fmt(b.predicted)} s [${fmt(b.lower)}, ${fmt(b.upper)}] ` +
+      `per ${cm.time_from} there; measured ${fmt(b.measured)} s: ${verdict}`;
+  }
+  if (cm.backtest_refused)
+    return `${cm.curve}: no self-check: ${cm.backtest_refused}${predicts ? "; its predictions are unchecked, and no recommendation rests on them" : ""}`;
+  return null;
 }

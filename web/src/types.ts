@@ -140,6 +140,9 @@ export interface CurveModel {
   time_from: string;
   model: { formula: string; law: string | null; loo_rel_error: number } | null;
   refused: string | null;
+  // The self-check: the model fitted without the largest measured count, predicting it (≥ 4 counts).
+  backtest?: { world_size: number; predicted: number; lower: number; upper: number; measured: number; inside: boolean } | null;
+  backtest_refused?: string | null; // why that refit predicted nothing
   band?: ModelPoint[];
   predictions?: (ModelPoint & { energy_wh?: Num })[];
   pareto?: number[]; // world sizes on the curve's time-energy front, predicted ones included

@@ -17,6 +17,7 @@ import {
   idealLines,
   paretoFronts,
   parseInlineData,
+  selfCheckText,
   seriesPairs,
   slowestRank,
   sortRows,
@@ -86,6 +87,24 @@ describe("data shaping", () => {
     expect(parseInlineData("null")).toBeNull();
     expect(parseInlineData("{broken")).toBeNull();
     expect(parseInlineData(JSON.stringify({ schema: "x", summary }))?.summary.configurations.length).toBe(3);
+  });
+});
+
+describe("model self-check", () => {
+  // summary.json's curve (fields the page reads) of a study at 1, 2, 4 and 64 GPUs: the refit
+  // without 64 GPUs may not predict 8× beyond 4, so the predictions are unchecked.
+  const unchecked = {
+    curve: "ddp", label: "ddp", time_from: "epoch", refused: null, backtest: null,
+    backtest_refused: "fitted without 64 GPUs, every GPU count asked for is beyond 8× the largest measured",
+    model: { formula: "T(p) = 0.2 s + 99.8 s/p", law: "Amdahl", loo_rel_error: 3.182779480975625e-11 },
+    predictions: [{ world_size: 128, time_s: 0.9796874994955833, lower: 0.9796874994812158, upper: 0.9796874995102114 }],
+  };
+  it("says a self-check that could not be made, and that no recommendation rests on the predictions", () => {
+    expect(selfCheckText(unchecked, "GPUs")).toBe("ddp: no self-check: fitted without 64 GPUs, every GPU count asked for is beyond 8× the " +
+      "largest measured; its predictions are unchecked, and no recommendation rests on them");
+  });
+  it("says nothing where there is no model", () => {
+    expect(selfCheckText({ ...unchecked, model: null, backtest_refused: null, refused: "2 measured GPU counts; a model needs at least 3" }, "GPUs")).toBeNull();
   });
 });
 
