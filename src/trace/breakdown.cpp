@@ -279,6 +279,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   steps.erase(std::unique(steps.begin(), steps.end(), [](auto& a, auto& b) { return a.number == b.number; }), steps.end());
   r.backend = trace.backend;
   r.start_ns = wall_clock_start(trace, steps);
+  r.base_time_ns = trace.base_time_ns;
   for (const auto& s : trace.steps) r.step_numbers.push_back(s.number);
   std::sort(r.step_numbers.begin(), r.step_numbers.end());
   r.step_numbers.erase(std::unique(r.step_numbers.begin(), r.step_numbers.end()), r.step_numbers.end());

@@ -19,6 +19,9 @@ struct KinetoTraceSpec {
   std::string device = "NVIDIA A100-SXM4-80GB";
   std::int64_t first_step_unix_us = 1'730'000'000'000'000;  // when the first profiled step began
   bool relative_to_base_time = true;  // PyTorch ≥ 2.1; false: ts in Unix µs, no baseTimeNanoseconds
+  // When the process's profiler started (Unix µs): baseTimeNanoseconds, that second, the same in
+  // every trace the process writes (one per schedule(repeat=N) window). 0: 3 s before the first step.
+  std::int64_t process_start_unix_us = 0;
   std::int64_t first_step = 1;        // number of the first ProfilerStep
   std::vector<std::int64_t> step_us;  // each step's duration (µs)
   // The all-reduce kernel of each step starts at 50% of the step + comm_delay_us and lasts 40% of
@@ -53,8 +56,9 @@ inline std::string ranks_text(int n) {
 }
 
 inline std::string kineto_trace(const KinetoTraceSpec& s) {
-  // Newer Kineto: base = the run's start, rounded down to a whole second; ts = Unix µs − base.
-  const std::int64_t base_us = s.relative_to_base_time ? (s.first_step_unix_us / 1'000'000 - 3) * 1'000'000 : 0;
+  // Newer Kineto: base = the process's start, rounded down to a whole second; ts = Unix µs − base.
+  const std::int64_t process_start_us = s.process_start_unix_us ? s.process_start_unix_us : s.first_step_unix_us - 3'000'000;
+  const std::int64_t base_us = s.relative_to_base_time ? process_start_us / 1'000'000 * 1'000'000 : 0;
   const int pid = 40000 + s.rank, tid = pid;
   std::string out = fmt::format(R"j({{
   "schemaVersion": 1,
