@@ -304,6 +304,8 @@ void analyse_job(TraceSet& set, const TraceSetOptions& options, const std::strin
                                set.misaligned_steps + " (the straggler table, and collectives matched within a step)", inputs, 0, {}});
   if (!set.collective_match.clock_conflict.empty())
     set.diagnostics.push_back({Severity::warning, "clock-conflict", set.collective_match.clock_conflict, inputs, 0, {}});
+  if (auto said = send_recv_by_order_note(set.collective_match); !said.empty())
+    set.diagnostics.push_back({Severity::note, "send-recv-by-order", std::move(said), inputs, 0, {}});
   // The links: the first traced rank's GPU and the most GPUs any trace saw stand for the job's.
   std::string device;
   int visible = 0;
