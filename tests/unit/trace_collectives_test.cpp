@@ -664,6 +664,24 @@ TEST(CollectiveMatch, SendRecvWithoutArgsIsPairedByOrderOnlyWhereItCanBeAnAllToA
   EXPECT_FALSE(has(set, "send-recv-by-order"));
 }
 
+// The shared sampled-2of128 traces (ranks 0 and 1 of 128): their SendRecv kernels record no peer,
+// and the second of each step ends on one rank tens of ms before the other starts it, which one
+// all-to-all cannot do. They were paired by order (a waiting share of 0%); now left unmatched.
+TEST(CollectiveMatch, RealSampledSendRecvThatCannotBeAnAllToAllIsNotPaired) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  TraceSetOptions options;
+  options.inputs = {data / "kineto/hta/sampled-2of128"};
+  options.cache = false;
+  const auto set = analyse_traces(options);
+  const auto& m = set.collective_match;
+  EXPECT_TRUE(m.instances.empty());
+  EXPECT_EQ(m.clock_conflict, "");
+  EXPECT_EQ(m.send_recv_by_order, 0u);
+  ASSERT_EQ(m.notes.size(), 2u);  // steps 551 and 552
+  EXPECT_NE(m.notes[0].find("step 551's call #2 (SendRecv, no peer recorded)"), std::string::npos) << m.notes[0];
+  EXPECT_NE(m.notes[0].find("which an all-to-all cannot do"), std::string::npos) << m.notes[0];
+}
+
 // A three-stage pipeline whose stages exchange activations and gradients with both neighbours in
 // one batch per step (batch_isend_irecv: ncclGroupStart/End), as pipeline schedules do: one
 // ncclDevKernel_SendRecv per step on each rank moves every send and receive of the batch, recorded
