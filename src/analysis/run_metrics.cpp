@@ -948,6 +948,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       for (const auto* b : parts) calls.push_back({b->rank, b->start_ns.has_value(), &b->calls});
       const auto match = trace::match_collectives(calls);
       if (!match.clock_conflict.empty()) warnings.push_back(run_warning(run, "clock-conflict", match.clock_conflict));
+      if (auto said = trace::send_recv_by_order_note(match); !said.empty())
+        warnings.push_back(run_warning(run, "send-recv-by-order", std::move(said), Severity::note));
       double wait = 0, transfer = 0, exposed_wait = 0, exposed_transfer = 0;
       for (const auto& s : match.ranks) {
         wait += s.wait_us;

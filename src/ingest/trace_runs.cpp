@@ -120,7 +120,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
     std::vector<trace::TraceStart> starts;
     for (const auto* t : members) {
       const auto& b = part_of(*t);
-      starts.push_back({b.rank, b.start_ns, &b.step_numbers, t->file.string()});
+      starts.push_back({b.rank, b.start_ns, &b.step_numbers, t->file.string(), b.base_time_ns});
     }
     std::vector<std::vector<LooseInput*>> jobs;
     for (const auto& job : trace::split_into_jobs(starts)) {

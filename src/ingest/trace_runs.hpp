@@ -22,8 +22,9 @@ struct LooseInput {
 
 // Groups traces into runs: traces in one folder (per-rank subfolders such as rank0/ count as their
 // parent) with one world size and backend belong to one job, unless when profiling began tells
-// jobs apart (trace::split_into_jobs: a gap of more than a minute, and the later traces cover steps the earlier ones
-// already did: a rerun, not a later profiling window). Each job becomes one run, format "kineto";
+// jobs apart (trace::split_into_jobs: a gap of more than a minute, and the later traces are no later profiling
+// window of the same processes: they cover steps the earlier ones already did, come from another process, or share
+// no rank with them). Each job becomes one run, format "kineto";
 // jobs at one world size are repeats of one configuration. Warns `mixed-jobs` when a folder holds
 // more than one job, `missing-ranks` when a run lacks some of ranks 0..N-1, `duplicate-trace` for
 // copies; a note per folder says how its runs were formed and labelled.

@@ -281,6 +281,7 @@ struct RankBreakdown {
   std::optional<int> world_size;
   std::string backend;
   std::optional<std::int64_t> start_ns;
+  std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds: one per profiled process (RankSummary)
   std::vector<CollectiveCall> calls;  // its collective kernels, in start order
   std::vector<OpLoss> op_losses;      // the ops with most GPU time, most first; lost_us NaN when unknown
   double dataloader_gpu_idle_us = 0;  // GPU idle while the input pipeline loaded (traces)

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "common/text.hpp"
 #include "model/limits.hpp"
 #include "model/study.hpp"
 #include "trace/correlation_map.hpp"
@@ -279,6 +280,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
   steps.erase(std::unique(steps.begin(), steps.end(), [](auto& a, auto& b) { return a.number == b.number; }), steps.end());
   r.backend = trace.backend;
   r.start_ns = wall_clock_start(trace, steps);
+  r.base_time_ns = trace.base_time_ns;
   for (const auto& s : trace.steps) r.step_numbers.push_back(s.number);
   std::sort(r.step_numbers.begin(), r.step_numbers.end());
   r.step_numbers.erase(std::unique(r.step_numbers.begin(), r.step_numbers.end()), r.step_numbers.end());
@@ -465,17 +467,21 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     if (__builtin_add_overflow(trace.base_time_ns.value_or(0), e.ts_ns, &call.start_ns)) call.start_ns = e.ts_ns;
     call.dur_ns = e.dur_ns;
     call.step = r.steps[static_cast<std::size_t>(step)].step;
+    // A batch of calls (batch_isend_irecv, coalesced collectives: ncclGroupStart/End) runs as one
+    // kernel recorded as "coalesced" with 0 elements, PyTorch not summing the batch: no size known.
+    const bool coalesced = args && args->collective_name && trace.names[args->collective_name] == "coalesced";
     if (args) {
       if (args->process_group)
         call.group = trace.names[args->process_group] +
                      (args->process_group_ranks ? " " + trace.names[args->process_group_ranks] : std::string());
       const int size = dtype_bytes(trace.names[args->dtype]);
       const std::int64_t nelems = std::max(args->in_msg_nelems, args->out_msg_nelems);
-      if (size > 0 && nelems >= 0) call.bytes = static_cast<double>(nelems) * size;
+      if (size > 0 && nelems >= 0 && !coalesced) call.bytes = static_cast<double>(nelems) * size;
       if (args->group_size > 0 && args->group_size <= limits::kMaxWorldSize) call.group_size = static_cast<int>(args->group_size);
-      // The kernel's name does not tell: NCCL runs all-to-all as SendRecv kernels too.
+      // The kernel's name does not tell: NCCL runs all-to-all as SendRecv kernels too. A batched
+      // SendRecv holds sends and receives, to peers it does not record (peer −1).
       const std::string_view op = args->collective_name ? std::string_view(trace.names[args->collective_name]) : std::string_view();
-      call.point_to_point = op == "send" || op == "recv";
+      call.point_to_point = op == "send" || op == "recv" || (coalesced && alnum_lower(name) == "sendrecv");
       call.sends = op == "send";
       if (call.point_to_point && limits::valid_rank(args->peer)) call.peer = static_cast<int>(args->peer);
     }
@@ -483,7 +489,7 @@ RankSummary analyse(const ParsedTrace& trace, const CommMatcher& comm) {
     c.name = name;
     ++c.count;
     c.time_us += us(e.dur_ns);
-    if (args && args->in_msg_nelems >= 0) {
+    if (args && args->in_msg_nelems >= 0 && !coalesced) {
       int size = dtype_bytes(trace.names[args->dtype]);
       if (size > 0) {
         c.bytes += static_cast<double>(args->in_msg_nelems) * size;

@@ -72,6 +72,9 @@ struct RankSummary {
   std::optional<int> world_size;
   std::string backend;                  // distributedInfo.backend, "" when absent
   std::optional<std::int64_t> start_ns;  // profiling's first step as a Unix time, when the clock says
+  // baseTimeNanoseconds: Kineto sets it once, when the process's profiler starts, so every trace one
+  // process writes (schedule(repeat=N)) has the same, and a rerun's process another.
+  std::optional<std::int64_t> base_time_ns;
   std::string device;
   int visible_gpus = 0;  // deviceProperties entries: the GPUs its process could see
   std::vector<StepFigures> steps;   // in step order, cut-off step included but flagged

@@ -31,6 +31,10 @@ bool waits_for_every_member(std::string_view collective) {
          key == "allgatherv" || key == "barrier";
 }
 
+// A SendRecv kernel without the collective's args (older PyTorch): an all-to-all's part or a
+// pipeline's send or receive, its peer unknown. Matched in order only as an all-to-all of the group.
+bool peerless_send_recv(const CollectiveCall& c) { return !c.point_to_point && c.group.empty() && c.name == "SendRecv"; }
+
 // Calls that could not have run as the traces' times say: the first found, and how many.
 struct ClockConflict {
   std::size_t calls = 0;
@@ -82,11 +86,13 @@ void check_point_to_point(const std::map<int, std::vector<const CollectiveCall*>
   std::string note = fmt::format("{} point-to-point calls (send/recv) are not matched: each pairs two ranks, not the group, so "
                                  "they have no wait/transfer split",
                                  calls);
+  // A batch (batch_isend_irecv: one kernel for sends and receives to several peers) names none.
   if (without_peer == calls)
-    note += "; their traces record no peer rank (Dst Rank, Src Rank: older PyTorch), so the ranks' clocks could not be "
-            "checked against them";
+    note += "; their traces record no peer rank (Dst Rank, Src Rank: older PyTorch, or sends and receives batched into "
+            "one kernel, \"coalesced\"), so the ranks' clocks could not be checked against them";
   else if (without_peer > 0)
-    note += fmt::format("; {} of them record no peer rank (Dst Rank, Src Rank), so were not checked against the clocks",
+    note += fmt::format("; {} of them record no peer rank (Dst Rank, Src Rank: older PyTorch, or batched into one kernel), "
+                        "so were not checked against the clocks",
                         without_peer);
   if (unpaired > 0)
     note += fmt::format("; {} were not checked against the clocks either, as a rank sent a peer a different number of "
@@ -95,6 +101,15 @@ void check_point_to_point(const std::map<int, std::vector<const CollectiveCall*>
   notes.push_back(std::move(note));
 }
 }  // namespace
+
+std::string send_recv_by_order_note(const CollectiveMatch& match) {
+  if (match.send_recv_by_order == 0) return {};
+  const bool one = match.send_recv_by_order == 1;
+  return fmt::format("{} SendRecv call{} {} no peer rank (no Src Rank / Dst Rank: older PyTorch) and {} paired across the "
+                     "ranks by order, as an all-to-all of the group, which their counts and times allow; were they sends "
+                     "and receives between some ranks (a pipeline), their wait and transfer would be another rank's",
+                     match.send_recv_by_order, one ? "" : "s", one ? "records" : "record", one ? "was" : "were");
+}
 
 double bus_factor(std::string_view collective, int n) {
   const std::string key = alnum_lower(collective);
@@ -263,10 +278,35 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     // from one trace shifts: a call that "ended before another started it" here is that, not
     // clocks apart (those show in the steps that pair up too). The step is left unmatched.
     const bool counts_differ = std::any_of(members.begin(), members.end(), [&](const Member& m) { return m.calls.size() != common; });
+    // SendRecv kernels without a peer pass for an all-to-all only where every member launched as
+    // many calls and each overlaps on all of them (checked below); a pipeline's sends and receives,
+    // which differ by stage, would be paired with the wrong calls.
+    const bool any_peerless = std::any_of(members.begin(), members.end(), [](const Member& m) {
+      return std::any_of(m.calls.begin(), m.calls.end(), [](const CollectiveCall* c) { return peerless_send_recv(*c); });
+    });
+    if (any_peerless && counts_differ) {
+      if (out.notes.size() < 20)
+        out.notes.push_back(fmt::format("{}: in step {} the ranks have different numbers of calls, among them SendRecv kernels "
+                                        "that record no peer (older PyTorch): sends and receives between some ranks (a "
+                                        "pipeline), not an all-to-all, which paired in order would pair the wrong calls; the "
+                                        "step's calls are left unmatched",
+                                        where, key.second));
+      continue;
+    }
     bool unpaired = false;
     for (std::size_t i = 0; i < agreed; ++i) {
       const double apart_ns = static_cast<double>(last[i]) - static_cast<double>(first_end[i]);
-      if (!waits_for_every_member(ref[i]->name) || apart_ns <= kClockSlackNs) continue;
+      const bool as_all_to_all = peerless_send_recv(*ref[i]);
+      if (!(waits_for_every_member(ref[i]->name) || as_all_to_all) || apart_ns <= kClockSlackNs) continue;
+      if (as_all_to_all) {  // not one all-to-all (or the clocks are apart, which the step's other calls show)
+        if (!unpaired && out.notes.size() < 20)
+          out.notes.push_back(fmt::format("{}: {} (SendRecv, no peer recorded) ended on one rank {:.3f} s before another "
+                                          "started it, which an all-to-all cannot do: they are sends and receives between "
+                                          "some ranks, whose peers the trace does not name; the step's calls are left unmatched",
+                                          where, call_no(i), apart_ns * 1e-9));
+        unpaired = true;
+        continue;
+      }
       if (counts_differ) {
         if (!unpaired && out.notes.size() < 20)
           out.notes.push_back(fmt::format("{}: in step {} the ranks have different numbers of calls, and paired in order call #{} "
@@ -318,6 +358,7 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     member_ranks.reserve(members.size());
     for (const auto& m : members) member_ranks.push_back(split[m.at].rank);
     if (agreed > 0) (group.empty() ? any_order : any_group) = true;
+    for (std::size_t i = 0; i < agreed; ++i) out.send_recv_by_order += peerless_send_recv(*ref[i]);
     for (std::size_t i = 0; i < agreed; ++i) {
       CollectiveInstance inst;
       inst.group = group;

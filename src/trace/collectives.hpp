@@ -58,6 +58,10 @@ struct CollectiveMatch {
   std::vector<RankCommSplit> ranks;            // by rank; empty when nothing was matched
   std::vector<CollectiveInstance> instances;   // every matched call, by group then order
   std::vector<std::string> notes;              // why calls were left unmatched
+  // Instances of SendRecv kernels that record no peer (older PyTorch), matched in order as an
+  // all-to-all of the group: their counts and times allow it, their peers are not known (the
+  // note `send-recv-by-order`, send_recv_by_order_note).
+  std::size_t send_recv_by_order = 0;
   // Set when a call ended on one rank before another started it: then nothing is matched, and
   // this says which rank and by how much (a `clock-conflict` warning).
   std::string clock_conflict;
@@ -78,6 +82,9 @@ struct RankCalls {
 };
 CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks);
 CollectiveMatch match_collectives(const std::vector<RankSummary>& ranks);
+
+// What the note `send-recv-by-order` says of a match with send_recv_by_order > 0; "" when none.
+std::string send_recv_by_order_note(const CollectiveMatch& match);
 
 // The matched calls with a bus bandwidth, by collective and power-of-two message-size bin: mean
 // size, median bus bandwidth, calls; by collective, then size.

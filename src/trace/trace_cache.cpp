@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when what a summary holds, or how it is computed, changes: old cache files then miss.
-constexpr std::string_view kSchema = "scalelens.trace-cache/14";
+constexpr std::string_view kSchema = "scalelens.trace-cache/15";
 constexpr std::size_t kHashedBytes = std::size_t{1} << 20;
 
 struct Key {
@@ -273,7 +273,7 @@ std::string summary_to_json(const RankSummary& r) {
   JsonWriter w;
   w.begin_object();
   w.key("rank").value(r.rank).key("rank_known").value(r.rank_known).key("world_size").value(r.world_size);
-  w.key("backend").value(r.backend).key("start_ns").value(r.start_ns);
+  w.key("backend").value(r.backend).key("start_ns").value(r.start_ns).key("base_time_ns").value(r.base_time_ns);
   w.key("device").value(r.device).key("visible_gpus").value(r.visible_gpus).key("steps_analysed").value(r.steps_analysed).key("gpu_events").value(r.gpu_events);
   w.key("gpu_paced").value(r.gpu_paced);
   w.key("steps").begin_array();
@@ -368,6 +368,12 @@ std::optional<RankSummary> summary_from_json(std::string_view json) {
     std::int64_t t;
     if (v.get_int64().get(t)) return std::nullopt;
     r.start_ns = t;
+  }
+  if (e["base_time_ns"].get(v)) return std::nullopt;
+  if (!v.is_null()) {
+    std::int64_t t;
+    if (v.get_int64().get(t)) return std::nullopt;
+    r.base_time_ns = t;
   }
   if (e["world_size"].get(v)) return std::nullopt;
   if (!v.is_null()) {

@@ -243,7 +243,8 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   std::vector<std::vector<std::size_t>> jobs;
   for (const auto& [setup, members] : setups) {
     std::vector<TraceStart> starts;
-    for (std::size_t i : members) starts.push_back({set.ranks[i].rank, set.ranks[i].start_ns, &set.ranks[i].step_numbers, set.ranks[i].file});
+    for (std::size_t i : members) starts.push_back({set.ranks[i].rank, set.ranks[i].start_ns, &set.ranks[i].step_numbers, set.ranks[i].file,
+                                          set.ranks[i].base_time_ns});
     for (const auto& job : split_into_jobs(starts)) {
       jobs.emplace_back();
       for (std::size_t k : job) jobs.back().push_back(members[k]);
@@ -303,6 +304,8 @@ void analyse_job(TraceSet& set, const TraceSetOptions& options, const std::strin
                                set.misaligned_steps + " (the straggler table, and collectives matched within a step)", inputs, 0, {}});
   if (!set.collective_match.clock_conflict.empty())
     set.diagnostics.push_back({Severity::warning, "clock-conflict", set.collective_match.clock_conflict, inputs, 0, {}});
+  if (auto said = send_recv_by_order_note(set.collective_match); !said.empty())
+    set.diagnostics.push_back({Severity::note, "send-recv-by-order", std::move(said), inputs, 0, {}});
   // The links: the first traced rank's GPU and the most GPUs any trace saw stand for the job's.
   std::string device;
   int visible = 0;
@@ -396,19 +399,23 @@ std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceSta
   };
   std::vector<std::vector<std::size_t>> jobs;
   for (auto& session : sessions) {
-    bool continues = !jobs.empty();
+    bool continues = !jobs.empty(), shares_a_rank = false;
     for (std::size_t t : session) {
       if (!continues) break;
       const auto& b = *traces[t].step_numbers;
+      const auto& process = traces[t].base_time_ns;
       for (std::size_t u : jobs.back()) {
         if (traces[u].rank != traces[t].rank) continue;
+        shares_a_rank = true;
         const auto& c = *traces[u].step_numbers;
-        if (overlap(b, c) || b.front() < c.back()) {
+        const bool other_process = process && traces[u].base_time_ns && *process != *traces[u].base_time_ns;
+        if (other_process || overlap(b, c) || b.front() < c.back()) {
           continues = false;
           break;
         }
       }
     }
+    continues = continues && shares_a_rank;
     if (continues) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
     else jobs.push_back(std::move(session));
   }
@@ -520,6 +527,7 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
   b.world_size = r.world_size;
   b.backend = r.backend;
   b.start_ns = r.start_ns;
+  b.base_time_ns = r.base_time_ns;
   b.calls = r.calls;
   if (r.flops_ops > 0) {
     b.flops = r.flops;

@@ -111,15 +111,18 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
 
 // Traces of one setup told apart into jobs by when profiling began (`scalelens report` and
 // `scalelens trace` alike): in start order (traces whose clock gives no start last, by file), a
-// gap of more than kSameJobGapNs begins a session; a later session continues the job before it
-// when it profiled other, later steps of the ranks they share (schedule(repeat=N) writes one trace
-// per window), else it is another job (a rerun). Returns each job's indices into `traces`, jobs in
-// start order, each job's in start order.
+// gap of more than kSameJobGapNs begins a session. A later session continues the job before it
+// only as schedule(repeat=N) does, one trace per rank and window from the same processes: it shares
+// a rank with the job, and each shared rank profiled other, later steps, from the same process
+// where both traces say which (baseTimeNanoseconds). Else it is another job: a rerun of some ranks
+// (a process of its own), or ranks of another job (none shared). Returns each job's indices into
+// `traces`, jobs in start order, each job's in start order.
 struct TraceStart {
   int rank = 0;
   std::optional<std::int64_t> start_ns;
   const std::vector<std::int64_t>* step_numbers = nullptr;  // sorted, distinct; never null
   std::string file;
+  std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds: the same for one process's traces
 };
 // Ranks of one job reach their first profiled step within a step of each other; two jobs are
 // minutes apart at least.

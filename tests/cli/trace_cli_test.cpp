@@ -297,22 +297,23 @@ TEST(TraceCli, RanksThatProfiledDifferentStepsAreSaidAndNotCompared) {
   EXPECT_EQ(int64_t(real.doc["stragglers"]["steps"].at(0)["ranks"]), 8);
 }
 
-// Rank 5's clock 1000 s ahead (every ts of the real trace + 1e9 µs), and a rerun's rank 0 two
-// minutes later beside the first run's ranks: a collective cannot end on one rank before another
-// starts it, so nothing is matched, and the rank and offset are named.
+// Rank 5's clock 30 s ahead (every ts of the real trace + 3e7 µs): a collective cannot end on one
+// rank before another starts it, so nothing is matched, and the rank and offset are named. A
+// rerun's rank 0 two minutes later beside the first run's ranks 1..7 (no rank shared) is another
+// job, told apart before any call is matched (past a minute, a clock that far off reads the same).
 TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir ahead, rerun;
   copy_dlrm_traces(data, ahead, 5, [](std::string text) {
     return rewrite_times(text, [](std::string_view key, std::string_view digits) {
-      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 1'000'000'000) : std::string(digits);
+      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 30'000'000) : std::string(digits);
     });
   });
   TraceJson t;
   trace_json(ahead.path(), t);
   ASSERT_EQ(t.exit_code, 0) << t.err;
   const std::string said = t.warnings("clock-conflict");
-  EXPECT_NE(said.find("rank 5 started it 1000.000 s after the median"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("rank 5 started it 30.000 s after the median"), std::string::npos) << t.out;
   EXPECT_NE(said.find("the ranks' clocks disagree, or the traces are from different jobs"), std::string::npos) << said;
   EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u);
   for (auto rank : simdjson::dom::array(t.doc["ranks"])) EXPECT_TRUE(rank["comm_wait_us"].is_null());
@@ -328,7 +329,8 @@ TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
                             }));
   TraceJson mixed;
   trace_json(rerun.path(), mixed);
-  EXPECT_NE(mixed.warnings("clock-conflict").find("rank 0 started it 120.0"), std::string::npos) << mixed.out;
+  EXPECT_EQ(mixed.warnings("clock-conflict"), "") << mixed.out;
+  EXPECT_NE(mixed.warnings("mixed-jobs").find("traces of 2 jobs"), std::string::npos) << mixed.out;
   EXPECT_EQ(simdjson::dom::array(mixed.doc["collective_instances"]).size(), 0u);
   // The real traces: every call overlaps across the ranks, all matched.
   TraceJson real;
@@ -381,6 +383,47 @@ TEST(TraceCli, ARerunsTraceBesideTheFirstRunsIsAnotherJob) {
   EXPECT_NE(table.out.find("job 1 of 2 (profiling began 2023-09-07 23:10:"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("job 2 of 2 (profiling began 2023-09-07 23:12:"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("warning: " + dir.path().string() + ": traces of 2 jobs"), std::string::npos) << table.out;
+}
+
+// Ranks 0..3 of the real DLRM job beside ranks 4..7 of another job an hour later (the real
+// traces an hour on): no rank is shared, and they were taken for one job of 8 ranks, whose
+// stragglers and collectives compared the two jobs' clocks. Two jobs, said; the real job's own
+// folder stays one.
+TEST(TraceCli, RanksOfAnotherJobSharingNoRankAreAnotherJob) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) != 0) continue;
+    const bool later = name[6] >= '4';
+    std::string text = scalelens::testing::slurp(e.path());
+    if (later)
+      text = rewrite_times(text, [](std::string_view key, std::string_view digits) {
+        return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 3'600'000'000) : std::string(digits);
+      });
+    dir.write(name, text);
+  }
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const std::string said = t.warnings("mixed-jobs");
+  EXPECT_NE(said.find("traces of 2 jobs"), std::string::npos) << t.out;
+  EXPECT_NE(said.find("job 2 (profiling began 2023-09-08 00:10:"), std::string::npos) << said;
+  EXPECT_EQ(t.warnings("clock-conflict"), "");
+  simdjson::dom::array jobs = t.doc["jobs"];
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(simdjson::dom::array(jobs.at(0)["ranks"]).size(), 4u);
+  EXPECT_EQ(simdjson::dom::array(jobs.at(1)["ranks"]).size(), 4u);
+  EXPECT_EQ(int64_t(jobs.at(1)["ranks"].at(0)["rank"]), 4);
+  // The real folders, each one job: no jobs and no mixed-jobs.
+  for (const auto& real : {data / "kineto" / "dlrm-8rank-v100", data / "kineto" / "hta" / "sampled-2of128"}) {
+    TraceJson one;
+    trace_json(real, one);
+    EXPECT_EQ(one.warnings("mixed-jobs"), "") << real;
+    EXPECT_EQ(simdjson::dom::array(one.doc["ranks"]).size(), real.filename() == "dlrm-8rank-v100" ? 8u : 2u);
+    simdjson::dom::array none;
+    EXPECT_TRUE(one.doc["jobs"].get_array().get(none) || none.size() == 0) << real;
+  }
 }
 
 // A rank's trace left empty (the job killed before the profiler wrote it) among the others of a

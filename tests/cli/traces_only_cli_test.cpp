@@ -183,18 +183,19 @@ TEST(TracesOnlyCli, RanksThatProfiledDifferentStepsGiveNoStepTime) {
   EXPECT_EQ(f.r.err.find("[warmup-not-excluded]"), std::string::npos) << f.r.err;
 }
 
-// Rank 5's clock 1000 s ahead: its calls cannot have run with the others', so no share of
+// Rank 5's clock 30 s ahead: its calls cannot have run with the others', so no share of
 // collective time is called waiting (it read 87% against the real traces' 96%), and it is said.
+// (Past a minute apart its trace reads as another job's: split_into_jobs.)
 TEST(TracesOnlyCli, ClocksThatDisagreeGiveNoWaitingShare) {
   SCALELENS_REQUIRE_REALDATA(data);
   FaultyDlrm f;
   report_dlrm_with(data, 5, [](std::string text) {
     return rewrite_times(text, [](std::string_view key, std::string_view digits) {
-      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 1'000'000'000) : std::string(digits);
+      return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 30'000'000) : std::string(digits);
     });
   }, f);
   EXPECT_NE(f.r.err.find("[clock-conflict]"), std::string::npos) << f.r.err;
-  EXPECT_NE(f.r.err.find("rank 5 started it 1000.000 s after"), std::string::npos) << f.r.err;
+  EXPECT_NE(f.r.err.find("rank 5 started it 30.000 s after"), std::string::npos) << f.r.err;
   EXPECT_TRUE(f.config["comm_wait_share"].is_null()) << f.r.out.substr(0, 2000);
 }
 

@@ -19,6 +19,9 @@ struct KinetoTraceSpec {
   std::string device = "NVIDIA A100-SXM4-80GB";
   std::int64_t first_step_unix_us = 1'730'000'000'000'000;  // when the first profiled step began
   bool relative_to_base_time = true;  // PyTorch ≥ 2.1; false: ts in Unix µs, no baseTimeNanoseconds
+  // When the process's profiler started (Unix µs): baseTimeNanoseconds, that second, the same in
+  // every trace the process writes (one per schedule(repeat=N) window). 0: 3 s before the first step.
+  std::int64_t process_start_unix_us = 0;
   std::int64_t first_step = 1;        // number of the first ProfilerStep
   std::vector<std::int64_t> step_us;  // each step's duration (µs)
   // The all-reduce kernel of each step starts at 50% of the step + comm_delay_us and lasts 40% of
@@ -36,13 +39,21 @@ struct KinetoTraceSpec {
   // another in its slot, as PyTorch (≥ 2.2, NCCL ≥ 2.19) records them: a "nccl:send 0->1" /
   // "nccl:recv 1<-0" annotation and a record_param_comms op around the launch, and the
   // ncclDevKernel_SendRecv kernel carrying the collective's args with "Dst Rank" / "Src Rank".
-  // `peer` is a global rank; `with_peer` false leaves out the ranks (older PyTorch).
+  // `peer` is a global rank; `with_peer` false leaves out the ranks (older PyTorch). With
+  // comm_metadata false the kernels carry no collective args at all, as before PyTorch 2.2 (the
+  // shared DLRM traces' SendRecv kernels).
   struct PointToPoint {
     bool send = true;
     int peer = 0;
     bool with_peer = true;
   };
   std::vector<PointToPoint> p2p;
+  // The step's p2p calls batched (batch_isend_irecv: ncclGroupStart/End, as pipeline schedules
+  // exchange activations and gradients with both neighbours): each call's record_param_comms and
+  // annotation as above but no kernel of its own; then the batch's "nccl:coalesced" annotation and
+  // record_param_comms ("Collective name" coalesced, 0 elements, no peer) around the one
+  // ncclDevKernel_SendRecv that moves them all, which carries the batch's args.
+  bool batch_p2p = false;
 };
 
 // "0, 1, 2, 3" as the profiler lists a process group's ranks.
@@ -53,8 +64,9 @@ inline std::string ranks_text(int n) {
 }
 
 inline std::string kineto_trace(const KinetoTraceSpec& s) {
-  // Newer Kineto: base = the run's start, rounded down to a whole second; ts = Unix µs − base.
-  const std::int64_t base_us = s.relative_to_base_time ? (s.first_step_unix_us / 1'000'000 - 3) * 1'000'000 : 0;
+  // Newer Kineto: base = the process's start, rounded down to a whole second; ts = Unix µs − base.
+  const std::int64_t process_start_us = s.process_start_unix_us ? s.process_start_unix_us : s.first_step_unix_us - 3'000'000;
+  const std::int64_t base_us = s.relative_to_base_time ? process_start_us / 1'000'000 * 1'000'000 : 0;
   const int pid = 40000 + s.rank, tid = pid;
   std::string out = fmt::format(R"j({{
   "schemaVersion": 1,
@@ -151,10 +163,38 @@ inline std::string kineto_trace(const KinetoTraceSpec& s) {
     }}
   }},
 )j",
-                         pid, tid, at, correlation + 700 + static_cast<std::int64_t>(j), k * 3 + 2, meta, peer, title, pid,
+                         pid, tid, at, correlation + 700 + static_cast<std::int64_t>(j), k * 3 + 2,
+                         s.comm_metadata ? meta : std::string(R"("Input Dims": [[1048576]], "Input type": ["float"])"),
+                         s.comm_metadata ? peer : std::string(), title, pid,
                          tid, at + 1, correlation + 600 + static_cast<std::int64_t>(j), k * 3 + 2);
-      launch(at + 2, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20,
-             t + dur * 5 / 10 + static_cast<std::int64_t>(j) * slot + s.comm_delay_us, slot + s.comm_extend_us, meta + peer);
+      if (!s.batch_p2p)
+        launch(at + 2, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20,
+               t + dur * 5 / 10 + static_cast<std::int64_t>(j) * slot + s.comm_delay_us, slot + s.comm_extend_us,
+               s.comm_metadata ? meta + peer : std::string(R"("est. achieved occupancy %": 3)"));
+    }
+    if (s.batch_p2p && !s.p2p.empty()) {
+      const std::int64_t at = t + 30 + 10 * static_cast<std::int64_t>(s.p2p.size());
+      const std::string meta = fmt::format(
+          R"("Collective name": "coalesced", "dtype": "Byte", "In msg nelems": 0, "Out msg nelems": 0, "In split size": "[]", "Out split size": "[]", "Global rank start": 0, "Global rank stride": 1, "Group size": {}, "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]")",
+          s.world_size, ranks_text(s.world_size));
+      out += fmt::format(R"j(  {{
+    "ph": "X", "cat": "user_annotation", "name": "nccl:coalesced", "pid": {}, "tid": {},
+    "ts": {}, "dur": 9,
+    "args": {{
+      "External id": {},"Ev Idx": {}
+    }}
+  }},
+  {{
+    "ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": {}, "tid": {},
+    "ts": {}, "dur": 8,
+    "args": {{
+      "External id": {},"Ev Idx": {}, {}
+    }}
+  }},
+)j",
+                         pid, tid, at, correlation + 800, k * 3 + 2, pid, tid, at + 1, correlation + 801, k * 3 + 2, meta);
+      launch(at + 2, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, t + dur * 5 / 10 + s.comm_delay_us,
+             dur * 4 / 10 + s.comm_extend_us, meta);
     }
     if (s.p2p.empty())
     launch(t + 15, s.comm_kernel, 20, t + dur * 5 / 10 + s.comm_delay_us, dur * 4 / 10 + s.comm_extend_us,

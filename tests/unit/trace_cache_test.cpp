@@ -304,6 +304,12 @@ TEST(TraceCache, SummaryRoundTripsExactly) {
   auto paced_back = summary_from_json(summary_to_json(paced));
   ASSERT_TRUE(paced_back.has_value());
   EXPECT_EQ(paced_back->gpu_paced, paced.gpu_paced);
+  // The process's baseTimeNanoseconds tells jobs apart (split_into_jobs): kept by the cache.
+  auto based = r.value();
+  based.base_time_ns = 1'711'964'646'000'000'000;
+  auto based_back = summary_from_json(summary_to_json(based));
+  ASSERT_TRUE(based_back.has_value());
+  EXPECT_EQ(based_back->base_time_ns, based.base_time_ns);
   EXPECT_FALSE(summary_from_json("{}").has_value());
   EXPECT_FALSE(summary_from_json("not json").has_value());
 }

@@ -2,6 +2,7 @@
 // transfer after it, on traces written in the profiler's shape with known late ranks and sizes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -261,6 +262,13 @@ TEST(CollectiveMatch, RealDlrmTracesSplitWaitFromTransfer) {
   }
   EXPECT_EQ(most_last->rank, least_wait->rank);
   EXPECT_TRUE(m.notes.empty());
+  // Its 5 SendRecv kernels a rank record no peer (the all-to-all of its embeddings): paired by
+  // order as an all-to-all, which their counts and times allow, and said so.
+  EXPECT_EQ(m.send_recv_by_order, 5u);
+  const auto note = std::find_if(set.diagnostics.begin(), set.diagnostics.end(),
+                                 [](const Diagnostic& d) { return d.code == "send-recv-by-order"; });
+  ASSERT_NE(note, set.diagnostics.end());
+  EXPECT_NE(note->message.find("5 SendRecv calls record no peer rank"), std::string::npos) << note->message;
   // Each trace lists the node's 8 V100 SXM2 (deviceProperties): one node, NVLink 2.
   EXPECT_EQ(m.gpus_per_node, 8);
   EXPECT_EQ(m.gpus_per_node_from, "deviceProperties");
@@ -324,18 +332,19 @@ TEST(CollectiveMatch, RanksThatProfiledDifferentStepsAreMatchedWithinAStep) {
   EXPECT_TRUE(warned);
 }
 
-// A rank's clock far from the others' (1000 s, or 0.5 s): its all-reduce "starts" after the
-// others' have ended, which no collective can do. Nothing is matched, and the rank and its offset
-// are named; within the slack NTP leaves, the calls are matched as ever.
+// A rank's clock far from the others' (30 s, or 0.5 s; past a minute its traces are another
+// job's, split_into_jobs): its all-reduce "starts" after the others' have ended, which no
+// collective can do. Nothing is matched, and the rank and its offset are named; within the slack
+// NTP leaves, the calls are matched as ever.
 TEST(CollectiveMatch, ACallThatEndedBeforeAnotherRankStartedItRefusesTheMatch) {
-  for (const std::int64_t offset_us : {1'000'000'000LL, -500'000LL}) {
+  for (const std::int64_t offset_us : {30'000'000LL, -500'000LL}) {
     ScratchDir dir;
     auto m = two_ranks(dir, [&](int r, KinetoTraceSpec& spec) { spec.first_step_unix_us += r == 1 ? offset_us : 0; });
     EXPECT_TRUE(m.instances.empty()) << offset_us;
     EXPECT_TRUE(m.ranks.empty());
     EXPECT_EQ(m.method, "");
     // Of two ranks the later is named (the lower median's the earlier's start).
-    const std::string want = offset_us > 0 ? "rank 1 started it 1000.000 s after the median" : "rank 0 started it 0.500 s after the median";
+    const std::string want = offset_us > 0 ? "rank 1 started it 30.000 s after the median" : "rank 0 started it 0.500 s after the median";
     EXPECT_NE(m.clock_conflict.find(want), std::string::npos) << m.clock_conflict;
     EXPECT_NE(m.clock_conflict.find("(2 such calls)"), std::string::npos) << m.clock_conflict;
     ASSERT_EQ(m.notes.size(), 1u);
@@ -555,7 +564,7 @@ TEST(CollectiveMatch, SendRecvOnlyJobIsCheckedForClocksApartAndNotSplit) {
   // Each rank's send/recv time is still its communication time.
   EXPECT_GT(set.ranks.at(0).total.comm_us, 0);
 
-  for (const std::int64_t offset_us : {1'000'000'000LL, -1'000'000'000LL}) {
+  for (const std::int64_t offset_us : {30'000'000LL, -30'000'000LL}) {
     ScratchDir apart;
     set = pipeline(apart, offset_us);
     m = set.collective_match;
@@ -564,7 +573,7 @@ TEST(CollectiveMatch, SendRecvOnlyJobIsCheckedForClocksApartAndNotSplit) {
     // before rank 0's sends start.
     const std::string want = offset_us > 0 ? "rank 0's receive from rank 1" : "rank 1's receive from rank 0";
     EXPECT_NE(m.clock_conflict.find(want), std::string::npos) << m.clock_conflict;
-    EXPECT_NE(m.clock_conflict.find("ended 1000.000 s before"), std::string::npos) << m.clock_conflict;
+    EXPECT_NE(m.clock_conflict.find("ended 30.000 s before"), std::string::npos) << m.clock_conflict;
     EXPECT_NE(m.clock_conflict.find("(3 such calls)"), std::string::npos) << m.clock_conflict;
     bool warned = false;
     for (const auto& d : set.diagnostics) warned |= d.code == "clock-conflict";
@@ -581,11 +590,142 @@ TEST(CollectiveMatch, SendRecvOnlyJobIsCheckedForClocksApartAndNotSplit) {
   // Without the peers (older PyTorch) the pairs cannot be formed: the note says the clocks were
   // not checked against them.
   ScratchDir unpaired;
-  m = pipeline(unpaired, 1'000'000'000LL, false).collective_match;
+  m = pipeline(unpaired, 30'000'000LL, false).collective_match;
   EXPECT_TRUE(m.instances.empty());
   EXPECT_EQ(m.clock_conflict, "");
   ASSERT_EQ(m.notes.size(), 1u);
   EXPECT_NE(m.notes[0].find("no peer rank"), std::string::npos) << m.notes[0];
+}
+
+// Older traces (PyTorch < 2.2): SendRecv kernels with no collective args, so no peer, paired in
+// order across every rank as if each were one collective of all. A four-stage pipeline: the end
+// stages make 2 calls a step, the middle ones 4, and rank 0's send to rank 1 was "matched" with
+// rank 2's receive from rank 1, its wait and transfer made of another pair's times, unchecked.
+// They cannot be an all-to-all (the counts differ): left unmatched, said. Two stages, whose calls
+// line up and overlap as an all-to-all's would, are paired by order with the coded note
+// `send-recv-by-order`; and if they did not overlap they are left unmatched, not paired.
+TEST(CollectiveMatch, SendRecvWithoutArgsIsPairedByOrderOnlyWhereItCanBeAnAllToAll) {
+  auto pipeline_without_args = [](const ScratchDir& dir, int stages, std::int64_t last_offset_us) {
+    for (int r = 0; r < stages; ++r) {
+      KinetoTraceSpec spec;
+      spec.rank = r;
+      spec.world_size = stages;
+      spec.first_step_unix_us = kStart + (r == stages - 1 ? last_offset_us : 0);
+      spec.step_us = {1000, 1000, 1000};
+      spec.comm_metadata = false;
+      if (r > 0) spec.p2p.push_back({false, r - 1});
+      if (r < stages - 1) spec.p2p.push_back({true, r + 1}), spec.p2p.push_back({false, r + 1});
+      if (r > 0) spec.p2p.push_back({true, r - 1});
+      dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+    }
+    TraceSetOptions options;
+    options.inputs = {dir.path()};
+    options.cache = false;
+    return analyse_traces(options);
+  };
+  auto has = [](const TraceSet& set, const std::string& code) {
+    return std::any_of(set.diagnostics.begin(), set.diagnostics.end(), [&](const Diagnostic& d) { return d.code == code; });
+  };
+  ScratchDir four;
+  auto set = pipeline_without_args(four, 4, 0);
+  EXPECT_TRUE(set.collective_match.instances.empty());
+  EXPECT_TRUE(set.collective_match.ranks.empty());
+  ASSERT_EQ(set.collective_match.notes.size(), 3u);  // one per step
+  EXPECT_NE(set.collective_match.notes[0].find("in step 1 the ranks have different numbers of calls, among them SendRecv "
+                                               "kernels that record no peer"),
+            std::string::npos)
+      << set.collective_match.notes[0];
+  EXPECT_FALSE(has(set, "send-recv-by-order"));
+
+  ScratchDir two;
+  set = pipeline_without_args(two, 2, 0);
+  EXPECT_EQ(set.collective_match.method, "order");
+  EXPECT_EQ(set.collective_match.instances.size(), 6u);
+  EXPECT_EQ(set.collective_match.send_recv_by_order, 6u);
+  ASSERT_TRUE(has(set, "send-recv-by-order"));
+  for (const auto& d : set.diagnostics)
+    if (d.code == "send-recv-by-order") {
+      EXPECT_EQ(d.severity, Severity::note);
+      EXPECT_NE(d.message.find("6 SendRecv calls record no peer rank"), std::string::npos) << d.message;
+    }
+  IngestOptions in;
+  in.inputs = {two.path().string()};
+  auto summary = analyze(ingest(in), AnalysisOptions{});
+  bool reported = false;
+  for (const auto& w : summary.warnings) reported |= w.code == "send-recv-by-order";
+  EXPECT_TRUE(reported);
+
+  ScratchDir apart;
+  set = pipeline_without_args(apart, 2, 30'000'000LL);
+  EXPECT_TRUE(set.collective_match.instances.empty());
+  EXPECT_EQ(set.collective_match.clock_conflict, "");
+  ASSERT_FALSE(set.collective_match.notes.empty());
+  EXPECT_NE(set.collective_match.notes[0].find("which an all-to-all cannot do"), std::string::npos) << set.collective_match.notes[0];
+  EXPECT_FALSE(has(set, "send-recv-by-order"));
+}
+
+// The shared sampled-2of128 traces (ranks 0 and 1 of 128): their SendRecv kernels record no peer,
+// and the second of each step ends on one rank tens of ms before the other starts it, which one
+// all-to-all cannot do. They were paired by order (a waiting share of 0%); now left unmatched.
+TEST(CollectiveMatch, RealSampledSendRecvThatCannotBeAnAllToAllIsNotPaired) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  TraceSetOptions options;
+  options.inputs = {data / "kineto/hta/sampled-2of128"};
+  options.cache = false;
+  const auto set = analyse_traces(options);
+  const auto& m = set.collective_match;
+  EXPECT_TRUE(m.instances.empty());
+  EXPECT_EQ(m.clock_conflict, "");
+  EXPECT_EQ(m.send_recv_by_order, 0u);
+  ASSERT_EQ(m.notes.size(), 2u);  // steps 551 and 552
+  EXPECT_NE(m.notes[0].find("step 551's call #2 (SendRecv, no peer recorded)"), std::string::npos) << m.notes[0];
+  EXPECT_NE(m.notes[0].find("which an all-to-all cannot do"), std::string::npos) << m.notes[0];
+}
+
+// A three-stage pipeline whose stages exchange activations and gradients with both neighbours in
+// one batch per step (batch_isend_irecv: ncclGroupStart/End), as pipeline schedules do: one
+// ncclDevKernel_SendRecv per step on each rank moves every send and receive of the batch, recorded
+// as "coalesced" with 0 elements and no peer. It was taken for a collective of the whole process
+// group: rank 0's batch with rank 1 "matched" with rank 2's, and its 0 elements made a message of
+// 0 bytes moved at 0 GB/s. It is a batch of sends and receives: not matched into instances, and of
+// unknown size, said in the note.
+TEST(CollectiveMatch, BatchedSendRecvIsPointToPointOfUnknownSize) {
+  ScratchDir dir;
+  for (int r = 0; r < 3; ++r) {
+    KinetoTraceSpec spec;
+    spec.rank = r;
+    spec.world_size = 3;
+    spec.first_step_unix_us = kStart;
+    spec.step_us = {1000, 1000, 1000};
+    spec.batch_p2p = true;
+    if (r > 0) spec.p2p.push_back({false, r - 1}), spec.p2p.push_back({true, r - 1});  // activations in, gradients back
+    if (r < 2) spec.p2p.push_back({true, r + 1}), spec.p2p.push_back({false, r + 1});
+    dir.write("rank" + std::to_string(r) + ".pt.trace.json", kineto_trace(spec));
+  }
+  TraceSetOptions options;
+  options.inputs = {dir.path()};
+  options.cache = false;
+  const auto set = analyse_traces(options);
+  const auto& m = set.collective_match;
+  EXPECT_EQ(m.clock_conflict, "");
+  EXPECT_TRUE(m.instances.empty());
+  EXPECT_TRUE(m.ranks.empty());
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("9 point-to-point calls (send/recv) are not matched"), std::string::npos) << m.notes[0];
+  EXPECT_NE(m.notes[0].find("batched"), std::string::npos) << m.notes[0];
+  for (const auto& r : set.ranks) {
+    ASSERT_EQ(r.collectives.size(), 1u);
+    EXPECT_EQ(r.collectives[0].name, "SendRecv");
+    EXPECT_EQ(r.collectives[0].count, 3u);
+    EXPECT_EQ(r.collectives[0].sized, 0u);  // no size known: no bandwidth, rather than 0 GB/s
+    EXPECT_GT(r.total.comm_us, 0);
+  }
+  IngestOptions in;
+  in.inputs = {dir.path().string()};
+  auto summary = analyze(ingest(in), AnalysisOptions{});
+  ASSERT_EQ(summary.configurations.size(), 1u);
+  EXPECT_FALSE(summary.configurations[0].comm_wait_share.has_value());
+  EXPECT_TRUE(summary.configurations[0].collective_bandwidth.empty());
 }
 
 // Rank 0 (the group's first member) made an extra all-reduce in step 1; step 2's first call

@@ -31,17 +31,19 @@ const Diagnostic* find_code(const std::vector<Diagnostic>& all, const std::strin
   return it == all.end() ? nullptr : &*it;
 }
 
-// The ranks of one job: rank r's steps as given, all starting at `start_us`.
+// The ranks of one job: rank r's steps as given, all starting at `start_us`; ranks from
+// `first_rank` on. `process_start_us`: when the ranks' processes began profiling (0: just before).
 void write_job(const ScratchDir& dir, const std::string& folder, int world_size, std::int64_t start_us,
                const std::vector<std::vector<std::int64_t>>& steps_of_rank, std::int64_t first_step = 1,
-               const std::string& name = "rank{}.pt.trace.json") {
-  for (int r = 0; r < static_cast<int>(steps_of_rank.size()); ++r) {
+               const std::string& name = "rank{}.pt.trace.json", int first_rank = 0, std::int64_t process_start_us = 0) {
+  for (int r = first_rank; r < first_rank + static_cast<int>(steps_of_rank.size()); ++r) {
     KinetoTraceSpec spec;
+    spec.process_start_unix_us = process_start_us;
     spec.rank = r;
     spec.world_size = world_size;
     spec.first_step_unix_us = start_us + r * 700;  // ranks reach the step within a millisecond
     spec.first_step = first_step;
-    spec.step_us = steps_of_rank[static_cast<std::size_t>(r)];
+    spec.step_us = steps_of_rank[static_cast<std::size_t>(r - first_rank)];
     dir.write(folder + "/" + fmt::format(fmt::runtime(name), r), kineto_trace(spec));
   }
 }
@@ -245,18 +247,52 @@ TEST(TracesAlone, TwoJobsInOneFolderAreToldApartAndWarned) {
   EXPECT_NEAR(summary.configurations[0].step_time_s->mean, 150e-6, 1e-12);  // steps of both repeats pooled
 }
 
-// schedule(repeat=2): each rank writes one trace per profiling window, minutes apart, with other
-// step numbers. One job, not two.
+// schedule(repeat=2): each rank's process writes one trace per profiling window, minutes apart,
+// with other step numbers and its one baseTimeNanoseconds. One job, not two.
 TEST(TracesAlone, ProfilingWindowsOfOneJobStayOneRun) {
   ScratchDir dir;
-  write_job(dir, "t/ddp-2gpu", 2, kStart, {{300, 100}, {300, 100}}, 10, "w1-rank{}.json");
-  write_job(dir, "t/ddp-2gpu", 2, kStart + 600'000'000, {{100, 100}, {100, 100}}, 110, "w2-rank{}.json");
+  const std::int64_t began = kStart - 20'000'000;  // the processes' profilers started 20 s before window 1
+  write_job(dir, "t/ddp-2gpu", 2, kStart, {{300, 100}, {300, 100}}, 10, "w1-rank{}.json", 0, began);
+  write_job(dir, "t/ddp-2gpu", 2, kStart + 600'000'000, {{100, 100}, {100, 100}}, 110, "w2-rank{}.json", 0, began);
   auto study = read(dir);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_EQ(study.runs[0].breakdown.size(), 4u);
   EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
   EXPECT_EQ(count_code(study.diagnostics, "duplicate-trace"), 0u);
   EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+}
+
+// A rerun that replaces a rank: ranks 0..3 of job A, then rank 2 again ten minutes later, from a
+// new process (another baseTimeNanoseconds) that profiled later steps (it resumed from a
+// checkpoint). Its steps alone looked like job A's next profiling window: one job of five traces,
+// rank 2 counted twice. Another process is another job.
+TEST(TracesAlone, ARerunOfOneRankFromANewProcessIsAnotherJob) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-4gpu", 4, kStart, {{300, 100}, {300, 100}, {300, 100}, {300, 100}}, 10, "job-a-rank{}.json");
+  write_job(dir, "t/ddp-4gpu", 4, kStart + 600'000'000, {{300, 100}}, 110, "rerun-rank{}.json", 2);
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 4u);
+  ASSERT_EQ(study.runs[1].breakdown.size(), 1u);
+  EXPECT_NE(study.runs[1].breakdown[0].source.find("rerun-rank2.json"), std::string::npos);
+  const auto* d = find_code(study.diagnostics, "mixed-jobs");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("2 jobs at world size 4"), std::string::npos) << d->message;
+}
+
+// Ranks 4..7 of another job of world size 8, an hour after ranks 0..3 of the first: no rank is
+// shared, so nothing made them a rerun, and they joined the first job as its other half.
+TEST(TracesAlone, RanksOfAnotherJobSharingNoRankAreAnotherJob) {
+  ScratchDir dir;
+  write_job(dir, "t/ddp-8gpu", 8, kStart, {{300, 100}, {300, 100}, {300, 100}, {300, 100}}, 1, "a-rank{}.json");
+  write_job(dir, "t/ddp-8gpu", 8, kStart + 3'600'000'000, {{300, 100}, {300, 100}, {300, 100}, {300, 100}}, 1, "b-rank{}.json", 4);
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 2u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 4u);
+  EXPECT_EQ(study.runs[1].breakdown.size(), 4u);
+  EXPECT_EQ(study.runs[1].breakdown[0].rank, 4);
+  EXPECT_NE(find_code(study.diagnostics, "mixed-jobs"), nullptr);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 2u);  // each job lacks the other's half
 }
 
 // A copy of a rank's trace beside it is the same job: counted once.
