@@ -41,8 +41,9 @@ int compare_as_paths(std::string_view a, std::string_view b);
 // folders go to `left_out`, not followed. `visit` returns false for a folder not to enter it.
 // Entries of one folder come in name order. A folder already taken (by device and inode: above it,
 // which would loop, or anywhere else in the walk) is not visited again: it goes to `left_out`.
+// `unreadable` and `left_out` may be null where the caller does not name them (another walk does).
 void walk_tree(const std::filesystem::path& root, const std::function<bool(const std::filesystem::directory_entry&)>& visit,
-               std::vector<UnreadableFolder>& unreadable, std::vector<FolderLeftOut>& left_out);
+               std::vector<UnreadableFolder>* unreadable = nullptr, std::vector<FolderLeftOut>* left_out = nullptr);
 
 // What the folders the walk left out are to the user: one that would loop (warning
 // `unreadable-file`), the note `folder-reached-twice` naming where it was read, and one note

@@ -280,7 +280,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       }
       consider(e.path());
       return false;
-    }, unreadable, reached_again);
+    }, &unreadable, &reached_again);
     for (auto& d : left_out_diagnostics(reached_again)) diagnostics.push_back(std::move(d));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});

@@ -128,7 +128,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
       if (e.is_directory(e2)) return true;
       if (e.is_regular_file(e2) && sniff_kineto(e.path())) found.push_back(e.path());
       return false;
-    }, unreadable, reached_again);
+    }, &unreadable, &reached_again);
     for (auto& d : left_out_diagnostics(reached_again)) diagnostics.push_back(std::move(d));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; traces in it are left out", u.path.string(), 0, {}});
