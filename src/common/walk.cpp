@@ -163,8 +163,17 @@ std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& l
 }
 
 FileIdentity file_identity(const std::string& path, std::size_t input) {
+  std::uintmax_t size = 0;
+  return file_identity(path, input, size);
+}
+
+FileIdentity file_identity(const std::string& path, std::size_t input, std::uintmax_t& size) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {0, 0, input};
+  if (::stat(path.c_str(), &st) != 0) {
+    size = static_cast<std::uintmax_t>(-1);
+    return {0, 0, input};
+  }
+  size = static_cast<std::uintmax_t>(st.st_size);
   return {st.st_dev, st.st_ino, input};
 }
 

@@ -12,7 +12,6 @@
 #include <thread>
 #include <tuple>
 
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -245,11 +244,9 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
-      struct stat info {};
-      const bool known = ::stat(p.c_str(), &info) == 0;
-      const auto size = known ? static_cast<std::uintmax_t>(info.st_size) : static_cast<std::uintmax_t>(-1);
+      std::uintmax_t size = 0;
+      identities.push_back(file_identity(p.native(), input_index, size));
       files.push_back({p.native(), size, size, -1, matched, false});
-      identities.push_back(known ? FileIdentity{info.st_dev, info.st_ino, input_index} : FileIdentity{0, 0, input_index});
     };
     if (fs::is_regular_file(st)) {
       consider(root);
@@ -291,19 +288,8 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
                                    input, 0, {}});
   }
-  {
-    std::vector<std::string_view> paths;
-    paths.reserve(files.size());
-    for (const auto& f : files) paths.push_back(f.path);
-    const std::vector<char> drop = files_reached_twice(paths, identities, options.inputs, diagnostics);
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      if (drop[i]) continue;
-      if (i != kept) files[kept] = std::move(files[i]);  // a string moved onto itself is emptied
-      ++kept;
-    }
-    files.erase(files.begin() + static_cast<std::ptrdiff_t>(kept), files.end());
-  }
+  drop_files_reached_twice(files, identities, options.inputs, diagnostics,
+                           [](const Candidate& f) -> std::string_view { return f.path; });
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) < 0; });
   files.erase(std::unique(files.begin(), files.end(),
                           [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) == 0; }),
@@ -381,10 +367,12 @@ std::string id_from_path(const Run& run, const std::vector<std::string>& inputs)
   return id.empty() ? folder.filename().string() : id;
 }
 
+// Whether two texts both state something, and not the same.
+bool texts_differ(const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; }
+
 // Two runs of one written id are one run read twice (a copied folder) unless what identifies a run
 // differs where both state it: SLURM's slurm-<job>.<step> repeats across clusters.
 bool same_identity(const Run& a, const Run& b) {
-  auto texts_differ = [](const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; };
   auto values_differ = [](const auto& x, const auto& y) { return x && y && *x != *y; };
   return !texts_differ(a.system, b.system) && !texts_differ(a.label, b.label) && !values_differ(a.world_size, b.world_size) &&
          !values_differ(a.start_ns, b.start_ns) && !values_differ(a.end_ns, b.end_ns);
@@ -415,7 +403,6 @@ std::vector<std::int64_t> execution_key(const Run& run) {
 // Whether two runs of one execution_key are one execution: nothing else that is already in memory
 // tells them apart (a run's own sizes, GPUs, MLPerf instance, epochs), each compared where both have it.
 bool evidently_one(const Run& a, const Run& b) {
-  auto texts_differ = [](const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; };
   if ((a.world_size && b.world_size && *a.world_size != *b.world_size) || texts_differ(a.gpu_model, b.gpu_model))
     return false;
   const RunDetails &da = a.details(), &db = b.details();
@@ -775,12 +762,14 @@ Study ingest(const IngestOptions& options) {
   // Nor is one whose manifest states no world size or time and that holds traces in folders below
   // its own: they may form runs of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
-  for (std::size_t k = 0; k < others.size(); ++k)
-    if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
-                               !itwinai_trace_run_name(files[others[k]].path).empty() ||
-                               (readers[files[others[k]].reader]->name() == "kineto" &&
-                                trace_below_manifest(files[others[k]].path, folder_run(owner[k])))))
+  std::vector<char> below_manifest(others.size(), 0);  // per file: a trace below its manifest of defaults (asked once)
+  for (std::size_t k = 0; k < others.size(); ++k) {
+    if (owner[k] == kNoRun) continue;
+    const std::string_view reader = readers[files[others[k]].reader]->name();
+    below_manifest[k] = reader == "kineto" && trace_below_manifest(files[others[k]].path, folder_run(owner[k]));
+    if (defines_named_runs(reader) || !itwinai_trace_run_name(files[others[k]].path).empty() || below_manifest[k])
       plain[owner[k]] = 0;
+  }
   // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -938,7 +927,8 @@ Study ingest(const IngestOptions& options) {
       continue;  // linked to its MLflow run below, once every run is known
     } else if (const bool own_world = reader == "kineto" && out.attach.breakdown.size() == 1 &&
                                       out.attach.breakdown.front().world_size;
-               target && own_world && trace_below_manifest(path, *target)) {
+               target && own_world && below_manifest[k] && defaults_for_traces(*target)) {
+      // (Its manifest asked again: a log beside it, merged since, may have given it a world size.)
       // Merged into such a manifest's run, the traces of several jobs below it became one run:
       // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
       // own (below).
@@ -1016,11 +1006,14 @@ Study ingest(const IngestOptions& options) {
   // minimal `{"label": "ddp"}`), they are that run's traces, as before.
   // Its nvidia-smi logs go with those traces, as they would without it ("Traces alone"); with no
   // such traces, or with data of its own, they are its run's, as before.
+  std::set<std::size_t> traces_form_runs;  // the manifests of defaults with no data of their own
+  for (const auto& [r, traces] : traces_below_defaults)
+    if (!run_has_data(folder_run_list[r])) traces_form_runs.insert(r);
   for (auto& [r, logs] : gpu_logs_below_defaults) {
     Run& manifest = folder_run_list[r];
-    const bool traces_form_runs = traces_below_defaults.count(r) && !run_has_data(manifest);
+    const bool to_trace_runs = traces_form_runs.count(r) > 0;
     for (auto& log : logs) {
-      if (traces_form_runs) loose_gpu_logs.push_back(std::move(log));
+      if (to_trace_runs) loose_gpu_logs.push_back(std::move(log));
       else merge_data_into(manifest, std::move(log.data));
     }
   }
@@ -1028,7 +1021,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<Run> trace_runs;
   for (auto& [r, traces] : traces_below_defaults) {
     Run& manifest = folder_run_list[r];
-    if (run_has_data(manifest)) {
+    if (!traces_form_runs.count(r)) {
       for (auto& t : traces) merge_data_into(manifest, std::move(t.data));
       continue;
     }
