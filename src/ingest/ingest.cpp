@@ -367,6 +367,39 @@ std::string id_from_path(const Run& run, const std::vector<std::string>& inputs)
   return id.empty() ? folder.filename().string() : id;
 }
 
+// What the readers said, into the study's diagnostics in the order they come, where what files read
+// apart said alike of one place (the same in every field: each weak-scaling instance log of an
+// MLPerf folder that states the job's size) is said once, where the first said it. Only the
+// readers': ingest's own notes on several runs of one folder may read alike (two jobs' traces in it).
+class ReadDiagnostics {
+ public:
+  explicit ReadDiagnostics(std::vector<Diagnostic>& into) : into_(into) {}
+  void add(std::vector<Diagnostic>& said) {
+    for (auto& d : said) {
+      auto [it, first] =
+          said_.try_emplace({d.severity, d.code, d.message, d.path, d.line, d.configuration}, into_.size(), 0);
+      ++it->second.second;
+      if (first) into_.push_back(std::move(d));
+    }
+    said.clear();
+  }
+  // Once all is read: a note whose words count the files that said it says how many.
+  void count_who_said_it() {
+    for (const auto& [key, at] : said_) {
+      Diagnostic& d = into_[at.first];
+      if (d.code == "mlperf-instance-size") d.message = mlperf_instance_size_note(at.second, d.message);
+    }
+    decltype(said_)().swap(said_);
+  }
+
+ private:
+  std::vector<Diagnostic>& into_;
+  // Each thing said, and where in `into_` it is, said by how many files.
+  std::map<std::tuple<Severity, std::string, std::string, std::string, std::int64_t, std::string>,
+           std::pair<std::size_t, std::size_t>>
+      said_;
+};
+
 // Whether two texts both state something, and not the same.
 bool texts_differ(const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; }
 
@@ -646,7 +679,8 @@ Study ingest(const IngestOptions& options) {
   decltype(manifest_folders)().swap(manifest_folders);
   // The manifests' paths are not needed again (their runs hold their folders): not held through reading.
   for (std::size_t i : manifests) std::string().swap(files[i].path);
-  for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
+  ReadDiagnostics read_diagnostics(study.diagnostics);
+  for (auto& diagnostics : manifest_diagnostics) read_diagnostics.add(diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
   constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();  // a file in no run folder
 
@@ -897,13 +931,13 @@ Study ingest(const IngestOptions& options) {
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     if (!held[k]) {
-      if (auto it = merged_diagnostics.find(k); it != merged_diagnostics.end()) append(study.diagnostics, it->second);
+      if (auto it = merged_diagnostics.find(k); it != merged_diagnostics.end()) read_diagnostics.add(it->second);
       continue;
     }
     auto& out = *held[k];
     const auto& path = files[others[k]].path;
     const std::string_view reader = readers[files[others[k]].reader]->name();
-    append(study.diagnostics, out.diagnostics);
+    read_diagnostics.add(out.diagnostics);
     Run* target = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     for (auto& run : out.runs) {
       if (target && runs_below[owner[k]] == 1) {
@@ -957,6 +991,7 @@ Study ingest(const IngestOptions& options) {
     }
     held[k].reset();
   }
+  read_diagnostics.count_who_said_it();
   // itwinai's traces belong to the MLflow train run of that name.
   for (auto& [k, name] : itwinai_traces) {
     const auto& path = files[others[k]].path;
@@ -1090,7 +1125,6 @@ Study ingest(const IngestOptions& options) {
       run.detected_from["global_batch_size"] = "--batch-per-gpu x world size";
     }
   }
-  for (const auto& reader : readers) reader->fold_diagnostics(study.diagnostics);
   return study;
 }
 
