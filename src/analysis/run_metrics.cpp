@@ -918,18 +918,18 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     }
     double spread = 0;
     std::size_t counted = 0;
-    for (const auto& [step, times] : times_of_step) {
-      if (parts.size() < 2) break;
-      double lo = std::numeric_limits<double>::max(), hi = 0, sum = 0;
-      std::size_t n = 0;
-      for (double v : times) {
-        lo = std::min(lo, v); hi = std::max(hi, v); sum += v; ++n;
+    if (parts.size() > 1)  // a single rank has no spread
+      for (const auto& [step, times] : times_of_step) {
+        double lo = std::numeric_limits<double>::max(), hi = 0, sum = 0;
+        std::size_t n = 0;
+        for (double v : times) {
+          lo = std::min(lo, v); hi = std::max(hi, v); sum += v; ++n;
+        }
+        if (n > 1 && sum > 0) {
+          spread += (hi - lo) / (sum / static_cast<double>(n));
+          ++counted;
+        }
       }
-      if (n > 1 && sum > 0) {
-        spread += (hi - lo) / (sum / static_cast<double>(n));
-        ++counted;
-      }
-    }
     if (counted) t.straggler_spread = spread / static_cast<double>(counted);
     // MFU per rank = FLOPs / step time / peak FLOP/s (DESIGN.md); ranks without either are left out.
     double mfu_sum = 0;

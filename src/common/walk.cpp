@@ -58,7 +58,7 @@ std::optional<FolderId> folder_id(const fs::path& p) {
 }  // namespace
 
 void walk_tree(const fs::path& root, const std::function<bool(const fs::directory_entry&)>& visit,
-               std::vector<UnreadableFolder>& unreadable, std::vector<FolderLeftOut>& left_out) {
+               std::vector<UnreadableFolder>* unreadable, std::vector<FolderLeftOut>* left_out) {
   // Folders still to walk as strings, not paths (a path keeps its components apart: a study's
   // thousands of run folders, held at once here, were a few MiB), with their depth below root.
   struct Pending {
@@ -89,9 +89,9 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
         it.increment(ec);
       }
     }  // closed before anything below it is opened
-    if (ec) {
+    if (ec && unreadable) {
       // What was listed before the failure is still walked; the folder is named either way.
-      unreadable.push_back({dir, fmt::format("cannot list folder{}: {}", entries.empty() ? "" : " completely", ec.message())});
+      unreadable->push_back({dir, fmt::format("cannot list folder{}: {}", entries.empty() ? "" : " completely", ec.message())});
     }
     std::sort(entries.begin(), entries.end(),
               [](const auto& a, const auto& b) { return compare_as_paths(a.path().native(), b.path().native()) < 0; });
@@ -103,7 +103,7 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
         // Not followed, as find(1) and os.walk do not: a run's link to its dataset, environment or
         // checkpoints can be a whole file system to sniff (`dataset -> /usr` made a report walk all
         // of /usr). Named instead; a linked folder given as an input is read.
-        left_out.push_back({e.path(), {}, false, true});
+        if (left_out) left_out->push_back({e.path(), {}, false, true});
         e = fs::directory_entry();
         continue;
       }
@@ -112,12 +112,12 @@ void walk_tree(const fs::path& root, const std::function<bool(const fs::director
         // Reached again without a link (a bind mount): above it, it would loop; elsewhere, read once.
         auto above = std::find_if(current_path.begin(), current_path.end(), [&](const auto& f) { return f.first == *id; });
         if (above != current_path.end()) {
-          left_out.push_back({e.path(), above->second, true});
+          if (left_out) left_out->push_back({e.path(), above->second, true});
           e = fs::directory_entry();
           continue;
         }
         if (auto seen = taken.find(*id); seen != taken.end()) {
-          left_out.push_back({e.path(), seen->second, false});
+          if (left_out) left_out->push_back({e.path(), seen->second, false});
           e = fs::directory_entry();
           continue;
         }
@@ -163,8 +163,17 @@ std::vector<Diagnostic> left_out_diagnostics(const std::vector<FolderLeftOut>& l
 }
 
 FileIdentity file_identity(const std::string& path, std::size_t input) {
+  std::uintmax_t size = 0;
+  return file_identity(path, input, size);
+}
+
+FileIdentity file_identity(const std::string& path, std::size_t input, std::uintmax_t& size) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {0, 0, input};
+  if (::stat(path.c_str(), &st) != 0) {
+    size = static_cast<std::uintmax_t>(-1);
+    return {0, 0, input};
+  }
+  size = static_cast<std::uintmax_t>(st.st_size);
   return {st.st_dev, st.st_ino, input};
 }
 

@@ -8,6 +8,7 @@
 // however many bind mounts lead to it.
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -41,8 +42,9 @@ int compare_as_paths(std::string_view a, std::string_view b);
 // folders go to `left_out`, not followed. `visit` returns false for a folder not to enter it.
 // Entries of one folder come in name order. A folder already taken (by device and inode: above it,
 // which would loop, or anywhere else in the walk) is not visited again: it goes to `left_out`.
+// `unreadable` and `left_out` may be null where the caller does not name them (another walk does).
 void walk_tree(const std::filesystem::path& root, const std::function<bool(const std::filesystem::directory_entry&)>& visit,
-               std::vector<UnreadableFolder>& unreadable, std::vector<FolderLeftOut>& left_out);
+               std::vector<UnreadableFolder>* unreadable = nullptr, std::vector<FolderLeftOut>* left_out = nullptr);
 
 // What the folders the walk left out are to the user: one that would loop (warning
 // `unreadable-file`), the note `folder-reached-twice` naming where it was read, and one note
@@ -56,6 +58,8 @@ struct FileIdentity {
   std::size_t input = 0;
 };
 FileIdentity file_identity(const std::string& path, std::size_t input);  // by stat(2)
+// The same, with the file's size (-1 where stat failed) from the same stat.
+FileIdentity file_identity(const std::string& path, std::size_t input, std::uintmax_t& size);
 
 // Of `paths` (with their `identities`), those reached under a second spelling (`study` and
 // `$PWD/study` or `./study`, a link to it or to a folder above it): a mask of the ones to leave out,
@@ -64,6 +68,24 @@ FileIdentity file_identity(const std::string& path, std::size_t input);  // by s
 // caller.
 std::vector<char> files_reached_twice(const std::vector<std::string_view>& paths, const std::vector<FileIdentity>& identities,
                                       const std::vector<std::string>& inputs, std::vector<Diagnostic>& diagnostics);
+
+// `files` (with their `identities`; `path_of` a file's path) without those files_reached_twice
+// leaves out, in their order, compacted in place.
+template <class File, class PathOf>
+void drop_files_reached_twice(std::vector<File>& files, const std::vector<FileIdentity>& identities,
+                              const std::vector<std::string>& inputs, std::vector<Diagnostic>& diagnostics, PathOf path_of) {
+  std::vector<std::string_view> paths;
+  paths.reserve(files.size());
+  for (const auto& f : files) paths.push_back(path_of(f));
+  const std::vector<char> drop = files_reached_twice(paths, identities, inputs, diagnostics);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (drop[i]) continue;
+    if (i != kept) files[kept] = std::move(files[i]);  // a string moved onto itself is emptied
+    ++kept;
+  }
+  files.erase(files.begin() + static_cast<std::ptrdiff_t>(kept), files.end());
+}
 
 // The error for an input given by name whose status cannot be had (`ec`, from std::filesystem::
 // status): `missing-input` where nothing is there (a broken link named so), else the real reason:

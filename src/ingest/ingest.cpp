@@ -12,7 +12,6 @@
 #include <thread>
 #include <tuple>
 
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -245,11 +244,9 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
         if (rel.empty() || rel == ".") rel = p.filename().generic_string();
         matched = matches(rel);
       }
-      struct stat info {};
-      const bool known = ::stat(p.c_str(), &info) == 0;
-      const auto size = known ? static_cast<std::uintmax_t>(info.st_size) : static_cast<std::uintmax_t>(-1);
+      std::uintmax_t size = 0;
+      identities.push_back(file_identity(p.native(), input_index, size));
       files.push_back({p.native(), size, size, -1, matched, false});
-      identities.push_back(known ? FileIdentity{info.st_dev, info.st_ino, input_index} : FileIdentity{0, 0, input_index});
     };
     if (fs::is_regular_file(st)) {
       consider(root);
@@ -280,7 +277,7 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
       }
       consider(e.path());
       return false;
-    }, unreadable, reached_again);
+    }, &unreadable, &reached_again);
     for (auto& d : left_out_diagnostics(reached_again)) diagnostics.push_back(std::move(d));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; what is in it is left out", u.path.string(), 0, {}});
@@ -291,19 +288,8 @@ std::vector<Candidate> find_candidates(const IngestOptions& options, const std::
                                                unreadable.size(), unreadable.size() == 1 ? "" : "s", unreadable.size() == 1 ? "it" : "them"),
                                    input, 0, {}});
   }
-  {
-    std::vector<std::string_view> paths;
-    paths.reserve(files.size());
-    for (const auto& f : files) paths.push_back(f.path);
-    const std::vector<char> drop = files_reached_twice(paths, identities, options.inputs, diagnostics);
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      if (drop[i]) continue;
-      if (i != kept) files[kept] = std::move(files[i]);  // a string moved onto itself is emptied
-      ++kept;
-    }
-    files.erase(files.begin() + static_cast<std::ptrdiff_t>(kept), files.end());
-  }
+  drop_files_reached_twice(files, identities, options.inputs, diagnostics,
+                           [](const Candidate& f) -> std::string_view { return f.path; });
   std::sort(files.begin(), files.end(), [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) < 0; });
   files.erase(std::unique(files.begin(), files.end(),
                           [](const Candidate& a, const Candidate& b) { return compare_as_paths(a.path, b.path) == 0; }),
@@ -390,10 +376,45 @@ std::string id_from_path(const Run& run, const std::vector<std::string>& inputs)
   return id.empty() ? folder.filename().string() : id;
 }
 
+// What the readers said, into the study's diagnostics in the order they come, where what files read
+// apart said alike of one place (the same in every field: each weak-scaling instance log of an
+// MLPerf folder that states the job's size) is said once, where the first said it. Only the
+// readers': ingest's own notes on several runs of one folder may read alike (two jobs' traces in it).
+class ReadDiagnostics {
+ public:
+  explicit ReadDiagnostics(std::vector<Diagnostic>& into) : into_(into) {}
+  void add(std::vector<Diagnostic>& said) {
+    for (auto& d : said) {
+      auto [it, first] =
+          said_.try_emplace({d.severity, d.code, d.message, d.path, d.line, d.configuration}, into_.size(), 0);
+      ++it->second.second;
+      if (first) into_.push_back(std::move(d));
+    }
+    said.clear();
+  }
+  // Once all is read: a note whose words count the files that said it says how many.
+  void count_who_said_it() {
+    for (const auto& [key, at] : said_) {
+      Diagnostic& d = into_[at.first];
+      if (d.code == "mlperf-instance-size") d.message = mlperf_instance_size_note(at.second, d.message);
+    }
+    decltype(said_)().swap(said_);
+  }
+
+ private:
+  std::vector<Diagnostic>& into_;
+  // Each thing said, and where in `into_` it is, said by how many files.
+  std::map<std::tuple<Severity, std::string, std::string, std::string, std::int64_t, std::string>,
+           std::pair<std::size_t, std::size_t>>
+      said_;
+};
+
+// Whether two texts both state something, and not the same.
+bool texts_differ(const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; }
+
 // Two runs of one written id are one run read twice (a copied folder) unless what identifies a run
 // differs where both state it: SLURM's slurm-<job>.<step> repeats across clusters.
 bool same_identity(const Run& a, const Run& b) {
-  auto texts_differ = [](const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; };
   auto values_differ = [](const auto& x, const auto& y) { return x && y && *x != *y; };
   return !texts_differ(a.system, b.system) && !texts_differ(a.label, b.label) && !values_differ(a.world_size, b.world_size) &&
          !values_differ(a.start_ns, b.start_ns) && !values_differ(a.end_ns, b.end_ns);
@@ -424,7 +445,6 @@ std::vector<std::int64_t> execution_key(const Run& run) {
 // Whether two runs of one execution_key are one execution: nothing else that is already in memory
 // tells them apart (a run's own sizes, GPUs, MLPerf instance, epochs), each compared where both have it.
 bool evidently_one(const Run& a, const Run& b) {
-  auto texts_differ = [](const std::string& x, const std::string& y) { return !x.empty() && !y.empty() && x != y; };
   if ((a.world_size && b.world_size && *a.world_size != *b.world_size) || texts_differ(a.gpu_model, b.gpu_model))
     return false;
   const RunDetails &da = a.details(), &db = b.details();
@@ -668,7 +688,8 @@ Study ingest(const IngestOptions& options) {
   decltype(manifest_folders)().swap(manifest_folders);
   // The manifests' paths are not needed again (their runs hold their folders): not held through reading.
   for (std::size_t i : manifests) std::string().swap(files[i].path);
-  for (auto& diagnostics : manifest_diagnostics) append(study.diagnostics, diagnostics);
+  ReadDiagnostics read_diagnostics(study.diagnostics);
+  for (auto& diagnostics : manifest_diagnostics) read_diagnostics.add(diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
   constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();  // a file in no run folder
 
@@ -788,12 +809,14 @@ Study ingest(const IngestOptions& options) {
   // Nor is one whose manifest states no world size or time and that holds traces in folders below
   // its own: they may form runs of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
-  for (std::size_t k = 0; k < others.size(); ++k)
-    if (owner[k] != kNoRun && (defines_named_runs(readers[files[others[k]].reader]->name()) ||
-                               !itwinai_trace_run_name(files[others[k]].path).empty() ||
-                               (readers[files[others[k]].reader]->name() == "kineto" &&
-                                trace_below_manifest(files[others[k]].path, folder_run(owner[k])))))
+  std::vector<char> below_manifest(others.size(), 0);  // per file: a trace below its manifest of defaults (asked once)
+  for (std::size_t k = 0; k < others.size(); ++k) {
+    if (owner[k] == kNoRun) continue;
+    const std::string_view reader = readers[files[others[k]].reader]->name();
+    below_manifest[k] = reader == "kineto" && trace_below_manifest(files[others[k]].path, folder_run(owner[k]));
+    if (defines_named_runs(reader) || !itwinai_trace_run_name(files[others[k]].path).empty() || below_manifest[k])
       plain[owner[k]] = 0;
+  }
   // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
   std::vector<std::size_t> order(others.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -921,13 +944,13 @@ Study ingest(const IngestOptions& options) {
   std::vector<LooseInput> loose_gpu_logs;  // nvidia-smi logs without one: their traces' run, or a run
   for (std::size_t k : order) {
     if (!held[k]) {
-      if (auto it = merged_diagnostics.find(k); it != merged_diagnostics.end()) append(study.diagnostics, it->second);
+      if (auto it = merged_diagnostics.find(k); it != merged_diagnostics.end()) read_diagnostics.add(it->second);
       continue;
     }
     auto& out = *held[k];
     const auto& path = files[others[k]].path;
     const std::string_view reader = readers[files[others[k]].reader]->name();
-    append(study.diagnostics, out.diagnostics);
+    read_diagnostics.add(out.diagnostics);
     Run* target = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     for (auto& run : out.runs) {
       if (target && runs_below[owner[k]] == 1) {
@@ -951,7 +974,8 @@ Study ingest(const IngestOptions& options) {
       continue;  // linked to its MLflow run below, once every run is known
     } else if (const bool own_world = reader == "kineto" && out.attach.breakdown.size() == 1 &&
                                       out.attach.breakdown.front().world_size;
-               target && own_world && trace_below_manifest(path, *target)) {
+               target && own_world && below_manifest[k] && defaults_for_traces(*target)) {
+      // (Its manifest asked again: a log beside it, merged since, may have given it a world size.)
       // Merged into such a manifest's run, the traces of several jobs below it became one run:
       // they form runs as they would without it (DESIGN.md), unless its folder holds data of its
       // own (below).
@@ -980,6 +1004,7 @@ Study ingest(const IngestOptions& options) {
     }
     held[k].reset();
   }
+  read_diagnostics.count_who_said_it();
   // itwinai's traces belong to the MLflow train run of that name.
   for (auto& [k, name] : itwinai_traces) {
     const auto& path = files[others[k]].path;
@@ -1029,11 +1054,14 @@ Study ingest(const IngestOptions& options) {
   // minimal `{"label": "ddp"}`), they are that run's traces, as before.
   // Its nvidia-smi logs go with those traces, as they would without it ("Traces alone"); with no
   // such traces, or with data of its own, they are its run's, as before.
+  std::set<std::size_t> traces_form_runs;  // the manifests of defaults with no data of their own
+  for (const auto& [r, traces] : traces_below_defaults)
+    if (!run_has_data(folder_run_list[r])) traces_form_runs.insert(r);
   for (auto& [r, logs] : gpu_logs_below_defaults) {
     Run& manifest = folder_run_list[r];
-    const bool traces_form_runs = traces_below_defaults.count(r) && !run_has_data(manifest);
+    const bool to_trace_runs = traces_form_runs.count(r) > 0;
     for (auto& log : logs) {
-      if (traces_form_runs) loose_gpu_logs.push_back(std::move(log));
+      if (to_trace_runs) loose_gpu_logs.push_back(std::move(log));
       else merge_data_into(manifest, std::move(log.data));
     }
   }
@@ -1041,7 +1069,7 @@ Study ingest(const IngestOptions& options) {
   std::vector<Run> trace_runs;
   for (auto& [r, traces] : traces_below_defaults) {
     Run& manifest = folder_run_list[r];
-    if (run_has_data(manifest)) {
+    if (!traces_form_runs.count(r)) {
       for (auto& t : traces) merge_data_into(manifest, std::move(t.data));
       continue;
     }
@@ -1110,7 +1138,6 @@ Study ingest(const IngestOptions& options) {
       run.detected_from["global_batch_size"] = "--batch-per-gpu x world size";
     }
   }
-  for (const auto& reader : readers) reader->fold_diagnostics(study.diagnostics);
   return study;
 }
 

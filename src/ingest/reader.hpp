@@ -63,9 +63,6 @@ class Reader {
   virtual bool attaches_steps(std::string_view /*head*/) const { return false; }
   // Manifest readers run first so that every other file can see its enclosing run.
   virtual bool is_manifest() const { return false; }
-  // Once every file is read: what the reader said of each of several files that is one thing said
-  // of their folder, said once there (the study's diagnostics, in the files' path order).
-  virtual void fold_diagnostics(std::vector<Diagnostic>& /*diagnostics*/) const {}
 };
 
 // Every reader, in the order they are asked; the first that recognizes a file reads it.
@@ -76,6 +73,9 @@ std::unique_ptr<Reader> make_run_manifest_reader();   // ingest/scalelens
 std::unique_ptr<Reader> make_run_csv_reader();        // ingest/scalelens: epochs/steps/gpu/host.csv
 std::unique_ptr<Reader> make_rank_record_reader();    // ingest/scalelens: ranks/<rank>.json
 std::unique_ptr<Reader> make_mlperf_reader();         // ingest/mlperf
+// The note `mlperf-instance-size` once ingest has said once what the `logs` instance logs of one
+// folder each said alike (the job's `sizes`): how many did, and what they stated.
+std::string mlperf_instance_size_note(std::size_t logs, const std::string& sizes);
 std::unique_ptr<Reader> make_itwinai_mlflow_reader(); // ingest/itwinai
 std::unique_ptr<Reader> make_itwinai_csv_reader();    // ingest/itwinai
 std::unique_ptr<Reader> make_nvsmi_reader();          // ingest/nvsmi

@@ -59,12 +59,10 @@ std::size_t study_fingerprint(const std::vector<std::string>& inputs) {
     };
     if (std::filesystem::is_directory(root, ec)) {
       // One descriptor at a time whatever the depth; an unreadable folder is named by the ingest walk.
-      std::vector<UnreadableFolder> unreadable;
-      std::vector<FolderLeftOut> reached_again;
       walk_tree(root, [&](const std::filesystem::directory_entry& e) {
         add(e);
         return true;
-      }, unreadable, reached_again);
+      });
     } else if (std::filesystem::exists(root, ec)) {
       add(std::filesystem::directory_entry(root, ec));
     }
@@ -163,15 +161,15 @@ void StudyWatcher::watch_tree(const std::filesystem::path& root) {
     }
   };
   add(root);
-  // One folder open at a time (common/walk.hpp): a deep study does not run out of descriptors.
-  std::vector<UnreadableFolder> unreadable;  // named by the ingest walk of each snapshot
-  std::vector<FolderLeftOut> reached_again;  // likewise; each folder is watched once
+  // One folder open at a time (common/walk.hpp): a deep study does not run out of descriptors. The
+  // folders it cannot list or leaves out are named by the ingest walk of each snapshot; each folder
+  // is watched once.
   walk_tree(root, [&](const std::filesystem::directory_entry& e) {
     std::error_code e2;
     if (!watch_error_.empty() || !e.is_directory(e2)) return false;
     add(e.path());
     return true;
-  }, unreadable, reached_again);
+  });
 }
 
 bool StudyWatcher::read_events() {

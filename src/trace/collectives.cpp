@@ -215,8 +215,8 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     const std::string& group = key.first;
     const std::size_t index_from = offset_in_group[group];
     offset_in_group[group] += members.front().calls.size();
-    const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
     if (stopped.count(group)) continue;
+    const std::string where = group.empty() ? std::string("the collective kernels in start order") : "process group " + group;
     if (const std::size_t all = members_of[group].size(); members.size() < all) {
       if (out.notes.size() < 20) {
         std::vector<int> ranks;

@@ -128,7 +128,7 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
       if (e.is_directory(e2)) return true;
       if (e.is_regular_file(e2) && sniff_kineto(e.path())) found.push_back(e.path());
       return false;
-    }, unreadable, reached_again);
+    }, &unreadable, &reached_again);
     for (auto& d : left_out_diagnostics(reached_again)) diagnostics.push_back(std::move(d));
     for (const auto& u : unreadable)
       diagnostics.push_back({Severity::warning, "unreadable-folder", u.reason + "; traces in it are left out", u.path.string(), 0, {}});
@@ -144,15 +144,11 @@ std::vector<fs::path> find_traces(const std::vector<fs::path>& inputs, std::vect
   // A trace reached under two spellings (`traces` and `$PWD/traces`) is one rank's, read once.
   std::vector<std::string> input_names;
   for (const auto& input : inputs) input_names.push_back(input.string());
-  std::vector<std::string_view> paths;
-  for (const auto& f : files) paths.push_back(f.native());
-  const std::vector<char> drop = files_reached_twice(paths, identities, input_names, diagnostics);
-  std::vector<fs::path> kept;
-  for (std::size_t i = 0; i < files.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(files[i]));
-  std::sort(kept.begin(), kept.end());
-  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-  return kept;
+  drop_files_reached_twice(files, identities, input_names, diagnostics,
+                           [](const fs::path& f) -> std::string_view { return f.native(); });
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 TraceSet analyse_traces(const TraceSetOptions& options) {

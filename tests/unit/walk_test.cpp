@@ -74,7 +74,7 @@ TEST(Walk, AWalkedTreeSortedAsStringsIsInPathOrder) {
   walk_tree(dir.path(), [&](const fs::directory_entry& e) {
     if (e.is_regular_file()) found.push_back(e.path().native());
     return true;
-  }, unreadable, left_out);
+  }, &unreadable, &left_out);
   EXPECT_TRUE(unreadable.empty());
   EXPECT_TRUE(left_out.empty());
   std::vector<fs::path> as_paths(found.begin(), found.end());
@@ -97,7 +97,7 @@ Walked walk_files(const fs::path& root) {
   walk_tree(root, [&](const fs::directory_entry& e) {
     if (e.is_regular_file()) w.files.push_back(e.path().lexically_relative(root).generic_string());
     return true;
-  }, unreadable, w.left_out);
+  }, &unreadable, &w.left_out);
   EXPECT_TRUE(unreadable.empty());
   return w;
 }

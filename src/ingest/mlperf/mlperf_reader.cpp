@@ -492,8 +492,8 @@ class MlperfReader final : public Reader {
   // OpenFold instances: 128 ranks, the instance's, but 256 nodes). Summed over the instances that
   // made 262,144 GPUs. An instance as large as its system, among several in its folder, states the
   // job's: each gets an even share, and a nodes count that does not fit its GPUs is made to fit.
-  // Said of the folder, in words every instance log stating the same sizes shares: fold_diagnostics
-  // makes them one note with their count (a job's 128 logs made 128 notes).
+  // Said of the folder, in words every instance log stating the same sizes shares: ingest folds them
+  // into one note with their count (mlperf_instance_size_note; a job's 128 logs made 128 notes).
   static void share_job_size(Run& run, const ResultsPlace& place, const SystemFile& sys, double system_gpus, ReadOutput& out) {
     std::vector<std::string> changed;
     if (run.world_size && *run.world_size >= system_gpus) {
@@ -517,31 +517,6 @@ class MlperfReader final : public Reader {
     std::string sizes = changed[0];
     if (changed.size() > 1) sizes += "; " + changed[1];
     out.diagnostics.push_back({Severity::note, kInstanceSize, sizes, place.benchmark_dir.string(), 0, {}});
-  }
-
- public:
-  // The notes share_job_size gave per instance log, one per folder and sizes stated, with the
-  // number of logs, where the first of them was.
-  void fold_diagnostics(std::vector<Diagnostic>& diagnostics) const override {
-    std::map<std::pair<std::string, std::string>, std::size_t> logs;  // (folder, sizes) → instance logs
-    for (const auto& d : diagnostics)
-      if (d.code == kInstanceSize) ++logs[{d.path, d.message}];
-    if (logs.empty()) return;
-    std::vector<Diagnostic> kept;
-    kept.reserve(diagnostics.size());
-    for (auto& d : diagnostics) {
-      if (d.code != kInstanceSize) {
-        kept.push_back(std::move(d));
-        continue;
-      }
-      auto it = logs.find({d.path, d.message});
-      if (it == logs.end()) continue;  // said already
-      d.message = fmt::format("{} weak-scaling instance log{} in this folder state{} the job's size, not the instance's: {}",
-                              it->second, it->second == 1 ? "" : "s", it->second == 1 ? "s" : "", d.message);
-      logs.erase(it);
-      kept.push_back(std::move(d));
-    }
-    diagnostics = std::move(kept);
   }
 
  private:
@@ -606,5 +581,10 @@ class MlperfReader final : public Reader {
 }  // namespace
 
 std::unique_ptr<Reader> make_mlperf_reader() { return std::make_unique<MlperfReader>(); }
+
+std::string mlperf_instance_size_note(std::size_t logs, const std::string& sizes) {
+  return fmt::format("{} weak-scaling instance log{} in this folder state{} the job's size, not the instance's: {}", logs,
+                     logs == 1 ? "" : "s", logs == 1 ? "s" : "", sizes);
+}
 
 }  // namespace scalelens

@@ -511,12 +511,15 @@ class NvSmiReader final : public Reader {
       }
       // nvidia-smi restarted with its output appended to the same file prints its header again.
       if (trim(line) == header_line) continue;
-      if (is_nvsmi_message(line)) {
+      split_csv(line, fields);
+      const bool header_fields = fields.size() == header.size();
+      const auto t = header_fields ? parse_timestamp(fields[ts_col]) : std::nullopt;
+      // Looked for only in lines that are no sample: a message is neither the header's fields nor timestamped.
+      if (!t && is_nvsmi_message(line)) {
         skip_message(line, line_no);
         continue;
       }
-      split_csv(line, fields);
-      if (fields.size() != header.size()) {
+      if (!header_fields) {
         if (auto number = decimal_comma_number(line); !number.empty()) {
           if (decimal_comma_lines++ == 0) first_decimal_comma = std::string(number), first_decimal_comma_line = line_no;
           continue;
@@ -524,7 +527,6 @@ class NvSmiReader final : public Reader {
         bad.add(line_no, fmt::format("{} fields where the header has {}", fields.size(), header.size()));
         continue;
       }
-      auto t = parse_timestamp(fields[ts_col]);
       if (!t) {
         bad.add(line_no, fmt::format("'{}' is not a timestamp YYYY/MM/DD HH:MM:SS.mmm", trim(fields[ts_col])));
         continue;
