@@ -88,25 +88,38 @@ bool stale(const Entry& e, bool holding_lock) {
 }
 
 // The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
-// finished run). A job that ended without a complete run folder failed.
-void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+// finished run). A job that ended without a complete run folder failed. Returns the jobs SLURM
+// will never start as submitted, a line each ("" when none).
+std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+  std::string never;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
       if (sweep::in_flight(e.state) && !e.job_id.empty()) ids += (ids.empty() ? "" : ",") + e.job_id;
-    std::map<std::string, std::string> word;
+    std::map<std::string, sweep::JobWord> word;
     if (!ids.empty()) {
-      for (auto& [id, w] : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T", "-j", ids}).out)) word[id] = w;
+      for (auto& w : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T %r", "-j", ids}).out)) word[w.id] = w;
       for (auto& e : plan.entries)
         if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
-          for (auto& [id, w] : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[id] = w;
+          for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
     }
     for (auto& e : plan.entries) {
       if (!sweep::in_flight(e.state)) continue;
       auto it = word.find(e.job_id);
       if (it == word.end()) continue;  // forgotten by the controller: the run folder says
-      e.state = sweep::state_from_slurm(it->second);
-      if (e.state != State::submitted && e.state != State::running) e.note = "SLURM: " + it->second;
+      const auto& w = it->second;
+      e.state = sweep::state_from_slurm(w.state);
+      if (e.state == State::running) continue;
+      // Why a job waits is what someone following the sweep needs (a size its partition cannot
+      // hold waits for ever); SLURM's "None" says nothing.
+      const bool reason = !w.reason.empty() && w.reason != "None";
+      if (e.state != State::submitted) e.note = "SLURM: " + w.state;
+      else if (!reason) e.note.clear();
+      else e.note = fmt::format("SLURM: {} ({})", w.state, w.reason);
+      if (e.state == State::submitted && reason && sweep::never_starts(w.reason)) {
+        e.note += ": it can never start as submitted";
+        never += fmt::format("\n  {} (job {}): {}", e.run_id, e.job_id, printable(e.note));
+      }
     }
   }
   for (auto& e : plan.entries) {
@@ -130,6 +143,7 @@ void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
     }
     if (e.state != State::running) e.pid.reset(), e.host.clear();
   }
+  return never;
 }
 
 // The study's lock, sweep.lock beside sweep.json (flock; the kernel frees it when the sweep ends,
@@ -531,12 +545,26 @@ int run_sweep(SweepArgs a) {
       else say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
     }
     if (a.wait) {
+      std::map<std::string, std::string> said;  // each entry's note as last said: a change is news
+      std::string never;                          // jobs that wait for ever: waiting longer helps nothing
       for (;;) {
         bool busy = false;
-        for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
+        for (const auto& e : plan.entries) {
+          busy |= sweep::in_flight(e.state);
+          if (e.state == State::submitted && said[e.run_id] != e.note && !e.note.empty())
+            say(a, fmt::format("{} (job {}): {}\n", e.run_id, e.job_id, printable(e.note)));
+          said[e.run_id] = e.note;
+        }
+        if (!never.empty()) {
+          std::fprintf(stderr,
+                       "scalelens sweep: --wait stops: SLURM will not start these jobs as submitted (scancel them, then plan sizes "
+                       "and options the partition allows):%s\n",
+                       never.c_str());
+          return 1;
+        }
         if (!busy) break;
         std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-        refresh(plan, study);
+        never = refresh(plan, study);
         if (!save()) return 1;
       }
     }
@@ -596,7 +624,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
       "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
       "See docs/sweep.md.\n"
-      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed or another sweep holds the study, 2 no plan or\n"
+      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed, a job SLURM will never start (--wait) or\n"
+      "another sweep holds the study, 2 no plan or "
       "nothing to use, 5 some run failed, "
       "128+N a local sweep stopped by signal N (130: Ctrl-C).");
   cmd->callback([a, &exit_code] {

@@ -258,21 +258,24 @@ State state_from_slurm(std::string_view word) {
   return State::failed;  // FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, PREEMPTED
 }
 
-std::vector<std::pair<std::string, std::string>> parse_squeue(std::string_view out) {
-  std::vector<std::pair<std::string, std::string>> jobs;
+std::vector<JobWord> parse_squeue(std::string_view out) {
+  std::vector<JobWord> jobs;
   LineCursor lines(out);
   std::string_view line;
   while (lines.next(line)) {
     auto t = trim(line);
     const auto space = t.find(' ');
     if (t.empty() || space == std::string_view::npos) continue;
-    jobs.emplace_back(std::string(t.substr(0, space)), std::string(trim(t.substr(space + 1))));
+    auto rest = trim(t.substr(space + 1));
+    const auto reason_at = rest.find(' ');
+    jobs.push_back({std::string(t.substr(0, space)), std::string(rest.substr(0, reason_at)),
+                    reason_at == std::string_view::npos ? "" : std::string(trim(rest.substr(reason_at + 1)))});
   }
   return jobs;
 }
 
-std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view out) {
-  std::vector<std::pair<std::string, std::string>> jobs;
+std::vector<JobWord> parse_scontrol(std::string_view out) {
+  std::vector<JobWord> jobs;
   LineCursor lines(out);
   std::string_view line;
   while (lines.next(line)) {
@@ -283,9 +286,18 @@ std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view
       return std::string(line.substr(start, line.find(' ', start) - start));
     };
     const auto id = field("JobId="), state = field("JobState=");
-    if (!id.empty() && !state.empty()) jobs.emplace_back(id, state);
+    if (!id.empty() && !state.empty()) jobs.push_back({id, state, field("Reason=")});
   }
   return jobs;
+}
+
+bool never_starts(std::string_view reason) {
+  static constexpr std::string_view kNever[] = {"PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints",
+                                                "DependencyNeverSatisfied", "InvalidAccount", "InvalidQOS",
+                                                "AccountNotAllowed", "QOSNotAllowed"};
+  // squeue may add detail after the code ("ReqNodeNotAvail, UnavailableNodes:..."): the code is the first word.
+  const auto code = reason.substr(0, reason.find_first_of(", "));
+  return std::find(std::begin(kNever), std::end(kNever), code) != std::end(kNever);
 }
 
 }  // namespace scalelens::sweep

@@ -94,8 +94,18 @@ std::optional<State> state_from_run_folder(const std::filesystem::path& study, c
 
 // SLURM's job state word (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...).
 State state_from_slurm(std::string_view word);
-// `squeue -h -o "%i %T"` or `scontrol show job -o` lines: job id → state word.
-std::vector<std::pair<std::string, std::string>> parse_squeue(std::string_view out);
-std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view out);
+// What the scheduler says of one job: its state word and why it is in it ("None" or "" when no reason).
+struct JobWord {
+  std::string id, state, reason;
+};
+// `squeue -h -o "%i %T %r"` or `scontrol show job -o` lines.
+std::vector<JobWord> parse_squeue(std::string_view out);
+std::vector<JobWord> parse_scontrol(std::string_view out);
+// A pending reason that SLURM keeps until the request or the cluster's configuration changes (the
+// job as submitted can never start: more nodes or time than its partition allows, a constraint no
+// node has, an account or QOS it may not use, a dependency that failed), as listed on SLURM's
+// job_reason_codes page. Reasons that clear as other jobs end (Resources, Priority, *Limit counts
+// of jobs) are not among them.
+bool never_starts(std::string_view reason);
 
 }  // namespace scalelens::sweep

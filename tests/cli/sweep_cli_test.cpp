@@ -380,6 +380,28 @@ TEST(SweepSlurm, ACancelledJobIsResubmittedAndNothingRunsTwice) {
   EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"wait-1n1t-r1", "wait-1n1t-r2"}));
 }
 
+// Two nodes asked of the private cluster's one: SLURM keeps the job PENDING with reason
+// PartitionNodeLimit for ever. --wait said nothing and never returned, --status showed no reason.
+TEST(SweepSlurm, WaitStopsOnAJobSlurmWillNeverStartAndStatusSaysWhy) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label big --nodes 2 --launcher slurm --wait --poll 0.5 -- true",
+                         in_folder(dir.path()) + " timeout 60");
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  const auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 1u);
+  const std::string job = plan.entries[0].job_id;
+  ASSERT_FALSE(job.empty());
+  EXPECT_EQ(run_command("scancel " + job).exit_code, 0);
+  EXPECT_EQ(r.exit_code, 1) << "124: still waiting after 60 s\n" << r.out << r.err;
+  const std::string why = "big-2n2t-r1 (job " + job + "): SLURM: PENDING (PartitionNodeLimit): it can never start as submitted";
+  EXPECT_NE(r.out.find(why), std::string::npos) << "the progress says why it waits\n" << r.out;
+  EXPECT_NE(r.err.find("--wait stops: SLURM will not start these jobs as submitted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  EXPECT_NE(status.out.find("SLURM: PENDING (PartitionNodeLimit): it can never start as submitted"), std::string::npos) << status.out;
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::submitted) << "still in the queue until cancelled";
+}
+
 TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
   SCALELENS_REQUIRE_SLURM();
   ScratchDir dir;
