@@ -162,9 +162,9 @@ bool lock_study(const fs::path& study, std::optional<collect::NodeLock>& held) {
   }
   if (!got.value()) {
     const auto holder = read_head(file, 256);
-    std::fprintf(stderr, "scalelens sweep: another sweep (%s) is running this study; 'scalelens sweep --study %s --status' shows it\n",
+    std::fprintf(stderr, "scalelens sweep: another sweep (%s) is running this study; scalelens sweep --study %s --status shows it\n",
                  holder && !stripped(holder.value()).empty() ? stripped(holder.value()).c_str() : "its pid is not recorded",
-                 study.c_str());
+                 shell_quote(study.string()).c_str());
     return false;
   }
   held.emplace(std::move(*got.value()));
@@ -534,7 +534,9 @@ int run_sweep(SweepArgs a) {
     std::string ids;
     for (const auto& e : plan.entries)
       if (sweep::in_flight(e.state)) ids += (ids.empty() ? "" : ":") + e.job_id;
-    say(a, fmt::format("Submitted; 'scalelens sweep --study {} --status' follows the jobs.\n", a.study));
+    // Said only of jobs in the queue (a sweep whose submissions all failed submitted nothing), with
+    // a command line that can be copied as it is.
+    if (!ids.empty()) say(a, fmt::format("Submitted; scalelens sweep --study {} --status follows the jobs.\n", shell_quote(a.study)));
     if (a.report_job && !a.report_dir.empty() && !ids.empty()) {
       const std::string wrap = fmt::format("{} report {} -o {} -q", shell_quote(self_path()), shell_quote(study.string()),
                                            shell_quote(fs::absolute(a.report_dir).string()));

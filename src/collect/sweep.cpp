@@ -108,7 +108,9 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
     for (const char* key : {"{scalelens_run}", "{command}"})
       for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + run.size()))
         text.replace(at, std::string_view(key).size(), run);
-    const std::string study_text = study.string();
+    // Quoted as {label} is: the study path stands in #SBATCH lines and commands, where a space
+    // would split it.
+    const std::string study_text = shell_quote(study.string());
     for (std::size_t at = text.find("{study}"); at != std::string::npos; at = text.find("{study}", at + study_text.size()))
       text.replace(at, 7, study_text);
     return text;

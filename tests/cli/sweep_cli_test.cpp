@@ -402,6 +402,30 @@ TEST(SweepSlurm, WaitStopsOnAJobSlurmWillNeverStartAndStatusSaysWhy) {
   EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::submitted) << "still in the queue until cancelled";
 }
 
+// docs/sweep.md's template line "#SBATCH --output={study}/.sweep/{run_id}.%j.out" with a study path
+// holding a space: {study} went in unquoted, sbatch refused the directive, and the sweep still said
+// "Submitted" with a --status command that named another study ("my").
+TEST(SweepSlurm, ATemplateStudyPathWithASpaceStaysOneWord) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const auto study = dir / "my study";
+  auto tmpl = dir.write("site.sbatch", "#!/bin/bash\n#SBATCH --nodes={nodes}\n#SBATCH --ntasks-per-node=1\n"
+                                       "#SBATCH --output={study}/.sweep/{run_id}.%j.out\nsrun {scalelens_run}\n");
+  auto r = run_scalelens("sweep --study " + quoted(study) + " --label t --tasks 1 --launcher slurm --template " + quoted(tmpl) +
+                             " --wait --poll 0.5 -- sh -c 'echo hi'",
+                         in_folder(dir.path()) + " timeout 60");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto plan = plan_of(study);
+  ASSERT_EQ(plan.entries.size(), 1u);
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::done) << plan.entries[0].note;
+  const auto log = study / ".sweep" / ("t-1n1t-r1." + plan.entries[0].job_id + ".out");
+  EXPECT_NE(read(log).find("hi"), std::string::npos) << "the job's output where the template put it\n" << job_logs(study);
+  EXPECT_NE(r.out.find("scalelens sweep --study '" + study.string() + "' --status"), std::string::npos) << r.out;
+  auto dry = run_scalelens("sweep --study " + quoted(study) + " --label t --tasks 2 --launcher slurm --template " + quoted(tmpl) +
+                           " --dry-run -- true");
+  EXPECT_NE(dry.out.find("#SBATCH --output='" + study.string() + "'/.sweep/t-1n2t-r1.%j.out\n"), std::string::npos) << dry.out;
+}
+
 TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
   SCALELENS_REQUIRE_SLURM();
   ScratchDir dir;
