@@ -530,6 +530,9 @@ int run_sweep(SweepArgs a) {
                  stopped.c_str(), static_cast<long>(not_started));
     return 128 + stopped_by;
   }
+  // --report-job hands the report to a job only where one was submitted; otherwise (a local sweep,
+  // nothing left in the queue) the sweep writes --report-dir itself as it ends.
+  bool report_job_submitted = false;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
@@ -544,7 +547,10 @@ int run_sweep(SweepArgs a) {
                             "--output=" + (study / ".sweep" / "report.%j.out").string(), "--wrap", wrap},
                            plan.workdir);
       if (r.status != 0) std::fprintf(stderr, "scalelens sweep: the report job was not submitted: %s\n", r.err.c_str());
-      else say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
+      else {
+        report_job_submitted = true;
+        say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
+      }
     }
     if (a.wait) {
       std::map<std::string, std::string> said;  // each entry's note as last said: a change is news
@@ -576,7 +582,7 @@ int run_sweep(SweepArgs a) {
   bool busy = false;
   for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
   if (!busy || plan.launcher == "local") say(a, status_table(plan));
-  if (!busy && !a.report_dir.empty() && !a.report_job) rc |= write_report(a, study);
+  if (!busy && !a.report_dir.empty() && !report_job_submitted) rc |= write_report(a, study);
   return rc != 0 ? 1 : some_run_failed() ? 5 : 0;
 }
 
@@ -608,7 +614,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--wait", a->wait, "SLURM: block until every job has ended (then --report-dir)");
   cmd->add_option("--poll", a->poll_s, "Seconds between looks at the queue with --wait")->check(kFiniteNumber)->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   cmd->add_option("--report-dir", a->report_dir, "Write the study's report here when the sweep has ended");
-  cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir");
+  cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir (local: the sweep writes it)");
   cmd->add_flag("--next", a->next, "Measure the size the scaling model suggests for --target-gpus");
   cmd->add_option("--target-gpus", a->target_gpus, "The GPU count to predict (with --next)")->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("-q,--quiet", a->quiet, "Print only errors");

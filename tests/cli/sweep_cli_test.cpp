@@ -103,6 +103,17 @@ TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   EXPECT_NE(n.err.find("neither {scalelens_run} nor {command}"), std::string::npos) << n.err;
 }
 
+// --report-job is SLURM's; a local sweep given it wrote no report anywhere and exited 0.
+TEST(SweepCli, ALocalSweepWithReportJobWritesTheReportItself) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label a --tasks 1 --launcher local --no-mpirun --report-job "
+                         "--report-dir " + quoted(dir / "report") + " -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(dir / "report/report.html")) << r.out << r.err;
+  EXPECT_NE(r.out.find("Wrote the report to " + (dir / "report").string()), std::string::npos) << r.out;
+}
+
 TEST(SweepCli, UsageErrorsAreNamed) {
   ScratchDir dir;
   auto both = run_scalelens("sweep --study " + quoted(dir / "r") + " --label x --nodes 1 --tasks 2 -- ./a");
