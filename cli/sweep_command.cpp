@@ -222,11 +222,15 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", script.error().path.c_str(), script.error().message.c_str());
     return 1;
   }
+  const fs::path file = study / ".sweep" / (e.run_id + ".sh");
+  const auto argv = sweep::sbatch_argv(plan, e, file);
   if (dry_run) {
-    std::printf("# ---- %s\n%s\n", e.run_id.c_str(), script.value().c_str());
+    // The submission too: --sbatch's options are part of what a job asks for.
+    std::string line;
+    for (const auto& w : argv) line += (line.empty() ? "" : " ") + shell_quote(w);
+    std::printf("# ---- %s\n# %s\n%s\n", e.run_id.c_str(), line.c_str(), script.value().c_str());
     return 0;
   }
-  const fs::path file = study / ".sweep" / (e.run_id + ".sh");
   if (auto made = create_folder(file.parent_path()); !made) {
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", made.error().path.c_str(), made.error().message.c_str());
     return 1;
@@ -236,9 +240,6 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
     return 1;
   }
   if (!set_aside_or_fail(study, e)) return 1;
-  std::vector<std::string> argv = {"sbatch", "--parsable"};
-  argv.insert(argv.end(), plan.sbatch_args.begin(), plan.sbatch_args.end());
-  argv.push_back(file.string());
   auto r = run_capture(argv, plan.workdir);
   if (r.status != 0) {
     e.state = State::failed;
@@ -600,8 +601,10 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--repeats", a->repeats, "Runs of each size")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--launcher", a->launcher, "slurm (sbatch), local (one after the other here), auto: slurm when sbatch is on PATH")
       ->check(CLI::IsMember({"auto", "slurm", "local"}))->capture_default_str();
-  cmd->add_option("--sbatch", a->sbatch, "More sbatch options for every job, as one string (\"--partition=booster --time=00:30:00\")");
-  cmd->add_option("--srun", a->srun, "Options of the job script's srun, as one string (\"--mpi=pmix\" for MPI programs)");
+  cmd->add_option("--sbatch", a->sbatch, "More sbatch options for every job, as one string (\"--partition=booster --gpus-per-node={gpus}\"); "
+                                         "placeholders as in the command");
+  cmd->add_option("--srun", a->srun, "Options of the job script's srun, as one string (\"--mpi=pmix\" for MPI programs); placeholders "
+                                     "as in the command");
   cmd->add_option("--template", a->template_file, "Your own batch script with {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} "
                                                   "{run_id} {study} and {scalelens_run} (the measured command line)");
   cmd->add_option("--run-args", a->run_args_line, "More options for 'scalelens run', as one string (\"--global-batch-size 256\")");
@@ -610,7 +613,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-mpirun", a->no_mpirun, "Local: run the command as given instead of under 'mpirun -n {tasks}'");
   cmd->add_flag("--status", a->status, "What is planned, queued, running, done and failed");
   cmd->add_flag("--resume", a->resume, "Launch again what is missing, failed, cancelled or timed out; never a finished run");
-  cmd->add_flag("--dry-run", a->dry_run, "Print the job scripts (or local command lines); submit and write nothing");
+  cmd->add_flag("--dry-run", a->dry_run, "Print the job scripts, each after its sbatch line (or local command lines); submit and write nothing");
   cmd->add_flag("--wait", a->wait, "SLURM: block until every job has ended (then --report-dir)");
   cmd->add_option("--poll", a->poll_s, "Seconds between looks at the queue with --wait")->check(kFiniteNumber)->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   cmd->add_option("--report-dir", a->report_dir, "Write the study's report here when the sweep has ended");

@@ -84,6 +84,13 @@ std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::f
   return argv;
 }
 
+std::vector<std::string> sbatch_argv(const Plan& plan, const Entry& e, const std::filesystem::path& script) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  for (const auto& a : plan.sbatch_args) argv.push_back(substitute(a, e));
+  argv.push_back(script.string());
+  return argv;
+}
+
 namespace {
 std::string shell_line(const std::vector<std::string>& argv) {
   std::string out;
@@ -123,8 +130,10 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
   s += fmt::format("#SBATCH --output={}\n", shell_quote((study / ".sweep" / (e.run_id + ".%j.out")).string()));
   s += "set -euo pipefail\n";
   // One `scalelens run` per task: each wraps its rank, all write the one run folder.
-  s += fmt::format("srun --nodes={} --ntasks-per-node={}{}{} {}\n", e.nodes, e.tasks_per_node, plan.srun_args.empty() ? "" : " ",
-                   shell_line(plan.srun_args), run);
+  std::vector<std::string> srun_args;  // placeholders filled as in the command and --run-args
+  for (const auto& a : plan.srun_args) srun_args.push_back(substitute(a, e));
+  s += fmt::format("srun --nodes={} --ntasks-per-node={}{}{} {}\n", e.nodes, e.tasks_per_node, srun_args.empty() ? "" : " ",
+                   shell_line(srun_args), run);
   return s;
 }
 

@@ -75,9 +75,13 @@ std::string substitute(std::string text, const Entry& e);
 // The argv that measures an entry: `scalelens run --study S --label L --run-id R [run args] -- cmd`.
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens);
 
+// sbatch's argv for an entry's batch script: --sbatch's options with the entry's placeholders filled,
+// as in the command and --run-args.
+std::vector<std::string> sbatch_argv(const Plan& plan, const Entry& e, const std::filesystem::path& script);
+
 // The batch script of an entry: the user's template with its placeholders filled ({scalelens_run}:
 // the run argv as a shell line; {command}: the same, the two are one), else ours: #SBATCH lines for
-// the size, `srun` around the run argv. Refused: a template without {scalelens_run} or {command}.
+// the size, `srun` (with --srun's options, placeholders filled) around the run argv. Refused: a template without {scalelens_run} or {command}.
 Result<std::string> job_script(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens,
                                const std::string& template_text);
 

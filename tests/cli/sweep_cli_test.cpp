@@ -114,6 +114,22 @@ TEST(SweepCli, ALocalSweepWithReportJobWritesTheReportItself) {
   EXPECT_NE(r.out.find("Wrote the report to " + (dir / "report").string()), std::string::npos) << r.out;
 }
 
+// Placeholders were filled in --run-args but handed to sbatch (and srun) as "{gpus}"; --dry-run
+// did not show --sbatch's options at all.
+TEST(SweepCli, DryRunShowsTheSbatchLineWithItsPlaceholdersFilled) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label s --tasks 2 --launcher slurm --sbatch "
+                         "'--comment=gpus-{gpus} --hold' --srun '--label --job-name=r{repeat}' --run-args '--global-batch-size {gpus}' "
+                         "--dry-run -- true");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# ---- s-1n2t-r1\n# sbatch --parsable --comment=gpus-2 --hold " + (dir / "runs/.sweep/s-1n2t-r1.sh").string() +
+                       "\n#!/bin/bash\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("srun --nodes=1 --ntasks-per-node=2 --label --job-name=r1 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('{'), std::string::npos) << "no placeholder left\n" << r.out;
+}
+
 TEST(SweepCli, UsageErrorsAreNamed) {
   ScratchDir dir;
   auto both = run_scalelens("sweep --study " + quoted(dir / "r") + " --label x --nodes 1 --tasks 2 -- ./a");
@@ -435,6 +451,20 @@ TEST(SweepSlurm, ATemplateStudyPathWithASpaceStaysOneWord) {
   auto dry = run_scalelens("sweep --study " + quoted(study) + " --label t --tasks 2 --launcher slurm --template " + quoted(tmpl) +
                            " --dry-run -- true");
   EXPECT_NE(dry.out.find("#SBATCH --output='" + study.string() + "'/.sweep/t-1n2t-r1.%j.out\n"), std::string::npos) << dry.out;
+}
+
+TEST(SweepSlurm, SbatchOptionsGetTheEntrysPlaceholders) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label s --tasks 2 --launcher slurm --sbatch "
+                         "'--comment=gpus-{gpus} --hold' -q -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = plan_of(dir / "runs").entries.at(0).job_id;
+  ASSERT_FALSE(job.empty());
+  auto shown = run_command("scontrol show job " + job);
+  EXPECT_EQ(run_command("scancel " + job).exit_code, 0);
+  EXPECT_NE(shown.out.find("Comment=gpus-2"), std::string::npos) << shown.out;
 }
 
 TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
