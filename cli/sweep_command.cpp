@@ -109,7 +109,10 @@ std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false
       if (it == word.end()) continue;  // forgotten by the controller: the run folder says
       const auto& w = it->second;
       e.state = sweep::state_from_slurm(w.state);
-      if (e.state == State::running) continue;
+      if (e.state == State::running) {
+        e.note.clear();  // the reason it waited is over
+        continue;
+      }
       // Why a job waits is what someone following the sweep needs (a size its partition cannot
       // hold waits for ever); SLURM's "None" says nothing.
       const bool reason = !w.reason.empty() && w.reason != "None";

@@ -429,6 +429,33 @@ TEST(SweepSlurm, WaitStopsOnAJobSlurmWillNeverStartAndStatusSaysWhy) {
   EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::submitted) << "still in the queue until cancelled";
 }
 
+// A reason that clears (a user's hold) is shown while the job waits, and gone once it runs.
+TEST(SweepSlurm, AHeldJobShowsItsReasonUntilItRuns) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const auto hold = dir / "hold";
+  std::ofstream(hold) << "x";
+  const std::string cmd = fmt::format("sh -c 'while [ -e {} ]; do sleep 0.2; done'", hold.string());
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label h --tasks 1 --launcher slurm --sbatch=--hold -q -- " + cmd,
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = plan_of(dir / "runs").entries.at(0).job_id;
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_NE(status.out.find("SLURM: PENDING (JobHeldUser)\n"), std::string::npos) << status.out;
+  ASSERT_EQ(run_command("scontrol release " + job).exit_code, 0);
+  scalelens::sweep::Entry e;
+  for (int i = 0; i < 150 && e.state != scalelens::sweep::State::running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+    e = plan_of(dir / "runs").entries.at(0);
+  }
+  EXPECT_EQ(e.state, scalelens::sweep::State::running) << e.note;
+  EXPECT_EQ(e.note, "") << "the reason it waited is over";
+  fs::remove(hold);
+  wait_idle(dir / "runs");
+  EXPECT_EQ(plan_of(dir / "runs").entries.at(0).state, scalelens::sweep::State::done) << job_logs(dir / "runs");
+}
+
 // docs/sweep.md's template line "#SBATCH --output={study}/.sweep/{run_id}.%j.out" with a study path
 // holding a space: {study} went in unquoted, sbatch refused the directive, and the sweep still said
 // "Submitted" with a --status command that named another study ("my").
