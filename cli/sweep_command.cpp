@@ -88,25 +88,41 @@ bool stale(const Entry& e, bool holding_lock) {
 }
 
 // The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
-// finished run). A job that ended without a complete run folder failed.
-void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+// finished run). A job that ended without a complete run folder failed. Returns the jobs SLURM
+// will never start as submitted, a line each ("" when none).
+std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+  std::string never;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
       if (sweep::in_flight(e.state) && !e.job_id.empty()) ids += (ids.empty() ? "" : ",") + e.job_id;
-    std::map<std::string, std::string> word;
+    std::map<std::string, sweep::JobWord> word;
     if (!ids.empty()) {
-      for (auto& [id, w] : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T", "-j", ids}).out)) word[id] = w;
+      for (auto& w : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T %r", "-j", ids}).out)) word[w.id] = w;
       for (auto& e : plan.entries)
         if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
-          for (auto& [id, w] : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[id] = w;
+          for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
     }
     for (auto& e : plan.entries) {
       if (!sweep::in_flight(e.state)) continue;
       auto it = word.find(e.job_id);
       if (it == word.end()) continue;  // forgotten by the controller: the run folder says
-      e.state = sweep::state_from_slurm(it->second);
-      if (e.state != State::submitted && e.state != State::running) e.note = "SLURM: " + it->second;
+      const auto& w = it->second;
+      e.state = sweep::state_from_slurm(w.state);
+      if (e.state == State::running) {
+        e.note.clear();  // the reason it waited is over
+        continue;
+      }
+      // Why a job waits is what someone following the sweep needs (a size its partition cannot
+      // hold waits for ever); SLURM's "None" says nothing.
+      const bool reason = !w.reason.empty() && w.reason != "None";
+      if (e.state != State::submitted) e.note = "SLURM: " + w.state;
+      else if (!reason) e.note.clear();
+      else e.note = fmt::format("SLURM: {} ({})", w.state, w.reason);
+      if (e.state == State::submitted && reason && sweep::never_starts(w.reason)) {
+        e.note += ": it can never start as submitted";
+        never += fmt::format("\n  {} (job {}): {}", e.run_id, e.job_id, printable(e.note));
+      }
     }
   }
   for (auto& e : plan.entries) {
@@ -130,6 +146,7 @@ void refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
     }
     if (e.state != State::running) e.pid.reset(), e.host.clear();
   }
+  return never;
 }
 
 // The study's lock, sweep.lock beside sweep.json (flock; the kernel frees it when the sweep ends,
@@ -148,9 +165,9 @@ bool lock_study(const fs::path& study, std::optional<collect::NodeLock>& held) {
   }
   if (!got.value()) {
     const auto holder = read_head(file, 256);
-    std::fprintf(stderr, "scalelens sweep: another sweep (%s) is running this study; 'scalelens sweep --study %s --status' shows it\n",
+    std::fprintf(stderr, "scalelens sweep: another sweep (%s) is running this study; scalelens sweep --study %s --status shows it\n",
                  holder && !stripped(holder.value()).empty() ? stripped(holder.value()).c_str() : "its pid is not recorded",
-                 study.c_str());
+                 shell_quote(study.string()).c_str());
     return false;
   }
   held.emplace(std::move(*got.value()));
@@ -208,11 +225,15 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", script.error().path.c_str(), script.error().message.c_str());
     return 1;
   }
+  const fs::path file = study / ".sweep" / (e.run_id + ".sh");
+  const auto argv = sweep::sbatch_argv(plan, e, file);
   if (dry_run) {
-    std::printf("# ---- %s\n%s\n", e.run_id.c_str(), script.value().c_str());
+    // The submission too: --sbatch's options are part of what a job asks for.
+    std::string line;
+    for (const auto& w : argv) line += (line.empty() ? "" : " ") + shell_quote(w);
+    std::printf("# ---- %s\n# %s\n%s\n", e.run_id.c_str(), line.c_str(), script.value().c_str());
     return 0;
   }
-  const fs::path file = study / ".sweep" / (e.run_id + ".sh");
   if (auto made = create_folder(file.parent_path()); !made) {
     std::fprintf(stderr, "scalelens sweep: %s: %s\n", made.error().path.c_str(), made.error().message.c_str());
     return 1;
@@ -222,9 +243,6 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
     return 1;
   }
   if (!set_aside_or_fail(study, e)) return 1;
-  std::vector<std::string> argv = {"sbatch", "--parsable"};
-  argv.insert(argv.end(), plan.sbatch_args.begin(), plan.sbatch_args.end());
-  argv.push_back(file.string());
   auto r = run_capture(argv, plan.workdir);
   if (r.status != 0) {
     e.state = State::failed;
@@ -516,11 +534,16 @@ int run_sweep(SweepArgs a) {
                  stopped.c_str(), static_cast<long>(not_started));
     return 128 + stopped_by;
   }
+  // --report-job hands the report to a job only where one was submitted; otherwise (a local sweep,
+  // nothing left in the queue) the sweep writes --report-dir itself as it ends.
+  bool report_job_submitted = false;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
       if (sweep::in_flight(e.state)) ids += (ids.empty() ? "" : ":") + e.job_id;
-    say(a, fmt::format("Submitted; 'scalelens sweep --study {} --status' follows the jobs.\n", a.study));
+    // Said only of jobs in the queue (a sweep whose submissions all failed submitted nothing), with
+    // a command line that can be copied as it is.
+    if (!ids.empty()) say(a, fmt::format("Submitted; scalelens sweep --study {} --status follows the jobs.\n", shell_quote(a.study)));
     if (a.report_job && !a.report_dir.empty() && !ids.empty()) {
       const std::string wrap = fmt::format("{} report {} -o {} -q", shell_quote(self_path()), shell_quote(study.string()),
                                            shell_quote(fs::absolute(a.report_dir).string()));
@@ -528,15 +551,32 @@ int run_sweep(SweepArgs a) {
                             "--output=" + (study / ".sweep" / "report.%j.out").string(), "--wrap", wrap},
                            plan.workdir);
       if (r.status != 0) std::fprintf(stderr, "scalelens sweep: the report job was not submitted: %s\n", r.err.c_str());
-      else say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
+      else {
+        report_job_submitted = true;
+        say(a, fmt::format("The report job {} writes {} when the sweep ends.\n", stripped(r.out), a.report_dir));
+      }
     }
     if (a.wait) {
+      std::map<std::string, std::string> said;  // each entry's note as last said: a change is news
+      std::string never;                          // jobs that wait for ever: waiting longer helps nothing
       for (;;) {
         bool busy = false;
-        for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
+        for (const auto& e : plan.entries) {
+          busy |= sweep::in_flight(e.state);
+          if (e.state == State::submitted && said[e.run_id] != e.note && !e.note.empty())
+            say(a, fmt::format("{} (job {}): {}\n", e.run_id, e.job_id, printable(e.note)));
+          said[e.run_id] = e.note;
+        }
+        if (!never.empty()) {
+          std::fprintf(stderr,
+                       "scalelens sweep: --wait stops: SLURM will not start these jobs as submitted (scancel them, then plan sizes "
+                       "and options the partition allows):%s\n",
+                       never.c_str());
+          return 1;
+        }
         if (!busy) break;
         std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-        refresh(plan, study);
+        never = refresh(plan, study);
         if (!save()) return 1;
       }
     }
@@ -546,7 +586,7 @@ int run_sweep(SweepArgs a) {
   bool busy = false;
   for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
   if (!busy || plan.launcher == "local") say(a, status_table(plan));
-  if (!busy && !a.report_dir.empty() && !a.report_job) rc |= write_report(a, study);
+  if (!busy && !a.report_dir.empty() && !report_job_submitted) rc |= write_report(a, study);
   return rc != 0 ? 1 : some_run_failed() ? 5 : 0;
 }
 
@@ -564,8 +604,10 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--repeats", a->repeats, "Runs of each size")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--launcher", a->launcher, "slurm (sbatch), local (one after the other here), auto: slurm when sbatch is on PATH")
       ->check(CLI::IsMember({"auto", "slurm", "local"}))->capture_default_str();
-  cmd->add_option("--sbatch", a->sbatch, "More sbatch options for every job, as one string (\"--partition=booster --time=00:30:00\")");
-  cmd->add_option("--srun", a->srun, "Options of the job script's srun, as one string (\"--mpi=pmix\" for MPI programs)");
+  cmd->add_option("--sbatch", a->sbatch, "More sbatch options for every job, as one string (\"--partition=booster --gpus-per-node={gpus}\"); "
+                                         "placeholders as in the command");
+  cmd->add_option("--srun", a->srun, "Options of the job script's srun, as one string (\"--mpi=pmix\" for MPI programs); placeholders "
+                                     "as in the command");
   cmd->add_option("--template", a->template_file, "Your own batch script with {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} "
                                                   "{run_id} {study} and {scalelens_run} (the measured command line)");
   cmd->add_option("--run-args", a->run_args_line, "More options for 'scalelens run', as one string (\"--global-batch-size 256\")");
@@ -574,11 +616,11 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-mpirun", a->no_mpirun, "Local: run the command as given instead of under 'mpirun -n {tasks}'");
   cmd->add_flag("--status", a->status, "What is planned, queued, running, done and failed");
   cmd->add_flag("--resume", a->resume, "Launch again what is missing, failed, cancelled or timed out; never a finished run");
-  cmd->add_flag("--dry-run", a->dry_run, "Print the job scripts (or local command lines); submit and write nothing");
+  cmd->add_flag("--dry-run", a->dry_run, "Print the job scripts, each after its sbatch line (or local command lines); submit and write nothing");
   cmd->add_flag("--wait", a->wait, "SLURM: block until every job has ended (then --report-dir)");
   cmd->add_option("--poll", a->poll_s, "Seconds between looks at the queue with --wait")->check(kFiniteNumber)->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   cmd->add_option("--report-dir", a->report_dir, "Write the study's report here when the sweep has ended");
-  cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir");
+  cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir (local: the sweep writes it)");
   cmd->add_flag("--next", a->next, "Measure the size the scaling model suggests for --target-gpus");
   cmd->add_option("--target-gpus", a->target_gpus, "The GPU count to predict (with --next)")->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("-q,--quiet", a->quiet, "Print only errors");
@@ -596,7 +638,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
       "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
       "See docs/sweep.md.\n"
-      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed or another sweep holds the study, 2 no plan or\n"
+      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed, a job SLURM will never start (--wait) or\n"
+      "another sweep holds the study, 2 no plan or "
       "nothing to use, 5 some run failed, "
       "128+N a local sweep stopped by signal N (130: Ctrl-C).");
   cmd->callback([a, &exit_code] {

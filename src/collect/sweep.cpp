@@ -84,6 +84,13 @@ std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::f
   return argv;
 }
 
+std::vector<std::string> sbatch_argv(const Plan& plan, const Entry& e, const std::filesystem::path& script) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  for (const auto& a : plan.sbatch_args) argv.push_back(substitute(a, e));
+  argv.push_back(script.string());
+  return argv;
+}
+
 namespace {
 std::string shell_line(const std::vector<std::string>& argv) {
   std::string out;
@@ -108,7 +115,9 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
     for (const char* key : {"{scalelens_run}", "{command}"})
       for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + run.size()))
         text.replace(at, std::string_view(key).size(), run);
-    const std::string study_text = study.string();
+    // Quoted as {label} is: the study path stands in #SBATCH lines and commands, where a space
+    // would split it.
+    const std::string study_text = shell_quote(study.string());
     for (std::size_t at = text.find("{study}"); at != std::string::npos; at = text.find("{study}", at + study_text.size()))
       text.replace(at, 7, study_text);
     return text;
@@ -121,8 +130,10 @@ Result<std::string> job_script(const Plan& plan, const Entry& e, const std::file
   s += fmt::format("#SBATCH --output={}\n", shell_quote((study / ".sweep" / (e.run_id + ".%j.out")).string()));
   s += "set -euo pipefail\n";
   // One `scalelens run` per task: each wraps its rank, all write the one run folder.
-  s += fmt::format("srun --nodes={} --ntasks-per-node={}{}{} {}\n", e.nodes, e.tasks_per_node, plan.srun_args.empty() ? "" : " ",
-                   shell_line(plan.srun_args), run);
+  std::vector<std::string> srun_args;  // placeholders filled as in the command and --run-args
+  for (const auto& a : plan.srun_args) srun_args.push_back(substitute(a, e));
+  s += fmt::format("srun --nodes={} --ntasks-per-node={}{}{} {}\n", e.nodes, e.tasks_per_node, srun_args.empty() ? "" : " ",
+                   shell_line(srun_args), run);
   return s;
 }
 
@@ -258,21 +269,24 @@ State state_from_slurm(std::string_view word) {
   return State::failed;  // FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, PREEMPTED
 }
 
-std::vector<std::pair<std::string, std::string>> parse_squeue(std::string_view out) {
-  std::vector<std::pair<std::string, std::string>> jobs;
+std::vector<JobWord> parse_squeue(std::string_view out) {
+  std::vector<JobWord> jobs;
   LineCursor lines(out);
   std::string_view line;
   while (lines.next(line)) {
     auto t = trim(line);
     const auto space = t.find(' ');
     if (t.empty() || space == std::string_view::npos) continue;
-    jobs.emplace_back(std::string(t.substr(0, space)), std::string(trim(t.substr(space + 1))));
+    auto rest = trim(t.substr(space + 1));
+    const auto reason_at = rest.find(' ');
+    jobs.push_back({std::string(t.substr(0, space)), std::string(rest.substr(0, reason_at)),
+                    reason_at == std::string_view::npos ? "" : std::string(trim(rest.substr(reason_at + 1)))});
   }
   return jobs;
 }
 
-std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view out) {
-  std::vector<std::pair<std::string, std::string>> jobs;
+std::vector<JobWord> parse_scontrol(std::string_view out) {
+  std::vector<JobWord> jobs;
   LineCursor lines(out);
   std::string_view line;
   while (lines.next(line)) {
@@ -283,9 +297,18 @@ std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view
       return std::string(line.substr(start, line.find(' ', start) - start));
     };
     const auto id = field("JobId="), state = field("JobState=");
-    if (!id.empty() && !state.empty()) jobs.emplace_back(id, state);
+    if (!id.empty() && !state.empty()) jobs.push_back({id, state, field("Reason=")});
   }
   return jobs;
+}
+
+bool never_starts(std::string_view reason) {
+  static constexpr std::string_view kNever[] = {"PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints",
+                                                "DependencyNeverSatisfied", "InvalidAccount", "InvalidQOS",
+                                                "AccountNotAllowed", "QOSNotAllowed"};
+  // squeue may add detail after the code ("ReqNodeNotAvail, UnavailableNodes:..."): the code is the first word.
+  const auto code = reason.substr(0, reason.find_first_of(", "));
+  return std::find(std::begin(kNever), std::end(kNever), code) != std::end(kNever);
 }
 
 }  // namespace scalelens::sweep

@@ -75,9 +75,13 @@ std::string substitute(std::string text, const Entry& e);
 // The argv that measures an entry: `scalelens run --study S --label L --run-id R [run args] -- cmd`.
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens);
 
+// sbatch's argv for an entry's batch script: --sbatch's options with the entry's placeholders filled,
+// as in the command and --run-args.
+std::vector<std::string> sbatch_argv(const Plan& plan, const Entry& e, const std::filesystem::path& script);
+
 // The batch script of an entry: the user's template with its placeholders filled ({scalelens_run}:
 // the run argv as a shell line; {command}: the same, the two are one), else ours: #SBATCH lines for
-// the size, `srun` around the run argv. Refused: a template without {scalelens_run} or {command}.
+// the size, `srun` (with --srun's options, placeholders filled) around the run argv. Refused: a template without {scalelens_run} or {command}.
 Result<std::string> job_script(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens,
                                const std::string& template_text);
 
@@ -94,8 +98,18 @@ std::optional<State> state_from_run_folder(const std::filesystem::path& study, c
 
 // SLURM's job state word (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...).
 State state_from_slurm(std::string_view word);
-// `squeue -h -o "%i %T"` or `scontrol show job -o` lines: job id → state word.
-std::vector<std::pair<std::string, std::string>> parse_squeue(std::string_view out);
-std::vector<std::pair<std::string, std::string>> parse_scontrol(std::string_view out);
+// What the scheduler says of one job: its state word and why it is in it ("None" or "" when no reason).
+struct JobWord {
+  std::string id, state, reason;
+};
+// `squeue -h -o "%i %T %r"` or `scontrol show job -o` lines.
+std::vector<JobWord> parse_squeue(std::string_view out);
+std::vector<JobWord> parse_scontrol(std::string_view out);
+// A pending reason that SLURM keeps until the request or the cluster's configuration changes (the
+// job as submitted can never start: more nodes or time than its partition allows, a constraint no
+// node has, an account or QOS it may not use, a dependency that failed), as listed on SLURM's
+// job_reason_codes page. Reasons that clear as other jobs end (Resources, Priority, *Limit counts
+// of jobs) are not among them.
+bool never_starts(std::string_view reason);
 
 }  // namespace scalelens::sweep

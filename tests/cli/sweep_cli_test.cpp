@@ -103,6 +103,33 @@ TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   EXPECT_NE(n.err.find("neither {scalelens_run} nor {command}"), std::string::npos) << n.err;
 }
 
+// --report-job is SLURM's; a local sweep given it wrote no report anywhere and exited 0.
+TEST(SweepCli, ALocalSweepWithReportJobWritesTheReportItself) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label a --tasks 1 --launcher local --no-mpirun --report-job "
+                         "--report-dir " + quoted(dir / "report") + " -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(dir / "report/report.html")) << r.out << r.err;
+  EXPECT_NE(r.out.find("Wrote the report to " + (dir / "report").string()), std::string::npos) << r.out;
+}
+
+// Placeholders were filled in --run-args but handed to sbatch (and srun) as "{gpus}"; --dry-run
+// did not show --sbatch's options at all.
+TEST(SweepCli, DryRunShowsTheSbatchLineWithItsPlaceholdersFilled) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label s --tasks 2 --launcher slurm --sbatch "
+                         "'--comment=gpus-{gpus} --hold' --srun '--label --job-name=r{repeat}' --run-args '--global-batch-size {gpus}' "
+                         "--dry-run -- true");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# ---- s-1n2t-r1\n# sbatch --parsable --comment=gpus-2 --hold " + (dir / "runs/.sweep/s-1n2t-r1.sh").string() +
+                       "\n#!/bin/bash\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("srun --nodes=1 --ntasks-per-node=2 --label --job-name=r1 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('{'), std::string::npos) << "no placeholder left\n" << r.out;
+}
+
 TEST(SweepCli, UsageErrorsAreNamed) {
   ScratchDir dir;
   auto both = run_scalelens("sweep --study " + quoted(dir / "r") + " --label x --nodes 1 --tasks 2 -- ./a");
@@ -378,6 +405,93 @@ TEST(SweepSlurm, ACancelledJobIsResubmittedAndNothingRunsTwice) {
   EXPECT_NE(plan.entries[0].job_id, cancelled) << "resubmitted";
   EXPECT_EQ(plan.entries[1].job_id, kept) << "a finished run is never submitted again";
   EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"wait-1n1t-r1", "wait-1n1t-r2"}));
+}
+
+// Two nodes asked of the private cluster's one: SLURM keeps the job PENDING with reason
+// PartitionNodeLimit for ever. --wait said nothing and never returned, --status showed no reason.
+TEST(SweepSlurm, WaitStopsOnAJobSlurmWillNeverStartAndStatusSaysWhy) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label big --nodes 2 --launcher slurm --wait --poll 0.5 -- true",
+                         in_folder(dir.path()) + " timeout 60");
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  const auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 1u);
+  const std::string job = plan.entries[0].job_id;
+  ASSERT_FALSE(job.empty());
+  EXPECT_EQ(run_command("scancel " + job).exit_code, 0);
+  EXPECT_EQ(r.exit_code, 1) << "124: still waiting after 60 s\n" << r.out << r.err;
+  const std::string why = "big-2n2t-r1 (job " + job + "): SLURM: PENDING (PartitionNodeLimit): it can never start as submitted";
+  EXPECT_NE(r.out.find(why), std::string::npos) << "the progress says why it waits\n" << r.out;
+  EXPECT_NE(r.err.find("--wait stops: SLURM will not start these jobs as submitted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  EXPECT_NE(status.out.find("SLURM: PENDING (PartitionNodeLimit): it can never start as submitted"), std::string::npos) << status.out;
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::submitted) << "still in the queue until cancelled";
+}
+
+// A reason that clears (a user's hold) is shown while the job waits, and gone once it runs.
+TEST(SweepSlurm, AHeldJobShowsItsReasonUntilItRuns) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const auto hold = dir / "hold";
+  std::ofstream(hold) << "x";
+  const std::string cmd = fmt::format("sh -c 'while [ -e {} ]; do sleep 0.2; done'", hold.string());
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label h --tasks 1 --launcher slurm --sbatch=--hold -q -- " + cmd,
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = plan_of(dir / "runs").entries.at(0).job_id;
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_NE(status.out.find("SLURM: PENDING (JobHeldUser)\n"), std::string::npos) << status.out;
+  ASSERT_EQ(run_command("scontrol release " + job).exit_code, 0);
+  scalelens::sweep::Entry e;
+  for (int i = 0; i < 150 && e.state != scalelens::sweep::State::running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+    e = plan_of(dir / "runs").entries.at(0);
+  }
+  EXPECT_EQ(e.state, scalelens::sweep::State::running) << e.note;
+  EXPECT_EQ(e.note, "") << "the reason it waited is over";
+  fs::remove(hold);
+  wait_idle(dir / "runs");
+  EXPECT_EQ(plan_of(dir / "runs").entries.at(0).state, scalelens::sweep::State::done) << job_logs(dir / "runs");
+}
+
+// docs/sweep.md's template line "#SBATCH --output={study}/.sweep/{run_id}.%j.out" with a study path
+// holding a space: {study} went in unquoted, sbatch refused the directive, and the sweep still said
+// "Submitted" with a --status command that named another study ("my").
+TEST(SweepSlurm, ATemplateStudyPathWithASpaceStaysOneWord) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  const auto study = dir / "my study";
+  auto tmpl = dir.write("site.sbatch", "#!/bin/bash\n#SBATCH --nodes={nodes}\n#SBATCH --ntasks-per-node=1\n"
+                                       "#SBATCH --output={study}/.sweep/{run_id}.%j.out\nsrun {scalelens_run}\n");
+  auto r = run_scalelens("sweep --study " + quoted(study) + " --label t --tasks 1 --launcher slurm --template " + quoted(tmpl) +
+                             " --wait --poll 0.5 -- sh -c 'echo hi'",
+                         in_folder(dir.path()) + " timeout 60");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto plan = plan_of(study);
+  ASSERT_EQ(plan.entries.size(), 1u);
+  EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::done) << plan.entries[0].note;
+  const auto log = study / ".sweep" / ("t-1n1t-r1." + plan.entries[0].job_id + ".out");
+  EXPECT_NE(read(log).find("hi"), std::string::npos) << "the job's output where the template put it\n" << job_logs(study);
+  EXPECT_NE(r.out.find("scalelens sweep --study '" + study.string() + "' --status"), std::string::npos) << r.out;
+  auto dry = run_scalelens("sweep --study " + quoted(study) + " --label t --tasks 2 --launcher slurm --template " + quoted(tmpl) +
+                           " --dry-run -- true");
+  EXPECT_NE(dry.out.find("#SBATCH --output='" + study.string() + "'/.sweep/t-1n2t-r1.%j.out\n"), std::string::npos) << dry.out;
+}
+
+TEST(SweepSlurm, SbatchOptionsGetTheEntrysPlaceholders) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label s --tasks 2 --launcher slurm --sbatch "
+                         "'--comment=gpus-{gpus} --hold' -q -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = plan_of(dir / "runs").entries.at(0).job_id;
+  ASSERT_FALSE(job.empty());
+  auto shown = run_command("scontrol show job " + job);
+  EXPECT_EQ(run_command("scancel " + job).exit_code, 0);
+  EXPECT_NE(shown.out.find("Comment=gpus-2"), std::string::npos) << shown.out;
 }
 
 TEST(SweepSlurm, SrunAroundScalelensRunRecordsEveryRankAndForwardsScancel) {
