@@ -411,11 +411,33 @@ int run_sweep(SweepArgs a) {
                    static_cast<long long>(kMaxRuns));
       return 1;
     }
+    // An entry already planned is kept as planned (a later call adds sizes); a new one whose run id
+    // is taken by another entry would never run (its run folder is the other's): refused by name.
+    std::vector<Entry> added;
     for (auto& e : sweep::plan_entries(a.label, sizes, a.command)) {
       bool known = false;
-      for (const auto& have : plan.entries) known |= have.run_id == e.run_id;
-      if (!known) plan.entries.push_back(std::move(e));
+      for (const auto& have : plan.entries) {
+        if (sweep::same_entry(have, e)) {
+          if (have.command != e.command) {
+            auto line = [](const std::vector<std::string>& argv) {
+              std::string out;
+              for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
+              return printable(out);
+            };
+            std::fprintf(stderr, "scalelens sweep: %s is planned with the command %s, not %s (another --label measures another command)\n",
+                         have.run_id.c_str(), line(have.command).c_str(), line(e.command).c_str());
+            return 1;
+          }
+          known = true;
+        } else if (have.run_id == e.run_id) {
+          std::fprintf(stderr, "scalelens sweep: run id %s is planned for %s; this call asks for %s\n", have.run_id.c_str(),
+                       sweep::describe(have).c_str(), sweep::describe(e).c_str());
+          return 1;
+        }
+      }
+      if (!known) added.push_back(std::move(e));
     }
+    for (auto& e : added) plan.entries.push_back(std::move(e));
   }
   std::string tmpl;
   if (!plan.template_file.empty()) {

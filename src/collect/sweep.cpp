@@ -55,6 +55,29 @@ std::int64_t largest_gpus(const Sizes& sizes) {
   return most;
 }
 
+namespace {
+// The label as a file name, unique: where safe_component replaced characters, labels that differ
+// only there ("d d,p", "d_d_p"; every non-ASCII byte) would share run ids, so a short hash of the
+// exact label tells them apart (FNV-1a: the same on every machine and build).
+std::string run_id_label(const std::string& label) {
+  const std::string safe = collect::safe_component(label);
+  if (safe == label) return safe;
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : label) h = (h ^ c) * 16777619u;
+  return fmt::format("{}.{:08x}", safe, h);
+}
+}  // namespace
+
+bool same_entry(const Entry& a, const Entry& b) {
+  return a.label == b.label && a.nodes == b.nodes && a.tasks == b.tasks && a.tasks_per_node == b.tasks_per_node && a.gpus == b.gpus &&
+         a.repeat == b.repeat;
+}
+
+std::string describe(const Entry& e) {
+  return fmt::format("label '{}', {} node{} x {} task{} per node, {} GPU{}, repeat {}", printable(e.label), e.nodes, e.nodes == 1 ? "" : "s",
+                     e.tasks_per_node, e.tasks_per_node == 1 ? "" : "s", e.gpus, e.gpus == 1 ? "" : "s", e.repeat);
+}
+
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command) {
   std::vector<std::pair<int, int>> shapes;  // (nodes, tasks per node)
   for (int n : sizes.nodes) shapes.emplace_back(n, sizes.tasks_per_node);
@@ -69,7 +92,7 @@ std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, co
       e.tasks = nodes * per_node;
       e.gpus = e.tasks * sizes.gpus_per_task;
       e.repeat = r;
-      e.run_id = collect::safe_component(fmt::format("{}-{}n{}t-r{}", label, nodes, e.tasks, r));
+      e.run_id = fmt::format("{}-{}n{}t-r{}", run_id_label(e.label), nodes, e.tasks, r);
       for (const auto& word : command) e.command.push_back(substitute(word, e));
       out.push_back(std::move(e));
     }

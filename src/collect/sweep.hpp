@@ -60,10 +60,15 @@ struct Sizes {
 };
 
 // The entries of a label's sweep, in order of size then repeat, with run ids
-// "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name) and the command's placeholders filled:
+// "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name; a label that is not one is made one, and
+// a short hash of it added, "d_d_p.1a2b3c4d-1n1t-r1", so that no two labels share a run id) and the command's placeholders filled:
 // {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}. The label is kept on one
 // line (one_line): it goes into job scripts.
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command);
+// One entry's identity: its label as given and its size and repeat (the run id is derived from them).
+bool same_entry(const Entry& a, const Entry& b);
+// The entry's identity in words, for messages.
+std::string describe(const Entry& e);
 // The GPUs of the largest shape `sizes` plans, in 64 bits (each count is in range, their product
 // may not be), for the caller to hold to model/limits.hpp before planning.
 std::int64_t largest_gpus(const Sizes& sizes);

@@ -188,6 +188,49 @@ TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
   EXPECT_NE(status.out.substr(row, status.out.find('\n', row) - row).find("failed"), std::string::npos) << status.out;
 }
 
+// A run id is made from the label as a file name: labels that differ only in characters it
+// replaces ("d d,p" and "d_d_p"; every non-ASCII byte) shared one, and the second label was taken
+// as done without running; so was the same size at another GPU count.
+TEST(SweepCli, EntriesThatWouldShareARunIdEachRunOrAreRefusedByName) {
+  ScratchDir dir;
+  const std::string study = quoted(dir / "runs");
+  for (const char* label : {"d d,p", "d_d_p", "ддп", "фсд"}) {
+    auto r = run_scalelens("sweep --study " + study + " --label " + quoted(label) + " --tasks 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+    EXPECT_EQ(r.exit_code, 0) << label << r.out << r.err;
+  }
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 4u);
+  std::set<std::string> ids;
+  for (const auto& e : plan.entries) {
+    EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id;
+    ids.insert(e.run_id);
+  }
+  EXPECT_EQ(ids.size(), 4u) << "each label its own run id";
+  EXPECT_EQ(plan.entries[1].run_id, "d_d_p-1n1t-r1") << "a label that is a file name keeps it";
+  EXPECT_EQ(run_folders(dir / "runs"), ids);
+
+  // A label spelled as another's run id, and the same size at another GPU count: refused, naming
+  // the entry that holds the run id; nothing is planned.
+  const std::string hashed = plan.entries[0].run_id.substr(0, plan.entries[0].run_id.find("-1n1t-r1"));
+  auto spelled = run_scalelens("sweep --study " + study + " --label " + quoted(fs::path(hashed)) + " --tasks 1 --launcher local --no-mpirun -q -- true");
+  EXPECT_EQ(spelled.exit_code, 1) << spelled.out << spelled.err;
+  EXPECT_NE(spelled.err.find("run id " + plan.entries[0].run_id + " is planned for label 'd d,p', 1 node x 1 task per node, 1 GPU, repeat 1"),
+            std::string::npos)
+      << spelled.err;
+  auto wider = run_scalelens("sweep --study " + study + " --label d_d_p --tasks 1 --gpus-per-task 4 --launcher local --no-mpirun -q -- true");
+  EXPECT_EQ(wider.exit_code, 1) << wider.out << wider.err;
+  EXPECT_NE(wider.err.find("run id d_d_p-1n1t-r1 is planned for label 'd_d_p', 1 node x 1 task per node, 1 GPU, repeat 1; this call asks "
+                           "for label 'd_d_p', 1 node x 1 task per node, 4 GPUs, repeat 1"),
+            std::string::npos)
+      << wider.err;
+  // The same entry with another command: refused too (it would not be run again).
+  auto other = run_scalelens("sweep --study " + study + " --label d_d_p --tasks 1 --launcher local --no-mpirun -q -- false");
+  EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
+  EXPECT_NE(other.err.find("d_d_p-1n1t-r1 is planned with the command true, not false"), std::string::npos) << other.err;
+  EXPECT_EQ(plan_of(dir / "runs").entries.size(), 4u);
+}
+
 TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   ScratchDir dir;
   const auto work = dir / "work";
