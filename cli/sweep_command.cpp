@@ -367,6 +367,12 @@ int run_sweep(SweepArgs a) {
       std::fprintf(stderr, "scalelens sweep: --run-args '%s' has an unterminated quote\n", a.run_args_line.c_str());
       return 1;
     }
+    // One way to state a run's size: the sweep gives each run its entry's (tasks × --gpus-per-task).
+    for (const auto& w : run_words.words)
+      if (w == "--world-size" || w.rfind("--world-size=", 0) == 0) {
+        std::fprintf(stderr, "scalelens sweep: --run-args cannot hold --world-size: each run is given its entry's (tasks x --gpus-per-task)\n");
+        return 1;
+      }
     plan.run_args = run_words.words;
     if (a.mpi_comm) plan.run_args.insert(plan.run_args.begin(), "--mpi-comm");
     plan.mpirun = !a.no_mpirun;

@@ -100,7 +100,11 @@ std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, co
 }
 
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens) {
-  std::vector<std::string> argv = {scalelens, "run", "--study", study.string(), "--label", e.label, "--run-id", e.run_id, "-q"};
+  // The entry's world size, stated: `run` detects it only from a launcher it knows (mpirun,
+  // torchrun, srun), and a command that starts its own workers would be recorded at 1 and pooled
+  // with the other sizes.
+  std::vector<std::string> argv = {scalelens, "run", "--study", study.string(), "--label", e.label, "--run-id", e.run_id,
+                                   "--world-size", std::to_string(e.gpus), "-q"};
   for (const auto& a : plan.run_args) argv.push_back(substitute(a, e));
   argv.push_back("--");
   argv.insert(argv.end(), e.command.begin(), e.command.end());

@@ -77,7 +77,8 @@ std::int64_t largest_gpus(const Sizes& sizes);
 int exit_status_of(std::int64_t code);
 std::string substitute(std::string text, const Entry& e);
 
-// The argv that measures an entry: `scalelens run --study S --label L --run-id R [run args] -- cmd`.
+// The argv that measures an entry: `scalelens run --study S --label L --run-id R --world-size G
+// [run args] -- cmd` (G: the entry's GPUs).
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens);
 
 // The batch script of an entry: the user's template with its placeholders filled ({scalelens_run}:

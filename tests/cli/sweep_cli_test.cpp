@@ -231,6 +231,31 @@ TEST(SweepCli, EntriesThatWouldShareARunIdEachRunOrAreRefusedByName) {
   EXPECT_EQ(plan_of(dir / "runs").entries.size(), 4u);
 }
 
+// A command that starts its own workers (--no-mpirun) was recorded at world size 1 for every
+// size, and the report pooled the 1-, 2- and 4-task runs into one configuration.
+TEST(SweepCli, EachRunIsRecordedAtItsEntrysWorldSize) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") +
+                             " --label w --tasks 1,2 --gpus-per-task 2 --launcher local --no-mpirun -q -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  for (const auto& e : plan.entries) {
+    SCOPED_TRACE(e.run_id);
+    simdjson::dom::parser parser;
+    simdjson::dom::element m = parser.load((dir / "runs" / e.run_id / "scalelens.json").string());
+    EXPECT_EQ(int64_t(m["world_size"]), e.tasks * 2);
+    EXPECT_EQ(std::string_view(m["detected_from"]["world_size"]), "--world-size");
+  }
+  // One way to state it: --run-args with --world-size is refused.
+  auto stated = run_scalelens("sweep --study " + quoted(dir / "other") +
+                              " --label w --tasks 1 --launcher local --no-mpirun --run-args '--world-size 4' -q -- true");
+  EXPECT_EQ(stated.exit_code, 1);
+  EXPECT_NE(stated.err.find("--run-args cannot hold --world-size"), std::string::npos) << stated.err;
+  EXPECT_FALSE(fs::exists(dir / "other/sweep.json"));
+}
+
 TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   ScratchDir dir;
   const auto work = dir / "work";
@@ -297,7 +322,7 @@ TEST(SweepCli, NextMeasuresTheSizeTheScalingModelSuggestsOrSaysWhyNot) {
   const int p = std::stoi(r.out.substr(said + 19));
   EXPECT_GT(p, 8);
   EXPECT_LT(p, 64);
-  EXPECT_NE(r.out.find(fmt::format("--run-id ddp-1n{}t-r1 -q -- ./train --gpus {}", p, p)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("--run-id ddp-1n{}t-r1 --world-size {} -q -- ./train --gpus {}", p, p, p)), std::string::npos) << r.out;
   // A label the study does not hold: refused with the reason.
   auto none = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label fsdp --next --target-gpus 64 --launcher local "
                             "--dry-run -- ./train");
