@@ -268,6 +268,20 @@ std::optional<State> state_from_run_folder(const std::filesystem::path& study, c
   dom::element root;
   simdjson::padded_string padded(text.value());
   if (parser.parse(padded).get(root)) return State::running;  // being written
+  // A folder of this name may hold another run (a copied study, a plan deleted and made again):
+  // it is this entry's only if its label and world size are the entry's.
+  std::string_view label;
+  std::int64_t world_size = 0;
+  const bool has_size = !root["world_size"].get(world_size);
+  const bool other_label = !root["label"].get(label) && label != e.label;
+  if (other_label || (has_size && world_size != e.gpus)) {
+    if (why)
+      *why = fmt::format("{} holds a run of label '{}', world size {}, not this entry's ('{}', {} GPU{}): not taken as its run "
+                         "(--resume moves it aside and runs the entry)",
+                         manifest.string(), printable(label), has_size ? std::to_string(world_size) : "unknown", printable(e.label),
+                         e.gpus, e.gpus == 1 ? "" : "s");
+    return State::failed;
+  }
   std::string_view status;
   if (root["status"].get(status) || status != "complete") return State::running;
   std::int64_t code = 0;

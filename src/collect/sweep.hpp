@@ -93,8 +93,8 @@ std::string plan_json(const Plan& plan);
 Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan);
 
 // What the run folder says of an entry: done (complete, exit 0), failed (complete, another exit;
-// or a manifest that is there but cannot be read, a FIFO or a device in its place: `why` then says
-// so, naming it), running (a manifest still being written), nullopt (no run folder).
+// or a manifest that is there but cannot be read, a FIFO or a device in its place, or another
+// run's, of another label or world size: `why` then says so, naming it), running (a manifest still being written), nullopt (no run folder).
 std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status,
                                            std::string* why = nullptr);
 

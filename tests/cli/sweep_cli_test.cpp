@@ -256,6 +256,37 @@ TEST(SweepCli, EachRunIsRecordedAtItsEntrysWorldSize) {
   EXPECT_FALSE(fs::exists(dir / "other/sweep.json"));
 }
 
+// A fresh sweep took a folder already named like its entry as the entry's done run, though it held
+// another label's run at another world size: the command never ran, exit 0, "1 done".
+TEST(SweepCli, AFolderOfAnotherRunIsNotTakenAsTheEntrysRun) {
+  ScratchDir dir;
+  const std::string study = quoted(dir / "runs");
+  // Runs as `scalelens run` writes them: another label, and this label at another world size.
+  auto old = run_scalelens("run --study " + study + " --label old --run-id ddp-1n1t-r1 --world-size 8 -q -- true");
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  auto wider = run_scalelens("run --study " + study + " --label ddp --run-id ddp-1n1t-r2 --world-size 2 -q -- true");
+  ASSERT_EQ(wider.exit_code, 0) << wider.err;
+  const std::string cmd = "sh -c 'echo {repeat} >> ran.txt'";
+  auto r = run_scalelens("sweep --study " + study + " --label ddp --tasks 1 --repeats 2 --launcher local --no-mpirun -- " + cmd,
+                         in_folder(dir.path()));
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(dir / "ran.txt")) << "nothing ran";
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  for (const auto& e : plan.entries) EXPECT_EQ(e.state, scalelens::sweep::State::failed) << e.run_id;
+  EXPECT_NE(plan.entries[0].note.find("holds a run of label 'old', world size 8, not this entry's ('ddp', 1 GPU)"), std::string::npos)
+      << plan.entries[0].note;
+  EXPECT_NE(plan.entries[1].note.find("holds a run of label 'ddp', world size 2, not this entry's ('ddp', 1 GPU)"), std::string::npos)
+      << plan.entries[1].note;
+  EXPECT_NE(r.out.find("not taken as its run"), std::string::npos) << r.out;
+  // --resume moves them aside and runs the entries.
+  auto again = run_scalelens("sweep --study " + study + " --resume -q");
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(read(dir / "ran.txt"), "1\n2\n");
+  for (const auto& e : plan_of(dir / "runs").entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id;
+  EXPECT_TRUE(fs::exists(dir / "runs/.sweep/attempts/ddp-1n1t-r1.1/scalelens.json"));
+}
+
 TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   ScratchDir dir;
   const auto work = dir / "work";
