@@ -287,6 +287,41 @@ TEST(SweepCli, AFolderOfAnotherRunIsNotTakenAsTheEntrysRun) {
   EXPECT_TRUE(fs::exists(dir / "runs/.sweep/attempts/ddp-1n1t-r1.1/scalelens.json"));
 }
 
+// A later call rewrote the plan's settings (its mpirun flag, its run args) for every entry, so a
+// --resume reran an entry planned with --no-mpirun under mpirun; --resume and --status dropped a
+// label, sizes and a command without a word.
+TEST(SweepCli, OptionsThatAreNotThePlansAreRefusedNamingWhatDiffers) {
+  ScratchDir dir;
+  const std::string study = quoted(dir / "runs");
+  auto r = run_scalelens("sweep --study " + study + " --label a --tasks 2 --launcher local --no-mpirun -q -- sh -c 'exit 1'",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 5) << r.out << r.err;
+  const std::string planned = read(dir / "runs/sweep.json");
+  auto mpirun = run_scalelens("sweep --study " + study + " --label a --tasks 1 --launcher local -q -- true");
+  EXPECT_EQ(mpirun.exit_code, 1) << mpirun.out << mpirun.err;
+  EXPECT_NE(mpirun.err.find("--no-mpirun: the plan's commands run as given, this call's under mpirun"), std::string::npos) << mpirun.err;
+  auto args = run_scalelens("sweep --study " + study + " --label a --tasks 1 --launcher local --no-mpirun --run-args "
+                            "'--global-batch-size 64' -q -- true");
+  EXPECT_EQ(args.exit_code, 1) << args.out << args.err;
+  EXPECT_NE(args.err.find("--run-args (with --mpi-comm): the plan's none, this call's --global-batch-size 64"), std::string::npos)
+      << args.err;
+  EXPECT_EQ(read(dir / "runs/sweep.json"), planned) << "the plan is as it was";
+
+  for (const char* mode : {"--resume", "--status"}) {
+    auto dropped = run_scalelens("sweep --study " + study + " " + mode + " --label zzz --tasks 8 -- touch made.txt", in_folder(dir.path()));
+    EXPECT_EQ(dropped.exit_code, 1) << mode << dropped.out << dropped.err;
+    EXPECT_NE(dropped.err.find(std::string(mode) + " takes the plan as it is in sweep.json; --label, --tasks, the command would not apply"),
+              std::string::npos)
+        << dropped.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "made.txt"));
+  EXPECT_EQ(read(dir / "runs/sweep.json"), planned);
+  // With the plan's settings, a later size is planned.
+  auto more = run_scalelens("sweep --study " + study + " --label a --tasks 1 --launcher local --no-mpirun -q -- true");
+  EXPECT_EQ(more.exit_code, 5) << more.out << more.err;  // the first entry still failed
+  EXPECT_EQ(plan_of(dir / "runs").entries.size(), 2u);
+}
+
 TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   ScratchDir dir;
   const auto work = dir / "work";
