@@ -445,6 +445,14 @@ int run_sweep(SweepArgs a) {
                    static_cast<long long>(kMaxRuns));
       return 1;
     }
+    // Local runs are on this one machine: a run of more nodes would be recorded as one, planned as many.
+    if (plan.launcher == "local")
+      if (auto many = std::find_if(sizes.nodes.begin(), sizes.nodes.end(), [](int n) { return n > 1; }); many != sizes.nodes.end()) {
+        std::fprintf(stderr, "scalelens sweep: --launcher local runs on this machine only: %d nodes cannot be (--tasks %lld is the same "
+                             "tasks on one node; --launcher slurm runs on nodes)\n",
+                     *many, static_cast<long long>(*many) * sizes.tasks_per_node);
+        return 1;
+      }
     // An entry already planned is kept as planned (a later call adds sizes); a new one whose run id
     // is taken by another entry would never run (its run folder is the other's): refused by name.
     std::vector<Entry> added;

@@ -322,6 +322,21 @@ TEST(SweepCli, OptionsThatAreNotThePlansAreRefusedNamingWhatDiffers) {
   EXPECT_EQ(plan_of(dir / "runs").entries.size(), 2u);
 }
 
+// A local sweep of 2 nodes ran on this one machine and was shown as a 2-node run, done.
+TEST(SweepCli, ALocalSweepOfMoreThanOneNodeIsRefused) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label n --nodes 1,2 --tasks-per-node 2 --launcher local -- true");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("--launcher local runs on this machine only: 2 nodes cannot be (--tasks 4 is the same tasks on one node"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "runs/sweep.json"));
+  auto one = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label n --nodes 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+  EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
+  EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"n-1n1t-r1"}));
+}
+
 TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   ScratchDir dir;
   const auto work = dir / "work";
