@@ -367,6 +367,7 @@ int run_sweep(SweepArgs a) {
       return 1;
     }
     plan.launcher = launcher;
+    const Plan planned = plan;  // the settings the plan's entries were planned with
     auto words = shell_split(a.sbatch);
     if (!words.ok) {
       std::fprintf(stderr, "scalelens sweep: --sbatch '%s' has an unterminated quote\n", a.sbatch.c_str());
@@ -385,9 +386,42 @@ int run_sweep(SweepArgs a) {
       std::fprintf(stderr, "scalelens sweep: --run-args '%s' has an unterminated quote\n", a.run_args_line.c_str());
       return 1;
     }
+    // One way to state a run's size: the sweep gives each run its entry's (tasks × --gpus-per-task).
+    for (const auto& w : run_words.words)
+      if (w == "--world-size" || w.rfind("--world-size=", 0) == 0) {
+        std::fprintf(stderr, "scalelens sweep: --run-args cannot hold --world-size: each run is given its entry's (tasks x --gpus-per-task)\n");
+        return 1;
+      }
     plan.run_args = run_words.words;
     if (a.mpi_comm) plan.run_args.insert(plan.run_args.begin(), "--mpi-comm");
     plan.mpirun = !a.no_mpirun;
+    // The plan's settings are every entry's: one changed by a later call would launch the entries
+    // planned before (a --resume of them) otherwise than they were planned, so it is refused.
+    if (!planned.entries.empty()) {
+      auto words_of = [](const std::vector<std::string>& argv) {
+        std::string out;
+        for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
+        return out.empty() ? std::string("none") : printable(out);
+      };
+      std::string differ;
+      auto compare = [&](const char* option, const std::vector<std::string>& was, const std::vector<std::string>& now) {
+        if (was != now) differ += fmt::format("\n  {}: the plan's {}, this call's {}", option, words_of(was), words_of(now));
+      };
+      compare("--sbatch", planned.sbatch_args, plan.sbatch_args);
+      compare("--srun", planned.srun_args, plan.srun_args);
+      compare("--run-args (with --mpi-comm)", planned.run_args, plan.run_args);
+      if (planned.template_file != plan.template_file)
+        differ += fmt::format("\n  --template: the plan's {}, this call's {}", planned.template_file.empty() ? "none" : printable(planned.template_file),
+                              plan.template_file.empty() ? "none" : printable(plan.template_file));
+      if (planned.mpirun != plan.mpirun)
+        differ += fmt::format("\n  --no-mpirun: the plan's commands run {}, this call's {}", planned.mpirun ? "under mpirun" : "as given",
+                              plan.mpirun ? "under mpirun" : "as given");
+      if (!differ.empty()) {
+        std::fprintf(stderr, "scalelens sweep: this call's settings are not the plan's, which its entries keep (give them as planned, "
+                             "or plan a new --study):%s\n", differ.c_str());
+        return 1;
+      }
+    }
     sweep::Sizes sizes;
     sizes.nodes = a.nodes;
     sizes.tasks = a.tasks;
@@ -429,11 +463,41 @@ int run_sweep(SweepArgs a) {
                    static_cast<long long>(kMaxRuns));
       return 1;
     }
+    // Local runs are on this one machine: a run of more nodes would be recorded as one, planned as many.
+    if (plan.launcher == "local")
+      if (auto many = std::find_if(sizes.nodes.begin(), sizes.nodes.end(), [](int n) { return n > 1; }); many != sizes.nodes.end()) {
+        std::fprintf(stderr, "scalelens sweep: --launcher local runs on this machine only: %d nodes cannot be (--tasks %lld is the same "
+                             "tasks on one node; --launcher slurm runs on nodes)\n",
+                     *many, static_cast<long long>(*many) * sizes.tasks_per_node);
+        return 1;
+      }
+    // An entry already planned is kept as planned (a later call adds sizes); a new one whose run id
+    // is taken by another entry would never run (its run folder is the other's): refused by name.
+    std::vector<Entry> added;
     for (auto& e : sweep::plan_entries(a.label, sizes, a.command)) {
       bool known = false;
-      for (const auto& have : plan.entries) known |= have.run_id == e.run_id;
-      if (!known) plan.entries.push_back(std::move(e));
+      for (const auto& have : plan.entries) {
+        if (sweep::same_entry(have, e)) {
+          if (have.command != e.command) {
+            auto line = [](const std::vector<std::string>& argv) {
+              std::string out;
+              for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
+              return printable(out);
+            };
+            std::fprintf(stderr, "scalelens sweep: %s is planned with the command %s, not %s (another --label measures another command)\n",
+                         have.run_id.c_str(), line(have.command).c_str(), line(e.command).c_str());
+            return 1;
+          }
+          known = true;
+        } else if (have.run_id == e.run_id) {
+          std::fprintf(stderr, "scalelens sweep: run id %s is planned for %s; this call asks for %s\n", have.run_id.c_str(),
+                       sweep::describe(have).c_str(), sweep::describe(e).c_str());
+          return 1;
+        }
+      }
+      if (!known) added.push_back(std::move(e));
     }
+    for (auto& e : added) plan.entries.push_back(std::move(e));
   }
   std::string tmpl;
   if (!plan.template_file.empty()) {
@@ -642,7 +706,21 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "another sweep holds the study, 2 no plan or "
       "nothing to use, 5 some run failed, "
       "128+N a local sweep stopped by signal N (130: Ctrl-C).");
-  cmd->callback([a, &exit_code] {
+  cmd->callback([a, cmd, &exit_code] {
+    if (a->status || a->resume) {
+      // They take the plan as it is: options that plan would be dropped without a word.
+      std::string given;
+      for (const char* option : {"--label", "--nodes", "--tasks-per-node", "--tasks", "--gpus-per-task", "--repeats", "--launcher", "--sbatch",
+                                 "--srun", "--template", "--run-args", "--mpi-comm", "--no-mpirun", "--next", "--target-gpus"})
+        if (cmd->count(option) > 0) given += fmt::format("{}{}", given.empty() ? "" : ", ", option);
+      if (!a->command.empty()) given += given.empty() ? "the command" : ", the command";
+      if (!given.empty()) {
+        std::fprintf(stderr, "scalelens sweep: %s takes the plan as it is in sweep.json; %s would not apply (a call without %s plans more)\n",
+                     a->status ? "--status" : "--resume", given.c_str(), a->status ? "--status" : "--resume");
+        exit_code = 1;
+        return;
+      }
+    }
     if (a->nodes.empty() == false && a->tasks.empty() == false) {
       std::fprintf(stderr, "scalelens sweep: give --nodes or --tasks, not both\n");
       exit_code = 1;

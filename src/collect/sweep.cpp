@@ -55,6 +55,29 @@ std::int64_t largest_gpus(const Sizes& sizes) {
   return most;
 }
 
+namespace {
+// The label as a file name, unique: where safe_component replaced characters, labels that differ
+// only there ("d d,p", "d_d_p"; every non-ASCII byte) would share run ids, so a short hash of the
+// exact label tells them apart (FNV-1a: the same on every machine and build).
+std::string run_id_label(const std::string& label) {
+  const std::string safe = collect::safe_component(label);
+  if (safe == label) return safe;
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : label) h = (h ^ c) * 16777619u;
+  return fmt::format("{}.{:08x}", safe, h);
+}
+}  // namespace
+
+bool same_entry(const Entry& a, const Entry& b) {
+  return a.label == b.label && a.nodes == b.nodes && a.tasks == b.tasks && a.tasks_per_node == b.tasks_per_node && a.gpus == b.gpus &&
+         a.repeat == b.repeat;
+}
+
+std::string describe(const Entry& e) {
+  return fmt::format("label '{}', {} node{} x {} task{} per node, {} GPU{}, repeat {}", printable(e.label), e.nodes, e.nodes == 1 ? "" : "s",
+                     e.tasks_per_node, e.tasks_per_node == 1 ? "" : "s", e.gpus, e.gpus == 1 ? "" : "s", e.repeat);
+}
+
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command) {
   std::vector<std::pair<int, int>> shapes;  // (nodes, tasks per node)
   for (int n : sizes.nodes) shapes.emplace_back(n, sizes.tasks_per_node);
@@ -69,7 +92,7 @@ std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, co
       e.tasks = nodes * per_node;
       e.gpus = e.tasks * sizes.gpus_per_task;
       e.repeat = r;
-      e.run_id = collect::safe_component(fmt::format("{}-{}n{}t-r{}", label, nodes, e.tasks, r));
+      e.run_id = fmt::format("{}-{}n{}t-r{}", run_id_label(e.label), nodes, e.tasks, r);
       for (const auto& word : command) e.command.push_back(substitute(word, e));
       out.push_back(std::move(e));
     }
@@ -77,7 +100,11 @@ std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, co
 }
 
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens) {
-  std::vector<std::string> argv = {scalelens, "run", "--study", study.string(), "--label", e.label, "--run-id", e.run_id, "-q"};
+  // The entry's world size, stated: `run` detects it only from a launcher it knows (mpirun,
+  // torchrun, srun), and a command that starts its own workers would be recorded at 1 and pooled
+  // with the other sizes.
+  std::vector<std::string> argv = {scalelens, "run", "--study", study.string(), "--label", e.label, "--run-id", e.run_id,
+                                   "--world-size", std::to_string(e.gpus), "-q"};
   for (const auto& a : plan.run_args) argv.push_back(substitute(a, e));
   argv.push_back("--");
   argv.insert(argv.end(), e.command.begin(), e.command.end());
@@ -252,6 +279,20 @@ std::optional<State> state_from_run_folder(const std::filesystem::path& study, c
   dom::element root;
   simdjson::padded_string padded(text.value());
   if (parser.parse(padded).get(root)) return State::running;  // being written
+  // A folder of this name may hold another run (a copied study, a plan deleted and made again):
+  // it is this entry's only if its label and world size are the entry's.
+  std::string_view label;
+  std::int64_t world_size = 0;
+  const bool has_size = !root["world_size"].get(world_size);
+  const bool other_label = !root["label"].get(label) && label != e.label;
+  if (other_label || (has_size && world_size != e.gpus)) {
+    if (why)
+      *why = fmt::format("{} holds a run of label '{}', world size {}, not this entry's ('{}', {} GPU{}): not taken as its run "
+                         "(--resume moves it aside and runs the entry)",
+                         manifest.string(), printable(label), has_size ? std::to_string(world_size) : "unknown", printable(e.label),
+                         e.gpus, e.gpus == 1 ? "" : "s");
+    return State::failed;
+  }
   std::string_view status;
   if (root["status"].get(status) || status != "complete") return State::running;
   std::int64_t code = 0;

@@ -60,10 +60,15 @@ struct Sizes {
 };
 
 // The entries of a label's sweep, in order of size then repeat, with run ids
-// "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name) and the command's placeholders filled:
+// "<label>-<nodes>n<tasks>t-r<repeat>" (a safe file name; a label that is not one is made one, and
+// a short hash of it added, "d_d_p.1a2b3c4d-1n1t-r1", so that no two labels share a run id) and the command's placeholders filled:
 // {nodes} {tasks} {tasks_per_node} {gpus} {repeat} {label} {run_id}. The label is kept on one
 // line (one_line): it goes into job scripts.
 std::vector<Entry> plan_entries(const std::string& label, const Sizes& sizes, const std::vector<std::string>& command);
+// One entry's identity: its label as given and its size and repeat (the run id is derived from them).
+bool same_entry(const Entry& a, const Entry& b);
+// The entry's identity in words, for messages.
+std::string describe(const Entry& e);
 // The GPUs of the largest shape `sizes` plans, in 64 bits (each count is in range, their product
 // may not be), for the caller to hold to model/limits.hpp before planning.
 std::int64_t largest_gpus(const Sizes& sizes);
@@ -72,7 +77,8 @@ std::int64_t largest_gpus(const Sizes& sizes);
 int exit_status_of(std::int64_t code);
 std::string substitute(std::string text, const Entry& e);
 
-// The argv that measures an entry: `scalelens run --study S --label L --run-id R [run args] -- cmd`.
+// The argv that measures an entry: `scalelens run --study S --label L --run-id R --world-size G
+// [run args] -- cmd` (G: the entry's GPUs).
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens);
 
 // sbatch's argv for an entry's batch script: --sbatch's options with the entry's placeholders filled,
@@ -91,8 +97,8 @@ std::string plan_json(const Plan& plan);
 Result<bool> write_plan(const std::filesystem::path& file, const Plan& plan);
 
 // What the run folder says of an entry: done (complete, exit 0), failed (complete, another exit;
-// or a manifest that is there but cannot be read, a FIFO or a device in its place: `why` then says
-// so, naming it), running (a manifest still being written), nullopt (no run folder).
+// or a manifest that is there but cannot be read, a FIFO or a device in its place, or another
+// run's, of another label or world size: `why` then says so, naming it), running (a manifest still being written), nullopt (no run folder).
 std::optional<State> state_from_run_folder(const std::filesystem::path& study, const Entry& e, std::optional<int>& exit_status,
                                            std::string* why = nullptr);
 

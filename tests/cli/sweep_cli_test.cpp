@@ -215,6 +215,155 @@ TEST(SweepCli, AFailingRunIsMarkedAndResumeRunsOnlyIt) {
   EXPECT_NE(status.out.substr(row, status.out.find('\n', row) - row).find("failed"), std::string::npos) << status.out;
 }
 
+// A run id is made from the label as a file name: labels that differ only in characters it
+// replaces ("d d,p" and "d_d_p"; every non-ASCII byte) shared one, and the second label was taken
+// as done without running; so was the same size at another GPU count.
+TEST(SweepCli, EntriesThatWouldShareARunIdEachRunOrAreRefusedByName) {
+  ScratchDir dir;
+  const std::string study = quoted(dir / "runs");
+  for (const char* label : {"d d,p", "d_d_p", "ддп", "фсд"}) {
+    auto r = run_scalelens("sweep --study " + study + " --label " + quoted(label) + " --tasks 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+    EXPECT_EQ(r.exit_code, 0) << label << r.out << r.err;
+  }
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 4u);
+  std::set<std::string> ids;
+  for (const auto& e : plan.entries) {
+    EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id;
+    ids.insert(e.run_id);
+  }
+  EXPECT_EQ(ids.size(), 4u) << "each label its own run id";
+  EXPECT_EQ(plan.entries[1].run_id, "d_d_p-1n1t-r1") << "a label that is a file name keeps it";
+  EXPECT_EQ(run_folders(dir / "runs"), ids);
+
+  // A label spelled as another's run id, and the same size at another GPU count: refused, naming
+  // the entry that holds the run id; nothing is planned.
+  const std::string hashed = plan.entries[0].run_id.substr(0, plan.entries[0].run_id.find("-1n1t-r1"));
+  auto spelled = run_scalelens("sweep --study " + study + " --label " + quoted(fs::path(hashed)) + " --tasks 1 --launcher local --no-mpirun -q -- true");
+  EXPECT_EQ(spelled.exit_code, 1) << spelled.out << spelled.err;
+  EXPECT_NE(spelled.err.find("run id " + plan.entries[0].run_id + " is planned for label 'd d,p', 1 node x 1 task per node, 1 GPU, repeat 1"),
+            std::string::npos)
+      << spelled.err;
+  auto wider = run_scalelens("sweep --study " + study + " --label d_d_p --tasks 1 --gpus-per-task 4 --launcher local --no-mpirun -q -- true");
+  EXPECT_EQ(wider.exit_code, 1) << wider.out << wider.err;
+  EXPECT_NE(wider.err.find("run id d_d_p-1n1t-r1 is planned for label 'd_d_p', 1 node x 1 task per node, 1 GPU, repeat 1; this call asks "
+                           "for label 'd_d_p', 1 node x 1 task per node, 4 GPUs, repeat 1"),
+            std::string::npos)
+      << wider.err;
+  // The same entry with another command: refused too (it would not be run again).
+  auto other = run_scalelens("sweep --study " + study + " --label d_d_p --tasks 1 --launcher local --no-mpirun -q -- false");
+  EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
+  EXPECT_NE(other.err.find("d_d_p-1n1t-r1 is planned with the command true, not false"), std::string::npos) << other.err;
+  EXPECT_EQ(plan_of(dir / "runs").entries.size(), 4u);
+}
+
+// A command that starts its own workers (--no-mpirun) was recorded at world size 1 for every
+// size, and the report pooled the 1-, 2- and 4-task runs into one configuration.
+TEST(SweepCli, EachRunIsRecordedAtItsEntrysWorldSize) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") +
+                             " --label w --tasks 1,2 --gpus-per-task 2 --launcher local --no-mpirun -q -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  for (const auto& e : plan.entries) {
+    SCOPED_TRACE(e.run_id);
+    simdjson::dom::parser parser;
+    simdjson::dom::element m = parser.load((dir / "runs" / e.run_id / "scalelens.json").string());
+    EXPECT_EQ(int64_t(m["world_size"]), e.tasks * 2);
+    EXPECT_EQ(std::string_view(m["detected_from"]["world_size"]), "--world-size");
+  }
+  // One way to state it: --run-args with --world-size is refused.
+  auto stated = run_scalelens("sweep --study " + quoted(dir / "other") +
+                              " --label w --tasks 1 --launcher local --no-mpirun --run-args '--world-size 4' -q -- true");
+  EXPECT_EQ(stated.exit_code, 1);
+  EXPECT_NE(stated.err.find("--run-args cannot hold --world-size"), std::string::npos) << stated.err;
+  EXPECT_FALSE(fs::exists(dir / "other/sweep.json"));
+}
+
+// A fresh sweep took a folder already named like its entry as the entry's done run, though it held
+// another label's run at another world size: the command never ran, exit 0, "1 done".
+TEST(SweepCli, AFolderOfAnotherRunIsNotTakenAsTheEntrysRun) {
+  ScratchDir dir;
+  const std::string study = quoted(dir / "runs");
+  // Runs as `scalelens run` writes them: another label, and this label at another world size.
+  auto old = run_scalelens("run --study " + study + " --label old --run-id ddp-1n1t-r1 --world-size 8 -q -- true");
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  auto wider = run_scalelens("run --study " + study + " --label ddp --run-id ddp-1n1t-r2 --world-size 2 -q -- true");
+  ASSERT_EQ(wider.exit_code, 0) << wider.err;
+  const std::string cmd = "sh -c 'echo {repeat} >> ran.txt'";
+  auto r = run_scalelens("sweep --study " + study + " --label ddp --tasks 1 --repeats 2 --launcher local --no-mpirun -- " + cmd,
+                         in_folder(dir.path()));
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(dir / "ran.txt")) << "nothing ran";
+  auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  for (const auto& e : plan.entries) EXPECT_EQ(e.state, scalelens::sweep::State::failed) << e.run_id;
+  EXPECT_NE(plan.entries[0].note.find("holds a run of label 'old', world size 8, not this entry's ('ddp', 1 GPU)"), std::string::npos)
+      << plan.entries[0].note;
+  EXPECT_NE(plan.entries[1].note.find("holds a run of label 'ddp', world size 2, not this entry's ('ddp', 1 GPU)"), std::string::npos)
+      << plan.entries[1].note;
+  EXPECT_NE(r.out.find("not taken as its run"), std::string::npos) << r.out;
+  // --resume moves them aside and runs the entries.
+  auto again = run_scalelens("sweep --study " + study + " --resume -q");
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(read(dir / "ran.txt"), "1\n2\n");
+  for (const auto& e : plan_of(dir / "runs").entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id;
+  EXPECT_TRUE(fs::exists(dir / "runs/.sweep/attempts/ddp-1n1t-r1.1/scalelens.json"));
+}
+
+// A later call rewrote the plan's settings (its mpirun flag, its run args) for every entry, so a
+// --resume reran an entry planned with --no-mpirun under mpirun; --resume and --status dropped a
+// label, sizes and a command without a word.
+TEST(SweepCli, OptionsThatAreNotThePlansAreRefusedNamingWhatDiffers) {
+  ScratchDir dir;
+  const std::string study = quoted(dir / "runs");
+  auto r = run_scalelens("sweep --study " + study + " --label a --tasks 2 --launcher local --no-mpirun -q -- sh -c 'exit 1'",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 5) << r.out << r.err;
+  const std::string planned = read(dir / "runs/sweep.json");
+  auto mpirun = run_scalelens("sweep --study " + study + " --label a --tasks 1 --launcher local -q -- true");
+  EXPECT_EQ(mpirun.exit_code, 1) << mpirun.out << mpirun.err;
+  EXPECT_NE(mpirun.err.find("--no-mpirun: the plan's commands run as given, this call's under mpirun"), std::string::npos) << mpirun.err;
+  auto args = run_scalelens("sweep --study " + study + " --label a --tasks 1 --launcher local --no-mpirun --run-args "
+                            "'--global-batch-size 64' -q -- true");
+  EXPECT_EQ(args.exit_code, 1) << args.out << args.err;
+  EXPECT_NE(args.err.find("--run-args (with --mpi-comm): the plan's none, this call's --global-batch-size 64"), std::string::npos)
+      << args.err;
+  EXPECT_EQ(read(dir / "runs/sweep.json"), planned) << "the plan is as it was";
+
+  for (const char* mode : {"--resume", "--status"}) {
+    auto dropped = run_scalelens("sweep --study " + study + " " + mode + " --label zzz --tasks 8 -- touch made.txt", in_folder(dir.path()));
+    EXPECT_EQ(dropped.exit_code, 1) << mode << dropped.out << dropped.err;
+    EXPECT_NE(dropped.err.find(std::string(mode) + " takes the plan as it is in sweep.json; --label, --tasks, the command would not apply"),
+              std::string::npos)
+        << dropped.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "made.txt"));
+  EXPECT_EQ(read(dir / "runs/sweep.json"), planned);
+  // With the plan's settings, a later size is planned.
+  auto more = run_scalelens("sweep --study " + study + " --label a --tasks 1 --launcher local --no-mpirun -q -- true");
+  EXPECT_EQ(more.exit_code, 5) << more.out << more.err;  // the first entry still failed
+  EXPECT_EQ(plan_of(dir / "runs").entries.size(), 2u);
+}
+
+// A local sweep of 2 nodes ran on this one machine and was shown as a 2-node run, done.
+TEST(SweepCli, ALocalSweepOfMoreThanOneNodeIsRefused) {
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label n --nodes 1,2 --tasks-per-node 2 --launcher local -- true");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("--launcher local runs on this machine only: 2 nodes cannot be (--tasks 4 is the same tasks on one node"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "runs/sweep.json"));
+  auto one = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label n --nodes 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+  EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
+  EXPECT_EQ(run_folders(dir / "runs"), (std::set<std::string>{"n-1n1t-r1"}));
+}
+
 TEST(SweepCli, CommandsRunWhereTheSweepWasPlannedAlsoOnResumeFromElsewhere) {
   ScratchDir dir;
   const auto work = dir / "work";
@@ -281,7 +430,7 @@ TEST(SweepCli, NextMeasuresTheSizeTheScalingModelSuggestsOrSaysWhyNot) {
   const int p = std::stoi(r.out.substr(said + 19));
   EXPECT_GT(p, 8);
   EXPECT_LT(p, 64);
-  EXPECT_NE(r.out.find(fmt::format("--run-id ddp-1n{}t-r1 -q -- ./train --gpus {}", p, p)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("--run-id ddp-1n{}t-r1 --world-size {} -q -- ./train --gpus {}", p, p, p)), std::string::npos) << r.out;
   // A label the study does not hold: refused with the reason.
   auto none = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label fsdp --next --target-gpus 64 --launcher local "
                             "--dry-run -- ./train");
