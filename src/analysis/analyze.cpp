@@ -854,7 +854,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       c->efficiency = *s * p0 / p;
       if (p > p0 && *s > 0) c->karp_flatt = (1 / *s - p0 / p) / (1 - p0 / p);
       if (p > p0 && superlinear_beyond_noise(*c->efficiency, base->time_on(basis), c->time_on(basis)))
-        superlinear.push_back(fmt::format("{} ({:.0f}%)", c->key(), 100 * *c->efficiency));
+        superlinear.push_back(fmt::format("{} ({})", c->key(), efficiency_percent(*c->efficiency)));
     }
     if (!superlinear.empty())
       config_warnings.push_back({Severity::warning, "superlinear-efficiency",

@@ -11,6 +11,16 @@
 
 namespace scalelens {
 
+std::string efficiency_percent(double efficiency) {
+  const double percent = 100 * efficiency;
+  for (int decimals = 0; decimals <= 3; ++decimals) {
+    // The text itself is compared: it, not the value, is what a reader sees as 100 or not.
+    const auto text = fmt::format("{:.{}f}", percent, decimals);
+    if (!std::isfinite(percent) || std::stod(text) != 100) return text + "%";
+  }
+  return "100%";  // within 0.0005 points of 100: the arithmetic's rounding, not a difference
+}
+
 std::string list_ranks(const std::vector<int>& ranks, std::size_t total) {
   std::string s;
   const std::size_t shown = std::min<std::size_t>(ranks.size(), 10);

@@ -180,7 +180,8 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
       {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
       {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},
-      {"efficiency", true, [](auto& c) { return pct(c.efficiency); }},
+      {"efficiency", true,
+       [](auto& c) { return c.efficiency ? std::optional<std::string>(efficiency_percent(*c.efficiency)) : std::nullopt; }},
       {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},
       {"comp score", true, [](auto& c) { return opt(c.computation_score); }},
       // itwinai's own figure, from its profiler averages; not the same measure as the score.

@@ -549,6 +549,23 @@ TEST(ReportCli, AFailedSelfCheckAndSuperlinearEfficiencyAreSaid) {
       << warned["superlinear-efficiency"];
 }
 
+// Efficiencies of 100.4% (superlinear beyond noise: two runs each, identical) and 99.6%: both read
+// "100%" in the table, and the warning said "more than 100% efficient … at sup/2 (100%)".
+TEST(ReportCli, AnEfficiencyNearAHundredShowsWhichSideItIsOn) {
+  ScratchDir dir, cwd;
+  for (auto [label, efficiency] : {std::pair{"sup", 1.004}, std::pair{"sub", 0.996}})
+    for (int run : {1, 2}) {
+      write_run(dir, fmt::format("{}-1-{}", label, run), label, 1, 100);
+      write_run(dir, fmt::format("{}-2-{}", label, run), label, 2, 100 / 2 / efficiency);
+    }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("100.4%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("99.6%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more than 100% efficient beyond its times' noise at sup/2 (100.4%)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("'sub' is more than 100% efficient"), std::string::npos) << r.out;
+}
+
 // One run per GPU count, 2 epochs of which the first is warm-up (as `scalelens run` writes them):
 // 100 s at 1 GPU, 49.6 s at 2 (efficiency 100.8%). One timed epoch each has no CI, so no noise
 // estimate: "beyond noise" was claimed from the means alone. Nothing is claimed without one.
