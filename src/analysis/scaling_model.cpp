@@ -298,6 +298,15 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
   const bool from_fit = misfit && loo_resid.size() == p.size();
 
   std::mt19937_64 rng(seed);
+  // The miss added to each target's prediction draws from a stream of its own, seeded by the
+  // target: drawn from `rng`, the draws (and every later replicate's resampling) shifted with the
+  // other targets asked for, and one GPU count got as many intervals as lists it was in.
+  std::vector<std::mt19937_64> target_rng;
+  for (double q : targets) {
+    std::seed_seq from{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                       static_cast<std::uint32_t>(std::llround(q))};
+    target_rng.emplace_back(from);
+  }
   std::vector<std::vector<double>> preds(targets.size()), fit_preds(targets.size());
   std::vector<double> yb(p.size());
   std::uniform_int_distribution<std::size_t> pick_loo(0, p.size() - 1);
@@ -309,7 +318,7 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
       if (const int c = pick(s, !weak); c >= 0) {
         const auto& refit = s[static_cast<std::size_t>(c)];
         for (std::size_t t = 0; t < targets.size(); ++t)
-          fit_preds[t].push_back(evaluate(all[refit.candidate], refit.coef, targets[t]) * (1 + loo_resid[pick_loo(rng)]));
+          fit_preds[t].push_back(evaluate(all[refit.candidate], refit.coef, targets[t]) * (1 + loo_resid[pick_loo(target_rng[t])]));
       }
     }
     for (std::size_t i = 0; i < points.size(); ++i) {
@@ -486,13 +495,12 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
                 std::to_string(kMaxExtrapolation) + "× the largest measured";
     return m;
   }
-  // One bootstrap for the targets and the band (the band's points after the targets).
-  std::vector<double> at = kept;
+  // One bootstrap, one interval per GPU count, for the band and the targets (among its counts).
   std::set<double> band_at(p.begin(), p.end());
   const double farthest = *std::max_element(kept.begin(), kept.end());
   for (double q = p.front(); q <= farthest; q *= 2) band_at.insert(q);
   band_at.insert(kept.begin(), kept.end());
-  at.insert(at.end(), band_at.begin(), band_at.end());
+  const std::vector<double> at(band_at.begin(), band_at.end());
   const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, options.weak);
   if (!iv.ok) {
     m.refused = "the bootstrap could not refit the model in most replicates";
@@ -500,7 +508,8 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   }
   // An interval that reaches 0 s rules out no time at all from below (and bounds no throughput
   // from above): such a prediction is refused with that reason, not printed as "74.7 s [0, 1.79e+03]".
-  for (std::size_t t = 0; t < kept.size(); ++t) {
+  for (const double q : kept) {
+    const auto t = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), q) - at.begin());
     if (iv.lower[t] > 0) m.predictions.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
     else
       m.refused_targets.push_back(fmt::format("{}: its {:.0f}% interval reaches 0 s ({:.3g} s at most): the model cannot bound the time from below there",
@@ -513,7 +522,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   const auto& farthest_predicted =
       *std::max_element(m.predictions.begin(), m.predictions.end(), [](const auto& a, const auto& b) { return a.p < b.p; });
   const double target = farthest_predicted.p;
-  for (std::size_t t = kept.size(); t < at.size(); ++t)
+  for (std::size_t t = 0; t < at.size(); ++t)
     if (at[t] <= target && iv.lower[t] > 0) m.band.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
 
   // The next measurement: among the powers of two above the largest measured and below the
