@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -564,6 +565,36 @@ TEST(ReportCli, AnEfficiencyNearAHundredShowsWhichSideItIsOn) {
   EXPECT_NE(r.out.find("99.6%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("more than 100% efficient beyond its times' noise at sup/2 (100.4%)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("'sub' is more than 100% efficient"), std::string::npos) << r.out;
+}
+
+// --baseline common: label a (2–8 GPUs) is measured against b at 1 GPU. summary.csv had
+// baseline_world_size 1, a size a never ran, and nothing saying it is b's time.
+TEST(ReportCli, SummaryCsvSaysWhoseBaselineASpeedupIsAgainst) {
+  ScratchDir dir, out;
+  for (auto [label, p] : {std::pair{"a", 2}, std::pair{"a", 4}, std::pair{"a", 8}, std::pair{"b", 1}, std::pair{"b", 2}})
+    write_run(dir, fmt::format("{}-{}", label, p), label, p, 100.0 / p);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --baseline common -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto csv = slurp(out / "summary.csv");
+  std::vector<std::string_view> header, row;
+  std::size_t rows = 0;
+  for (std::size_t at = 0, end; (end = csv.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string_view line(csv.data() + at, end - at);
+    if (at == 0) {
+      scalelens::split_csv(line, header);
+      continue;
+    }
+    scalelens::split_csv(line, row);
+    ASSERT_EQ(row.size(), header.size()) << line;
+    const auto cell = [&](std::string_view name) { return row[static_cast<std::size_t>(scalelens::find_column(header, name))]; };
+    ASSERT_GE(scalelens::find_column(header, "baseline_label"), 0) << csv;
+    ASSERT_GE(scalelens::find_column(header, "run_ids"), 0) << csv;
+    EXPECT_EQ(cell("baseline_label"), "b") << line;
+    EXPECT_EQ(cell("baseline_world_size"), "1") << line;
+    EXPECT_EQ(cell("run_ids"), fmt::format("{}-{}", cell("label"), cell("world_size"))) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5u) << csv;
 }
 
 // One run per GPU count, 2 epochs of which the first is warm-up (as `scalelens run` writes them):
