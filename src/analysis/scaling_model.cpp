@@ -395,6 +395,9 @@ Prepared prepare(std::vector<ScalingPoint> points) {
   return out;
 }
 
+// "GPU" of "GPUs", "rank" of "ranks": the unit of one count.
+std::string one_of(const std::string& unit) { return unit.ends_with('s') ? unit.substr(0, unit.size() - 1) : unit; }
+
 }  // namespace
 
 double ScalingFit::operator()(double p) const {
@@ -442,7 +445,8 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   const auto& p = prep.p;
   const auto& y = prep.y;
   if (p.size() < 3) {
-    m.refused = fmt::format("{} measured GPU count{}; a model needs at least 3", p.size(), p.size() == 1 ? "" : "s");
+    m.refused = fmt::format("{} measured {} count{}; a model needs at least 3", p.size(), one_of(options.unit),
+                            p.size() == 1 ? "" : "s");
     return m;
   }
   const auto scored = score(all_indices(), p, y, options.weak);
@@ -491,8 +495,9 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     kept.push_back(t);
   }
   if (kept.empty()) {
-    m.refused = m.refused_targets.empty() ? "no GPU count to predict" : "every GPU count asked for is beyond " +
-                std::to_string(kMaxExtrapolation) + "× the largest measured";
+    m.refused = m.refused_targets.empty() ? fmt::format("no {} count to predict", one_of(options.unit))
+                                          : fmt::format("every {} count asked for is beyond {}× the largest measured",
+                                                        one_of(options.unit), kMaxExtrapolation);
     return m;
   }
   // One bootstrap, one interval per GPU count, for the band and the targets (among its counts).
@@ -516,7 +521,8 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
                                               static_cast<int>(at[t]), 100 * options.confidence, iv.upper[t]));
   }
   if (m.predictions.empty()) {
-    m.refused = fmt::format("the {:.0f}% interval of every GPU count left to predict reaches 0 s", 100 * options.confidence);
+    m.refused = fmt::format("the {:.0f}% interval of every {} count left to predict reaches 0 s", 100 * options.confidence,
+                            one_of(options.unit));
     return m;
   }
   const auto& farthest_predicted =
@@ -566,9 +572,10 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     if (m.suggest_next_p && best_width > 0.95 * width_now) m.suggest_next_p.reset();  // no real gain: no advice
     if (m.suggest_next_p)
       m.suggest_why = fmt::format(
-          "measuring at {} GPUs would narrow the {:.0f}% interval at {} GPUs most (from ±{:.2g} to ±{:.2g}), "
+          "measuring at {} {} would narrow the {:.0f}% interval at {} {} most (from ±{:.2g} to ±{:.2g}), "
           "judged by refitting with a simulated measurement on the model there",
-          *m.suggest_next_p, 100 * options.confidence, static_cast<int>(target), width_now / 2, best_width / 2);
+          *m.suggest_next_p, options.unit, 100 * options.confidence, static_cast<int>(target), options.unit, width_now / 2,
+          best_width / 2);
   }
   return m;
 }

@@ -64,6 +64,7 @@ struct ScalingOptions {
   bool backtest = true;
   bool suggest = true;
   bool weak = false;  // weak scaling: no preference for the (strong-scaling) named laws
+  std::string unit = "GPUs";  // what the world size counts, in the messages: summary.json's world_size_unit
 };
 
 struct ScalingModel {

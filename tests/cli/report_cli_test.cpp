@@ -690,6 +690,57 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   EXPECT_NE(capped.out.find("ddp: recommended 4 GPUs: the shortest time"), std::string::npos) << capped.out;
 }
 
+// Runs stating samples_per_epoch but logging no epochs (a run's start and end only), beside a
+// label with epochs: the note said "no samples_per_epoch", and the heading "time per epoch" stood
+// over runonly, whose model is per run.
+TEST(ReportCli, CurvesOnDifferentTimeBasesAndAThroughputWithoutEpochsAreSaidTruly) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2, 4}) {
+    write_run(dir, fmt::format("epochs-{}", p), "epochs", p, 100.0 / p);
+    dir.write(fmt::format("runonly-{}/scalelens.json", p),
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "runonly-{}", "label": "runonly", "world_size": {}, )"
+                          R"("nodes": 1, "gpus_per_node": {}, "status": "complete", "exit_status": 0, "start_ns": 0, )"
+                          R"("end_ns": {}, "samples_per_epoch": 1000}})",
+                          p, p, p, static_cast<long long>(500e9 / p)));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()), "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Scaling model (time vs GPUs; 90% intervals):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  epochs (time per epoch): T(p) = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  runonly (time per run): T(p) = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("throughput not computed for runonly/1, runonly/2, runonly/4: samples_per_epoch, but no timed epochs"),
+            std::string::npos)
+      << r.out;
+}
+
+// A CPU-only study (ranks with no device, no GPU sampled) counts ranks: the table said so, the
+// model's heading and refusal said GPUs ("no model: 2 measured GPU counts").
+TEST(ReportCli, AStudyCountedInRanksSaysRanksInItsModel) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2}) {
+    const std::string name = fmt::format("cpu-{}", p);
+    const long long end = static_cast<long long>(3 * 10e9 / p);
+    dir.write(name + "/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "cpu", "world_size": {}, "nodes": 1, )"
+                          R"("status": "complete", "exit_status": 0, "start_ns": 0, "end_ns": {}}})",
+                          name, p, end));
+    for (int rank = 0; rank < p; ++rank)
+      dir.write(fmt::format("{}/ranks/{}.json", name, rank),
+                fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "vm", "local_rank": {}, "devices": [], )"
+                            R"("start_ns": 0, "end_ns": {}, "exit_status": 0}})",
+                            rank, rank, end));
+    std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+    for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},120\n", e, e * end / 3, (e + 1) * end / 3);
+    dir.write(name + "/epochs.csv", epochs);
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("label  ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Scaling model (time per epoch vs ranks; 90% intervals):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu: no model: 2 measured rank counts; a model needs at least 3"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(cwd / "out/summary.json").find(R"("refused":"2 measured rank counts)"), std::string::npos);
+}
+
 // `report B -o out` over an earlier `report A -o out` left A's energy, utilization and Pareto
 // figures (scripts, data and pictures, A's configurations in them) in out/figures beside B's, as if
 // B's. A report removes the files of every figure it owns before writing its own; the user's other
