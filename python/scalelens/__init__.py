@@ -118,6 +118,26 @@ def flatten(record, prefix=""):
     return out
 
 
+# The objects of a configuration in summary.json (docs/summary-schema.md) that may be null, with
+# their keys: a null one becomes each of its columns, None, so the columns do not depend on the data
+# (a traces-only study has no epoch time, yet epoch_time_s_mean is a column of it).
+_CONFIGURATION_OBJECTS = {
+    **{stat: ("mean", "median", "std", "n", "ci95_low", "ci95_high") for stat in ("epoch_time_s", "run_time_s", "step_time_s")},
+    "gpu_util_pct": ("mean", "min", "max"),
+    "gpu_util_percentiles_pct": ("p10", "p50", "p90"),
+    "breakdown_shares": ("computation", "overlapped_comm", "exposed_comm", "memory", "idle", "other"),
+    "pop": ("load_balance", "comm_efficiency", "parallel_efficiency", "computation_scaling", "global_efficiency",
+            "global_vs_baseline"),
+    "lost_time_s": ("step", "ideal", "total", "exposed_comm", "idle_imbalance", "data_loading", "extra_compute",
+                    "unattributed"),
+}
+
+
+def _configuration_row(configuration):
+    return flatten({key: dict.fromkeys(_CONFIGURATION_OBJECTS[key]) if value is None and key in _CONFIGURATION_OBJECTS
+                    else value for key, value in configuration.items()})
+
+
 def _frame(rows, time_columns=()):
     """A DataFrame with NaN for missing figures, or the rows themselves without pandas."""
     if _pd is None:
@@ -151,8 +171,9 @@ class Study:
 
     def configurations(self):
         """One row per configuration: summary.json's keys, nested ones joined by "_"
-        (epoch_time_s_mean, gpu_util_pct_max, pop_load_balance)."""
-        return _frame([flatten(c) for c in self._summary["configurations"]])
+        (epoch_time_s_mean, gpu_util_pct_max, pop_load_balance), the same columns whatever the data:
+        a figure not measured is None (NaN), each of its columns where it has several."""
+        return _frame([_configuration_row(c) for c in self._summary["configurations"]])
 
     def runs(self):
         """One row per run, with each run's own figures."""

@@ -400,6 +400,7 @@ void model_curves(Summary& summary, std::map<std::string, std::vector<Configurat
     so.predict = options.predict;
     so.replicates = options.model_replicates;
     so.weak = m.scaling == "weak";
+    so.unit = summary.world_size_unit;
     // A seed of the curve's name: reports are reproducible, and curves do not share random draws.
     so.seed ^= std::hash<std::string>{}(name);
     m.model = fit_scaling_model(points, so);
@@ -756,12 +757,18 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     if (nodes.size() > 1)
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
     c.provenance = provenance_of(c, summary.runs, sources, split_notes, study.diagnostics);
+    // samples_per_epoch stated, but no epochs logged: epochs, not samples, are what is missing.
+    const bool per_epoch_stated = std::any_of(c.run_indices.begin(), c.run_indices.end(),
+                                              [&](std::size_t i) { return sources[i]->samples_per_epoch.has_value(); });
     if (!c.throughput_samples_per_s)
       missing.add("throughput",
                   c.global_batch_size
                       ? "a global batch size, but no steps.csv to count steps (profiler steps count only where a run has no "
                         "epochs and no start and end), and no samples per epoch (a samples column in epochs.csv or steps.csv, "
                         "samples_per_epoch, MLPerf train_samples)"
+                  : per_epoch_stated
+                      ? "samples_per_epoch, but no timed epochs (epochs.csv) to count them over, and no samples column in "
+                        "steps.csv or global batch size"
                       : "no samples count (no samples column in epochs.csv or steps.csv, no samples_per_epoch, no global "
                         "batch size; for "
                         "traces give --global-batch-size or --batch-per-gpu)",
@@ -862,7 +869,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       c->efficiency = *s * p0 / p;
       if (p > p0 && *s > 0) c->karp_flatt = (1 / *s - p0 / p) / (1 - p0 / p);
       if (p > p0 && superlinear_beyond_noise(*c->efficiency, base->time_on(basis), c->time_on(basis)))
-        superlinear.push_back(fmt::format("{} ({:.0f}%)", c->key(), 100 * *c->efficiency));
+        superlinear.push_back(fmt::format("{} ({})", c->key(), efficiency_percent(*c->efficiency)));
     }
     if (!superlinear.empty())
       config_warnings.push_back({Severity::warning, "superlinear-efficiency",

@@ -298,6 +298,15 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
   const bool from_fit = misfit && loo_resid.size() == p.size();
 
   std::mt19937_64 rng(seed);
+  // The miss added to each target's prediction draws from a stream of its own, seeded by the
+  // target: drawn from `rng`, the draws (and every later replicate's resampling) shifted with the
+  // other targets asked for, and one GPU count got as many intervals as lists it was in.
+  std::vector<std::mt19937_64> target_rng;
+  for (double q : targets) {
+    std::seed_seq from{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                       static_cast<std::uint32_t>(std::llround(q))};
+    target_rng.emplace_back(from);
+  }
   std::vector<std::vector<double>> preds(targets.size()), fit_preds(targets.size());
   std::vector<double> yb(p.size());
   std::uniform_int_distribution<std::size_t> pick_loo(0, p.size() - 1);
@@ -309,7 +318,7 @@ Intervals bootstrap(const std::vector<ScalingPoint>& points, const std::vector<d
       if (const int c = pick(s, !weak); c >= 0) {
         const auto& refit = s[static_cast<std::size_t>(c)];
         for (std::size_t t = 0; t < targets.size(); ++t)
-          fit_preds[t].push_back(evaluate(all[refit.candidate], refit.coef, targets[t]) * (1 + loo_resid[pick_loo(rng)]));
+          fit_preds[t].push_back(evaluate(all[refit.candidate], refit.coef, targets[t]) * (1 + loo_resid[pick_loo(target_rng[t])]));
       }
     }
     for (std::size_t i = 0; i < points.size(); ++i) {
@@ -386,6 +395,9 @@ Prepared prepare(std::vector<ScalingPoint> points) {
   return out;
 }
 
+// "GPU" of "GPUs", "rank" of "ranks": the unit of one count.
+std::string one_of(const std::string& unit) { return unit.ends_with('s') ? unit.substr(0, unit.size() - 1) : unit; }
+
 }  // namespace
 
 double ScalingFit::operator()(double p) const {
@@ -429,8 +441,8 @@ std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const
 
 std::string ScalingModel::self_check_failure() const {
   if (backtest && !backtest->inside())
-    return fmt::format("fitted without {} GPUs predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s was measured ({:+.0f}%)", backtest->p,
-                       backtest->predicted, backtest->lower, backtest->upper, backtest->measured,
+    return fmt::format("fitted without {} {} predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s was measured ({:+.0f}%)", backtest->p,
+                       unit, backtest->predicted, backtest->lower, backtest->upper, backtest->measured,
                        100 * (backtest->predicted / backtest->measured - 1));
   if (!backtest_refused.empty()) return "could not check itself (" + backtest_refused + ")";
   return "";
@@ -438,11 +450,13 @@ std::string ScalingModel::self_check_failure() const {
 
 ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const ScalingOptions& options) {
   ScalingModel m;
+  m.unit = options.unit;
   auto prep = prepare(std::move(points_in));
   const auto& p = prep.p;
   const auto& y = prep.y;
   if (p.size() < 3) {
-    m.refused = fmt::format("{} measured GPU count{}; a model needs at least 3", p.size(), p.size() == 1 ? "" : "s");
+    m.refused = fmt::format("{} measured {} count{}; a model needs at least 3", p.size(), one_of(options.unit),
+                            p.size() == 1 ? "" : "s");
     return m;
   }
   const auto scored = score(all_indices(), p, y, options.weak);
@@ -467,7 +481,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
       const auto& pr = inner.predictions.front();
       m.backtest = ScalingBacktest{largest, pr.time, pr.lower, pr.upper, y.back()};
     } else {  // said, as a prediction's refusal is: a missing self-check looked like none was tried
-      m.backtest_refused = fmt::format("fitted without {} GPUs, {}", largest,
+      m.backtest_refused = fmt::format("fitted without {} {}, {}", largest, options.unit,
                                        !inner.refused.empty() ? inner.refused
                                        : !inner.refused_targets.empty() ? inner.refused_targets.front()
                                                                         : std::string("no model predicts it"));
@@ -491,17 +505,17 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     kept.push_back(t);
   }
   if (kept.empty()) {
-    m.refused = m.refused_targets.empty() ? "no GPU count to predict" : "every GPU count asked for is beyond " +
-                std::to_string(kMaxExtrapolation) + "× the largest measured";
+    m.refused = m.refused_targets.empty() ? fmt::format("no {} count to predict", one_of(options.unit))
+                                          : fmt::format("every {} count asked for is beyond {}× the largest measured",
+                                                        one_of(options.unit), kMaxExtrapolation);
     return m;
   }
-  // One bootstrap for the targets and the band (the band's points after the targets).
-  std::vector<double> at = kept;
+  // One bootstrap, one interval per GPU count, for the band and the targets (among its counts).
   std::set<double> band_at(p.begin(), p.end());
   const double farthest = *std::max_element(kept.begin(), kept.end());
   for (double q = p.front(); q <= farthest; q *= 2) band_at.insert(q);
   band_at.insert(kept.begin(), kept.end());
-  at.insert(at.end(), band_at.begin(), band_at.end());
+  const std::vector<double> at(band_at.begin(), band_at.end());
   const auto iv = bootstrap(prep.points, p, y, scored, chosen, at, options.replicates, options.confidence, options.seed, options.weak);
   if (!iv.ok) {
     m.refused = "the bootstrap could not refit the model in most replicates";
@@ -509,20 +523,22 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   }
   // An interval that reaches 0 s rules out no time at all from below (and bounds no throughput
   // from above): such a prediction is refused with that reason, not printed as "74.7 s [0, 1.79e+03]".
-  for (std::size_t t = 0; t < kept.size(); ++t) {
+  for (const double q : kept) {
+    const auto t = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), q) - at.begin());
     if (iv.lower[t] > 0) m.predictions.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
     else
       m.refused_targets.push_back(fmt::format("{}: its {:.0f}% interval reaches 0 s ({:.3g} s at most): the model cannot bound the time from below there",
                                               static_cast<int>(at[t]), 100 * options.confidence, iv.upper[t]));
   }
   if (m.predictions.empty()) {
-    m.refused = fmt::format("the {:.0f}% interval of every GPU count left to predict reaches 0 s", 100 * options.confidence);
+    m.refused = fmt::format("the {:.0f}% interval of every {} count left to predict reaches 0 s", 100 * options.confidence,
+                            one_of(options.unit));
     return m;
   }
   const auto& farthest_predicted =
       *std::max_element(m.predictions.begin(), m.predictions.end(), [](const auto& a, const auto& b) { return a.p < b.p; });
   const double target = farthest_predicted.p;
-  for (std::size_t t = kept.size(); t < at.size(); ++t)
+  for (std::size_t t = 0; t < at.size(); ++t)
     if (at[t] <= target && iv.lower[t] > 0) m.band.push_back({static_cast<int>(at[t]), (*m.fit)(at[t]), iv.lower[t], iv.upper[t]});
 
   // The next measurement: among the powers of two above the largest measured and below the
@@ -566,9 +582,10 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     if (m.suggest_next_p && best_width > 0.95 * width_now) m.suggest_next_p.reset();  // no real gain: no advice
     if (m.suggest_next_p)
       m.suggest_why = fmt::format(
-          "measuring at {} GPUs would narrow the {:.0f}% interval at {} GPUs most (from ±{:.2g} to ±{:.2g}), "
+          "measuring at {} {} would narrow the {:.0f}% interval at {} {} most (from ±{:.2g} to ±{:.2g}), "
           "judged by refitting with a simulated measurement on the model there",
-          *m.suggest_next_p, 100 * options.confidence, static_cast<int>(target), width_now / 2, best_width / 2);
+          *m.suggest_next_p, options.unit, 100 * options.confidence, static_cast<int>(target), options.unit, width_now / 2,
+          best_width / 2);
   }
   return m;
 }

@@ -64,6 +64,7 @@ struct ScalingOptions {
   bool backtest = true;
   bool suggest = true;
   bool weak = false;  // weak scaling: no preference for the (strong-scaling) named laws
+  std::string unit = "GPUs";  // what the world size counts, in the messages: summary.json's world_size_unit
 };
 
 struct ScalingModel {
@@ -83,6 +84,7 @@ struct ScalingModel {
   // Why self_check_failed(), as a clause after "the model" ("" when it passed or had none):
   // "fitted without 8 GPUs predicts 14.1 s [12, 16], but 8.25 s was measured (+71%)".
   std::string self_check_failure() const;
+  std::string unit = "GPUs";  // what its counts count (ScalingOptions::unit), for self_check_failure
   std::optional<int> suggest_next_p;
   std::string suggest_why;
 };

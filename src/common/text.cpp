@@ -11,6 +11,16 @@
 
 namespace scalelens {
 
+std::string efficiency_percent(double efficiency) {
+  const double percent = 100 * efficiency;
+  for (int decimals = 0; decimals <= 3; ++decimals) {
+    // The text itself is compared: it, not the value, is what a reader sees as 100 or not.
+    const auto text = fmt::format("{:.{}f}", percent, decimals);
+    if (!std::isfinite(percent) || std::stod(text) != 100) return text + "%";
+  }
+  return "100%";  // within 0.0005 points of 100: the arithmetic's rounding, not a difference
+}
+
 std::string list_first(const std::vector<std::string>& names, std::size_t total, std::size_t shown) {
   std::string s;
   shown = std::min(names.size(), shown);

@@ -91,6 +91,11 @@ std::string cut_text(std::string_view s, std::size_t max);
 // Display width of UTF-8 text on a terminal, for aligning columns (± is two bytes, one column).
 std::size_t display_width(std::string_view s);
 
+// An efficiency (1 = linear) as a percentage: whole percents, with as many decimals (up to 3) as
+// it takes not to round onto 100% from either side (1.004 → "100.4%", 0.996 → "99.6%"), so that a
+// figure never contradicts a verdict of "more (or less) than 100% efficient" made on the value.
+std::string efficiency_percent(double efficiency);
+
 // Column index by exact name (after trimming), or -1.
 int find_column(const std::vector<std::string_view>& header, std::string_view name);
 

@@ -40,7 +40,7 @@ std::string render_summary_csv(const Summary& summary) {
       "pop_global_vs_baseline,lost_time_step_s,lost_time_ideal_s,lost_time_total_s,lost_time_exposed_comm_s,"
       "lost_time_idle_imbalance_s,lost_time_data_loading_s,lost_time_extra_compute_s,lost_time_unattributed_s,"
       "breakdown_computation,breakdown_overlapped_comm,breakdown_exposed_comm,breakdown_memory,breakdown_idle,"
-      "breakdown_other\n";
+      "breakdown_other,baseline_label,run_ids\n";
   auto stat_cells = [](const std::optional<Stat>& s) {
     if (!s) return std::string(",,,,,");
     auto ci = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
@@ -91,6 +91,11 @@ std::string render_summary_csv(const Summary& summary) {
       out += fmt::format(",{},{},{},{},{},{}", b->computation, b->overlapped_comm, b->exposed_comm, b->memory, b->idle, b->other);
     else
       out += ",,,,,,";
+    // Whose time the speedup is against: with --baseline common or LABEL, another label's (which
+    // baseline_world_size alone does not say).
+    std::string run_ids;
+    for (auto i : c.run_indices) run_ids += (run_ids.empty() ? "" : ";") + summary.runs[i].run_id;
+    out += "," + csv_text(c.baseline_label) + "," + csv_text(run_ids);
     out += '\n';
   }
   return out;

@@ -101,10 +101,16 @@ std::string render_energy_and_time(const Summary& summary) {
 std::string render_scaling_models(const Summary& summary) {
   std::string out;
   auto g3 = [](double v) { return fmt::format("{:.3g}", v); };
+  const auto& unit = summary.world_size_unit;
+  // Curves on different time bases (one with epochs, one with only a run's start and end): each
+  // says its own, which a heading of one would misstate.
+  std::set<std::string> bases;
+  for (const auto& cm : summary.curves) bases.insert(cm.time_from);
   for (const auto& cm : summary.curves) {
     const auto& m = cm.model;
-    if (out.empty()) out = "Scaling model (time per " + cm.time_from + " vs GPUs; 90% intervals):\n";
-    out += fmt::format("  {}: ", printable(cm.curve));
+    if (out.empty())
+      out = fmt::format("Scaling model (time{} vs {}; 90% intervals):\n", bases.size() == 1 ? " per " + cm.time_from : "", unit);
+    out += fmt::format("  {}{}: ", printable(cm.curve), bases.size() == 1 ? "" : " (time per " + cm.time_from + ")");
     if (!m.fit) {
       out += "no model: " + m.refused + "\n";
       continue;
@@ -117,7 +123,7 @@ std::string render_scaling_models(const Summary& summary) {
       if (k == "serial_fraction") about.push_back(fmt::format("serial fraction {:.2g}%", 100 * v));
       else if (k == "sigma") about.push_back(fmt::format("σ {:.2g}", v));
       else if (k == "kappa") about.push_back(fmt::format("κ {:.2g}", v));
-      else if (k == "peak_p") about.push_back(fmt::format("throughput peaks at {:.0f} GPUs", v));
+      else if (k == "peak_p") about.push_back(fmt::format("throughput peaks at {:.0f} {}", v, unit));
     }
     if (!about.empty()) out += fmt::format(" ({})", fmt::join(about, ", "));
     out += fmt::format("; leave-one-out error {:.1f}%", 100 * f.loo_rel_error);
@@ -125,13 +131,13 @@ std::string render_scaling_models(const Summary& summary) {
     out += "\n";
     if (!m.backtest_refused.empty()) out += "    no self-check: " + m.backtest_refused + "\n";
     if (m.backtest)
-      out += fmt::format("    self-check: fitted without {} GPUs it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p,
+      out += fmt::format("    self-check: fitted without {} {} it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p, unit,
                          g3(m.backtest->predicted), g3(m.backtest->lower), g3(m.backtest->upper), g3(m.backtest->measured),
                          m.backtest->inside() ? "inside"
                          : cm.predictions.empty() ? "OUTSIDE the interval"
                                                   : "OUTSIDE the interval: the predictions below are doubtful, and no recommendation rests on them");
     for (const auto& p : cm.predictions) {
-      out += fmt::format("    at {} GPUs: {} s [{}, {}]", p.world_size, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
+      out += fmt::format("    at {} {}: {} s [{}, {}]", p.world_size, unit, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
       if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));
       if (p.efficiency) out += fmt::format(", efficiency {:.0f}% [{:.0f}, {:.0f}]", 100 * *p.efficiency, 100 * p.efficiency_lower.value_or(NAN), 100 * p.efficiency_upper.value_or(NAN));
       if (p.throughput) out += fmt::format(", {} samples/s", human_number(*p.throughput));  // as the table shows it, not 4e+04
@@ -180,7 +186,8 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
       {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
       {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},
-      {"efficiency", true, [](auto& c) { return pct(c.efficiency); }},
+      {"efficiency", true,
+       [](auto& c) { return c.efficiency ? std::optional<std::string>(efficiency_percent(*c.efficiency)) : std::nullopt; }},
       {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},
       {"comp score", true, [](auto& c) { return opt(c.computation_score); }},
       // itwinai's own figure, from its profiler averages; not the same measure as the score.

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "support/run_binary.hpp"
 
 using namespace scalelens::testing;
@@ -577,6 +578,53 @@ TEST(ReportCli, ASelfCheckThatCouldNotBeMadeRecommendsMeasuredCountsOnly) {
   EXPECT_NE(warned["model-self-check-failed"].find("could not check itself"), std::string::npos);
 }
 
+// Efficiencies of 100.4% (superlinear beyond noise: two runs each, identical) and 99.6%: both read
+// "100%" in the table, and the warning said "more than 100% efficient … at sup/2 (100%)".
+TEST(ReportCli, AnEfficiencyNearAHundredShowsWhichSideItIsOn) {
+  ScratchDir dir, cwd;
+  for (auto [label, efficiency] : {std::pair{"sup", 1.004}, std::pair{"sub", 0.996}})
+    for (int run : {1, 2}) {
+      write_run(dir, fmt::format("{}-1-{}", label, run), label, 1, 100);
+      write_run(dir, fmt::format("{}-2-{}", label, run), label, 2, 100 / 2 / efficiency);
+    }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("100.4%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("99.6%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more than 100% efficient beyond its times' noise at sup/2 (100.4%)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("'sub' is more than 100% efficient"), std::string::npos) << r.out;
+}
+
+// --baseline common: label a (2–8 GPUs) is measured against b at 1 GPU. summary.csv had
+// baseline_world_size 1, a size a never ran, and nothing saying it is b's time.
+TEST(ReportCli, SummaryCsvSaysWhoseBaselineASpeedupIsAgainst) {
+  ScratchDir dir, out;
+  for (auto [label, p] : {std::pair{"a", 2}, std::pair{"a", 4}, std::pair{"a", 8}, std::pair{"b", 1}, std::pair{"b", 2}})
+    write_run(dir, fmt::format("{}-{}", label, p), label, p, 100.0 / p);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --baseline common -o " + quoted(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto csv = slurp(out / "summary.csv");
+  std::vector<std::string_view> header, row;
+  std::size_t rows = 0;
+  for (std::size_t at = 0, end; (end = csv.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string_view line(csv.data() + at, end - at);
+    if (at == 0) {
+      scalelens::split_csv(line, header);
+      continue;
+    }
+    scalelens::split_csv(line, row);
+    ASSERT_EQ(row.size(), header.size()) << line;
+    const auto cell = [&](std::string_view name) { return row[static_cast<std::size_t>(scalelens::find_column(header, name))]; };
+    ASSERT_GE(scalelens::find_column(header, "baseline_label"), 0) << csv;
+    ASSERT_GE(scalelens::find_column(header, "run_ids"), 0) << csv;
+    EXPECT_EQ(cell("baseline_label"), "b") << line;
+    EXPECT_EQ(cell("baseline_world_size"), "1") << line;
+    EXPECT_EQ(cell("run_ids"), fmt::format("{}-{}", cell("label"), cell("world_size"))) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5u) << csv;
+}
+
 // One run per GPU count, 2 epochs of which the first is warm-up (as `scalelens run` writes them):
 // 100 s at 1 GPU, 49.6 s at 2 (efficiency 100.8%). One timed epoch each has no CI, so no noise
 // estimate: "beyond noise" was claimed from the means alone. Nothing is claimed without one.
@@ -668,6 +716,57 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   EXPECT_EQ(run_scalelens("report " + quoted(dir.path()) + " --objective fastest").exit_code, 1);
   auto capped = run_scalelens("report " + quoted(dir.path()) + " --max-gpus 4 -o " + quoted(cwd / "capped"));
   EXPECT_NE(capped.out.find("ddp: recommended 4 GPUs: the shortest time"), std::string::npos) << capped.out;
+}
+
+// Runs stating samples_per_epoch but logging no epochs (a run's start and end only), beside a
+// label with epochs: the note said "no samples_per_epoch", and the heading "time per epoch" stood
+// over runonly, whose model is per run.
+TEST(ReportCli, CurvesOnDifferentTimeBasesAndAThroughputWithoutEpochsAreSaidTruly) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2, 4}) {
+    write_run(dir, fmt::format("epochs-{}", p), "epochs", p, 100.0 / p);
+    dir.write(fmt::format("runonly-{}/scalelens.json", p),
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "runonly-{}", "label": "runonly", "world_size": {}, )"
+                          R"("nodes": 1, "gpus_per_node": {}, "status": "complete", "exit_status": 0, "start_ns": 0, )"
+                          R"("end_ns": {}, "samples_per_epoch": 1000}})",
+                          p, p, p, static_cast<long long>(500e9 / p)));
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()), "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Scaling model (time vs GPUs; 90% intervals):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  epochs (time per epoch): T(p) = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  runonly (time per run): T(p) = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("throughput not computed for runonly/1, runonly/2, runonly/4: samples_per_epoch, but no timed epochs"),
+            std::string::npos)
+      << r.out;
+}
+
+// A CPU-only study (ranks with no device, no GPU sampled) counts ranks: the table said so, the
+// model's heading and refusal said GPUs ("no model: 2 measured GPU counts").
+TEST(ReportCli, AStudyCountedInRanksSaysRanksInItsModel) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2}) {
+    const std::string name = fmt::format("cpu-{}", p);
+    const long long end = static_cast<long long>(3 * 10e9 / p);
+    dir.write(name + "/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "cpu", "world_size": {}, "nodes": 1, )"
+                          R"("status": "complete", "exit_status": 0, "start_ns": 0, "end_ns": {}}})",
+                          name, p, end));
+    for (int rank = 0; rank < p; ++rank)
+      dir.write(fmt::format("{}/ranks/{}.json", name, rank),
+                fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "vm", "local_rank": {}, "devices": [], )"
+                            R"("start_ns": 0, "end_ns": {}, "exit_status": 0}})",
+                            rank, rank, end));
+    std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+    for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},120\n", e, e * end / 3, (e + 1) * end / 3);
+    dir.write(name + "/epochs.csv", epochs);
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("label  ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Scaling model (time per epoch vs ranks; 90% intervals):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu: no model: 2 measured rank counts; a model needs at least 3"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(cwd / "out/summary.json").find(R"("refused":"2 measured rank counts)"), std::string::npos);
 }
 
 // `report B -o out` over an earlier `report A -o out` left A's energy, utilization and Pareto

@@ -201,3 +201,17 @@ TEST(ListRanks, NamesTheFirstTenAndCountsTheRest) {
   EXPECT_EQ(list_ranks(ranks, ranks.size()), "8, 9, 10, 11, 12, 13, 14, 15, 16, 17 and 2 more");
   EXPECT_EQ(list_ranks({3}, 40), "3 and 39 more");
 }
+
+// An efficiency is shown on the side of 100% it is on: 1.004 read "100%" beside a warning that it
+// is more than 100% efficient, and 0.996 read the same "100%".
+TEST(EfficiencyPercent, NeverRoundsOntoAHundredFromEitherSide) {
+  EXPECT_EQ(efficiency_percent(0.72), "72%");
+  EXPECT_EQ(efficiency_percent(1.52), "152%");
+  EXPECT_EQ(efficiency_percent(1), "100%");
+  EXPECT_EQ(efficiency_percent(1.004), "100.4%");
+  EXPECT_EQ(efficiency_percent(0.996), "99.6%");
+  EXPECT_EQ(efficiency_percent(1.0049), "100.5%");
+  EXPECT_EQ(efficiency_percent(0.99996), "99.996%");
+  EXPECT_EQ(efficiency_percent(1.0005), "100.05%");  // 100.0499…, "100.0" at one decimal
+  EXPECT_EQ(efficiency_percent(1.0000000000111), "100%");  // the arithmetic's rounding of an exact 1
+}
