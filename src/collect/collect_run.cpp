@@ -231,6 +231,10 @@ RunPlan plan_run(const RunOptions& o, const EnvMap& env) {
   if (o.world_size) {
     p.world_size = o.world_size;
     p.detected_from["world_size"] = "--world-size";
+    // More ranks than wrappers (a command that starts its workers itself, or ranks of several GPUs
+    // each): the wrappers' records are not one per rank, as around a launcher, so they are said as
+    // a launcher's (`missing-ranks` then counts wrappers, not ranks).
+    if (p.launcher.empty() && *o.world_size > p.job.ranks.value_or(1)) p.launcher = program_name(o.command);
   } else if (!launcher.refused.empty()) {
     // Unknown, not a guess: report then says so and how to state it.
     p.world_size_warning = fmt::format("the command's {}; the run's world size is left unknown (give --world-size)",

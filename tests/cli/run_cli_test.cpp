@@ -239,6 +239,24 @@ TEST(RunCli, NoGpuLibraryStillCompletesAndTheManifestSaysWhy) {
   EXPECT_NE(manifest.find("no NVML library found (libnvidia-ml.so.1)"), std::string::npos) << manifest;
 }
 
+// `--world-size 2` around a command that starts its workers itself (one wrapper, one record): the
+// report said "1 of 2 ranks left a rank record; the others may have failed to start", for every run
+// a `scalelens sweep --no-mpirun` makes. The record is the wrapper's, as around a launcher.
+TEST(RunCli, AWorldSizeBeyondTheWrappersCountsTheirRecordsNotRanks) {
+  ScratchDir d;
+  for (int world : {1, 2}) {
+    auto r = run_scalelens(fmt::format("run -q --study {} --label w --run-id w-{} --world-size {} --gpu-source none --no-host -- true",
+                                       quoted(d / "runs"), world, world));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(slurp(d / "runs/w-1/scalelens.json").find("\"launcher\""), std::string::npos);
+  EXPECT_NE(slurp(d / "runs/w-2/scalelens.json").find("\"launcher\":\"true\""), std::string::npos);
+  auto report = run_scalelens("report " + quoted(d / "runs") + " -q --format json -o " + quoted(d / "out"));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(report.out.find("missing-ranks"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("\"world_size\":2"), std::string::npos) << report.out;
+}
+
 TEST(RunCli, MpirunWithTwoRanksYieldsOneRunThatReportReads) {
   if (::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (scripts/setup-debian.sh installs Open MPI)";
   ScratchDir d;
