@@ -959,6 +959,15 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       }
       if (wait + transfer > 0) t.comm_wait_share = wait / (wait + transfer);
       if (exposed_wait + exposed_transfer > 0) t.exposed_comm_wait_share = exposed_wait / (exposed_wait + exposed_transfer);
+      // A share missing because calls could not be matched is said with why (`trace` lists every note).
+      if (!t.comm_wait_share && !match.notes.empty())
+        warnings.push_back(run_warning(
+            run, "missing-figure",
+            fmt::format("communication waiting share not computed: {}{}", match.notes.front(),
+                        match.notes.size() > 1 ? fmt::format(" (and {} more such note{}: scalelens trace lists them)", match.notes.size() - 1,
+                                                                      match.notes.size() > 2 ? "s" : "")
+                                              : ""),
+            Severity::note));
       t.collective_bandwidth = trace::bandwidth_by_size(match.instances);
       // Ops against the roofline, per step and traced rank: Σ over ranks / Σ of their steps.
       std::map<std::pair<std::string, std::string>, OpLoss> ops;

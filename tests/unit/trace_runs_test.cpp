@@ -367,6 +367,15 @@ TEST(TracesAlone, SharedRealTracesFormRunsWithoutAManifest) {
   const auto* d = find_code(sampled.diagnostics, "missing-ranks");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->message.find("2 of 128 ranks"), std::string::npos) << d->message;
+  // Its SendRecv calls cannot be matched (no peer, not an all-to-all): no waiting share, and why.
+  const auto sampled_summary = analyze(sampled, {});
+  ASSERT_EQ(sampled_summary.runs.size(), 1u);
+  EXPECT_FALSE(sampled_summary.runs[0].trace().comm_wait_share.has_value());
+  bool said = false;
+  for (const auto& w : sampled_summary.warnings)
+    said |= w.code == "missing-figure" && w.message.find("communication waiting share not computed") != std::string::npos &&
+            w.message.find("SendRecv, no peer recorded") != std::string::npos && w.message.find("1 more such note") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 namespace {
