@@ -115,8 +115,9 @@ void append_gpu_series(std::string& out, const std::vector<GpuSeries>& all, std:
 
 // One run's series: its GPUs' utilization and power and its ranks' step times, decimated.
 // `gpu_cap` for series without a share of ingest's chart budget (GpuSeries::chart_points).
-std::string render_run_series(const Run& run, const std::vector<RankStepChart>& rank_steps, std::size_t gpu_cap,
-                              std::size_t step_cap, std::size_t max_points) {
+// `world_size`: its summary's (ranks beyond the stated one move a run: analyze), not the Run's.
+std::string render_run_series(const Run& run, std::optional<int> world_size, const std::vector<RankStepChart>& rank_steps,
+                              std::size_t gpu_cap, std::size_t step_cap, std::size_t max_points) {
   std::string out;
   // Time origin: the run's start, else its first sample.
   std::int64_t t0 = run.start_ns.value_or(0);
@@ -126,7 +127,7 @@ std::string render_run_series(const Run& run, const std::vector<RankStepChart>& 
       if (g.sample_count() && (!any || g.first_t_ns() < t0)) t0 = g.first_t_ns(), any = true;
   }
   out += fmt::format("{{\"run_id\":{},\"label\":{},\"world_size\":{},\"t0_ns\":{},\"gpus\":[", json_quote(run.run_id),
-                     json_quote(run.label), run.world_size ? std::to_string(*run.world_size) : "null", t0);
+                     json_quote(run.label), world_size ? std::to_string(*world_size) : "null", t0);
   // Its GPUs: summarized where they were read (their series rendered then, by the function below),
   // else rendered here.
   if (run.gpu_digest) run.gpu_digest->page_json.unpack_to(out);
@@ -191,9 +192,13 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
                            const SeriesLimits& limits, std::string_view run_id) {
   // Runs that made it onto a curve (ingest already left out duplicate ids).
   std::vector<const Run*> runs = study_runs_of(study, summary);
+  std::vector<std::optional<int>> world_sizes;  // the summaries', as summary.json gives them
   std::size_t kept = 0;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (runs[i] && (run_id.empty() || summary.runs[i].run_id == run_id)) runs[kept++] = runs[i];
+    if (runs[i] && (run_id.empty() || summary.runs[i].run_id == run_id)) {
+      runs[kept++] = runs[i];
+      world_sizes.push_back(summary.runs[i].world_size);
+    }
   runs.resize(kept);
   // Runs whose GPUs were summarized as they were read carry their series drawn then, with the
   // default limits (`scalelens report`'s): other limits would not apply to them.
@@ -239,7 +244,7 @@ void render_series_json_to(const Study& study, const Summary& summary, const std
     const std::size_t n = std::min(batch, runs.size() - first);
     parallel_for(n, threads, [&](std::size_t i) {  // a run that cannot be rendered is raised here
       parts[i] = (first + i ? "," : "") +
-                 render_run_series(*runs[first + i], rank_steps[first + i], gpu_cap,
+                 render_run_series(*runs[first + i], world_sizes[first + i], rank_steps[first + i], gpu_cap,
                                    thinned[first + i] ? limits.max_points_per_series : step_cap,
                                    limits.max_points_per_series);
     });

@@ -108,6 +108,12 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   EXPECT_NE(t.out.find("ranks-beyond-world-size"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("ddp/8"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.find("ddp/4"), std::string::npos) << t.out;
+  // The page's run series too (it drew the Run's stated 4).
+  ScratchDir out;
+  ASSERT_EQ(run_scalelens("report " + quoted(dir.path()) + " -q --no-cache -o " + quoted(out.path())).exit_code, 0);
+  const auto page = slurp(out / "report.html");
+  EXPECT_NE(page.find("\"run_id\":\"ddp-8\",\"label\":\"ddp\",\"world_size\":8,"), std::string::npos);
+  EXPECT_EQ(page.find("\"run_id\":\"ddp-8\",\"label\":\"ddp\",\"world_size\":4,"), std::string::npos);
 
   // Its ranks within the world size: nothing said.
   ScratchDir fine;
