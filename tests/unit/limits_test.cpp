@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -82,6 +83,23 @@ void write_good_study(const ScratchDir& dir) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------ counts
+
+// A label holding a lone surrogate escape ("\ud800") is a string simdjson cannot read: the warning
+// said it "should be a string", which it is. A number written as a string is still "should be".
+TEST(Limits, AManifestStringWithAnInvalidEscapeIsSaidAsSuch) {
+  ScratchDir dir;
+  write_run(dir, "lone", 1, 1.0);
+  dir.write("lone/scalelens.json", R"({"label": "lone\ud800x", "world_size": "1", "start_ns": 1000000000, "end_ns": 21000000000})");
+  auto study = read_study(dir);
+  auto bad = with_code(study.diagnostics, "bad-manifest-field");
+  ASSERT_EQ(bad.size(), 2u);
+  std::set<std::string> said;
+  for (const auto* d : bad) said.insert(d->message);
+  EXPECT_TRUE(said.count("field \"label\" is a string with an invalid escape (a lone surrogate such as \\ud800, or a "
+                         "malformed \\u); ignored"))
+      << *said.begin();
+  EXPECT_TRUE(said.count("field \"world_size\" should be a whole number from 1 to 10000000; ignored"));
+}
 
 TEST(Limits, ManifestWorldSizeZeroOrAbsurdIsRefusedAndOtherConfigurationsUnchanged) {
   ScratchDir dir;

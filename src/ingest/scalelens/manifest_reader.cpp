@@ -74,7 +74,16 @@ class ManifestReader final : public Reader {
       od::value v;
       if (auto e = field.value().get(v)) return fail(e, fmt::format(" at \"{}\"", key));
       auto bad = [&](std::string_view expected) {
-        out.warn("bad-manifest-field", fmt::format("field \"{}\" should be {}; ignored", key, expected), path);
+        // A string expected and a string there, yet not read: an escape that names no character.
+        od::json_type type;
+        if (expected == "a string" && v.type().get(type) == simdjson::SUCCESS && type == od::json_type::string)
+          out.warn("bad-manifest-field",
+                   fmt::format("field \"{}\" is a string with an invalid escape (a lone surrogate such as \\ud800, or a "
+                               "malformed \\u); ignored",
+                               key),
+                   path);
+        else
+          out.warn("bad-manifest-field", fmt::format("field \"{}\" should be {}; ignored", key, expected), path);
       };
       if (key == "schema") {
         auto s = string_of(v);
