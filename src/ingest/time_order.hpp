@@ -42,15 +42,23 @@ class BackwardTime {
     } else if (t_ns < last) [[unlikely]] {
       ++steps_[series];
       if (first_line_ == 0) first_line_ = line;
-      if (t_ns >= first_t_[series])
-        shift_[series] += last - t_ns + interval_[series];
+      // Stamps far apart (a hostile or garbled log) may not add up in 64 bits: those are sorted.
+      std::int64_t shift = 0;
+      if (t_ns >= first_t_[series] && !__builtin_sub_overflow(last, t_ns, &shift) &&
+          !__builtin_add_overflow(shift, interval_[series], &shift) && !__builtin_add_overflow(shift_[series], shift, &shift))
+        shift_[series] = shift;
       else
         unsorted_[series] = true;
-    } else if (t_ns > last) {
-      interval_[series] = t_ns - last;
+    } else if (t_ns > last && __builtin_sub_overflow(t_ns, last, &interval_[series])) {
+      interval_[series] = 0;
     }
     last_t_[series] = t_ns;
-    return t_ns + shift_[series];
+    std::int64_t at = 0;
+    if (__builtin_add_overflow(t_ns, shift_[series], &at)) [[unlikely]] {
+      unsorted_[series] = true;
+      return t_ns;
+    }
+    return at;
   }
 
   // Where some GPU's times went back: `time-goes-backwards` (the most steps one GPU took, and the
