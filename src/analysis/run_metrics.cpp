@@ -963,10 +963,8 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
       if (!t.comm_wait_share && !match.notes.empty())
         warnings.push_back(run_warning(
             run, "missing-figure",
-            fmt::format("communication waiting share not computed: {}{}", match.notes.front(),
-                        match.notes.size() > 1 ? fmt::format(" (and {} more such note{}: scalelens trace lists them)", match.notes.size() - 1,
-                                                                      match.notes.size() > 2 ? "s" : "")
-                                              : ""),
+            fmt::format("communication waiting share not computed: {}{}", list_first(match.notes, match.notes.size(), 1),
+                        match.notes.size() > 1 ? " (scalelens trace lists them)" : ""),
             Severity::note));
       t.collective_bandwidth = trace::bandwidth_by_size(match.instances);
       // Ops against the roofline, per step and traced rank: Σ over ranks / Σ of their steps.

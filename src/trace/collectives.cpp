@@ -33,7 +33,10 @@ bool waits_for_every_member(std::string_view collective) {
 
 // A SendRecv kernel without the collective's args (older PyTorch): an all-to-all's part or a
 // pipeline's send or receive, its peer unknown. Matched in order only as an all-to-all of the group.
-bool peerless_send_recv(const CollectiveCall& c) { return !c.point_to_point && c.group.empty() && c.name == "SendRecv"; }
+// Spelled as breakdown.cpp tells a SendRecv kernel (alnum_lower), whatever the trace's spelling.
+bool peerless_send_recv(const CollectiveCall& c) {
+  return !c.point_to_point && c.group.empty() && alnum_lower(c.name) == "sendrecv";
+}
 
 // Calls that could not have run as the traces' times say: the first found, and how many.
 struct ClockConflict {
@@ -358,8 +361,8 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
     member_ranks.reserve(members.size());
     for (const auto& m : members) member_ranks.push_back(split[m.at].rank);
     if (agreed > 0) (group.empty() ? any_order : any_group) = true;
-    for (std::size_t i = 0; i < agreed; ++i) out.send_recv_by_order += peerless_send_recv(*ref[i]);
     for (std::size_t i = 0; i < agreed; ++i) {
+      out.send_recv_by_order += peerless_send_recv(*ref[i]);
       CollectiveInstance inst;
       inst.group = group;
       inst.name = ref[i]->name;

@@ -374,7 +374,7 @@ TEST(TracesAlone, SharedRealTracesFormRunsWithoutAManifest) {
   bool said = false;
   for (const auto& w : sampled_summary.warnings)
     said |= w.code == "missing-figure" && w.message.find("communication waiting share not computed") != std::string::npos &&
-            w.message.find("SendRecv, no peer recorded") != std::string::npos && w.message.find("1 more such note") != std::string::npos;
+            w.message.find("SendRecv, no peer recorded") != std::string::npos && w.message.find("and 1 more (scalelens trace lists them)") != std::string::npos;
   EXPECT_TRUE(said);
 }
 
