@@ -229,9 +229,7 @@ int submit_slurm(Plan& plan, Entry& e, const fs::path& study, const std::string&
   const auto argv = sweep::sbatch_argv(plan, e, file);
   if (dry_run) {
     // The submission too: --sbatch's options are part of what a job asks for.
-    std::string line;
-    for (const auto& w : argv) line += (line.empty() ? "" : " ") + shell_quote(w);
-    std::printf("# ---- %s\n# %s\n%s\n", e.run_id.c_str(), line.c_str(), script.value().c_str());
+    std::printf("# ---- %s\n# %s\n%s\n", e.run_id.c_str(), sweep::shell_line(argv).c_str(), script.value().c_str());
     return 0;
   }
   if (auto made = create_folder(file.parent_path()); !made) {
@@ -264,8 +262,7 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
   if (plan.mpirun) argv = {"mpirun", "--oversubscribe", "-n", std::to_string(e.tasks)};
   auto run = sweep::run_argv(plan, e, study, self_path());
   argv.insert(argv.end(), run.begin(), run.end());
-  std::string line;
-  for (const auto& w : argv) line += (line.empty() ? "" : " ") + shell_quote(w);
+  const std::string line = sweep::shell_line(argv);
   if (dry_run) {
     std::printf("%s\n", line.c_str());
     return 0;
@@ -399,9 +396,7 @@ int run_sweep(SweepArgs a) {
     // planned before (a --resume of them) otherwise than they were planned, so it is refused.
     if (!planned.entries.empty()) {
       auto words_of = [](const std::vector<std::string>& argv) {
-        std::string out;
-        for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
-        return out.empty() ? std::string("none") : printable(out);
+        return argv.empty() ? std::string("none") : printable(sweep::shell_line(argv));
       };
       std::string differ;
       auto compare = [&](const char* option, const std::vector<std::string>& was, const std::vector<std::string>& now) {
@@ -479,11 +474,7 @@ int run_sweep(SweepArgs a) {
       for (const auto& have : plan.entries) {
         if (sweep::same_entry(have, e)) {
           if (have.command != e.command) {
-            auto line = [](const std::vector<std::string>& argv) {
-              std::string out;
-              for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
-              return printable(out);
-            };
+            auto line = [](const std::vector<std::string>& argv) { return printable(sweep::shell_line(argv)); };
             std::fprintf(stderr, "scalelens sweep: %s is planned with the command %s, not %s (another --label measures another command)\n",
                          have.run_id.c_str(), line(have.command).c_str(), line(e.command).c_str());
             return 1;

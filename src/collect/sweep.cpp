@@ -118,13 +118,11 @@ std::vector<std::string> sbatch_argv(const Plan& plan, const Entry& e, const std
   return argv;
 }
 
-namespace {
 std::string shell_line(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
   return out;
 }
-}  // namespace
 
 Result<std::string> job_script(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens,
                                const std::string& template_text) {

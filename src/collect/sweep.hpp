@@ -80,6 +80,8 @@ std::string substitute(std::string text, const Entry& e);
 // The argv that measures an entry: `scalelens run --study S --label L --run-id R --world-size G
 // [run args] -- cmd` (G: the entry's GPUs).
 std::vector<std::string> run_argv(const Plan& plan, const Entry& e, const std::filesystem::path& study, const std::string& scalelens);
+// Words as one shell line, each quoted where it needs it: what the sweep prints and scripts run.
+std::string shell_line(const std::vector<std::string>& argv);
 
 // sbatch's argv for an entry's batch script: --sbatch's options with the entry's placeholders filled,
 // as in the command and --run-args.
