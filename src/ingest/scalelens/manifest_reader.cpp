@@ -74,16 +74,19 @@ class ManifestReader final : public Reader {
       od::value v;
       if (auto e = field.value().get(v)) return fail(e, fmt::format(" at \"{}\"", key));
       auto bad = [&](std::string_view expected) {
-        // A string expected and a string there, yet not read: an escape that names no character.
+        out.warn("bad-manifest-field", fmt::format("field \"{}\" should be {}; ignored", key, expected), path);
+      };
+      // Where string_of read nothing: a string there, yet not read, has an escape that names no character.
+      auto bad_string = [&] {
         od::json_type type;
-        if (expected == "a string" && v.type().get(type) == simdjson::SUCCESS && type == od::json_type::string)
+        if (v.type().get(type) == simdjson::SUCCESS && type == od::json_type::string)
           out.warn("bad-manifest-field",
                    fmt::format("field \"{}\" is a string with an invalid escape (a lone surrogate such as \\ud800, or a "
                                "malformed \\u); ignored",
                                key),
                    path);
         else
-          out.warn("bad-manifest-field", fmt::format("field \"{}\" should be {}; ignored", key, expected), path);
+          bad("a string");
       };
       if (key == "schema") {
         auto s = string_of(v);
@@ -94,10 +97,11 @@ class ManifestReader final : public Reader {
           run.run_id = *s;
           run.run_id_written = true;
         } else {
-          bad(s ? "a non-empty string (the run's id is derived from its folder, as when absent)" : "a string");
+          if (s) bad("a non-empty string (the run's id is derived from its folder, as when absent)");
+          else bad_string();
         }
       } else if (key == "label") {
-        if (auto s = string_of(v)) run.label = *s; else bad("a string");
+        if (auto s = string_of(v)) run.label = *s; else bad_string();
       } else if (key == "world_size" || key == "nodes" || key == "gpus_per_node" || key == "cpus_per_node") {
         auto d = number_of(v);
         const auto max = key == "world_size" ? limits::kMaxWorldSize : key == "nodes" ? limits::kMaxNodes
@@ -141,9 +145,9 @@ class ManifestReader final : public Reader {
       } else if (key == "gpu_model") {
         if (auto s = string_of(v)) run.gpu_model = *s;
       } else if (key == "system") {
-        if (auto s = string_of(v)) run.system = *s; else bad("a string");
+        if (auto s = string_of(v)) run.system = *s; else bad_string();
       } else if (key == "launcher") {
-        if (auto s = string_of(v)) run.launcher = *s; else bad("a string");
+        if (auto s = string_of(v)) run.launcher = *s; else bad_string();
       } else if (key == "hosts") {
         od::array arr;
         if (v.get_array().get(arr) != simdjson::SUCCESS) { bad("an array of strings"); continue; }
