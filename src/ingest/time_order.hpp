@@ -25,37 +25,30 @@ class BackwardTime {
   // sampling interval before it. One that lands before the series' first sample (an older log
   // appended) is put in order by report().
   std::int64_t see(std::size_t series, std::int64_t t_ns, std::int64_t line) {
-    if (series >= last_t_.size()) {
-      last_t_.resize(series + 1, std::numeric_limits<std::int64_t>::min());
-      first_t_.resize(series + 1, 0);
-      interval_.resize(series + 1, 0);
-      shift_.resize(series + 1, 0);
-      steps_.resize(series + 1, 0);
-      unsorted_.resize(series + 1, false);
-    }
+    if (series >= clocks_.size()) clocks_.resize(series + 1);
+    Clock& c = clocks_[series];
     // A step is a sample earlier than the one before it of its GPU: one clock step back is one,
     // not every sample stamped before the latest (a log appended after a step "went backwards
     // 1196 times").
-    const std::int64_t last = last_t_[series];
-    if (last == std::numeric_limits<std::int64_t>::min()) {
-      first_t_[series] = t_ns;
-    } else if (t_ns < last) [[unlikely]] {
-      ++steps_[series];
+    if (c.last == std::numeric_limits<std::int64_t>::min()) {
+      c.first = t_ns;
+    } else if (t_ns < c.last) [[unlikely]] {
+      ++c.steps;
       if (first_line_ == 0) first_line_ = line;
       // Stamps far apart (a hostile or garbled log) may not add up in 64 bits: those are sorted.
       std::int64_t shift = 0;
-      if (t_ns >= first_t_[series] && !__builtin_sub_overflow(last, t_ns, &shift) &&
-          !__builtin_add_overflow(shift, interval_[series], &shift) && !__builtin_add_overflow(shift_[series], shift, &shift))
-        shift_[series] = shift;
+      if (t_ns >= c.first && !__builtin_sub_overflow(c.last, t_ns, &shift) && !__builtin_add_overflow(shift, c.interval, &shift) &&
+          !__builtin_add_overflow(c.shift, shift, &shift))
+        c.shift = shift;
       else
-        unsorted_[series] = true;
-    } else if (t_ns > last && __builtin_sub_overflow(t_ns, last, &interval_[series])) {
-      interval_[series] = 0;
+        c.unsorted = true;
+    } else if (t_ns > c.last && __builtin_sub_overflow(t_ns, c.last, &c.interval)) {
+      c.interval = 0;
     }
-    last_t_[series] = t_ns;
+    c.last = t_ns;
     std::int64_t at = 0;
-    if (__builtin_add_overflow(t_ns, shift_[series], &at)) [[unlikely]] {
-      unsorted_[series] = true;
+    if (__builtin_add_overflow(t_ns, c.shift, &at)) [[unlikely]] {
+      c.unsorted = true;
       return t_ns;
     }
     return at;
@@ -65,7 +58,8 @@ class BackwardTime {
   // first line), and the series with a step to before their first sample put in time order (`gpus`
   // indexed as `see`'s series; any other is in order already).
   void report(std::vector<GpuSeries>& gpus, ReadOutput& out, const std::filesystem::path& file) const {
-    const std::int64_t steps = steps_.empty() ? 0 : *std::max_element(steps_.begin(), steps_.end());
+    std::int64_t steps = 0;
+    for (const auto& c : clocks_) steps = std::max(steps, c.steps);
     if (steps == 0) return;
     out.warn("time-goes-backwards",
              fmt::format("timestamps go backwards {} time{} (the first at line {}), e.g. a clock change or two "
@@ -73,15 +67,21 @@ class BackwardTime {
                          "back on the clock the log began with (moved forward by the step), others put in time order",
                          steps, steps == 1 ? "" : "s", first_line_),
              file, first_line_);
-    for (std::size_t i = 0; i < gpus.size() && i < steps_.size(); ++i)
-      if (unsorted_[i])
+    for (std::size_t i = 0; i < gpus.size() && i < clocks_.size(); ++i)
+      if (clocks_[i].unsorted)
         std::stable_sort(gpus[i].samples.begin(), gpus[i].samples.end(),
                          [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
   }
 
  private:
-  std::vector<std::int64_t> last_t_, first_t_, interval_, shift_, steps_;
-  std::vector<bool> unsorted_;  // a step back to before the series' first sample
+  struct Clock {  // a series' stamps as read
+    std::int64_t last = std::numeric_limits<std::int64_t>::min(), first = 0;
+    std::int64_t interval = 0;  // its last step forward: its sampling interval
+    std::int64_t shift = 0;     // added to its stamps, to put them back on its first clock
+    std::int64_t steps = 0;     // steps back
+    bool unsorted = false;      // a step back to before its first sample
+  };
+  std::vector<Clock> clocks_;
   std::int64_t first_line_ = 0;
 };
 
