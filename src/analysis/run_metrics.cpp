@@ -376,6 +376,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   std::size_t timeless_gpus = 0;
   const GpuSeries* first_timeless_gpu = nullptr;
   std::size_t first_timeless_readings = 0;
+  // GPUs whose energy counter holds one value all through its log while power gave their energy.
+  std::size_t stuck_gpus = 0;
+  const GpuSeries* first_stuck_gpu = nullptr;
+  double first_stuck_mj = 0;
   for (const auto& [key, g] : chosen) {
     GpuSeriesFigures f = first_figures.contains(key) ? first_figures[key] : figures_of(*g, run_t0, run_t1);
     if (auto& pieces = later[key]; !pieces.empty()) {
@@ -422,6 +426,10 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       w.path = g->source;
       figures.warnings.push_back(std::move(w));
     }
+    if (f.energy_from == GpuSeriesFigures::EnergyFrom::power && !f.impossible_counter_mj && !std::isnan(f.first_counter_mj) &&
+        f.first_counter_mj == f.last_counter_mj && f.first_counter_t_ns < f.last_counter_t_ns && f.energy_j > 0 &&
+        stuck_gpus++ == 0)
+      first_stuck_gpu = g, first_stuck_mj = f.first_counter_mj;
     if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
       energy += f.energy_j;
       any_energy = true;
@@ -517,6 +525,17 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
                     "is {} in {}",
                     gap_s, gap_gpus, gap_gpus == 1 ? "" : "s", kEnergyGapIntervals, longest_gap_s,
                     gpu_name(*longest_gap_gpu), longest_gap_gpu->source)));
+  if (stuck_gpus > 0) {
+    Diagnostic w = run_warning(
+        run, "energy-counter-stuck",
+        fmt::format("the energy counter (energy_mj) of {} GPU{} holds one value all through the log while power_w "
+                    "shows {} drawing ({}: {:.10g} mJ on every reading): stuck, it measured nothing; {} energy is taken "
+                    "from power_w",
+                    stuck_gpus, stuck_gpus == 1 ? "" : "s", stuck_gpus == 1 ? "it" : "them", gpu_name(*first_stuck_gpu),
+                    first_stuck_mj, stuck_gpus == 1 ? "its" : "their"));
+    w.path = first_stuck_gpu->source;
+    figures.warnings.push_back(std::move(w));
+  }
   if (timeless_gpus > 0) {
     Diagnostic w = run_warning(
         run, "energy-no-time",

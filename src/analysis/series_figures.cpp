@@ -109,6 +109,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   double moved = kNaN;
   std::int64_t moved_t = 0;
   std::size_t counter_readings = 0;
+  bool drew_inside = false;  // a power reading above 0 inside the window
   for (std::size_t k = 0; k < samples.size(); ++k) {
     const GpuSample& s = samples[k];
     const std::int64_t t = s.t_ns;
@@ -116,6 +117,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     count.add(s, k ? &samples[k - 1] : nullptr, inside);
     if (!std::isnan(s.power_w)) {
       f.power_samples += inside;
+      drew_inside = drew_inside || (inside && s.power_w > 0);
       if (std::isnan(f.first_power_w)) f.first_power_w = s.power_w;
       f.last_power_w = s.power_w;
     }
@@ -201,6 +203,10 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
       to = std::max(moved_t, from), end = moved_t >= from ? moved : start;
       counter_measured = to > from;  // else it held still throughout: power alone, below
     }
+    // Nor one that held still over all the window while power shows the GPU drawing (NVML's total
+    // energy stuck at its first value), however few steps the window spans: it measured nothing (a
+    // short run's energy was 0 Wh), and power alone stands in, as where it stopped.
+    if (end == start && drew_inside) counter_measured = false;
     const std::int64_t samples_from = std::max(t0, samples.front().t_ns), samples_to = std::min(t1, samples.back().t_ns);
     const bool head = beyond_a_gap(from - samples_from), tail = beyond_a_gap(samples_to - to);
     if (counter_measured) {

@@ -402,6 +402,38 @@ TEST(RunSourcesCli, AnEnergyCounterThatStopsMidLogIsFollowedByPower) {
   }
 }
 
+// gpu.csv as the sampler writes it whose energy counter holds its first value on every row while
+// power_w reads 300 W (NVML's total energy stuck). Over a 4 s run sampled every second the counter
+// was taken as measured, and the energy was 0 Wh; over a 32 s run power stood in, unsaid. Power
+// gives both (4 GPUs x 300 W), and the stuck counter is named.
+TEST(RunSourcesCli, AnEnergyCounterStuckOnItsFirstValueIsReplacedByPowerAndSaid) {
+  for (const auto& [seconds, interval_ms] : {std::pair{4, 1000}, std::pair{32, 500}}) {
+    ScratchDir dir;
+    const long long end = kStartNs + seconds * 1000000000LL;
+    dir.write("ddp-4/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
+                          R"("nodes": 1, "gpus_per_node": 4, "scaling": "strong", "start_ns": {}, "end_ns": {}, )"
+                          R"("sampling_interval_s": {}, "exit_status": 0, "status": "complete"}})",
+                          kStartNs, end, interval_ms / 1000.0));
+    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (long long t = kStartNs; t <= end; t += interval_ms * 1000000LL)
+      for (int g = 0; g < 4; ++g)
+        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n", t, g, g,
+                           5123456789LL + g);
+    dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+    auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(r.out);
+    simdjson::dom::element run = root["runs"].at(0);
+    EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * seconds / 3600, 1e-3) << seconds << " s";
+    EXPECT_EQ(std::string_view(run["energy_from"]), "power") << seconds << " s";
+    const std::string said = messages_of(root, "energy-counter-stuck");
+    EXPECT_NE(said.find("of 4 GPUs holds one value all through the log"), std::string::npos) << seconds << " s: " << said;
+    EXPECT_NE(said.find("5123456789 mJ on every reading"), std::string::npos) << said;
+  }
+}
+
 // The same counter stopping where no power is logged after it (power_w empty, as the sampler
 // writes a reading NVML did not give): nothing measured that tail, which is left out and said.
 TEST(RunSourcesCli, AnEnergyCounterThatStopsWithPowerIsAGap) {
