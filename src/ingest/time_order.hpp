@@ -27,11 +27,25 @@ class BackwardTime {
   std::int64_t see(std::size_t series, std::int64_t t_ns, std::int64_t line) {
     if (series >= clocks_.size()) clocks_.resize(series + 1);
     Clock& c = clocks_[series];
+    const bool first_of_log = c.log != logs_;
+    c.log = logs_;
     // A step is a sample earlier than the one before it of its GPU: one clock step back is one,
     // not every sample stamped before the latest (a log appended after a step "went backwards
     // 1196 times").
     if (c.last == std::numeric_limits<std::int64_t>::min()) {
       c.first = t_ns;
+    } else if (first_of_log && t_ns < c.last) [[unlikely]] {
+      // The first sample of a log appended after its header (new_log) back in the time already
+      // logged: another logger's samples of the same GPU over that time (an older log appended
+      // after a newer one), not the clock stepping back: moved forward they would stand for time
+      // after the log's end. Put in time order, and said apart.
+      c.unsorted = true;
+      c.shift = 0;  // its stamps are its own logger's, as written
+      c.interval = 0;
+      if (appended_line_ == 0) appended_line_ = line, appended_header_line_ = log_header_line_;
+      std::int64_t back = 0;
+      if (__builtin_sub_overflow(c.last, t_ns, &back)) back = std::numeric_limits<std::int64_t>::max();
+      appended_back_ns_ = std::max(appended_back_ns_, back);
     } else if (t_ns < c.last) [[unlikely]] {
       ++c.steps;
       if (first_line_ == 0) first_line_ = line;
@@ -54,19 +68,39 @@ class BackwardTime {
     return at;
   }
 
+  // The file's header line again, at `line`: the samples after it are another log's, appended to
+  // this one (nvidia-smi started again with its output appended), whose stamps may go back to
+  // before the last sample without any clock stepping.
+  void new_log(std::int64_t line) {
+    ++logs_;
+    log_header_line_ = line;
+  }
+
   // Where some GPU's times went back: `time-goes-backwards` (the most steps one GPU took, and the
-  // first line), and the series with a step to before their first sample put in time order (`gpus`
+  // first line; apart, a log appended back in the time already logged), and the series with a step
+  // to before their first sample, or an appended log back in time, put in time order (`gpus`
   // indexed as `see`'s series; any other is in order already).
   void report(std::vector<GpuSeries>& gpus, ReadOutput& out, const std::filesystem::path& file) const {
     std::int64_t steps = 0;
     for (const auto& c : clocks_) steps = std::max(steps, c.steps);
-    if (steps == 0) return;
-    out.warn("time-goes-backwards",
+    if (appended_line_ != 0)
+      out.warn("time-goes-backwards",
+               fmt::format("a log appended at line {} (the header again) goes back to before the samples above it "
+                           "(the first at line {}, {}): another logger's samples over time already logged (an older "
+                           "log appended after a newer one), not a clock step; they are put in time order among the "
+                           "others, not moved",
+                           appended_header_line_, appended_line_,
+                           appended_back_ns_ == std::numeric_limits<std::int64_t>::max()
+                               ? std::string("far back")
+                               : fmt::format("{:.3g} s back", static_cast<double>(appended_back_ns_) * 1e-9)),
+               file, appended_line_);
+    if (steps > 0)
+      out.warn("time-goes-backwards",
              fmt::format("timestamps go backwards {} time{} (the first at line {}), e.g. a clock change or two "
                          "logs appended to one file; samples after a step back into the time already logged were put "
                          "back on the clock the log began with (moved forward by the step), others put in time order",
                          steps, steps == 1 ? "" : "s", first_line_),
-             file, first_line_);
+               file, first_line_);
     for (std::size_t i = 0; i < gpus.size() && i < clocks_.size(); ++i)
       if (clocks_[i].unsorted)
         std::stable_sort(gpus[i].samples.begin(), gpus[i].samples.end(),
@@ -79,10 +113,14 @@ class BackwardTime {
     std::int64_t interval = 0;  // its last step forward: its sampling interval
     std::int64_t shift = 0;     // added to its stamps, to put them back on its first clock
     std::int64_t steps = 0;     // steps back
-    bool unsorted = false;      // a step back to before its first sample
+    bool unsorted = false;      // a step back to before its first sample, or an appended log back in time
+    std::size_t log = 0;        // the log (new_log) of its last sample
   };
   std::vector<Clock> clocks_;
   std::int64_t first_line_ = 0;
+  std::size_t logs_ = 0;  // logs appended after the first
+  std::int64_t log_header_line_ = 0, appended_line_ = 0, appended_header_line_ = 0;
+  std::int64_t appended_back_ns_ = 0;  // how far an appended log went back from the sample before it, the most
 };
 
 }  // namespace scalelens

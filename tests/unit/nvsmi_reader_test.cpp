@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -339,6 +340,42 @@ TEST(NvSmiReader, NvSmi_ClockStepBackIntoLoggedTime_IsPutBackOnTheFirstClock) {
   const auto* d = diagnostic(study, "time-goes-backwards");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->line, 7);
+}
+
+// Two nvidia-smi logs of the same GPU, the older appended after the newer (`cat new.csv old.csv`, or
+// a second `nvidia-smi ... >> log`): the second prints its header again, and its stamps go back into
+// the time the first logged (1 s samples, :14 to :18 inside :10 to :20). Read as a clock step, they
+// were moved forward by 7 s, to :21 to :25, after the log's end: samples of time no logger saw. Told
+// by the header printed again, they are put in time order as written, and said.
+TEST(NvSmiReader, NvSmi_AnOlderLogAppendedOverlapping_IsNotMovedAsAClockStep) {
+  ScratchDir dir;
+  Study study;
+  const std::string header = "timestamp, index, uuid, power.draw [W]\n";
+  std::string log = header;
+  std::set<std::int64_t> written;
+  auto sample = [&](int s, double watts) {
+    log += fmt::format("2024/01/02 03:04:{:02d}.000, 0, GPU-aaaa, {:.2f} W\n", s, watts);
+    written.insert(kT0 - 678'000'000 + (s - 5) * 1'000'000'000LL);
+  };
+  for (int s = 10; s <= 20; ++s) sample(s, 300);
+  log += header;  // line 13
+  for (int s = 14; s <= 18; ++s) sample(s, 301);
+  const auto& run = read_run_with(dir, "nodes/n1/nvsmi.csv", log, study);
+  ASSERT_EQ(run.gpus.size(), 1u);
+  const auto& samples = run.gpus[0].samples;
+  ASSERT_EQ(samples.size(), 16u);
+  std::set<std::int64_t> read;
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    read.insert(samples[k].t_ns);
+    if (k > 0) EXPECT_GE(samples[k].t_ns, samples[k - 1].t_ns) << "sample " << k;
+  }
+  EXPECT_EQ(read, written) << "the times as written, none moved";
+  const auto* d = diagnostic(study, "time-goes-backwards");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->line, 14);
+  EXPECT_NE(d->message.find("a log appended at line 13"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("not a clock step"), std::string::npos) << d->message;
+  EXPECT_EQ(d->message.find("moved forward"), std::string::npos) << d->message;
 }
 
 TEST(NvSmiReader, NvSmi_NoHeader_IsRecognizedAndWarnedRatherThanGuessed) {

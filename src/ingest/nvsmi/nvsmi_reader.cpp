@@ -501,6 +501,7 @@ class NvSmiReader final : public Reader {
     std::string first_decimal_comma;
     std::vector<std::string_view> fields;
     const std::string_view header_line = trim(line);
+    std::vector<std::int64_t> headers_again;  // lines where the header is printed again
 
     while (lines.next(line)) {
       if (trim(line).empty()) continue;
@@ -509,8 +510,12 @@ class NvSmiReader final : public Reader {
         bad.add(line_no, "cut off (no newline at the end of the file)");
         break;
       }
-      // nvidia-smi restarted with its output appended to the same file prints its header again.
-      if (trim(line) == header_line) continue;
+      // nvidia-smi restarted with its output appended to the same file prints its header again:
+      // the samples after it are another log's (BackwardTime::new_log).
+      if (trim(line) == header_line) {
+        headers_again.push_back(line_no);
+        continue;
+      }
       split_csv(line, fields);
       const bool header_fields = fields.size() == header.size();
       const auto t = header_fields ? parse_timestamp(fields[ts_col]) : std::nullopt;
@@ -643,7 +648,9 @@ class NvSmiReader final : public Reader {
     }
 
     BackwardTime backward;
+    auto next_header = headers_again.begin();
     for (const Row& row : rows) {
+      for (; next_header != headers_again.end() && *next_header < row.line_no; ++next_header) backward.new_log(*next_header);
       if (row.series >= gpus.size()) continue;  // left out above
       GpuSample& sample = gpus[row.series].samples.emplace_back(row.sample);
       sample.t_ns = backward.see(row.series, row.sample.t_ns, row.line_no);
