@@ -785,8 +785,9 @@ Study ingest(const IngestOptions& options) {
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
         g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
+    // Not a log that finds the run's end stamped on its stepped clock: that end may move (below).
     const auto window = window_of(k);
-    if (!window) return;
+    if (!window || out.end_step_ns > 0) return;
     for (auto& h : out.attach.host_series) reduce_host_series(h, window->first, window->second);
     for (auto& g : out.attach.gpus)
       reduce_gpu_series(g, window->first, window->second, g.chart_points ? g.chart_points : kChartPointsPerSeries);
@@ -824,6 +825,49 @@ Study ingest(const IngestOptions& options) {
   std::vector<std::size_t> last_file_of(folder_run_list.size(), 0);  // a run folder's last file in that order
   for (std::size_t p = 0; p < order.size(); ++p)
     if (owner[order[p]] != kNoRun) last_file_of[owner[order[p]]] = p;
+  // A run whose end_ns a node's log finds stamped on its clock after it stepped back
+  // (ReadOutput::end_step_ns): moved forward by the step onto the clock its start was stamped with,
+  // as the log's later samples are, where every GPU and host log of the run finds it so by the same
+  // step (one node's gpu.csv and host.csv); another node's logs were summarized over the end as
+  // stated where they were read (and so that the figures do not depend on whether samples are
+  // kept, the end is left where the run has any, as where logs disagree). Said either way. A run
+  // folder's files are read in one batch, so all of them are among these.
+  auto move_stepped_ends = [&](std::size_t begin, std::size_t end, auto& output_at) {
+    std::map<std::size_t, std::vector<std::size_t>> asking;  // run → the positions of its logs that find it
+    for (std::size_t p = begin; p < end; ++p)
+      if (owner[order[p]] != kNoRun && output_at(p)->end_step_ns > 0) asking[owner[order[p]]].push_back(p);
+    for (const auto& [r, positions] : asking) {
+      Run& run = folder_run(r);
+      ReadOutput& first = *output_at(positions.front());
+      const std::int64_t step = first.end_step_ns;
+      bool all_logs_agree = run.gpus.empty() && run.host_series.empty();
+      for (std::size_t p = begin; p < end && all_logs_agree; ++p) {
+        const ReadOutput& out = *output_at(p);
+        if (owner[order[p]] == r && (!out.attach.gpus.empty() || !out.attach.host_series.empty()))
+          all_logs_agree = out.end_step_ns == step;
+      }
+      const std::int64_t start = *run.start_ns, stated = *run.end_ns;
+      const std::string& log = files[others[order[positions.front()]]].path;
+      const double step_s = static_cast<double>(step) * 1e-9, stated_s = static_cast<double>(stated - start) * 1e-9;
+      if (all_logs_agree) {
+        run.end_ns = stated + step;
+        first.warn("clock-stepped",
+                   fmt::format("the node's clock stepped back {:.3g} s while the run ran (at line {}): scalelens.json's "
+                               "end_ns, stamped after the step, is taken {:.3g} s later, on the clock the run's start was "
+                               "stamped with, as the log's samples after the step are (the run {:.4g} s, not {:.4g} s)",
+                               step_s, first.end_step_line, step_s, stated_s + step_s, stated_s),
+                   log, first.end_step_line);
+      } else {
+        first.warn("clock-stepped",
+                   fmt::format("the node's clock stepped back {:.3g} s while the run ran (at line {}): scalelens.json's "
+                               "end_ns was stamped after the step, {:.3g} s early on the clock the run's start was stamped "
+                               "with, but is left as stated (the run's GPU or host logs of another node do not find it "
+                               "so): the run's time ({:.4g} s) and energy leave out its last {:.3g} s",
+                               step_s, first.end_step_line, step_s, stated_s, step_s),
+                   log, first.end_step_line);
+      }
+    }
+  };
   std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
   // The warnings of outputs merged in their batch, by file: only files that have any (a list per
   // file was 24 bytes a file of a large study, nearly all empty).
@@ -863,9 +907,13 @@ Study ingest(const IngestOptions& options) {
       study.cancelled = true;
       return study;
     }
-    for (std::size_t p = begin; p < end; ++p) {  // each is set (nothing was cancelled)
+    auto output_at = [&](std::size_t p) -> auto& {  // each is set (nothing was cancelled)
+      return read[static_cast<std::size_t>(std::lower_bound(batch.begin(), batch.end(), order[p]) - batch.begin())];
+    };
+    move_stepped_ends(begin, end, output_at);
+    for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
-      auto& out = read[static_cast<std::size_t>(std::lower_bound(batch.begin(), batch.end(), k) - batch.begin())];
+      auto& out = output_at(p);
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)

@@ -101,7 +101,7 @@ void fields(C& c, Diagnostic& v) {
 }
 template <class C>
 void fields(C& c, ReadOutput& v) {
-  c(v.runs, v.attach, v.diagnostics);
+  c(v.runs, v.attach, v.diagnostics, v.end_step_ns, v.end_step_line);
 }
 
 std::string encode_read_output(const ReadOutput& out) {

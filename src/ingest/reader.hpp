@@ -29,6 +29,12 @@ struct ReadOutput {
   // warning naming the file (or, for traces and GPU logs, makes a run of its own).
   RunData attach;
   std::vector<Diagnostic> diagnostics;
+  // A log of a collected run (gpu.csv, host.csv) whose node's clock stepped back while it sampled,
+  // at whose end the run's end_ns lies as written: that end was stamped on the stepped clock. The
+  // step (> 0; 0: none) to move it by onto the clock the run began with, and the log's line where
+  // the clock stepped; ingest alone may move a run's end (its other files' samples were summarized
+  // over it).
+  std::int64_t end_step_ns = 0, end_step_line = 0;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});

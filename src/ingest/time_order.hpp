@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,11 +77,33 @@ class BackwardTime {
     log_header_line_ = line;
   }
 
+  // The step to move `end_ns` by, a time stamped on this log's host clock just before its last
+  // sample (scalelens run stamps the run's end, then the sampler takes its last sample): where the
+  // clock stepped back while it sampled and `end_ns` lies at the log's last stamp as written (within
+  // 2 sampling intervals, and 1 s), it was stamped on the stepped clock, and the step (> 0) puts it
+  // on the clock the log began with, as the rows after the step are. A step within that margin
+  // cannot be told from the logger's lag: none.
+  std::optional<std::int64_t> shift_at_end(std::int64_t end_ns) const {
+    const Clock* latest = nullptr;  // the series whose last stamp is the latest, as written
+    for (const auto& c : clocks_)
+      if (c.last != std::numeric_limits<std::int64_t>::min() && (!latest || c.last > latest->last)) latest = &c;
+    if (!latest || latest->unsorted || latest->shift <= 0) return std::nullopt;
+    const std::int64_t margin = std::max<std::int64_t>(1'000'000'000, std::min<std::int64_t>(latest->interval, kMaxMarginNs) * 2);
+    if (latest->shift <= margin) return std::nullopt;
+    std::int64_t apart = 0;
+    if (__builtin_sub_overflow(end_ns, latest->last, &apart) || apart > margin || apart < -margin) return std::nullopt;
+    if (std::int64_t moved = 0; __builtin_add_overflow(end_ns, latest->shift, &moved)) return std::nullopt;
+    return latest->shift;
+  }
+  // The first line of a step back (0: none).
+  std::int64_t first_step_line() const { return first_line_; }
+
   // Where some GPU's times went back: `time-goes-backwards` (the most steps one GPU took, and the
   // first line; apart, a log appended back in the time already logged), and the series with a step
   // to before their first sample, or an appended log back in time, put in time order (`gpus`
   // indexed as `see`'s series; any other is in order already).
-  void report(std::vector<GpuSeries>& gpus, ReadOutput& out, const std::filesystem::path& file) const {
+  template <class Series>  // GpuSeries, HostSeries
+  void report(std::vector<Series>& gpus, ReadOutput& out, const std::filesystem::path& file) const {
     std::int64_t steps = 0;
     for (const auto& c : clocks_) steps = std::max(steps, c.steps);
     if (appended_line_ != 0)
@@ -104,7 +127,7 @@ class BackwardTime {
     for (std::size_t i = 0; i < gpus.size() && i < clocks_.size(); ++i)
       if (clocks_[i].unsorted)
         std::stable_sort(gpus[i].samples.begin(), gpus[i].samples.end(),
-                         [](const GpuSample& a, const GpuSample& b) { return a.t_ns < b.t_ns; });
+                         [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
   }
 
  private:
@@ -116,6 +139,7 @@ class BackwardTime {
     bool unsorted = false;      // a step back to before its first sample, or an appended log back in time
     std::size_t log = 0;        // the log (new_log) of its last sample
   };
+  static constexpr std::int64_t kMaxMarginNs = 3'600'000'000'000;  // an hour: no sampler is slower
   std::vector<Clock> clocks_;
   std::int64_t first_line_ = 0;
   std::size_t logs_ = 0;  // logs appended after the first

@@ -375,6 +375,94 @@ TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnceAndItsEnergyIsThe32sDrawn) {
   EXPECT_EQ(messages_of(root, "energy-gaps"), "");
 }
 
+// The same clock step as `scalelens run` records it: the wrapper stamps the run's end (scalelens.json's
+// and the ranks' end_ns) with the stepped clock, 5 s early, then takes the sampler's last sample;
+// the job's epochs after the step are stamped 5 s early too; host.csv is sampled with gpu.csv. The
+// rows were put back on the clock the run began with but the end was not: the power was clipped
+// to 27 s (9.0 Wh), and the run took 27 s. The end is moved by the step, and said: 32 s, 10.67 Wh.
+TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackIsMovedByTheStep) {
+  ScratchDir dir;
+  constexpr long long kStep = 5000000000LL;  // at 16 s, between two samples
+  auto on_node_clock = [&](long long true_ns) { return true_ns >= kStartNs + 16200000000LL ? true_ns - kStep : true_ns; };
+  const long long end = on_node_clock(kStartNs + 32000000000LL);
+  dir.write("ddp-4/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
+                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                        kStartNs, end));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int r = 0; r < 4; ++r) {
+    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
+              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
+                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
+                          r, r, r, kStartNs, end, 4100 + r) + "\n");
+    for (int e = 0; e < 3; ++e) {
+      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
+      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
+    }
+  }
+  dir.write("ddp-4/epochs.csv", epochs);
+  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
+  int step_line = 0;
+  for (int tick = 0; tick <= 64; ++tick) {
+    const long long t = on_node_clock(kStartNs + tick * 500000000LL);
+    for (int g = 0; g < 4; ++g) {
+      if (tick == 33 && g == 0) step_line = 2 + tick * 4;
+      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
+    }
+    host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);  // 100 W
+  }
+  dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
+  dir.write("ddp-4/nodes/node0/host.csv", host);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  simdjson::dom::element run = root["runs"].at(0);
+  EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3);
+  EXPECT_NEAR(double(run["run_time_s"]), 32, 1e-6);
+  EXPECT_NEAR(double(run["host_energy_wh"]), 100.0 * 32 / 3600, 1e-3);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find(fmt::format("stepped back 5 s while the run ran (at line {})", step_line)), std::string::npos) << said;
+  EXPECT_NE(said.find("taken 5 s later"), std::string::npos) << said;
+  EXPECT_NE(said.find("(the run 32 s, not 27 s)"), std::string::npos) << said;
+  EXPECT_EQ(messages_of(root, "energy-gaps"), "");
+}
+
+// The same step on one node of two: the other node's samples may be summarized over the run's end
+// as stated as they are read, so it stays (whether samples are kept or not); that the run's time and
+// energy leave out the step is said, not hidden.
+TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackOnOneOfTwoNodesIsSaid) {
+  ScratchDir dir;
+  constexpr long long kStep = 5000000000LL;
+  auto on_node0_clock = [&](long long true_ns) { return true_ns >= kStartNs + 16200000000LL ? true_ns - kStep : true_ns; };
+  const long long end = on_node0_clock(kStartNs + 32000000000LL);
+  dir.write("ddp-8/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-8", "label": "ddp", "system": "juwels", "world_size": 8, )"
+                        R"("nodes": 2, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                        kStartNs, end));
+  for (const std::string node : {"node0", "node1"}) {
+    std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int tick = 0; tick <= 64; ++tick) {
+      const long long true_t = kStartNs + tick * 500000000LL;
+      const long long t = node == "node0" ? on_node0_clock(true_t) : true_t;
+      for (int g = 0; g < 4; ++g)
+        gpu += fmt::format("{},{},GPU-{}-{},80,10,1048576000,300.00,,1410,60\n", t, g, node, g);
+    }
+    dir.write("ddp-8/nodes/" + node + "/gpu.csv", gpu);
+  }
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("left as stated (the run's GPU or host logs of another node do not find it so)"), std::string::npos) << said;
+  EXPECT_NE(said.find("leave out its last 5 s"), std::string::npos) << said;
+  EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 27, 1e-6);
+}
+
 // gpu.csv as the sampler writes it (every 0.5 s, NVML's energy counter in energy_mj) whose counter
 // stops 16 s into a 32 s run while power.draw goes on: from there on its field is empty, or it
 // repeats its last value. The energy was the counter's 16 s (5.33 Wh), the rest lost and not said;

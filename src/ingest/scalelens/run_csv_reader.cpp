@@ -165,7 +165,14 @@ const char* skip_plain_field(const char* p, const char* end, char stop) {
   return p;
 }
 
-void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {
+// The run's end_ns stamped on this log's clock after it stepped back (BackwardTime::shift_at_end):
+// the step, for ingest to move that end by.
+void note_end_on_stepped_clock(const BackwardTime& backward, const Run* run, ReadOutput& out) {
+  if (!run || !run->start_ns || !run->end_ns) return;
+  if (const auto shift = backward.shift_at_end(*run->end_ns)) out.end_step_ns = *shift, out.end_step_line = backward.first_step_line();
+}
+
+void read_gpu(std::string_view text, const std::filesystem::path& path, const Run* run, ReadOutput& out) {
   static constexpr std::array<std::string_view, 10> cols{"t_ns", "gpu", "uuid", "util_pct", "mem_util_pct",
                                                          "mem_used_bytes", "power_w", "energy_mj", "sm_clock_mhz", "temp_c"};
   const std::string node = node_of(path);
@@ -336,13 +343,16 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, ReadOutp
   bad.report(out, path);
   implausible.report_implausible(out, path);
   backward.report(series, out, path);
+  note_end_on_stepped_clock(backward, run, out);
   for (auto& g : series) out.attach.gpus.push_back(std::move(g));
 }
 
-void read_host(std::string_view text, const std::filesystem::path& path, ReadOutput& out) {
+void read_host(std::string_view text, const std::filesystem::path& path, const Run* run, ReadOutput& out) {
   static constexpr std::array<std::string_view, 4> cols{"t_ns", "cpu_util_pct", "mem_used_bytes", "cpu_energy_uj"};
-  HostSeries series{node_of(path), path.string(), {}, {}};
+  std::vector<HostSeries> series{HostSeries{node_of(path), path.string(), {}, {}}};
+  auto& samples = series[0].samples;
   BadLines bad, implausible;
+  BackwardTime backward;  // the sampler stamps it with gpu.csv's clock: a step back is taken alike
   for_each_row(text, cols, 1, out, path, bad, [&](const auto& f, std::int64_t line) {
     auto t = parse_int(f[0]);
     if (!t || *t < 0) return bad.add(line, "t_ns must be a non-negative integer");
@@ -359,12 +369,14 @@ void read_host(std::string_view text, const std::filesystem::path& path, ReadOut
       implausible.add(line, fmt::format("cpu_energy_uj {:g} is negative", s.cpu_energy_uj));
       s.cpu_energy_uj = kMissing;
     }
-    series.samples.push_back(s);
+    s.t_ns = backward.see(0, s.t_ns, line);
+    samples.push_back(s);
   });
   bad.report(out, path);
   implausible.report_implausible(out, path);
-  std::stable_sort(series.samples.begin(), series.samples.end(), [](auto& a, auto& b) { return a.t_ns < b.t_ns; });
-  if (!series.samples.empty()) out.attach.host_series.push_back(std::move(series));
+  backward.report(series, out, path);
+  note_end_on_stepped_clock(backward, run, out);
+  if (!samples.empty()) out.attach.host_series.push_back(std::move(series[0]));
 }
 
 // comm/<rank>.csv from libscalelens-mpi: per step, the time spent inside MPI calls. Everything
@@ -430,8 +442,8 @@ class RunCsvReader final : public Reader {
     switch (kind_of_header(first_line(text))) {
       case Kind::epochs: return read_intervals(text, Kind::epochs, file, run, out);
       case Kind::steps: return read_intervals(text, Kind::steps, file, run, out);
-      case Kind::gpu: return read_gpu(text, file, out);
-      case Kind::host: return read_host(text, file, out);
+      case Kind::gpu: return read_gpu(text, file, run, out);
+      case Kind::host: return read_host(text, file, run, out);
       case Kind::comm: return read_comm(text, file, out);
       case Kind::none: return;
     }
