@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "collect/job_environment.hpp"
 #include "collect/launcher.hpp"
 #include "collect/run_folder.hpp"
 #include "collect/sweep.hpp"
@@ -78,13 +79,30 @@ std::string this_host() {
   return ::gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
 }
 
-// A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more: no
-// local sweep runs while `holding_lock` (this process launches none yet), and on this host a sweep
-// process that does not exist runs nothing. One on another host is left as it is.
+// A process that has ended and waits for its parent to reap it (state Z in /proc/PID/stat).
+bool zombie(int pid) {
+  auto text = read_head(fmt::format("/proc/{}/stat", pid), 4096);
+  if (!text) return false;
+  const auto close = text.value().rfind(')');
+  return close != std::string::npos && close + 2 < text.value().size() && text.value()[close + 2] == 'Z';
+}
+
+// A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more.
+// A mark of this host names its process by pid and start time: the sweep runs while that process
+// does, whoever holds the lock (a sweep.lock removed and made again while it runs is no sign of its
+// end), and a pid now of another process (reused) runs nothing. A mark of another host, or one
+// without a start time (a plan written before it was kept), is stale where no local sweep runs
+// (`holding_lock`: this process launches none yet) or, on this host, where its pid is gone.
 bool stale(const Entry& e, bool holding_lock) {
   if (e.state != State::running) return false;
-  if (holding_lock) return true;
-  return e.pid && e.host == this_host() && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
+  const bool here = e.pid && e.host == this_host();
+  if (here && !e.pid_start.empty()) {
+    const std::string started = collect::process_start(*e.pid);
+    if (started != "0") return started != e.pid_start || zombie(*e.pid);
+    // Unreadable: no such process, or no /proc (then the pid alone says).
+  }
+  if (holding_lock && (!here || e.pid_start.empty())) return true;
+  return here && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
 }
 
 // The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
@@ -144,7 +162,7 @@ std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false
       e.note = e.pid ? fmt::format("stale: the sweep that ran it (pid {} on {}) is gone", *e.pid, e.host)
                      : "stale: the sweep that ran it is gone";
     }
-    if (e.state != State::running) e.pid.reset(), e.host.clear();
+    if (e.state != State::running) e.pid.reset(), e.pid_start.clear(), e.host.clear();
   }
   return never;
 }
@@ -279,6 +297,7 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
   // The run's own status where its folder has it (143 for a SIGTERM), not mpirun's (1).
   e.exit_status = code.value_or(outcome.status);
   e.pid.reset();
+  e.pid_start.clear();
   e.host.clear();
   e.state = outcome.status == 0 && folder == State::done ? State::done : outcome.stopped_by ? State::cancelled : State::failed;
   e.note = e.state == State::done ? ""
@@ -567,6 +586,7 @@ int run_sweep(SweepArgs a) {
       // the next one recognises as stale.
       e.state = State::running;
       e.pid = static_cast<int>(::getpid());
+      e.pid_start = collect::process_start(::getpid());
       e.host = this_host();
       e.note.clear();
       e.exit_status.reset();

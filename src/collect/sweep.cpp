@@ -185,7 +185,7 @@ std::string plan_json(const Plan& plan) {
     for (const auto& c : e.command) w.value(c);
     w.end_array().key("state").value(state_name(e.state)).key("job_id").value(e.job_id);
     w.key("exit_status").value(e.exit_status).key("note").value(e.note);
-    if (e.pid) w.key("pid").value(*e.pid).key("host").value(e.host);
+    if (e.pid) w.key("pid").value(*e.pid).key("pid_start").value(e.pid_start).key("host").value(e.host);
     w.end_object();
   }
   w.end_array().end_object();
@@ -257,6 +257,7 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
     if (!x["exit_status"].get(n)) e.exit_status = exit_status_of(n);
     if (!x["note"].get(s)) e.note = std::string(s);
     if (!x["pid"].get(n) && n > 0 && n <= std::numeric_limits<int>::max()) e.pid = static_cast<int>(n);
+    if (!x["pid_start"].get(s)) e.pid_start = std::string(s);
     if (!x["host"].get(s)) e.host = std::string(s);
     plan.entries.push_back(std::move(e));
   }

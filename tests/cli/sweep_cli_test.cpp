@@ -924,3 +924,59 @@ TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   ASSERT_EQ(group.size(), 1u);
   ::kill(-group[0], SIGKILL);
 }
+
+// A mark names its sweep by pid, start time and host. A live sweep whose sweep.lock had been
+// removed (a clean-up of "stale" lock files) was "failed, stale" to --status, which took the new
+// file's lock as proof that no sweep ran and wrote that into sweep.json.
+TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  const auto err_file = dir / "err";
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("echo $$ > {}/group; ", dir.path().string()));
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  ASSERT_EQ(plan_of(study).entries.at(0).pid, sweep);
+  EXPECT_FALSE(plan_of(study).entries.at(0).pid_start.empty());
+  fs::remove(study / "sweep.lock");  // the kernel's lock stays with the removed file
+  auto live = run_scalelens("sweep --study " + quoted(study) + " --status");
+  EXPECT_EQ(live.exit_code, 0) << live.out << live.err;
+  EXPECT_EQ(live.out.find("stale"), std::string::npos) << live.out;
+  EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
+  ::kill(sweep, SIGKILL);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  const auto group = pids_in(dir / "group");
+  ASSERT_EQ(group.size(), 1u);
+  ::kill(-group[0], SIGKILL);
+}
+
+// A sweep killed on this host whose pid now belongs to another process (reused) was still
+// "running" to --status where the study's lock could not be taken (a study read-only to the one
+// who looks): the pid alone was taken as the sweep, also a pid of another user's process.
+TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  const auto err_file = dir / "err";
+  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
+  // run folder stays incomplete: only the mark says the entry runs.
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  ::kill(sweep, SIGKILL);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  // Its pid now names another process of this host: its run's command, which outlives it.
+  const auto group = pids_in(dir / "group");
+  ASSERT_EQ(group.size(), 1u);
+  auto text = read(study / "sweep.json");
+  const std::string mark = fmt::format("\"pid\":{},", sweep);
+  const auto at = text.find(mark);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group[0]));
+  std::ofstream(study / "sweep.json", std::ios::trunc) << text;
+  // Looked at by someone to whom the study is read-only (no lock for them to take).
+  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  auto dead = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
+  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  ::kill(-group[0], SIGKILL);
+  EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
+  EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group[0])), std::string::npos) << dead.out;
+}
