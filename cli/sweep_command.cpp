@@ -105,21 +105,47 @@ bool stale(const Entry& e, bool holding_lock) {
   return here && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
 }
 
+// Why squeue gave no answer (not found, the controller down: its own words), "" when it answered.
+// "Invalid job id" is an answer: every job asked about has left the queue (scontrol then says).
+std::string squeue_failure(const Captured& q) {
+  if (q.status == 0 || q.err.find("Invalid job id specified") != std::string::npos) return "";
+  const std::string said = stripped(q.err.empty() ? q.out : q.err);
+  const std::string how = q.status == 127 ? "could not be started" : q.status > 128 ? fmt::format("was killed by signal {}", q.status - 128)
+                                                                             : fmt::format("exited with {}", q.status);
+  return fmt::format("squeue {}{}{}", how, said.empty() ? "" : ": ", printable(said));
+}
+
+// What refresh learnt beyond the entries' states.
+struct Refreshed {
+  std::string never;      // the jobs SLURM will never start as submitted, a line each ("" when none)
+  std::string unanswered; // why squeue did not answer ("" when it did): the jobs in flight keep their states
+};
+
 // The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
-// finished run). A job that ended without a complete run folder failed. Returns the jobs SLURM
-// will never start as submitted, a line each ("" when none).
-std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
-  std::string never;
+// finished run). A job that ended without a complete run folder failed. Where squeue does not
+// answer, the jobs in flight are as last known (said on stderr, once per reason): its silence
+// says nothing of them, so none is taken as ended, failed or forgotten.
+Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+  Refreshed learnt;
+  std::string& never = learnt.never;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
       if (sweep::in_flight(e.state) && !e.job_id.empty()) ids += (ids.empty() ? "" : ",") + e.job_id;
     std::map<std::string, sweep::JobWord> word;
     if (!ids.empty()) {
-      for (auto& w : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T %r", "-j", ids}).out)) word[w.id] = w;
-      for (auto& e : plan.entries)
-        if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
-          for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
+      const auto queue = run_capture({"squeue", "-h", "-o", "%i %T %r", "-j", ids});
+      learnt.unanswered = squeue_failure(queue);
+      static std::string said;  // refresh runs several times a call, and every poll of --wait
+      if (!learnt.unanswered.empty() && learnt.unanswered != said)
+        std::fprintf(stderr, "scalelens sweep: %s; the jobs in flight are shown as last known\n", learnt.unanswered.c_str());
+      said = learnt.unanswered;
+      if (learnt.unanswered.empty()) {
+        for (auto& w : sweep::parse_squeue(queue.out)) word[w.id] = w;
+        for (auto& e : plan.entries)
+          if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
+            for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
+      }
     }
     for (auto& e : plan.entries) {
       if (!sweep::in_flight(e.state)) continue;
@@ -144,6 +170,7 @@ std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false
     }
   }
   for (auto& e : plan.entries) {
+    if (!learnt.unanswered.empty() && sweep::in_flight(e.state)) continue;
     std::optional<int> code;
     std::string unreadable;
     auto folder = sweep::state_from_run_folder(study, e, code, &unreadable);
@@ -164,7 +191,7 @@ std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false
     }
     if (e.state != State::running) e.pid.reset(), e.pid_start.clear(), e.host.clear();
   }
-  return never;
+  return learnt;
 }
 
 // The study's lock, sweep.lock beside sweep.json (flock; the kernel frees it when the sweep ends,
@@ -533,7 +560,8 @@ int run_sweep(SweepArgs a) {
                  plan.workdir.c_str());
     return 2;
   }
-  if (plan.launcher == "slurm" && !a.dry_run && !on_path("sbatch")) {
+  // --status only looks (squeue says, or why it cannot): no sbatch is needed for that.
+  if (plan.launcher == "slurm" && !a.dry_run && !a.status && !on_path("sbatch")) {
     std::fprintf(stderr, "scalelens sweep: sbatch is not on PATH (--launcher local runs on this machine; --dry-run prints the scripts)\n");
     return 1;
   }
@@ -544,7 +572,8 @@ int run_sweep(SweepArgs a) {
     // the lock for that moment), never over a running sweep's sweep.json.
     if (auto got = collect::NodeLock::try_acquire(study / "sweep.lock"); got && got.value()) lock.emplace(std::move(*got.value()));
   }
-  if (!a.dry_run) refresh(plan, study, lock.has_value());
+  Refreshed learnt;
+  if (!a.dry_run) learnt = refresh(plan, study, lock.has_value());
   auto save = [&]() {
     if (a.dry_run) return true;
     auto ok = sweep::write_plan(plan_file, plan);
@@ -559,7 +588,8 @@ int run_sweep(SweepArgs a) {
     // --status only looks: it keeps what it learnt when something changed, the study can be
     // written and no sweep runs, and shows a study that is read-only to this user all the same.
     if (lock && sweep::plan_json(plan) != plan_as_read) (void)sweep::write_plan(plan_file, plan);
-    return some_run_failed() ? 5 : 0;
+    // Where SLURM did not answer, "none failed" is not known: 1, not 0.
+    return some_run_failed() ? 5 : !learnt.unanswered.empty() ? 1 : 0;
   }
   if (!save()) return 1;
 
@@ -651,7 +681,7 @@ int run_sweep(SweepArgs a) {
         }
         if (!busy) break;
         std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-        never = refresh(plan, study);
+        never = refresh(plan, study).never;
         if (!save()) return 1;
       }
     }
@@ -713,8 +743,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
       "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
       "See docs/sweep.md.\n"
-      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed, a job SLURM will never start (--wait) or\n"
-      "another sweep holds the study, 2 no plan or "
+      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed, a job SLURM will never start (--wait),\n"
+      "squeue gave no answer (--status) or another sweep holds the study, 2 no plan or "
       "nothing to use, 5 some run failed, "
       "128+N a local sweep stopped by signal N (130: Ctrl-C).");
   cmd->callback([a, cmd, &exit_code] {

@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -603,6 +604,40 @@ TEST(SweepSlurm, AHeldJobShowsItsReasonUntilItRuns) {
   fs::remove(hold);
   wait_idle(dir / "runs");
   EXPECT_EQ(plan_of(dir / "runs").entries.at(0).state, scalelens::sweep::State::done) << job_logs(dir / "runs");
+}
+
+// Where squeue gave no answer (the controller down, squeue not installed) --status said nothing of
+// it and exited 0, and without sbatch on PATH it refused to look ("sbatch is not on PATH"). Now it
+// names squeue's failure in squeue's words, shows the jobs as last known (none taken as ended) and
+// exits 1: whether a run failed is not known.
+TEST(SweepSlurm, StatusSaysWhySqueueGaveNoAnswerAndTakesNoJobAsEnded) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label h --tasks 1,2 --launcher slurm --sbatch=--hold -q -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string jobs;
+  for (const auto& e : plan_of(dir / "runs").entries) jobs += " " + e.job_id;
+  // The controller down, as its clients see it: this cluster's configuration with the controller
+  // at a port where none listens (MessageTimeout=1: squeue gives up at once, not after 18 s).
+  std::string conf;
+  std::istringstream cluster(read(std::getenv("SLURM_CONF")));
+  for (std::string line; std::getline(cluster, line);)
+    if (line.rfind("SlurmctldPort=", 0) != 0 && line.rfind("MessageTimeout=", 0) != 0) conf += line + "\n";
+  const auto down = dir.write("down.conf", conf + "SlurmctldPort=1\nMessageTimeout=1\n");
+  const std::map<std::string, std::string> cases = {
+      {"SLURM_CONF=" + quoted(down), "scalelens sweep: squeue exited with 1: slurm_load_jobs error: Unable to contact slurm controller"},
+      {"PATH=" + quoted(dir / "empty"), "scalelens sweep: squeue could not be started: squeue: No such file or directory; the jobs in "
+                                        "flight are shown as last known\n"}};
+  for (const auto& [env, said] : cases) {
+    SCOPED_TRACE(env);
+    auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status", env);
+    EXPECT_EQ(status.exit_code, 1) << status.out << status.err;
+    EXPECT_EQ(status.err.rfind(said, 0), 0u) << status.err;
+    EXPECT_NE(status.out.find("2 submitted\n"), std::string::npos) << status.out;
+    for (const auto& e : plan_of(dir / "runs").entries) EXPECT_EQ(e.state, scalelens::sweep::State::submitted) << e.run_id << ": " << e.note;
+  }
+  EXPECT_EQ(run_command("scancel" + jobs).exit_code, 0);
 }
 
 // docs/sweep.md's template line "#SBATCH --output={study}/.sweep/{run_id}.%j.out" with a study path
