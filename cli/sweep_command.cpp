@@ -429,12 +429,19 @@ int run_sweep(SweepArgs a) {
       std::fprintf(stderr, "scalelens sweep: --run-args '%s' has an unterminated quote\n", a.run_args_line.c_str());
       return 1;
     }
-    // One way to state a run's size: the sweep gives each run its entry's (tasks × --gpus-per-task).
+    // The options the sweep gives each run itself: given again, `scalelens run` refused every run
+    // ("--label: At Most 1 required but received 2"), each entry failed with "exit status 1".
+    const std::pair<const char*, std::string> given_by_sweep[] = {
+        {"--study", "each run is given the sweep's --study; give the study as the sweep's --study"},
+        {"--label", "each run is given the sweep's --label, which names its entries and run ids; give the label as the sweep's --label"},
+        {"--run-id", "each run is given its entry's (<label>-<nodes>n<tasks>t-r<repeat>), one run folder per entry"},
+        {"--world-size", "each run is given its entry's (tasks x --gpus-per-task)"}};
     for (const auto& w : run_words.words)
-      if (w == "--world-size" || w.rfind("--world-size=", 0) == 0) {
-        std::fprintf(stderr, "scalelens sweep: --run-args cannot hold --world-size: each run is given its entry's (tasks x --gpus-per-task)\n");
-        return 1;
-      }
+      for (const auto& [option, why] : given_by_sweep)
+        if (w == option || w.rfind(std::string(option) + "=", 0) == 0) {
+          std::fprintf(stderr, "scalelens sweep: --run-args cannot hold %s: %s\n", option, why.c_str());
+          return 1;
+        }
     plan.run_args = run_words.words;
     if (a.mpi_comm) plan.run_args.insert(plan.run_args.begin(), "--mpi-comm");
     plan.mpirun = !a.no_mpirun;

@@ -284,6 +284,31 @@ TEST(SweepCli, EachRunIsRecordedAtItsEntrysWorldSize) {
   EXPECT_FALSE(fs::exists(dir / "other/sweep.json"));
 }
 
+// --run-args with an option the sweep gives each run itself (--label, --run-id, --study) was
+// planned, and every run failed, "exit status 1", with `scalelens run`'s "--label: At Most 1
+// required but received 2" on stderr. Now the plan is refused, naming the option and what to do.
+TEST(SweepCli, RunArgsWithAnOptionTheSweepGivesEachRunAreRefusedSayingWhatToDo) {
+  const std::map<std::string, std::string> said = {
+      {"--label b", "--run-args cannot hold --label: each run is given the sweep's --label, which names its entries and run ids; "
+                    "give the label as the sweep's --label\n"},
+      {"--label=b", "--run-args cannot hold --label: each run is given the sweep's --label, which names its entries and run ids; "
+                    "give the label as the sweep's --label\n"},
+      {"--run-id r", "--run-args cannot hold --run-id: each run is given its entry's (<label>-<nodes>n<tasks>t-r<repeat>), one run "
+                     "folder per entry\n"},
+      {"--study elsewhere", "--run-args cannot hold --study: each run is given the sweep's --study; give the study as the sweep's "
+                            "--study\n"}};
+  for (const auto& [args, why] : said) {
+    SCOPED_TRACE(args);
+    ScratchDir dir;
+    auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label a --tasks 1 --launcher local --no-mpirun --run-args '" +
+                               args + "' -- touch " + quoted(dir / "ran"),
+                           in_folder(dir.path()));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_EQ(r.err, "scalelens sweep: " + why);
+    EXPECT_FALSE(fs::exists(dir / "runs/sweep.json"));
+    EXPECT_FALSE(fs::exists(dir / "ran"));
+  }
+}
 // A fresh sweep took a folder already named like its entry as the entry's done run, though it held
 // another label's run at another world size: the command never ran, exit 0, "1 done".
 TEST(SweepCli, AFolderOfAnotherRunIsNotTakenAsTheEntrysRun) {
