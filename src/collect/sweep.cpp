@@ -56,14 +56,21 @@ std::int64_t largest_gpus(const Sizes& sizes) {
 }
 
 namespace {
+// The label's part of a run id at most: the run id is a folder name, and the names made of it
+// (".<run id>.claim-<pid>-<n>" as `scalelens run` claims the folder, "<run id>.<job>.out",
+// "<run id>.<k>" of an earlier attempt) must stay within a file system's 255 bytes a name.
+constexpr std::size_t kMaxRunIdLabel = 160;
+
 // The label as a file name, unique: where safe_component replaced characters, labels that differ
 // only there ("d d,p", "d_d_p"; every non-ASCII byte) would share run ids, so a short hash of the
-// exact label tells them apart (FNV-1a: the same on every machine and build).
+// exact label tells them apart (FNV-1a: the same on every machine and build). A label too long for
+// a name is cut, and the hash tells it from the others that begin alike.
 std::string run_id_label(const std::string& label) {
-  const std::string safe = collect::safe_component(label);
-  if (safe == label) return safe;
+  std::string safe = collect::safe_component(label);
+  if (safe == label && safe.size() <= kMaxRunIdLabel) return safe;
   std::uint32_t h = 2166136261u;
   for (unsigned char c : label) h = (h ^ c) * 16777619u;
+  if (safe.size() > kMaxRunIdLabel - 9) safe.resize(kMaxRunIdLabel - 9);  // room for ".<8 hex digits>"
   return fmt::format("{}.{:08x}", safe, h);
 }
 }  // namespace

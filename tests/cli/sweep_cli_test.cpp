@@ -309,6 +309,34 @@ TEST(SweepCli, RunArgsWithAnOptionTheSweepGivesEachRunAreRefusedSayingWhatToDo) 
     EXPECT_FALSE(fs::exists(dir / "ran"));
   }
 }
+
+// A label of 250 characters made a run id longer than a file name may be (255 bytes, with the
+// names `scalelens run` makes of it): every run failed, "exit status 1", with "cannot create a
+// run folder in it: File name too long". Now the label's part of the run id is cut and the
+// label's hash added (as for a label that is not a file name), so two long labels that begin
+// alike still have two run ids.
+TEST(SweepCli, ALabelTooLongForAFolderNameIsCutAndHashedAndRuns) {
+  ScratchDir dir;
+  const std::string first(250, 'x'), second = std::string(249, 'x') + "y";
+  for (const auto& label : {first, second}) {
+    auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label " + label + " --tasks 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  const auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  EXPECT_NE(plan.entries[0].run_id, plan.entries[1].run_id);
+  for (const auto& e : plan.entries) {
+    SCOPED_TRACE(e.run_id);
+    EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.note;
+    EXPECT_LE(e.run_id.size(), 200u);
+    EXPECT_EQ(e.run_id.rfind(std::string(151, 'x') + ".", 0), 0u) << "the label's beginning, then its hash";
+    EXPECT_TRUE(fs::exists(dir / "runs" / e.run_id / "scalelens.json"));
+  }
+  EXPECT_EQ(plan.entries[0].label, first) << "the label itself is kept whole";
+  EXPECT_EQ(plan.entries[1].label, second);
+}
+
 // A fresh sweep took a folder already named like its entry as the entry's done run, though it held
 // another label's run at another world size: the command never ran, exit 0, "1 done".
 TEST(SweepCli, AFolderOfAnotherRunIsNotTakenAsTheEntrysRun) {
