@@ -642,8 +642,12 @@ int run_sweep(SweepArgs a) {
     // The run folder has the last word: a run that completed as the signal came is done.
     const std::string stopped = !in_progress ? "no run was in progress"
                                 : fmt::format("{} {}", plan.entries[*in_progress].run_id, sweep::state_name(plan.entries[*in_progress].state));
-    std::fprintf(stderr, "scalelens sweep: stopped by SIG%s: %s; %ld more not started (--resume runs them)\n", sigabbrev_np(stopped_by),
-                 stopped.c_str(), static_cast<long>(not_started));
+    // Only what remains is said: "0 more not started" and a --resume with nothing to run are noise.
+    const long to_resume = static_cast<long>(not_started) + (in_progress && plan.entries[*in_progress].state != State::done ? 1 : 0);
+    const std::string more = not_started > 0 ? fmt::format("; {} more not started", not_started) : "";
+    const std::string resume = to_resume > 1 ? " (--resume runs them)" : to_resume == 1 ? " (--resume runs it)" : "";
+    std::fprintf(stderr, "scalelens sweep: stopped by SIG%s: %s%s%s\n", sigabbrev_np(stopped_by), stopped.c_str(), more.c_str(),
+                 resume.c_str());
     return 128 + stopped_by;
   }
   // --report-job hands the report to a job only where one was submitted; otherwise (a local sweep,

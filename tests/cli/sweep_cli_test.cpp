@@ -53,13 +53,14 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
 // commands run, so it must outlive the command (run_command's own working folder does not).
 std::string in_folder(const fs::path& folder) { return "cd " + quoted(folder) + " &&"; }
 
-// A local sweep of three sizes whose command (after `prefix`) waits for ever, started with stderr
-// into `err`.
-pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const std::string& prefix = "") {
+// A local sweep of three sizes (or `tasks`) whose command (after `prefix`) waits for ever, started
+// with stderr into `err`.
+pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const std::string& prefix = "",
+                          const std::string& tasks = "1,2,3") {
   const std::string cmd = fmt::format("{}touch {}/started-{{tasks}}; exec sleep 60", prefix, dir.path().string());
   const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   EXPECT_GE(err, 0);
-  const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", "1,2,3", "--launcher",
+  const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", tasks, "--launcher",
                                      "local", "--no-mpirun", "--workdir", dir.path().string(), "--", "sh", "-c", cmd},
                                     {}, {{2, err}});
   ::close(err);
@@ -1011,6 +1012,20 @@ TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   const auto group = pids_in(dir / "group");
   ASSERT_EQ(group.size(), 1u);
   ::kill(-group[0], SIGKILL);
+}
+
+// Stopped while its last size ran, a sweep said "w-1n1t-r1 cancelled; 0 more not started
+// (--resume runs them)": only what remains is said.
+TEST(SweepCli, ASignalDuringTheLastRunSaysNoZeroCountOfRunsNotStarted) {
+  ScratchDir dir;
+  const auto err_file = dir / "err";
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, "", "1");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  ::kill(sweep, SIGINT);
+  EXPECT_EQ(wait_status(sweep, 20s), 128 + SIGINT) << slurp(err_file);
+  const std::string err = slurp(err_file);
+  EXPECT_NE(err.find("scalelens sweep: stopped by SIGINT: w-1n1t-r1 cancelled (--resume runs it)\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("more not started"), std::string::npos) << err;
 }
 
 // A mark names its sweep by pid, start time and host. A live sweep whose sweep.lock had been
