@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "collect/job_environment.hpp"
 #include "collect/launcher.hpp"
 #include "collect/run_folder.hpp"
 #include "collect/sweep.hpp"
@@ -78,30 +79,73 @@ std::string this_host() {
   return ::gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
 }
 
-// A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more: no
-// local sweep runs while `holding_lock` (this process launches none yet), and on this host a sweep
-// process that does not exist runs nothing. One on another host is left as it is.
-bool stale(const Entry& e, bool holding_lock) {
-  if (e.state != State::running) return false;
-  if (holding_lock) return true;
-  return e.pid && e.host == this_host() && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
+// A process that has ended and waits for its parent to reap it (state Z in /proc/PID/stat).
+bool zombie(int pid) {
+  auto text = read_head(fmt::format("/proc/{}/stat", pid), 4096);
+  if (!text) return false;
+  const auto close = text.value().rfind(')');
+  return close != std::string::npos && close + 2 < text.value().size() && text.value()[close + 2] == 'Z';
 }
 
+// A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more.
+// A mark of this host names its process by pid and start time: the sweep runs while that process
+// does, whoever holds the lock (a sweep.lock removed and made again while it runs is no sign of its
+// end), and a pid now of another process (reused) runs nothing. A mark of another host, or one
+// without a start time (a plan written before it was kept), is stale where no local sweep runs
+// (`holding_lock`: this process launches none yet) or, on this host, where its pid is gone.
+bool stale(const Entry& e, bool holding_lock) {
+  if (e.state != State::running) return false;
+  const bool here = e.pid && e.host == this_host();
+  if (here && !e.pid_start.empty()) {
+    const std::string started = collect::process_start(*e.pid);
+    if (started != "0") return started != e.pid_start || zombie(*e.pid);
+    // Unreadable: no such process, or no /proc (then the pid alone says).
+  }
+  if (holding_lock && (!here || e.pid_start.empty())) return true;
+  return here && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
+}
+
+// Why squeue gave no answer (not found, the controller down: its own words), "" when it answered.
+// "Invalid job id" is an answer: every job asked about has left the queue (scontrol then says).
+std::string squeue_failure(const Captured& q) {
+  if (q.status == 0 || q.err.find("Invalid job id specified") != std::string::npos) return "";
+  const std::string said = stripped(q.err.empty() ? q.out : q.err);
+  const std::string how = q.status == 127 ? "could not be started" : q.status > 128 ? fmt::format("was killed by signal {}", q.status - 128)
+                                                                             : fmt::format("exited with {}", q.status);
+  return fmt::format("squeue {}{}{}", how, said.empty() ? "" : ": ", printable(said));
+}
+
+// What refresh learnt beyond the entries' states.
+struct Refreshed {
+  std::string never;      // the jobs SLURM will never start as submitted, a line each ("" when none)
+  std::string unanswered; // why squeue did not answer ("" when it did): the jobs in flight keep their states
+};
+
 // The scheduler's word on the entries in flight, then the run folders' (the ground truth of a
-// finished run). A job that ended without a complete run folder failed. Returns the jobs SLURM
-// will never start as submitted, a line each ("" when none).
-std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
-  std::string never;
+// finished run). A job that ended without a complete run folder failed. Where squeue does not
+// answer, the jobs in flight are as last known (said on stderr, once per reason): its silence
+// says nothing of them, so none is taken as ended, failed or forgotten.
+Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+  Refreshed learnt;
+  std::string& never = learnt.never;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
       if (sweep::in_flight(e.state) && !e.job_id.empty()) ids += (ids.empty() ? "" : ",") + e.job_id;
     std::map<std::string, sweep::JobWord> word;
     if (!ids.empty()) {
-      for (auto& w : sweep::parse_squeue(run_capture({"squeue", "-h", "-o", "%i %T %r", "-j", ids}).out)) word[w.id] = w;
-      for (auto& e : plan.entries)
-        if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
-          for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
+      const auto queue = run_capture({"squeue", "-h", "-o", "%i %T %r", "-j", ids});
+      learnt.unanswered = squeue_failure(queue);
+      static std::string said;  // refresh runs several times a call, and every poll of --wait
+      if (!learnt.unanswered.empty() && learnt.unanswered != said)
+        std::fprintf(stderr, "scalelens sweep: %s; the jobs in flight are shown as last known\n", learnt.unanswered.c_str());
+      said = learnt.unanswered;
+      if (learnt.unanswered.empty()) {
+        for (auto& w : sweep::parse_squeue(queue.out)) word[w.id] = w;
+        for (auto& e : plan.entries)
+          if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
+            for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
+      }
     }
     for (auto& e : plan.entries) {
       if (!sweep::in_flight(e.state)) continue;
@@ -126,6 +170,7 @@ std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false
     }
   }
   for (auto& e : plan.entries) {
+    if (!learnt.unanswered.empty() && sweep::in_flight(e.state)) continue;
     std::optional<int> code;
     std::string unreadable;
     auto folder = sweep::state_from_run_folder(study, e, code, &unreadable);
@@ -144,9 +189,9 @@ std::string refresh(Plan& plan, const fs::path& study, bool holding_lock = false
       e.note = e.pid ? fmt::format("stale: the sweep that ran it (pid {} on {}) is gone", *e.pid, e.host)
                      : "stale: the sweep that ran it is gone";
     }
-    if (e.state != State::running) e.pid.reset(), e.host.clear();
+    if (e.state != State::running) e.pid.reset(), e.pid_start.clear(), e.host.clear();
   }
-  return never;
+  return learnt;
 }
 
 // The study's lock, sweep.lock beside sweep.json (flock; the kernel frees it when the sweep ends,
@@ -279,6 +324,7 @@ int run_local(const SweepArgs& a, Plan& plan, Entry& e, const fs::path& study, b
   // The run's own status where its folder has it (143 for a SIGTERM), not mpirun's (1).
   e.exit_status = code.value_or(outcome.status);
   e.pid.reset();
+  e.pid_start.clear();
   e.host.clear();
   e.state = outcome.status == 0 && folder == State::done ? State::done : outcome.stopped_by ? State::cancelled : State::failed;
   e.note = e.state == State::done ? ""
@@ -383,12 +429,19 @@ int run_sweep(SweepArgs a) {
       std::fprintf(stderr, "scalelens sweep: --run-args '%s' has an unterminated quote\n", a.run_args_line.c_str());
       return 1;
     }
-    // One way to state a run's size: the sweep gives each run its entry's (tasks × --gpus-per-task).
+    // The options the sweep gives each run itself: given again, `scalelens run` refused every run
+    // ("--label: At Most 1 required but received 2"), each entry failed with "exit status 1".
+    const std::pair<const char*, std::string> given_by_sweep[] = {
+        {"--study", "each run is given the sweep's --study; give the study as the sweep's --study"},
+        {"--label", "each run is given the sweep's --label, which names its entries and run ids; give the label as the sweep's --label"},
+        {"--run-id", "each run is given its entry's (<label>-<nodes>n<tasks>t-r<repeat>), one run folder per entry"},
+        {"--world-size", "each run is given its entry's (tasks x --gpus-per-task)"}};
     for (const auto& w : run_words.words)
-      if (w == "--world-size" || w.rfind("--world-size=", 0) == 0) {
-        std::fprintf(stderr, "scalelens sweep: --run-args cannot hold --world-size: each run is given its entry's (tasks x --gpus-per-task)\n");
-        return 1;
-      }
+      for (const auto& [option, why] : given_by_sweep)
+        if (w == option || w.rfind(std::string(option) + "=", 0) == 0) {
+          std::fprintf(stderr, "scalelens sweep: --run-args cannot hold %s: %s\n", option, why.c_str());
+          return 1;
+        }
     plan.run_args = run_words.words;
     if (a.mpi_comm) plan.run_args.insert(plan.run_args.begin(), "--mpi-comm");
     plan.mpirun = !a.no_mpirun;
@@ -514,7 +567,8 @@ int run_sweep(SweepArgs a) {
                  plan.workdir.c_str());
     return 2;
   }
-  if (plan.launcher == "slurm" && !a.dry_run && !on_path("sbatch")) {
+  // --status only looks (squeue says, or why it cannot): no sbatch is needed for that.
+  if (plan.launcher == "slurm" && !a.dry_run && !a.status && !on_path("sbatch")) {
     std::fprintf(stderr, "scalelens sweep: sbatch is not on PATH (--launcher local runs on this machine; --dry-run prints the scripts)\n");
     return 1;
   }
@@ -525,7 +579,8 @@ int run_sweep(SweepArgs a) {
     // the lock for that moment), never over a running sweep's sweep.json.
     if (auto got = collect::NodeLock::try_acquire(study / "sweep.lock"); got && got.value()) lock.emplace(std::move(*got.value()));
   }
-  if (!a.dry_run) refresh(plan, study, lock.has_value());
+  Refreshed learnt;
+  if (!a.dry_run) learnt = refresh(plan, study, lock.has_value());
   auto save = [&]() {
     if (a.dry_run) return true;
     auto ok = sweep::write_plan(plan_file, plan);
@@ -540,7 +595,8 @@ int run_sweep(SweepArgs a) {
     // --status only looks: it keeps what it learnt when something changed, the study can be
     // written and no sweep runs, and shows a study that is read-only to this user all the same.
     if (lock && sweep::plan_json(plan) != plan_as_read) (void)sweep::write_plan(plan_file, plan);
-    return some_run_failed() ? 5 : 0;
+    // Where SLURM did not answer, "none failed" is not known: 1, not 0.
+    return some_run_failed() ? 5 : !learnt.unanswered.empty() ? 1 : 0;
   }
   if (!save()) return 1;
 
@@ -567,6 +623,7 @@ int run_sweep(SweepArgs a) {
       // the next one recognises as stale.
       e.state = State::running;
       e.pid = static_cast<int>(::getpid());
+      e.pid_start = collect::process_start(::getpid());
       e.host = this_host();
       e.note.clear();
       e.exit_status.reset();
@@ -585,8 +642,12 @@ int run_sweep(SweepArgs a) {
     // The run folder has the last word: a run that completed as the signal came is done.
     const std::string stopped = !in_progress ? "no run was in progress"
                                 : fmt::format("{} {}", plan.entries[*in_progress].run_id, sweep::state_name(plan.entries[*in_progress].state));
-    std::fprintf(stderr, "scalelens sweep: stopped by SIG%s: %s; %ld more not started (--resume runs them)\n", sigabbrev_np(stopped_by),
-                 stopped.c_str(), static_cast<long>(not_started));
+    // Only what remains is said: "0 more not started" and a --resume with nothing to run are noise.
+    const long to_resume = static_cast<long>(not_started) + (in_progress && plan.entries[*in_progress].state != State::done ? 1 : 0);
+    const std::string more = not_started > 0 ? fmt::format("; {} more not started", not_started) : "";
+    const std::string resume = to_resume > 1 ? " (--resume runs them)" : to_resume == 1 ? " (--resume runs it)" : "";
+    std::fprintf(stderr, "scalelens sweep: stopped by SIG%s: %s%s%s\n", sigabbrev_np(stopped_by), stopped.c_str(), more.c_str(),
+                 resume.c_str());
     return 128 + stopped_by;
   }
   // --report-job hands the report to a job only where one was submitted; otherwise (a local sweep,
@@ -631,7 +692,7 @@ int run_sweep(SweepArgs a) {
         }
         if (!busy) break;
         std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-        never = refresh(plan, study);
+        never = refresh(plan, study).never;
         if (!save()) return 1;
       }
     }
@@ -693,8 +754,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "states are in <study>/sweep.json, job scripts and logs in <study>/.sweep/. Commands run (and jobs are submitted)\n"
       "in the folder the sweep was first planned in, also on --resume from elsewhere; --workdir names another.\n"
       "See docs/sweep.md.\n"
-      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed, a job SLURM will never start (--wait) or\n"
-      "another sweep holds the study, 2 no plan or "
+      "Exit codes: 0 launched (or all done), 1 usage, a launch that failed, a job SLURM will never start (--wait),\n"
+      "squeue gave no answer (--status) or another sweep holds the study, 2 no plan or "
       "nothing to use, 5 some run failed, "
       "128+N a local sweep stopped by signal N (130: Ctrl-C).");
   cmd->callback([a, cmd, &exit_code] {

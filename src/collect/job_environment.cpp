@@ -54,7 +54,8 @@ bool take_int(const EnvMap& env, std::initializer_list<const char*> names, std::
   return false;
 }
 
-// Start time of a process (field 22 of /proc/PID/stat), to tell a pid's reuse apart.
+}  // namespace
+
 std::string process_start(pid_t pid) {
   auto text = read_file(fmt::format("/proc/{}/stat", pid));
   if (!text) return "0";
@@ -68,8 +69,6 @@ std::string process_start(pid_t pid) {
   }
   return std::string(rest.substr(0, rest.find(' ')));
 }
-
-}  // namespace
 
 std::vector<std::string> expand_slurm_nodelist(const std::string& list) {
   std::vector<std::string> hosts;

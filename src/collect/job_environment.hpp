@@ -2,6 +2,8 @@
 // Who am I in which job? Read from the launcher's environment variables (SLURM, torchrun,
 // Open MPI, MPICH/PMI, Intel MPI), so that every wrapper of one job reaches the same answer
 // without talking to the others. Each derived figure records the variables it came from.
+#include <sys/types.h>
+
 #include <map>
 #include <set>
 #include <optional>
@@ -14,6 +16,10 @@ using EnvMap = std::map<std::string, std::string>;
 
 // The current process's environment.
 EnvMap current_environment();
+
+// When process `pid` started (field 22 of /proc/PID/stat, clock ticks since boot), to tell a pid's
+// reuse apart: a pid and its start name one process. "0" when it cannot be read (no such process).
+std::string process_start(pid_t pid);
 
 struct JobEnvironment {
   std::string scheduler = "none";          // "slurm", "torchrun", "openmpi", "mpich", "intelmpi", "none"

@@ -56,14 +56,21 @@ std::int64_t largest_gpus(const Sizes& sizes) {
 }
 
 namespace {
+// The label's part of a run id at most: the run id is a folder name, and the names made of it
+// (".<run id>.claim-<pid>-<n>" as `scalelens run` claims the folder, "<run id>.<job>.out",
+// "<run id>.<k>" of an earlier attempt) must stay within a file system's 255 bytes a name.
+constexpr std::size_t kMaxRunIdLabel = 160;
+
 // The label as a file name, unique: where safe_component replaced characters, labels that differ
 // only there ("d d,p", "d_d_p"; every non-ASCII byte) would share run ids, so a short hash of the
-// exact label tells them apart (FNV-1a: the same on every machine and build).
+// exact label tells them apart (FNV-1a: the same on every machine and build). A label too long for
+// a name is cut, and the hash tells it from the others that begin alike.
 std::string run_id_label(const std::string& label) {
-  const std::string safe = collect::safe_component(label);
-  if (safe == label) return safe;
+  std::string safe = collect::safe_component(label);
+  if (safe == label && safe.size() <= kMaxRunIdLabel) return safe;
   std::uint32_t h = 2166136261u;
   for (unsigned char c : label) h = (h ^ c) * 16777619u;
+  if (safe.size() > kMaxRunIdLabel - 9) safe.resize(kMaxRunIdLabel - 9);  // room for ".<8 hex digits>"
   return fmt::format("{}.{:08x}", safe, h);
 }
 }  // namespace
@@ -185,7 +192,7 @@ std::string plan_json(const Plan& plan) {
     for (const auto& c : e.command) w.value(c);
     w.end_array().key("state").value(state_name(e.state)).key("job_id").value(e.job_id);
     w.key("exit_status").value(e.exit_status).key("note").value(e.note);
-    if (e.pid) w.key("pid").value(*e.pid).key("host").value(e.host);
+    if (e.pid) w.key("pid").value(*e.pid).key("pid_start").value(e.pid_start).key("host").value(e.host);
     w.end_object();
   }
   w.end_array().end_object();
@@ -257,6 +264,7 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
     if (!x["exit_status"].get(n)) e.exit_status = exit_status_of(n);
     if (!x["note"].get(s)) e.note = std::string(s);
     if (!x["pid"].get(n) && n > 0 && n <= std::numeric_limits<int>::max()) e.pid = static_cast<int>(n);
+    if (!x["pid_start"].get(s)) e.pid_start = std::string(s);
     if (!x["host"].get(s)) e.host = std::string(s);
     plan.entries.push_back(std::move(e));
   }

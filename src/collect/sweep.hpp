@@ -30,9 +30,11 @@ struct Entry {
   std::string job_id;                // the scheduler's, "" when not submitted (local: none)
   std::optional<int> exit_status;
   std::string note;                  // why it failed, what the scheduler said
-  // Local, while running: the sweep process that runs it and its host, so that a mark left by a
-  // sweep that died can be told from a live one.
+  // Local, while running: the sweep process that runs it, when it started (collect::process_start)
+  // and its host, so that a mark left by a sweep that died can be told from a live one, also where
+  // the pid has been reused.
   std::optional<int> pid;
+  std::string pid_start;  // "" in plans written before it was kept
   std::string host;
 };
 

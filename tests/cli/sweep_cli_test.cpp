@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -52,13 +53,14 @@ scalelens::sweep::Plan plan_of(const fs::path& study) {
 // commands run, so it must outlive the command (run_command's own working folder does not).
 std::string in_folder(const fs::path& folder) { return "cd " + quoted(folder) + " &&"; }
 
-// A local sweep of three sizes whose command (after `prefix`) waits for ever, started with stderr
-// into `err`.
-pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const std::string& prefix = "") {
+// A local sweep of three sizes (or `tasks`) whose command (after `prefix`) waits for ever, started
+// with stderr into `err`.
+pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const std::string& prefix = "",
+                          const std::string& tasks = "1,2,3") {
   const std::string cmd = fmt::format("{}touch {}/started-{{tasks}}; exec sleep 60", prefix, dir.path().string());
   const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   EXPECT_GE(err, 0);
-  const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", "1,2,3", "--launcher",
+  const pid_t pid = spawn_scalelens({"sweep", "--study", (dir / "runs").string(), "--label", "w", "--tasks", tasks, "--launcher",
                                      "local", "--no-mpirun", "--workdir", dir.path().string(), "--", "sh", "-c", cmd},
                                     {}, {{2, err}});
   ::close(err);
@@ -281,6 +283,59 @@ TEST(SweepCli, EachRunIsRecordedAtItsEntrysWorldSize) {
   EXPECT_EQ(stated.exit_code, 1);
   EXPECT_NE(stated.err.find("--run-args cannot hold --world-size"), std::string::npos) << stated.err;
   EXPECT_FALSE(fs::exists(dir / "other/sweep.json"));
+}
+
+// --run-args with an option the sweep gives each run itself (--label, --run-id, --study) was
+// planned, and every run failed, "exit status 1", with `scalelens run`'s "--label: At Most 1
+// required but received 2" on stderr. Now the plan is refused, naming the option and what to do.
+TEST(SweepCli, RunArgsWithAnOptionTheSweepGivesEachRunAreRefusedSayingWhatToDo) {
+  const std::map<std::string, std::string> said = {
+      {"--label b", "--run-args cannot hold --label: each run is given the sweep's --label, which names its entries and run ids; "
+                    "give the label as the sweep's --label\n"},
+      {"--label=b", "--run-args cannot hold --label: each run is given the sweep's --label, which names its entries and run ids; "
+                    "give the label as the sweep's --label\n"},
+      {"--run-id r", "--run-args cannot hold --run-id: each run is given its entry's (<label>-<nodes>n<tasks>t-r<repeat>), one run "
+                     "folder per entry\n"},
+      {"--study elsewhere", "--run-args cannot hold --study: each run is given the sweep's --study; give the study as the sweep's "
+                            "--study\n"}};
+  for (const auto& [args, why] : said) {
+    SCOPED_TRACE(args);
+    ScratchDir dir;
+    auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label a --tasks 1 --launcher local --no-mpirun --run-args '" +
+                               args + "' -- touch " + quoted(dir / "ran"),
+                           in_folder(dir.path()));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_EQ(r.err, "scalelens sweep: " + why);
+    EXPECT_FALSE(fs::exists(dir / "runs/sweep.json"));
+    EXPECT_FALSE(fs::exists(dir / "ran"));
+  }
+}
+
+// A label of 250 characters made a run id longer than a file name may be (255 bytes, with the
+// names `scalelens run` makes of it): every run failed, "exit status 1", with "cannot create a
+// run folder in it: File name too long". Now the label's part of the run id is cut and the
+// label's hash added (as for a label that is not a file name), so two long labels that begin
+// alike still have two run ids.
+TEST(SweepCli, ALabelTooLongForAFolderNameIsCutAndHashedAndRuns) {
+  ScratchDir dir;
+  const std::string first(250, 'x'), second = std::string(249, 'x') + "y";
+  for (const auto& label : {first, second}) {
+    auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label " + label + " --tasks 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  const auto plan = plan_of(dir / "runs");
+  ASSERT_EQ(plan.entries.size(), 2u);
+  EXPECT_NE(plan.entries[0].run_id, plan.entries[1].run_id);
+  for (const auto& e : plan.entries) {
+    SCOPED_TRACE(e.run_id);
+    EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.note;
+    EXPECT_LE(e.run_id.size(), 200u);
+    EXPECT_EQ(e.run_id.rfind(std::string(151, 'x') + ".", 0), 0u) << "the label's beginning, then its hash";
+    EXPECT_TRUE(fs::exists(dir / "runs" / e.run_id / "scalelens.json"));
+  }
+  EXPECT_EQ(plan.entries[0].label, first) << "the label itself is kept whole";
+  EXPECT_EQ(plan.entries[1].label, second);
 }
 
 // A fresh sweep took a folder already named like its entry as the entry's done run, though it held
@@ -605,6 +660,40 @@ TEST(SweepSlurm, AHeldJobShowsItsReasonUntilItRuns) {
   EXPECT_EQ(plan_of(dir / "runs").entries.at(0).state, scalelens::sweep::State::done) << job_logs(dir / "runs");
 }
 
+// Where squeue gave no answer (the controller down, squeue not installed) --status said nothing of
+// it and exited 0, and without sbatch on PATH it refused to look ("sbatch is not on PATH"). Now it
+// names squeue's failure in squeue's words, shows the jobs as last known (none taken as ended) and
+// exits 1: whether a run failed is not known.
+TEST(SweepSlurm, StatusSaysWhySqueueGaveNoAnswerAndTakesNoJobAsEnded) {
+  SCALELENS_REQUIRE_SLURM();
+  ScratchDir dir;
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label h --tasks 1,2 --launcher slurm --sbatch=--hold -q -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string jobs;
+  for (const auto& e : plan_of(dir / "runs").entries) jobs += " " + e.job_id;
+  // The controller down, as its clients see it: this cluster's configuration with the controller
+  // at a port where none listens (MessageTimeout=1: squeue gives up at once, not after 18 s).
+  std::string conf;
+  std::istringstream cluster(read(std::getenv("SLURM_CONF")));
+  for (std::string line; std::getline(cluster, line);)
+    if (line.rfind("SlurmctldPort=", 0) != 0 && line.rfind("MessageTimeout=", 0) != 0) conf += line + "\n";
+  const auto down = dir.write("down.conf", conf + "SlurmctldPort=1\nMessageTimeout=1\n");
+  const std::map<std::string, std::string> cases = {
+      {"SLURM_CONF=" + quoted(down), "scalelens sweep: squeue exited with 1: slurm_load_jobs error: Unable to contact slurm controller"},
+      {"PATH=" + quoted(dir / "empty"), "scalelens sweep: squeue could not be started: squeue: No such file or directory; the jobs in "
+                                        "flight are shown as last known\n"}};
+  for (const auto& [env, said] : cases) {
+    SCOPED_TRACE(env);
+    auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status", env);
+    EXPECT_EQ(status.exit_code, 1) << status.out << status.err;
+    EXPECT_EQ(status.err.rfind(said, 0), 0u) << status.err;
+    EXPECT_NE(status.out.find("2 submitted\n"), std::string::npos) << status.out;
+    for (const auto& e : plan_of(dir / "runs").entries) EXPECT_EQ(e.state, scalelens::sweep::State::submitted) << e.run_id << ": " << e.note;
+  }
+  EXPECT_EQ(run_command("scancel" + jobs).exit_code, 0);
+}
+
 // docs/sweep.md's template line "#SBATCH --output={study}/.sweep/{run_id}.%j.out" with a study path
 // holding a space: {study} went in unquoted, sbatch refused the directive, and the sweep still said
 // "Submitted" with a --status command that named another study ("my").
@@ -923,4 +1012,74 @@ TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   const auto group = pids_in(dir / "group");
   ASSERT_EQ(group.size(), 1u);
   ::kill(-group[0], SIGKILL);
+}
+
+// Stopped while its last size ran, a sweep said "w-1n1t-r1 cancelled; 0 more not started
+// (--resume runs them)": only what remains is said.
+TEST(SweepCli, ASignalDuringTheLastRunSaysNoZeroCountOfRunsNotStarted) {
+  ScratchDir dir;
+  const auto err_file = dir / "err";
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, "", "1");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  ::kill(sweep, SIGINT);
+  EXPECT_EQ(wait_status(sweep, 20s), 128 + SIGINT) << slurp(err_file);
+  const std::string err = slurp(err_file);
+  EXPECT_NE(err.find("scalelens sweep: stopped by SIGINT: w-1n1t-r1 cancelled (--resume runs it)\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("more not started"), std::string::npos) << err;
+}
+
+// A mark names its sweep by pid, start time and host. A live sweep whose sweep.lock had been
+// removed (a clean-up of "stale" lock files) was "failed, stale" to --status, which took the new
+// file's lock as proof that no sweep ran and wrote that into sweep.json.
+TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  const auto err_file = dir / "err";
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("echo $$ > {}/group; ", dir.path().string()));
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  ASSERT_EQ(plan_of(study).entries.at(0).pid, sweep);
+  EXPECT_FALSE(plan_of(study).entries.at(0).pid_start.empty());
+  fs::remove(study / "sweep.lock");  // the kernel's lock stays with the removed file
+  auto live = run_scalelens("sweep --study " + quoted(study) + " --status");
+  EXPECT_EQ(live.exit_code, 0) << live.out << live.err;
+  EXPECT_EQ(live.out.find("stale"), std::string::npos) << live.out;
+  EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
+  ::kill(sweep, SIGKILL);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  const auto group = pids_in(dir / "group");
+  ASSERT_EQ(group.size(), 1u);
+  ::kill(-group[0], SIGKILL);
+}
+
+// A sweep killed on this host whose pid now belongs to another process (reused) was still
+// "running" to --status where the study's lock could not be taken (a study read-only to the one
+// who looks): the pid alone was taken as the sweep, also a pid of another user's process.
+TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  const auto err_file = dir / "err";
+  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
+  // run folder stays incomplete: only the mark says the entry runs.
+  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  ::kill(sweep, SIGKILL);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  // Its pid now names another process of this host: its run's command, which outlives it.
+  const auto group = pids_in(dir / "group");
+  ASSERT_EQ(group.size(), 1u);
+  auto text = read(study / "sweep.json");
+  const std::string mark = fmt::format("\"pid\":{},", sweep);
+  const auto at = text.find(mark);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group[0]));
+  std::ofstream(study / "sweep.json", std::ios::trunc) << text;
+  // Looked at by someone to whom the study is read-only (no lock for them to take).
+  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  auto dead = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
+  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  ::kill(-group[0], SIGKILL);
+  EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
+  EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group[0])), std::string::npos) << dead.out;
 }
