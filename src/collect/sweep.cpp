@@ -10,6 +10,7 @@
 #include "collect/run_folder.hpp"
 #include "model/limits.hpp"
 #include "common/file_io.hpp"
+#include "common/fnv1a.hpp"
 #include "common/json.hpp"
 #include "common/subprocess.hpp"
 #include "common/text.hpp"
@@ -58,13 +59,11 @@ std::int64_t largest_gpus(const Sizes& sizes) {
 namespace {
 // The label as a file name, unique: where safe_component replaced characters, labels that differ
 // only there ("d d,p", "d_d_p"; every non-ASCII byte) would share run ids, so a short hash of the
-// exact label tells them apart (FNV-1a: the same on every machine and build).
+// exact label tells them apart.
 std::string run_id_label(const std::string& label) {
   const std::string safe = collect::safe_component(label);
   if (safe == label) return safe;
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : label) h = (h ^ c) * 16777619u;
-  return fmt::format("{}.{:08x}", safe, h);
+  return fmt::format("{}.{:08x}", safe, fnv1a_32(label));
 }
 }  // namespace
 
