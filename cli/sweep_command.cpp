@@ -410,20 +410,17 @@ int run_sweep(SweepArgs a) {
       return 1;
     }
     plan.launcher = launcher;
-    const Plan planned = plan;  // the settings the plan's entries were planned with
     auto words = shell_split(a.sbatch);
     if (!words.ok) {
       std::fprintf(stderr, "scalelens sweep: --sbatch '%s' has an unterminated quote\n", a.sbatch.c_str());
       return 1;
     }
-    plan.sbatch_args = words.words;
     auto srun_words = shell_split(a.srun);
     if (!srun_words.ok) {
       std::fprintf(stderr, "scalelens sweep: --srun '%s' has an unterminated quote\n", a.srun.c_str());
       return 1;
     }
-    plan.srun_args = srun_words.words;
-    plan.template_file = a.template_file.empty() ? "" : fs::absolute(a.template_file).string();
+    const std::string template_file = a.template_file.empty() ? "" : fs::absolute(a.template_file).string();
     auto run_words = shell_split(a.run_args_line);
     if (!run_words.ok) {
       std::fprintf(stderr, "scalelens sweep: --run-args '%s' has an unterminated quote\n", a.run_args_line.c_str());
@@ -442,12 +439,12 @@ int run_sweep(SweepArgs a) {
           std::fprintf(stderr, "scalelens sweep: --run-args cannot hold %s: %s\n", option, why.c_str());
           return 1;
         }
-    plan.run_args = run_words.words;
-    if (a.mpi_comm) plan.run_args.insert(plan.run_args.begin(), "--mpi-comm");
-    plan.mpirun = !a.no_mpirun;
+    std::vector<std::string> run_args = std::move(run_words.words);
+    if (a.mpi_comm) run_args.insert(run_args.begin(), "--mpi-comm");
+    const bool mpirun = !a.no_mpirun;
     // The plan's settings are every entry's: one changed by a later call would launch the entries
     // planned before (a --resume of them) otherwise than they were planned, so it is refused.
-    if (!planned.entries.empty()) {
+    if (!plan.entries.empty()) {
       auto words_of = [](const std::vector<std::string>& argv) {
         return argv.empty() ? std::string("none") : printable(sweep::shell_line(argv));
       };
@@ -455,21 +452,26 @@ int run_sweep(SweepArgs a) {
       auto compare = [&](const char* option, const std::vector<std::string>& was, const std::vector<std::string>& now) {
         if (was != now) differ += fmt::format("\n  {}: the plan's {}, this call's {}", option, words_of(was), words_of(now));
       };
-      compare("--sbatch", planned.sbatch_args, plan.sbatch_args);
-      compare("--srun", planned.srun_args, plan.srun_args);
-      compare("--run-args (with --mpi-comm)", planned.run_args, plan.run_args);
-      if (planned.template_file != plan.template_file)
-        differ += fmt::format("\n  --template: the plan's {}, this call's {}", planned.template_file.empty() ? "none" : printable(planned.template_file),
-                              plan.template_file.empty() ? "none" : printable(plan.template_file));
-      if (planned.mpirun != plan.mpirun)
-        differ += fmt::format("\n  --no-mpirun: the plan's commands run {}, this call's {}", planned.mpirun ? "under mpirun" : "as given",
-                              plan.mpirun ? "under mpirun" : "as given");
+      compare("--sbatch", plan.sbatch_args, words.words);
+      compare("--srun", plan.srun_args, srun_words.words);
+      compare("--run-args (with --mpi-comm)", plan.run_args, run_args);
+      if (plan.template_file != template_file)
+        differ += fmt::format("\n  --template: the plan's {}, this call's {}", plan.template_file.empty() ? "none" : printable(plan.template_file),
+                              template_file.empty() ? "none" : printable(template_file));
+      if (plan.mpirun != mpirun)
+        differ += fmt::format("\n  --no-mpirun: the plan's commands run {}, this call's {}", plan.mpirun ? "under mpirun" : "as given",
+                              mpirun ? "under mpirun" : "as given");
       if (!differ.empty()) {
         std::fprintf(stderr, "scalelens sweep: this call's settings are not the plan's, which its entries keep (give them as planned, "
                              "or plan a new --study):%s\n", differ.c_str());
         return 1;
       }
     }
+    plan.sbatch_args = std::move(words.words);
+    plan.srun_args = std::move(srun_words.words);
+    plan.template_file = template_file;
+    plan.run_args = std::move(run_args);
+    plan.mpirun = mpirun;
     sweep::Sizes sizes;
     sizes.nodes = a.nodes;
     sizes.tasks = a.tasks;

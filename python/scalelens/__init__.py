@@ -20,6 +20,7 @@ Errors are scalelens.InputError (nothing usable in the inputs) and scalelens.Usa
 argument), with the command line's messages. `scalelens.log` (logging epochs and steps from a
 training script) needs neither pandas nor the compiled part.
 """
+import functools as _functools
 import json as _json
 import operator as _operator
 import os as _os
@@ -118,24 +119,20 @@ def flatten(record, prefix=""):
     return out
 
 
-# The objects of a configuration in summary.json (docs/summary-schema.md) that may be null, with
-# their keys: a null one becomes each of its columns, None, so the columns do not depend on the data
-# (a traces-only study has no epoch time, yet epoch_time_s_mean is a column of it).
-_CONFIGURATION_OBJECTS = {
-    **{stat: ("mean", "median", "std", "n", "ci95_low", "ci95_high") for stat in ("epoch_time_s", "run_time_s", "step_time_s")},
-    "gpu_util_pct": ("mean", "min", "max"),
-    "gpu_util_percentiles_pct": ("p10", "p50", "p90"),
-    "breakdown_shares": ("computation", "overlapped_comm", "exposed_comm", "memory", "idle", "other"),
-    "pop": ("load_balance", "comm_efficiency", "parallel_efficiency", "computation_scaling", "global_efficiency",
-            "global_vs_baseline"),
-    "lost_time_s": ("step", "ideal", "total", "exposed_comm", "idle_imbalance", "data_loading", "extra_compute",
-                    "unattributed"),
-}
+@_functools.cache
+def _configuration_objects():
+    """The objects of a configuration in summary.json (docs/summary-schema.md) that may be null, with
+    their keys, as the compiled writer writes them: a null one becomes each of its columns, None, so
+    the columns do not depend on the data (a traces-only study has no epoch time, yet
+    epoch_time_s_mean is a column of it)."""
+    configuration = _json.loads(_ext().configuration_objects_json())["configurations"][0]
+    return {key: tuple(value) for key, value in configuration.items() if isinstance(value, dict)}
 
 
 def _configuration_row(configuration):
-    return flatten({key: dict.fromkeys(_CONFIGURATION_OBJECTS[key]) if value is None and key in _CONFIGURATION_OBJECTS
-                    else value for key, value in configuration.items()})
+    objects = _configuration_objects()
+    return flatten({key: dict.fromkeys(objects[key]) if value is None and key in objects else value
+                    for key, value in configuration.items()})
 
 
 def _frame(rows, time_columns=()):

@@ -291,6 +291,21 @@ std::string compare_json(const std::string& before, const std::string& after, do
   return json;
 }
 
+// A summary.json whose one configuration has every object that summary.json may write as null
+// filled in, as its writer writes them: their keys, which Python's configurations() gives as
+// columns (None) where a configuration's object is null, from the one place that writes them.
+std::string configuration_objects_json() {
+  Summary summary;
+  ConfigurationSummary& c = summary.configurations.emplace_back();
+  c.epoch_time_s = c.run_time_s = c.step_time_s = Stat{};
+  c.gpu_util_pct = RangeStat{};
+  c.gpu_util_percentiles = Percentiles{};
+  c.breakdown_shares = BreakdownShares{};
+  c.pop = ConfigurationSummary::Pop{};
+  c.lost_time = ConfigurationSummary::LostTime{};
+  return render_summary_json(summary);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_scalelens, m) {
@@ -328,6 +343,7 @@ PYBIND11_MODULE(_scalelens, m) {
         py::arg("carbon_intensity") = py::none(), py::arg("threads") = 0u);
   m.def("trace_json", &trace_json, py::arg("paths"), py::arg("hta") = false, py::arg("comm_kernel_regex") = py::none(),
         py::arg("kernels") = 1000000, py::arg("threads") = 0u, py::arg("cache") = true);
+  m.def("configuration_objects_json", &configuration_objects_json);
   m.def("compare_json", &compare_json, py::arg("before"), py::arg("after"), py::arg("threshold") = 0.05,
         py::arg("metrics") = std::vector<std::string>{}, py::arg("kernels") = 10, py::arg("warmup_epochs") = 1, py::arg("threads") = 0u);
 }

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
+#include "analysis/self_check_text.hpp"
 #include "analysis/stats.hpp"
 
 namespace scalelens {
@@ -439,11 +440,14 @@ std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const
   return to_fit(scored[static_cast<std::size_t>(c)], p, y);
 }
 
+std::string prediction_text(const ScalingBacktest& b) { return fmt::format("{:.3g} s [{:.3g}, {:.3g}]", b.predicted, b.lower, b.upper); }
+
+std::string fitted_without(int p, const std::string& unit) { return fmt::format("fitted without {} {}", p, unit); }
+
 std::string ScalingModel::self_check_failure() const {
   if (backtest && !backtest->inside())
-    return fmt::format("fitted without {} {} predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s was measured ({:+.0f}%)", backtest->p,
-                       unit, backtest->predicted, backtest->lower, backtest->upper, backtest->measured,
-                       100 * (backtest->predicted / backtest->measured - 1));
+    return fmt::format("{} predicts {}, but {:.3g} s was measured ({:+.0f}%)", fitted_without(backtest->p, unit),
+                       prediction_text(*backtest), backtest->measured, 100 * (backtest->predicted / backtest->measured - 1));
   if (!backtest_refused.empty()) return "could not check itself (" + backtest_refused + ")";
   return "";
 }
@@ -481,7 +485,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
       const auto& pr = inner.predictions.front();
       m.backtest = ScalingBacktest{largest, pr.time, pr.lower, pr.upper, y.back()};
     } else {  // said, as a prediction's refusal is: a missing self-check looked like none was tried
-      m.backtest_refused = fmt::format("fitted without {} {}, {}", largest, options.unit,
+      m.backtest_refused = fmt::format("{}, {}", fitted_without(largest, options.unit),
                                        !inner.refused.empty() ? inner.refused
                                        : !inner.refused_targets.empty() ? inner.refused_targets.front()
                                                                         : std::string("no model predicts it"));

@@ -10,6 +10,7 @@
 #include "collect/run_folder.hpp"
 #include "model/limits.hpp"
 #include "common/file_io.hpp"
+#include "common/fnv1a.hpp"
 #include "common/json.hpp"
 #include "common/subprocess.hpp"
 #include "common/text.hpp"
@@ -68,10 +69,8 @@ constexpr std::size_t kMaxRunIdLabel = 160;
 std::string run_id_label(const std::string& label) {
   std::string safe = collect::safe_component(label);
   if (safe == label && safe.size() <= kMaxRunIdLabel) return safe;
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : label) h = (h ^ c) * 16777619u;
   if (safe.size() > kMaxRunIdLabel - 9) safe.resize(kMaxRunIdLabel - 9);  // room for ".<8 hex digits>"
-  return fmt::format("{}.{:08x}", safe, h);
+  return fmt::format("{}.{:08x}", safe, fnv1a_32(label));
 }
 }  // namespace
 

@@ -382,31 +382,46 @@ std::string id_from_path(const Run& run, const std::vector<std::string>& inputs)
 // readers': ingest's own notes on several runs of one folder may read alike (two jobs' traces in it).
 class ReadDiagnostics {
  public:
-  explicit ReadDiagnostics(std::vector<Diagnostic>& into) : into_(into) {}
+  ReadDiagnostics(std::vector<Diagnostic>& into, const std::vector<std::unique_ptr<Reader>>& readers)
+      : into_(into), readers_(readers), said_(SameWords{&into}) {}
   void add(std::vector<Diagnostic>& said) {
     for (auto& d : said) {
-      auto [it, first] =
-          said_.try_emplace({d.severity, d.code, d.message, d.path, d.line, d.configuration}, into_.size(), 0);
-      ++it->second.second;
-      if (first) into_.push_back(std::move(d));
+      const auto it = said_.lower_bound(d);
+      if (it != said_.end() && !said_.key_comp()(d, it->first)) {
+        ++it->second;
+        continue;
+      }
+      into_.push_back(std::move(d));
+      said_.emplace_hint(it, into_.size() - 1, 1);
     }
     said.clear();
   }
-  // Once all is read: a note whose words count the files that said it says how many.
+  // Once all is read: a note whose words count the files that said it (Reader::counted_note) says
+  // how many.
   void count_who_said_it() {
-    for (const auto& [key, at] : said_) {
-      Diagnostic& d = into_[at.first];
-      if (d.code == "mlperf-instance-size") d.message = mlperf_instance_size_note(at.second, d.message);
-    }
-    decltype(said_)().swap(said_);
+    for (const auto& [at, files] : said_)
+      for (const auto& reader : readers_)
+        if (auto words = reader->counted_note(into_[at], files); !words.empty()) {
+          into_[at].message = std::move(words);  // no longer a key: said_ is cleared, compared no more
+          break;
+        }
+    said_.clear();
   }
 
  private:
+  // Orders what was said by its words in every field, the said kept where it is (`into_`, found by
+  // its place) or still to be kept (a Diagnostic): no text is copied to compare it.
+  struct SameWords {
+    using is_transparent = void;
+    const std::vector<Diagnostic>* into;
+    static auto fields(const Diagnostic& d) { return std::tie(d.severity, d.code, d.message, d.path, d.line, d.configuration); }
+    const Diagnostic& at(std::size_t i) const { return (*into)[i]; }
+    const Diagnostic& at(const Diagnostic& d) const { return d; }
+    bool operator()(const auto& a, const auto& b) const { return fields(at(a)) < fields(at(b)); }
+  };
   std::vector<Diagnostic>& into_;
-  // Each thing said, and where in `into_` it is, said by how many files.
-  std::map<std::tuple<Severity, std::string, std::string, std::string, std::int64_t, std::string>,
-           std::pair<std::size_t, std::size_t>>
-      said_;
+  const std::vector<std::unique_ptr<Reader>>& readers_;
+  std::map<std::size_t, std::size_t, SameWords> said_;  // where in `into_` each thing said is → by how many files
 };
 
 // Whether two texts both state something, and not the same.
@@ -688,7 +703,7 @@ Study ingest(const IngestOptions& options) {
   decltype(manifest_folders)().swap(manifest_folders);
   // The manifests' paths are not needed again (their runs hold their folders): not held through reading.
   for (std::size_t i : manifests) std::string().swap(files[i].path);
-  ReadDiagnostics read_diagnostics(study.diagnostics);
+  ReadDiagnostics read_diagnostics(study.diagnostics, readers);
   for (auto& diagnostics : manifest_diagnostics) read_diagnostics.add(diagnostics);
   decltype(manifest_diagnostics)().swap(manifest_diagnostics);
   constexpr std::size_t kNoRun = std::numeric_limits<std::size_t>::max();  // a file in no run folder

@@ -59,6 +59,9 @@ class Reader {
   // True when `head` (up to the first 64 KiB of the file, gzip already inflated) is this format.
   virtual bool recognizes(const std::filesystem::path& path, std::string_view head) const = 0;
   virtual void read(const ReadContext& ctx, ReadOutput& out) const = 0;
+  // The words of a note this reader says of one place once per file, alike (`said`), once ingest
+  // says it once for all `files` that said it: how many did. Empty for a note said as it was.
+  virtual std::string counted_note(const Diagnostic& /*said*/, std::size_t /*files*/) const { return {}; }
   // True when the file (of this format, by its first bytes) holds GPU samples that it attaches to
   // its folder's run (gpu.csv, nvidia-smi logs): ingest shares the chart budget among those files.
   virtual bool attaches_gpu_series(std::string_view /*head*/) const { return false; }
@@ -79,9 +82,6 @@ std::unique_ptr<Reader> make_run_manifest_reader();   // ingest/scalelens
 std::unique_ptr<Reader> make_run_csv_reader();        // ingest/scalelens: epochs/steps/gpu/host.csv
 std::unique_ptr<Reader> make_rank_record_reader();    // ingest/scalelens: ranks/<rank>.json
 std::unique_ptr<Reader> make_mlperf_reader();         // ingest/mlperf
-// The note `mlperf-instance-size` once ingest has said once what the `logs` instance logs of one
-// folder each said alike (the job's `sizes`): how many did, and what they stated.
-std::string mlperf_instance_size_note(std::size_t logs, const std::string& sizes);
 std::unique_ptr<Reader> make_itwinai_mlflow_reader(); // ingest/itwinai
 std::unique_ptr<Reader> make_itwinai_csv_reader();    // ingest/itwinai
 std::unique_ptr<Reader> make_nvsmi_reader();          // ingest/nvsmi

@@ -241,24 +241,29 @@ void attach_gpu_logs(std::vector<LooseInput> logs, std::vector<Run>& runs, const
     }
     own_runs[run_folder_of(log.file)].push_back(&log);
   }
-  // The folders of the runs below each such folder, by name, before any run of logs is added.
+  // The folders of the runs below each such folder, by name, before any run of logs is added: each
+  // run asks the folders above it (a relative path's last is "."), not every folder each run.
   std::map<fs::path, std::set<std::string>> runs_below;
   for (const std::vector<Run>* list : {&std::as_const(runs), &folder_runs})
-    for (const auto& run : *list)
-      for (const auto& [folder, members] : own_runs) {
-        const fs::path rel = fs::path(run.path).lexically_relative(folder);
-        if (!rel.empty() && rel != "." && *rel.begin() != "..") runs_below[folder].insert(rel.begin()->string());
+    for (const auto& run : *list) {
+      const fs::path path(run.path);
+      for (fs::path dir = path.parent_path();; dir = dir.parent_path()) {
+        if (dir.empty()) dir = ".";
+        if (own_runs.contains(dir))
+          if (const fs::path rel = path.lexically_relative(dir); !rel.empty() && rel != "." && *rel.begin() != "..")
+            runs_below[dir].insert(rel.begin()->string());
+        if (dir == "." || dir == dir.parent_path()) break;
       }
+    }
   for (auto& [folder, members] : own_runs) {
     if (auto below = runs_below.find(folder); below != runs_below.end()) {
-      std::vector<std::string> names(below->second.begin(), below->second.end());
-      if (names.size() > 3) names.resize(3), names.push_back("…");
+      const std::vector<std::string> names(below->second.begin(), below->second.end());
       for (auto* log : members)
         diagnostics.push_back({Severity::warning, "gpu-log-not-assigned",
                                fmt::format("an nvidia-smi log beside run folders ({}), in none of them: which run's GPUs "
                                            "it logged cannot be told, so it is left out (it is no run of its own); put "
                                            "each run's log in that run's folder",
-                                           fmt::join(names, ", ")),
+                                           list_first(names, names.size(), 3)),
                                log->file.string(), 0, {}});
       continue;
     }

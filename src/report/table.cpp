@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/self_check_text.hpp"
 #include "common/text.hpp"
 #include "report/summary_writers.hpp"
 
@@ -131,8 +132,8 @@ std::string render_scaling_models(const Summary& summary) {
     out += "\n";
     if (!m.backtest_refused.empty()) out += "    no self-check: " + m.backtest_refused + "\n";
     if (m.backtest)
-      out += fmt::format("    self-check: fitted without {} {} it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p, unit,
-                         g3(m.backtest->predicted), g3(m.backtest->lower), g3(m.backtest->upper), g3(m.backtest->measured),
+      out += fmt::format("    self-check: {} it predicts {}, measured {} s: {}\n", fitted_without(m.backtest->p, unit),
+                         prediction_text(*m.backtest), g3(m.backtest->measured),
                          m.backtest->inside() ? "inside"
                          : cm.predictions.empty() ? "OUTSIDE the interval"
                                                   : "OUTSIDE the interval: the predictions below are doubtful, and no recommendation rests on them");

@@ -20,6 +20,7 @@
 #include <simdjson.h>
 
 #include "common/file_io.hpp"
+#include "common/fnv1a.hpp"
 #include "common/json.hpp"
 #include "model/limits.hpp"
 
@@ -463,11 +464,11 @@ fs::path default_cache_dir() {
 namespace {
 
 // One file per (trace identity, regex): the name is a 64-bit FNV-1a of the key, whose full text
-// inside the file is what decides a hit.
+// inside the file is what decides a hit. From the basis the names were first made with, the
+// standard's short of its last digit: the standard's would orphan every summary already cached.
 std::string cache_name(const std::string& key) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
-  return fmt::format("{:016x}.summary.json", h);
+  constexpr std::uint64_t kNameBasis = 1469598103934665603ULL;
+  return fmt::format("{:016x}.summary.json", fnv1a_64(key, kNameBasis));
 }
 
 }  // namespace

@@ -29,6 +29,14 @@ void write_run(const ScratchDir& dir, const std::string& name, const std::string
                                       ns(2 * epoch_s) + "\n0,2," + ns(2 * epoch_s) + "," + ns(3 * epoch_s) + "\n");
 }
 
+// A report's --format json output, parsed: `doc` points into `parser`, which lives as long as it.
+struct ReportJson {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::error_code error;
+  explicit ReportJson(const std::string& out) : error(parser.parse(out).get(doc)) {}
+};
+
 }  // namespace
 
 TEST(ReportCli, MlperfDeepcamPrintsBothScalesSpeedupAndBatchWarning) {
@@ -103,9 +111,9 @@ TEST(ReportCli, JsonOnStdoutFollowsTheSummarySchema) {
   ScratchDir cwd;
   auto r = run_scalelens("report " + quoted(dir.path()) + " --format json", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  const ReportJson json(r.out);
+  ASSERT_EQ(json.error, simdjson::SUCCESS) << r.out;
+  auto doc = json.doc;
   EXPECT_EQ(std::string_view(doc["schema"]), "scalelens.summary/2");
   auto configs = doc["configurations"].get_array();
   ASSERT_EQ(configs.size(), 2u);
@@ -429,9 +437,9 @@ TEST(ReportCli, NvSmiLogWithoutIndexColumn_EnergyCountsEveryGpu_AndTheNoteSaysHo
   dir.write("b/nodes/h1/nvsmi.log", log);
   auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  const ReportJson json(r.out);
+  ASSERT_EQ(json.error, simdjson::SUCCESS) << r.out;
+  auto doc = json.doc;
   auto configs = doc["configurations"].get_array();
   ASSERT_EQ(configs.size(), 2u);
   // By hand: each GPU is sampled over 10 × 1.006 s = 10.06 s; (400 + 200) W × 10.06 s = 6036 J
@@ -532,9 +540,9 @@ TEST(ReportCli, AFailedSelfCheckAndSuperlinearEfficiencyAreSaid) {
   for (int p : {1, 2, 4, 8}) write_run(dir, "r" + std::to_string(p), "ddp", p, 100 / std::pow(p, 1.2));
   auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  const ReportJson json(r.out);
+  ASSERT_EQ(json.error, simdjson::SUCCESS) << r.out;
+  auto doc = json.doc;
   auto ddp = doc["curves"].at(0);
   ASSERT_FALSE(ddp["backtest"].is_null());
   EXPECT_FALSE(bool(ddp["backtest"]["inside"]));
@@ -560,9 +568,9 @@ TEST(ReportCli, ASelfCheckThatCouldNotBeMadeRecommendsMeasuredCountsOnly) {
   for (int p : {1, 2, 4, 64}) write_run(dir, "r" + std::to_string(p), "ddp", p, 100 * (0.002 + 0.998 / p));
   auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  const ReportJson json(r.out);
+  ASSERT_EQ(json.error, simdjson::SUCCESS) << r.out;
+  auto doc = json.doc;
   auto ddp = doc["curves"].at(0);
   EXPECT_TRUE(ddp["backtest"].is_null());
   EXPECT_NE(std::string_view(ddp["backtest_refused"]).find("fitted without 64 GPUs"), std::string_view::npos) << r.out;
@@ -644,9 +652,9 @@ TEST(ReportCli, SuperlinearEfficiencyIsNotClaimedWithoutANoiseEstimate) {
   }
   auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  const ReportJson json(r.out);
+  ASSERT_EQ(json.error, simdjson::SUCCESS) << r.out;
+  auto doc = json.doc;
   std::vector<double> efficiencies;
   for (auto c : doc["configurations"].get_array())
     if (!c["efficiency"].is_null()) efficiencies.push_back(double(c["efficiency"]));
@@ -669,9 +677,9 @@ TEST(ReportCli, ScalingModelNamesTheLawAndPredicts) {
   write_run(dir, "two-2", "fsdp", 2, 30);
   auto r = run_scalelens("report " + quoted(dir.path()) + " --predict 64,1024 --format json", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  const ReportJson json(r.out);
+  ASSERT_EQ(json.error, simdjson::SUCCESS) << r.out;
+  auto doc = json.doc;
   std::map<std::string, simdjson::dom::element> curves;
   for (auto c : doc["curves"].get_array()) curves[std::string(std::string_view(c["label"]))] = c;
   ASSERT_EQ(curves.size(), 2u);

@@ -224,6 +224,14 @@ TEST(RunSourcesCli, AGpuLogBesideRunFoldersIsNoRun) {
   for (simdjson::dom::element w : root["warnings"].get_array())
     if (std::string_view(w["code"]) == "gpu-log-not-assigned")
       EXPECT_EQ(std::string_view(w["path"]), (dir / "study/nvsmi.log").string());
+
+  // Five run folders: the first three by name, and how many more, as every list in a message.
+  for (int p : {2, 8, 16}) write_collected_run(dir, fmt::format("study/ddp-{}", p), p, p, 40.0 / p);
+  auto five = run_scalelens("report " + quoted(dir / "study") + " -q --no-cache --format json");
+  ASSERT_EQ(five.exit_code, 0) << five.err;
+  simdjson::dom::parser five_parser;
+  const std::string five_said = messages_of(five_parser.parse(five.out), "gpu-log-not-assigned");
+  EXPECT_NE(five_said.find("beside run folders (ddp-1, ddp-16, ddp-2 and 2 more), in none of them"), std::string::npos) << five_said;
 }
 
 // A node's gpu.csv (scalelens's sampler: index and UUID) and, in the same nodes/node0/, the user's

@@ -40,8 +40,8 @@ def assert_rows_equal(frame_rows, cli_rows):
     for mine, theirs in zip(frame_rows, cli_rows):
         flat = scalelens.flatten(theirs)
         for key, value in flat.items():
-            if value is None and key not in mine and key in scalelens._CONFIGURATION_OBJECTS:
-                for part in scalelens._CONFIGURATION_OBJECTS[key]:  # null: each of its columns missing
+            if value is None and key not in mine and key in scalelens._configuration_objects():
+                for part in scalelens._configuration_objects()[key]:  # null: each of its columns missing
                     assert same(mine[f"{key}_{part}"], None), (key, part)
                 compared += 1
                 continue

@@ -9,6 +9,7 @@
 
 #include <simdjson.h>
 
+#include "common/fnv1a.hpp"
 #include "common/json.hpp"
 #include "common/text.hpp"
 
@@ -194,6 +195,16 @@ TEST(Printable, ControlsAndBytesOfNoCharacterAreShownEscaped) {
 
 // The one way messages name ranks (missing-ranks, ranks-beyond-world-size): the first ten, then
 // how many more of all there are (a list may hold only the first of many).
+// The test vectors of FNV's reference (draft-eastlake-fnv): sweep run ids are made of the 32-bit one.
+TEST(Fnv1a, GivesTheReferenceHashes) {
+  EXPECT_EQ(fnv1a_32(""), 0x811c9dc5u);
+  EXPECT_EQ(fnv1a_32("a"), 0xe40c292cu);
+  EXPECT_EQ(fnv1a_32("foobar"), 0xbf9cf968u);
+  EXPECT_EQ(fnv1a_64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(fnv1a_64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(fnv1a_64("foobar"), 0x85944171f73967e8ULL);
+}
+
 TEST(ListRanks, NamesTheFirstTenAndCountsTheRest) {
   EXPECT_EQ(list_ranks({4, 5, 6, 7}, 4), "4, 5, 6, 7");
   std::vector<int> ranks;

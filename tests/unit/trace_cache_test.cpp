@@ -9,6 +9,8 @@
 #include <fstream>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "support/test_support.hpp"
 #include "trace/trace_cache.hpp"
 #include "trace/trace_output.hpp"
@@ -288,6 +290,24 @@ TEST(TraceCache, APipeIsWaitedOnOnlyWhereItWasNamed) {
   auto refused = load_kineto(pipe, ParseOptions{});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("a named pipe (FIFO), not a regular file"), std::string::npos) << refused.error().message;
+}
+
+// A cache file's name is the FNV-1a (64-bit, from the basis its names were first made with:
+// 1469598103934665603, the standard's short of its last digit) of the key written in it: a name
+// made another way orphans every summary already cached.
+TEST(TraceCache, TheFileNameIsTheHashOfTheKeyInIt) {
+  ScratchDir dir;
+  auto path = dir.write("rank3.json", kTrace);
+  analyse_dir(dir.path());
+  auto cached = cache_file(path, "");
+  ASSERT_TRUE(cached && fs::exists(*cached));
+  const std::string text = scalelens::testing::slurp(*cached);
+  const auto from = text.find("\"key\":"), to = text.find(",\"summary\":");
+  ASSERT_NE(from, std::string::npos) << text;
+  ASSERT_NE(to, std::string::npos) << text;
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text.substr(from + 6, to - from - 6)) h = (h ^ c) * 1099511628211ULL;
+  EXPECT_EQ(cached->filename().string(), fmt::format("{:016x}.summary.json", h));
 }
 
 TEST(TraceCache, SummaryRoundTripsExactly) {

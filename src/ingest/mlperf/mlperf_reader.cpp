@@ -157,6 +157,13 @@ class MlperfReader final : public Reader {
     return head.find(kTag) != std::string_view::npos;
   }
 
+  // The instance logs of one folder that each stated the job's sizes alike: how many did.
+  std::string counted_note(const Diagnostic& said, std::size_t files) const override {
+    if (said.code != kInstanceSize) return {};
+    return fmt::format("{} weak-scaling instance log{} in this folder state{} the job's size, not the instance's: {}", files,
+                       files == 1 ? "" : "s", files == 1 ? "s" : "", said.message);
+  }
+
   void read(const ReadContext& ctx, ReadOutput& out) const override {
     const auto& path = ctx.file;
     auto text = read_file(path);
@@ -493,7 +500,7 @@ class MlperfReader final : public Reader {
   // made 262,144 GPUs. An instance as large as its system, among several in its folder, states the
   // job's: each gets an even share, and a nodes count that does not fit its GPUs is made to fit.
   // Said of the folder, in words every instance log stating the same sizes shares: ingest folds them
-  // into one note with their count (mlperf_instance_size_note; a job's 128 logs made 128 notes).
+  // into one note with their count (counted_note; a job's 128 logs made 128 notes).
   static void share_job_size(Run& run, const ResultsPlace& place, const SystemFile& sys, double system_gpus, ReadOutput& out) {
     std::vector<std::string> changed;
     if (run.world_size && *run.world_size >= system_gpus) {
@@ -581,10 +588,5 @@ class MlperfReader final : public Reader {
 }  // namespace
 
 std::unique_ptr<Reader> make_mlperf_reader() { return std::make_unique<MlperfReader>(); }
-
-std::string mlperf_instance_size_note(std::size_t logs, const std::string& sizes) {
-  return fmt::format("{} weak-scaling instance log{} in this folder state{} the job's size, not the instance's: {}", logs,
-                     logs == 1 ? "" : "s", logs == 1 ? "s" : "", sizes);
-}
 
 }  // namespace scalelens
