@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 small="${1:-1000}" large="${2:-10000}" gpus="${3:-8}" samples="${4:-36}"
 bin=build/bench
 [ -x "$bin/cli/scalelens" ] || scripts/build.sh bench
-study_of() { echo "${STUDY_ROOT:-/tmp}/scalelens-bench-study-$1-$gpus-$samples"; }
+# -v2: generate_study's data changed on 2026-12-07 (samples_per_epoch agrees with epochs.csv); a
+# study generated before is not reused.
+study_of() { echo "${STUDY_ROOT:-/tmp}/scalelens-bench-study-$1-$gpus-$samples-v2"; }
 for runs in 10 "$small" "$large"; do
   study=$(study_of "$runs")
   if [ ! -f "$study/.complete" ]; then

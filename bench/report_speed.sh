@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 runs="${1:-1000}" gpus="${2:-8}" samples="${3:-3600}"
 bin=build/bench
 [ -x "$bin/cli/scalelens" ] || scripts/build.sh bench
-study="${STUDY_DIR:-/tmp/scalelens-bench-study-$runs-$gpus-$samples}"
+# -v2: generate_study's data as of 2026-12-07 (bench/report_memory.sh); one generated before is not reused.
+study="${STUDY_DIR:-/tmp/scalelens-bench-study-$runs-$gpus-$samples-v2}"
 if [ ! -f "$study/.complete" ]; then
   rm -rf "$study"
   echo "generating $runs runs × $gpus GPUs × $samples samples in $study ..."
