@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/stats.hpp"
+#include "common/text.hpp"
 
 namespace scalelens {
 namespace {
@@ -395,9 +396,6 @@ Prepared prepare(std::vector<ScalingPoint> points) {
   return out;
 }
 
-// "GPU" of "GPUs", "rank" of "ranks": the unit of one count.
-std::string one_of(const std::string& unit) { return unit.ends_with('s') ? unit.substr(0, unit.size() - 1) : unit; }
-
 }  // namespace
 
 double ScalingFit::operator()(double p) const {
@@ -441,8 +439,8 @@ std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const
 
 std::string ScalingModel::self_check_failure() const {
   if (backtest && !backtest->inside())
-    return fmt::format("fitted without {} {} predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s was measured ({:+.0f}%)", backtest->p,
-                       unit, backtest->predicted, backtest->lower, backtest->upper, backtest->measured,
+    return fmt::format("fitted without {} predicts {:.3g} s [{:.3g}, {:.3g}], but {:.3g} s was measured ({:+.0f}%)",
+                       count_of(backtest->p, unit), backtest->predicted, backtest->lower, backtest->upper, backtest->measured,
                        100 * (backtest->predicted / backtest->measured - 1));
   if (!backtest_refused.empty()) return "could not check itself (" + backtest_refused + ")";
   return "";
@@ -455,7 +453,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   const auto& p = prep.p;
   const auto& y = prep.y;
   if (p.size() < 3) {
-    m.refused = fmt::format("{} measured {} count{}; a model needs at least 3", p.size(), one_of(options.unit),
+    m.refused = fmt::format("{} measured {} count{}; a model needs at least 3", p.size(), one_unit(options.unit),
                             p.size() == 1 ? "" : "s");
     return m;
   }
@@ -481,7 +479,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
       const auto& pr = inner.predictions.front();
       m.backtest = ScalingBacktest{largest, pr.time, pr.lower, pr.upper, y.back()};
     } else {  // said, as a prediction's refusal is: a missing self-check looked like none was tried
-      m.backtest_refused = fmt::format("fitted without {} {}, {}", largest, options.unit,
+      m.backtest_refused = fmt::format("fitted without {}, {}", count_of(largest, options.unit),
                                        !inner.refused.empty() ? inner.refused
                                        : !inner.refused_targets.empty() ? inner.refused_targets.front()
                                                                         : std::string("no model predicts it"));
@@ -505,9 +503,9 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     kept.push_back(t);
   }
   if (kept.empty()) {
-    m.refused = m.refused_targets.empty() ? fmt::format("no {} count to predict", one_of(options.unit))
+    m.refused = m.refused_targets.empty() ? fmt::format("no {} count to predict", one_unit(options.unit))
                                           : fmt::format("every {} count asked for is beyond {}× the largest measured",
-                                                        one_of(options.unit), kMaxExtrapolation);
+                                                        one_unit(options.unit), kMaxExtrapolation);
     return m;
   }
   // One bootstrap, one interval per GPU count, for the band and the targets (among its counts).
@@ -532,7 +530,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   }
   if (m.predictions.empty()) {
     m.refused = fmt::format("the {:.0f}% interval of every {} count left to predict reaches 0 s", 100 * options.confidence,
-                            one_of(options.unit));
+                            one_unit(options.unit));
     return m;
   }
   const auto& farthest_predicted =
@@ -582,9 +580,9 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     if (m.suggest_next_p && best_width > 0.95 * width_now) m.suggest_next_p.reset();  // no real gain: no advice
     if (m.suggest_next_p)
       m.suggest_why = fmt::format(
-          "measuring at {} {} would narrow the {:.0f}% interval at {} {} most (from ±{:.2g} to ±{:.2g}), "
+          "measuring at {} would narrow the {:.0f}% interval at {} most (from ±{:.2g} to ±{:.2g}), "
           "judged by refitting with a simulated measurement on the model there",
-          *m.suggest_next_p, options.unit, 100 * options.confidence, static_cast<int>(target), options.unit, width_now / 2,
+          count_of(*m.suggest_next_p, options.unit), 100 * options.confidence, count_of(static_cast<int>(target), options.unit), width_now / 2,
           best_width / 2);
   }
   return m;

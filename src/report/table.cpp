@@ -74,8 +74,9 @@ std::string render_lost_time(const Summary& summary) {
   for (const auto& cm : summary.curves) {
     if (!cm.loss_sentence.empty()) out += fmt::format("  {}: {}\n", printable(cm.curve), cm.loss_sentence);
     if (const auto& g = cm.growing_op)
-      out += fmt::format("  {}: {} {} grows most with p: {:.3g} ms per step over all ranks at {} GPUs, {:.3g} at {}\n",
-                         printable(cm.curve), printable(g->name), printable(g->shapes), g->from_ms, g->from_p, g->to_ms, g->to_p);
+      out += fmt::format("  {}: {} {} grows most with p: {:.3g} ms per step over all ranks at {}, {:.3g} at {}\n",
+                         printable(cm.curve), printable(g->name), printable(g->shapes), g->from_ms,
+                         count_of(g->from_p, summary.world_size_unit), g->to_ms, g->to_p);
   }
   return out;
 }
@@ -89,7 +90,9 @@ std::string render_energy_and_time(const Summary& summary) {
     out += fmt::format("  {}: ", printable(cm.curve));
     if (cm.recommended) out += "recommended " + cm.recommended->reason;
     else out += "no recommendation: " + cm.not_recommended;
-    if (!cm.pareto.empty()) out += fmt::format("; time-energy Pareto front at {} {}", fmt::join(cm.pareto, ", "), summary.world_size_unit);
+    if (!cm.pareto.empty())
+      out += "; time-energy Pareto front at " + (cm.pareto.size() == 1 ? count_of(cm.pareto.front(), summary.world_size_unit)
+                                                                      : fmt::format("{} {}", fmt::join(cm.pareto, ", "), summary.world_size_unit));
     out += "\n";
   }
   for (const auto& c : summary.configurations)
@@ -131,13 +134,13 @@ std::string render_scaling_models(const Summary& summary) {
     out += "\n";
     if (!m.backtest_refused.empty()) out += "    no self-check: " + m.backtest_refused + "\n";
     if (m.backtest)
-      out += fmt::format("    self-check: fitted without {} {} it predicts {} s [{}, {}], measured {} s: {}\n", m.backtest->p, unit,
+      out += fmt::format("    self-check: fitted without {} it predicts {} s [{}, {}], measured {} s: {}\n", count_of(m.backtest->p, unit),
                          g3(m.backtest->predicted), g3(m.backtest->lower), g3(m.backtest->upper), g3(m.backtest->measured),
                          m.backtest->inside() ? "inside"
                          : cm.predictions.empty() ? "OUTSIDE the interval"
                                                   : "OUTSIDE the interval: the predictions below are doubtful, and no recommendation rests on them");
     for (const auto& p : cm.predictions) {
-      out += fmt::format("    at {} {}: {} s [{}, {}]", p.world_size, unit, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
+      out += fmt::format("    at {}: {} s [{}, {}]", count_of(p.world_size, unit), g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
       if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));
       if (p.efficiency) out += fmt::format(", efficiency {:.0f}% [{:.0f}, {:.0f}]", 100 * *p.efficiency, 100 * p.efficiency_lower.value_or(NAN), 100 * p.efficiency_upper.value_or(NAN));
       if (p.throughput) out += fmt::format(", {} samples/s", human_number(*p.throughput));  // as the table shows it, not 4e+04

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -743,30 +744,68 @@ TEST(ReportCli, CurvesOnDifferentTimeBasesAndAThroughputWithoutEpochsAreSaidTrul
 
 // A CPU-only study (ranks with no device, no GPU sampled) counts ranks: the table said so, the
 // model's heading and refusal said GPUs ("no model: 2 measured GPU counts").
+namespace {
+
+// A CPU-only run as `scalelens run` writes it (ranks with no device, no GPU sampled): 3 epochs of
+// `epoch_s`, and the global batch size where one is given.
+void write_cpu_run(const ScratchDir& dir, int p, double epoch_s, std::optional<int> global_batch = {}) {
+  const std::string name = fmt::format("cpu-{}", p);
+  const auto end = static_cast<long long>(3 * epoch_s * 1e9);
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "cpu", "world_size": {}, "nodes": 1, )"
+                        R"("status": "complete", "exit_status": 0, "start_ns": 0, {}"end_ns": {}}})",
+                        name, p, global_batch ? fmt::format(R"("global_batch_size": {}, "scaling": "strong", )", *global_batch) : "",
+                        end));
+  for (int rank = 0; rank < p; ++rank)
+    dir.write(fmt::format("{}/ranks/{}.json", name, rank),
+              fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "vm", "local_rank": {}, "devices": [], )"
+                          R"("start_ns": 0, "end_ns": {}, "exit_status": 0}})",
+                          rank, rank, end));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},120\n", e, e * end / 3, (e + 1) * end / 3);
+  dir.write(name + "/epochs.csv", epochs);
+}
+
+}  // namespace
+
 TEST(ReportCli, AStudyCountedInRanksSaysRanksInItsModel) {
   ScratchDir dir, cwd;
-  for (int p : {1, 2}) {
-    const std::string name = fmt::format("cpu-{}", p);
-    const long long end = static_cast<long long>(3 * 10e9 / p);
-    dir.write(name + "/scalelens.json",
-              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "cpu", "world_size": {}, "nodes": 1, )"
-                          R"("status": "complete", "exit_status": 0, "start_ns": 0, "end_ns": {}}})",
-                          name, p, end));
-    for (int rank = 0; rank < p; ++rank)
-      dir.write(fmt::format("{}/ranks/{}.json", name, rank),
-                fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "vm", "local_rank": {}, "devices": [], )"
-                            R"("start_ns": 0, "end_ns": {}, "exit_status": 0}})",
-                            rank, rank, end));
-    std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
-    for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},120\n", e, e * end / 3, (e + 1) * end / 3);
-    dir.write(name + "/epochs.csv", epochs);
-  }
+  for (int p : {1, 2}) write_cpu_run(dir, p, 10.0 / p);
   auto r = run_scalelens("report " + quoted(dir.path()) + " -o out", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("label  ranks"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Scaling model (time per epoch vs ranks; 90% intervals):"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cpu: no model: 2 measured rank counts; a model needs at least 3"), std::string::npos) << r.out;
   EXPECT_NE(slurp(cwd / "out/summary.json").find(R"("refused":"2 measured rank counts)"), std::string::npos);
+}
+
+// Every count in a message is in the study's unit, singular for one: a CPU-only study's messages
+// said "256 at 1 GPUs, 512 at 2 GPUs" (batch-changed), "no configuration at 3 GPUs
+// (--baseline-gpus)", "recommended 1 GPUs" and "GPUs: 2 per run" (provenance).
+TEST(ReportCli, CountsInMessagesAreInTheStudysUnitAndSingularForOne) {
+  ScratchDir dir, cwd;
+  // 10 s at 1 rank, 9 s at 2 (56% efficient), 8.5 s at 4: 1 rank is recommended.
+  write_cpu_run(dir, 1, 10, 256);
+  write_cpu_run(dir, 2, 9, 512);
+  write_cpu_run(dir, 4, 8.5, 512);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("the global batch size changes along the strong-scaling curve of 'cpu' (256 at 1 rank, 512 at 2 ranks, "
+                       "512 at 4 ranks)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu: recommended 1 rank: the shortest time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; 2 ranks would take 9 s at 56% efficiency"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(cwd / "out/summary.json").find("; ranks: 2 per run ("), std::string::npos);
+  auto baseline = run_scalelens("report " + quoted(dir.path()) + " -q --baseline-gpus 3 -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(baseline.exit_code, 0) << baseline.err;
+  EXPECT_NE(baseline.out.find("'cpu' has no configuration at 3 ranks (--baseline-gpus)"), std::string::npos) << baseline.out;
+  // The same with GPUs: "1 GPU", not "1 GPUs".
+  ScratchDir gpus;
+  for (auto [p, epoch_s] : {std::pair{1, 10.0}, std::pair{2, 9.0}, std::pair{4, 8.5}}) write_run(gpus, fmt::format("g{}", p), "ddp", p, epoch_s);
+  auto g = run_scalelens("report " + quoted(gpus.path()) + " -q -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.out.find("ddp: recommended 1 GPU: the shortest time"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("; 2 GPUs would take 9 s"), std::string::npos) << g.out;
 }
 
 // `report B -o out` over an earlier `report A -o out` left A's energy, utilization and Pareto
