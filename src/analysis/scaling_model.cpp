@@ -466,8 +466,13 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   m.fit = to_fit(scored[static_cast<std::size_t>(chosen)], p, y);
   const int largest = static_cast<int>(p.back());
 
-  // Self-check: refit without the largest p and predict it.
-  if (options.backtest && p.size() >= 4) {
+  // Self-check: refit without the largest p and predict it. With 3 counts the refit would have 2
+  // points, too few for any model (a 2-point fit of a 2-parameter law passes through them and checks
+  // nothing): the check could not be made, which leaves the predictions out of the recommendation.
+  if (options.backtest && p.size() < 4) {
+    m.backtest_refused = fmt::format("fitted without {}, the {} {} counts left are too few for a model, which needs at least 3",
+                                     count_of(largest, options.unit), p.size() - 1, one_unit(options.unit));
+  } else if (options.backtest) {
     std::vector<ScalingPoint> fewer(prep.points.begin(), prep.points.end() - 1);
     ScalingOptions o = options;
     o.predict = {largest};

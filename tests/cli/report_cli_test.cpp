@@ -808,6 +808,35 @@ TEST(ReportCli, CountsInMessagesAreInTheStudysUnitAndSingularForOne) {
   EXPECT_NE(g.out.find("; 2 GPUs would take 9 s"), std::string::npos) << g.out;
 }
 
+// Three GPU counts (1, 2, 4; Amdahl, serial fraction 0.2%): the self-check would refit on two,
+// which a two-parameter law passes through exactly. It was skipped and counted as passed, so the
+// recommendation rested on a prediction ("16 GPUs (predicted)"); it could not be made, which
+// leaves measured counts only, with the warning.
+TEST(ReportCli, ThreeGpuCountsRecommendMeasuredCountsOnly) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2, 4})
+    for (int rep = 0; rep < 3; ++rep)
+      write_run(dir, fmt::format("r{}-{}", p, rep), "ddp", p, 100 * (0.002 + 0.998 / p) * (0.995 + 0.005 * rep));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  auto ddp = doc["curves"].at(0);
+  EXPECT_GT(ddp["predictions"].get_array().size(), 0u) << r.out;
+  EXPECT_TRUE(ddp["backtest"].is_null());
+  EXPECT_EQ(std::string_view(ddp["backtest_refused"]),
+            "fitted without 4 GPUs, the 2 GPU counts left are too few for a model, which needs at least 3");
+  ASSERT_FALSE(ddp["recommended"].is_null()) << r.out;
+  EXPECT_FALSE(bool(ddp["recommended"]["predicted"])) << r.out;
+  EXPECT_EQ(std::int64_t(ddp["recommended"]["world_size"]), 4);
+  EXPECT_NE(std::string_view(ddp["recommended"]["reason"]).find("measured counts only: the model could not check itself"),
+            std::string_view::npos) << r.out;
+  bool warned = false;
+  for (auto w : doc["warnings"]) warned |= std::string_view(w["code"]) == "model-self-check-failed";
+  EXPECT_TRUE(warned) << r.out;
+}
+
 // `report B -o out` over an earlier `report A -o out` left A's energy, utilization and Pareto
 // figures (scripts, data and pictures, A's configurations in them) in out/figures beside B's, as if
 // B's. A report removes the files of every figure it owns before writing its own; the user's other
