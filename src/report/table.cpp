@@ -141,8 +141,14 @@ std::string render_scaling_models(const Summary& summary) {
                                                   : "OUTSIDE the interval: the predictions below are doubtful, and no recommendation rests on them");
     for (const auto& p : cm.predictions) {
       out += fmt::format("    at {}: {} s [{}, {}]", count_of(p.world_size, unit), g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
-      if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));
-      if (p.efficiency) out += fmt::format(", efficiency {:.0f}% [{:.0f}, {:.0f}]", 100 * *p.efficiency, 100 * p.efficiency_lower.value_or(NAN), 100 * p.efficiency_upper.value_or(NAN));
+      if (p.speedup) out += fmt::format(", speedup {}x", human_number(*p.speedup));  // as the table's speedup column
+      // As the table's efficiency column says it (100.4%, not 100%): a prediction beside measured
+      // lines must not round onto 100% where they would not.
+      if (p.efficiency) {
+        out += ", efficiency " + efficiency_percent(*p.efficiency);
+        if (p.efficiency_lower && p.efficiency_upper)
+          out += fmt::format(" [{}, {}]", efficiency_percent(*p.efficiency_lower), efficiency_percent(*p.efficiency_upper));
+      }
       if (p.throughput) out += fmt::format(", {} samples/s", human_number(*p.throughput));  // as the table shows it, not 4e+04
       out += "\n";
     }
@@ -188,7 +194,12 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {"models/min", true, [](auto& c) { return opt(c.models_per_minute); }},
       {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
       {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
-      {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},
+      // An exact ratio of counts: "128x", as "64x" above it, not the "128.0x" of a measured figure.
+      {"ideal", true, [](auto& c) {
+         if (!c.speedup || !c.ideal_speedup) return std::optional<std::string>();
+         const double v = *c.ideal_speedup;
+         return std::optional<std::string>((v == std::round(v) ? fmt::format("{:.0f}", v) : human_number(v)) + "x");
+       }},
       {"efficiency", true,
        [](auto& c) { return c.efficiency ? std::optional<std::string>(efficiency_percent(*c.efficiency)) : std::nullopt; }},
       {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},

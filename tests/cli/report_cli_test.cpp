@@ -596,6 +596,25 @@ TEST(ReportCli, AnEfficiencyNearAHundredShowsWhichSideItIsOn) {
   EXPECT_EQ(r.out.find("'sub' is more than 100% efficient"), std::string::npos) << r.out;
 }
 
+// A prediction's efficiency is said as the table's column says it: at 1–128 GPUs (Amdahl, serial
+// fraction 0.0016%) the model predicts 99.6% at 256 GPUs, which the prediction line rounded to
+// "efficiency 100% [100, 100]" under a table that shows 99.9%. And the ideal speedup, an exact
+// ratio, reads "128x" as "64x" above it does, not "128.0x".
+TEST(ReportCli, APredictionsEfficiencyAndTheIdealSpeedupReadAsTheTableDoes) {
+  ScratchDir dir, cwd;
+  const double serial = 0.004016 / 255;  // efficiency 1 / (1 + 255 · serial) = 0.996 at 256 GPUs
+  for (int p = 1; p <= 128; p *= 2) write_run(dir, fmt::format("r{}", p), "ddp", p, 100 * (serial + (1 - serial) / p));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --predict 256", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at256 = r.out.find("    at 256 GPUs: ");
+  ASSERT_NE(at256, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at256, r.out.find('\n', at256) - at256);
+  EXPECT_NE(line.find(", efficiency 99.6% [99.6%, 99.6%]"), std::string::npos) << line;
+  std::regex row128(R"(\nddp +128 .* 128x +99\.8%)");
+  EXPECT_TRUE(std::regex_search(r.out, row128)) << r.out;
+  EXPECT_EQ(r.out.find("128.0x"), std::string::npos) << r.out;
+}
+
 // --baseline common: label a (2–8 GPUs) is measured against b at 1 GPU. summary.csv had
 // baseline_world_size 1, a size a never ran, and nothing saying it is b's time.
 TEST(ReportCli, SummaryCsvSaysWhoseBaselineASpeedupIsAgainst) {
