@@ -375,9 +375,12 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   }
 }
 
+// The configurations of each curve, by world size; the curves in configuration order.
+using Curves = std::vector<std::pair<std::string, std::vector<ConfigurationSummary*>>>;
+
 // The scaling model of each curve (DESIGN.md, "Scaling model"): each run's own time on the curve's
 // time basis, per configuration; predictions turned into speedup, efficiency and throughput.
-void model_curves(Summary& summary, std::map<std::string, std::vector<ConfigurationSummary*>>& curves, const AnalysisOptions& options,
+void model_curves(Summary& summary, Curves& curves, const AnalysisOptions& options,
                   std::vector<Diagnostic>& warnings) {
   for (auto& [name, curve] : curves) {
     if (curve.empty()) continue;
@@ -780,10 +783,15 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       missing.add("time", "no epochs, no run start/end and no timed steps (profiler steps or steps.csv)", c.key());
   }
 
-  // Scaling curves: one per (label, system), named by ConfigurationSummary::curve; in world size
-  // order because configurations are sorted by label, system, world size.
-  std::map<std::string, std::vector<ConfigurationSummary*>> curves;
-  for (auto& c : summary.configurations) curves[c.curve].push_back(&c);
+  // Scaling curves: one per (label, system), named by ConfigurationSummary::curve, in configuration
+  // order (label, system, then world size within each): the order the table, summary.csv and the
+  // page list them in. A map by name put "ddp @ unknown system" after "ddp @ juwels" in
+  // summary.json's curves and the scaling models, before it in the table.
+  Curves curves;
+  for (auto& c : summary.configurations) {
+    if (curves.empty() || curves.back().first != c.curve) curves.emplace_back(c.curve, std::vector<ConfigurationSummary*>{});
+    curves.back().second.push_back(&c);
+  }
   std::set<std::string> kinds;
   for (auto& [label, curve] : curves) {
     std::string scaling = options.scaling ? *options.scaling : detect_scaling(curve, summary.runs, sources, config_warnings);

@@ -548,7 +548,10 @@ function renderRunSelect(): void {
     state.run = pick?.run_id ?? null;
   }
   select.replaceChildren();
-  for (const r of [...runs].sort((a, b) => (curveOf(a) < curveOf(b) ? -1 : curveOf(a) > curveOf(b) ? 1 : (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1)))) {
+  // Curves in the order every view lists them (labelsOf), then by size.
+  const curves = labelsOf(state.data!.summary);
+  const place = (r: (typeof runs)[number]) => curves.indexOf(curveOf(r));
+  for (const r of [...runs].sort((a, b) => place(a) - place(b) || (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1))) {
     const o = el("option", { value: r.run_id }, `${curveOf(r)} · ${r.world_size ?? "?"} ${unit.plural} · ${r.run_id}`);
     if (r.run_id === state.run) o.selected = true;
     select.append(o);
