@@ -48,7 +48,7 @@ import {
   type TimeKind,
 } from "./shape";
 import type { CompareMetric, Comparison, Configuration, CurveModel, ReportData, RunSeries, Summary } from "./types";
-import { type CountUnit, colorFor, countUnit, fmt, isNum, pct, withUnit } from "./util";
+import { type CountUnit, colorFor, countUnit, fmt, fmtMeanCi, fmtPercent, isNum, pct, withUnit } from "./util";
 
 echarts.use([
   BarChart, CustomChart, LineChart, ScatterChart, DataZoomComponent, GraphicComponent, GridComponent, LegendComponent,
@@ -456,7 +456,7 @@ function columnsFor(summary: Summary | undefined): Column[] {
 
 function ci(s: Configuration["epoch_time_s"]): string {
   if (!s) return "–";
-  if (isNum(s.ci95_low) && isNum(s.ci95_high)) return `${fmt(s.mean)} ± ${fmt((s.ci95_high - s.ci95_low) / 2, 2)}`;
+  if (isNum(s.ci95_low) && isNum(s.ci95_high)) return fmtMeanCi(s.mean, (s.ci95_high - s.ci95_low) / 2);
   return fmt(s.mean);
 }
 
@@ -499,7 +499,7 @@ function changeText(v: unknown): string {
 function metricValue(m: CompareMetric, v: unknown): string {
   if (!isNum(v)) return "–";
   if (m.metric === "efficiency") return pct(v);
-  if (m.metric === "gpu_util") return `${fmt(v)}%`;
+  if (m.metric === "gpu_util") return fmtPercent(v);
   return m.unit ? `${fmt(v)} ${m.unit}` : fmt(v);
 }
 
