@@ -354,18 +354,20 @@ int write_report(const SweepArgs& a, const fs::path& study) {
   return 0;
 }
 
-// --next: the GPU count the label's scaling model would measure next for --target-gpus.
-std::optional<int> next_size(const SweepArgs& a, const fs::path& study) {
+// --next: the GPU count the label's scaling model would measure next for --target-gpus; `unit`
+// what the study's counts count ("GPUs", or "ranks" for CPU-only runs), for the messages.
+std::optional<int> next_size(const SweepArgs& a, const fs::path& study, std::string& unit) {
   IngestOptions in;
   in.inputs = {study.string()};
   AnalysisOptions options;
   options.predict = {a.target_gpus};
   Summary summary = analyze(ingest(in), options);
+  unit = summary.world_size_unit;
   for (const auto& m : summary.curves) {
     if (m.label != one_line(a.label)) continue;  // as plan_entries records it
     if (m.model.suggest_next_p) return m.model.suggest_next_p;
-    std::fprintf(stderr, "scalelens sweep: --next: the scaling model of '%s' suggests no size for %d GPUs: %s\n", a.label.c_str(),
-                 a.target_gpus,
+    std::fprintf(stderr, "scalelens sweep: --next: the scaling model of '%s' suggests no size for %s: %s\n", a.label.c_str(),
+                 count_of(a.target_gpus, unit).c_str(),
                  (!m.model.suggest_why.empty() ? m.model.suggest_why : !m.model.refused.empty() ? m.model.refused : std::string("no reason given")).c_str());
     return std::nullopt;
   }
@@ -479,18 +481,19 @@ int run_sweep(SweepArgs a) {
     sizes.gpus_per_task = a.gpus_per_task;
     sizes.repeats = a.repeats;
     if (a.next) {
-      auto p = next_size(a, study);
+      std::string unit = "GPUs";
+      auto p = next_size(a, study, unit);
       if (!p) return 2;
       const int per_node = a.tasks_per_node * a.gpus_per_task;
       if (!a.nodes.empty() && *p % per_node != 0) {
-        std::fprintf(stderr, "scalelens sweep: --next: %d GPUs is not a whole number of nodes of %d\n", *p, per_node);
+        std::fprintf(stderr, "scalelens sweep: --next: %s is not a whole number of nodes of %d\n", count_of(*p, unit).c_str(), per_node);
         return 2;
       }
       sizes.nodes.clear();
       sizes.tasks.clear();
       if (!a.nodes.empty()) sizes.nodes = {*p / per_node};
       else sizes.tasks = {*p / a.gpus_per_task};
-      say(a, fmt::format("The scaling model suggests measuring {} GPUs next (for the prediction at {}).\n", *p, a.target_gpus));
+      say(a, fmt::format("The scaling model suggests measuring {} next (for the prediction at {}).\n", count_of(*p, unit), a.target_gpus));
     }
     if (sizes.nodes.empty() && sizes.tasks.empty()) {
       std::fprintf(stderr, "scalelens sweep: give the sizes: --nodes 1,2,4 (with --tasks-per-node) or --tasks 1,2,4\n");

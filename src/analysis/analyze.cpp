@@ -186,7 +186,7 @@ std::string mixed_inputs_message(const ConfigurationSummary& c, const Stat& spre
 }
 
 // One line on where a configuration's figures came from (DESIGN.md, "provenance").
-std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSummary>& runs,
+std::string provenance_of(const ConfigurationSummary& c, const std::string& unit, const std::deque<RunSummary>& runs,
                           const std::vector<const Run*>& sources, const std::map<std::string, std::string>& split_notes,
                           const std::vector<Diagnostic>& ingest_notes) {
   std::vector<std::string> paths;
@@ -220,8 +220,8 @@ std::string provenance_of(const ConfigurationSummary& c, const std::deque<RunSum
     parts.push_back(fmt::format("system {}{}", c.system, system_from.empty() ? "" : " from " + list_of(system_from)));
   if (!runs_from.empty()) parts.push_back("runs formed from " + list_of(runs_from));
   if (!label_from.empty()) parts.push_back(fmt::format("label '{}' from {}", c.label, list_of(label_from)));
-  parts.push_back(c.instances ? fmt::format("GPUs: {} instances × {} per instance ({})", *c.instances, *c.gpus_per_instance, list_of(ws_from))
-                              : fmt::format("GPUs: {} per run ({})", c.world_size, list_of(ws_from)));
+  parts.push_back(c.instances ? fmt::format("{}: {} instances × {} per instance ({})", unit, *c.instances, *c.gpus_per_instance, list_of(ws_from))
+                              : fmt::format("{}: {} per run ({})", unit, c.world_size, list_of(ws_from)));
   if (with_uuid || by_index)
     parts.push_back(fmt::format("GPU samples told apart by {}", with_uuid && by_index ? "UUID where known, else host and index"
                                                                 : with_uuid         ? "UUID"
@@ -375,9 +375,12 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   }
 }
 
+// The configurations of each curve, by world size; the curves in configuration order.
+using Curves = std::vector<std::pair<std::string, std::vector<ConfigurationSummary*>>>;
+
 // The scaling model of each curve (DESIGN.md, "Scaling model"): each run's own time on the curve's
 // time basis, per configuration; predictions turned into speedup, efficiency and throughput.
-void model_curves(Summary& summary, std::map<std::string, std::vector<ConfigurationSummary*>>& curves, const AnalysisOptions& options,
+void model_curves(Summary& summary, Curves& curves, const AnalysisOptions& options,
                   std::vector<Diagnostic>& warnings) {
   for (auto& [name, curve] : curves) {
     if (curve.empty()) continue;
@@ -502,6 +505,9 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     sources.push_back(&run);
     study_index.push_back(i);
   }
+  // What the world size counts, before any message says a count (provenance, batch-changed).
+  if (!sources.empty() && std::all_of(sources.begin(), sources.end(), [](const Run* r) { return used_no_gpu(*r); }))
+    summary.world_size_unit = "ranks";
   // A batch at a time, each summary moved into its own node as its batch ends, so that a study
   // whose runs let go of what their summaries took (analyze_releasing) never holds both whole, and
   // the summaries reuse what the released runs left (issue 17, part 2).
@@ -756,7 +762,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs ran on different GPU models ({})", list(models))));
     if (nodes.size() > 1)
       config_warnings.push_back(config_warning(c, "inconsistent-runs", fmt::format("its runs used different node counts ({})", list(nodes))));
-    c.provenance = provenance_of(c, summary.runs, sources, split_notes, study.diagnostics);
+    c.provenance = provenance_of(c, summary.world_size_unit, summary.runs, sources, split_notes, study.diagnostics);
     // samples_per_epoch stated, but no epochs logged: epochs, not samples, are what is missing.
     const bool per_epoch_stated = std::any_of(c.run_indices.begin(), c.run_indices.end(),
                                               [&](std::size_t i) { return sources[i]->samples_per_epoch.has_value(); });
@@ -777,10 +783,15 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       missing.add("time", "no epochs, no run start/end and no timed steps (profiler steps or steps.csv)", c.key());
   }
 
-  // Scaling curves: one per (label, system), named by ConfigurationSummary::curve; in world size
-  // order because configurations are sorted by label, system, world size.
-  std::map<std::string, std::vector<ConfigurationSummary*>> curves;
-  for (auto& c : summary.configurations) curves[c.curve].push_back(&c);
+  // Scaling curves: one per (label, system), named by ConfigurationSummary::curve, in configuration
+  // order (label, system, then world size within each): the order the table, summary.csv and the
+  // page list them in. A map by name put "ddp @ unknown system" after "ddp @ juwels" in
+  // summary.json's curves and the scaling models, before it in the table.
+  Curves curves;
+  for (auto& c : summary.configurations) {
+    if (curves.empty() || curves.back().first != c.curve) curves.emplace_back(c.curve, std::vector<ConfigurationSummary*>{});
+    curves.back().second.push_back(&c);
+  }
   std::set<std::string> kinds;
   for (auto& [label, curve] : curves) {
     std::string scaling = options.scaling ? *options.scaling : detect_scaling(curve, summary.runs, sources, config_warnings);
@@ -792,7 +803,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
       for (auto* c : curve)
         if (c->global_batch_size) {
           batches.insert(*c->global_batch_size);
-          detail += (detail.empty() ? "" : ", ") + fmt::format("{} at {} GPUs", *c->global_batch_size, c->world_size);
+          detail += (detail.empty() ? "" : ", ") + fmt::format("{} at {}", *c->global_batch_size, count_of(c->world_size, summary.world_size_unit));
         }
       if (batches.size() > 1)
         config_warnings.push_back({Severity::warning, "batch-changed",
@@ -803,8 +814,6 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     }
   }
   summary.scaling = kinds.size() == 1 ? *kinds.begin() : kinds.empty() ? "strong" : "mixed";
-  if (!sources.empty() && std::all_of(sources.begin(), sources.end(), [](const Run* r) { return used_no_gpu(*r); }))
-    summary.world_size_unit = "ranks";
 
   // Baselines and speedup.
   const ConfigurationSummary* common_ref = nullptr;
@@ -831,8 +840,8 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
           if (c->world_size == *options.baseline_gpus) base = c;
         if (!base) {
           config_warnings.push_back({Severity::warning, "no-baseline",
-                                     fmt::format("'{}' has no configuration at {} GPUs (--baseline-gpus); its speedup is left out",
-                                                 label, *options.baseline_gpus),
+                                     fmt::format("'{}' has no configuration at {} (--baseline-gpus); its speedup is left out",
+                                                 label, count_of(*options.baseline_gpus, summary.world_size_unit)),
                                      {}, 0, {}});
           continue;
         }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
+
 namespace scalelens {
 namespace {
 
@@ -151,10 +153,10 @@ void account_for_efficiency(Summary& summary, std::vector<Diagnostic>& warnings)
     if (at_last[k] <= 0) continue;
     const double share = at_last[k] / last->lost_time->step_s;
     const auto& unit = summary.world_size_unit;
-    cm.loss_sentence = fmt::format("{} is the largest loss: {:.0f}% of the step at {} {}", kPartNames[k], 100 * share, last->world_size, unit);
+    cm.loss_sentence = fmt::format("{} is the largest loss: {:.0f}% of the step at {}", kPartNames[k], 100 * share, count_of(last->world_size, unit));
     if (first != last) {
       const double share_first = parts(*first->lost_time)[k] / first->lost_time->step_s;
-      cm.loss_sentence += fmt::format(" (from {:.0f}% at {} {})", 100 * share_first, first->world_size, unit);
+      cm.loss_sentence += fmt::format(" (from {:.0f}% at {})", 100 * share_first, count_of(first->world_size, unit));
     }
   }
 }

@@ -90,9 +90,9 @@ std::optional<RanksBeyond> ranks_beyond_world_size(const Run& run) {
   const std::vector<int> beyond(seen.lower_bound(world), seen.end());
   const std::string listed = list_ranks(beyond, beyond.size());
   const std::optional<int> placed_at = beyond.empty() ? std::nullopt : std::optional<int>(beyond.back() + 1);
-  const std::string placed = placed_at ? fmt::format("The run is placed at the {} GPUs its ranks show, not its stated {}", *placed_at, world)
-                                       : fmt::format("The run stays at its stated {} GPUs, which its ranks fill, so its "
-                                                     "speedup and efficiency may be overstated", world);
+  const std::string placed = placed_at ? fmt::format("The run is placed at the {} its ranks show, not its stated {}", count_of(*placed_at, "GPUs"), world)
+                                       : fmt::format("The run stays at its stated {}, which its ranks fill, so its "
+                                                     "speedup and efficiency may be overstated", count_of(world, "GPUs"));
   return RanksBeyond{
       placed_at,
       run_warning(run, "ranks-beyond-world-size",

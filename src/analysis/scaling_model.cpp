@@ -11,6 +11,7 @@
 
 #include "analysis/self_check_text.hpp"
 #include "analysis/stats.hpp"
+#include "common/text.hpp"
 
 namespace scalelens {
 namespace {
@@ -396,9 +397,6 @@ Prepared prepare(std::vector<ScalingPoint> points) {
   return out;
 }
 
-// "GPU" of "GPUs", "rank" of "ranks": the unit of one count.
-std::string one_of(const std::string& unit) { return unit.ends_with('s') ? unit.substr(0, unit.size() - 1) : unit; }
-
 }  // namespace
 
 double ScalingFit::operator()(double p) const {
@@ -442,7 +440,7 @@ std::optional<ScalingFit> choose_scaling_fit(const std::vector<int>& p_in, const
 
 std::string prediction_text(const ScalingBacktest& b) { return fmt::format("{:.3g} s [{:.3g}, {:.3g}]", b.predicted, b.lower, b.upper); }
 
-std::string fitted_without(int p, const std::string& unit) { return fmt::format("fitted without {} {}", p, unit); }
+std::string fitted_without(int p, const std::string& unit) { return "fitted without " + count_of(p, unit); }
 
 std::string ScalingModel::self_check_failure() const {
   if (backtest && !backtest->inside())
@@ -459,7 +457,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   const auto& p = prep.p;
   const auto& y = prep.y;
   if (p.size() < 3) {
-    m.refused = fmt::format("{} measured {} count{}; a model needs at least 3", p.size(), one_of(options.unit),
+    m.refused = fmt::format("{} measured {} count{}; a model needs at least 3", p.size(), one_unit(options.unit),
                             p.size() == 1 ? "" : "s");
     return m;
   }
@@ -472,8 +470,13 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   m.fit = to_fit(scored[static_cast<std::size_t>(chosen)], p, y);
   const int largest = static_cast<int>(p.back());
 
-  // Self-check: refit without the largest p and predict it.
-  if (options.backtest && p.size() >= 4) {
+  // Self-check: refit without the largest p and predict it. With 3 counts the refit would have 2
+  // points, too few for any model (a 2-point fit of a 2-parameter law passes through them and checks
+  // nothing): the check could not be made, which leaves the predictions out of the recommendation.
+  if (options.backtest && p.size() < 4) {
+    m.backtest_refused = fmt::format("fitted without {}, the {} {} counts left are too few for a model, which needs at least 3",
+                                     count_of(largest, options.unit), p.size() - 1, one_unit(options.unit));
+  } else if (options.backtest) {
     std::vector<ScalingPoint> fewer(prep.points.begin(), prep.points.end() - 1);
     ScalingOptions o = options;
     o.predict = {largest};
@@ -509,9 +512,9 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     kept.push_back(t);
   }
   if (kept.empty()) {
-    m.refused = m.refused_targets.empty() ? fmt::format("no {} count to predict", one_of(options.unit))
+    m.refused = m.refused_targets.empty() ? fmt::format("no {} count to predict", one_unit(options.unit))
                                           : fmt::format("every {} count asked for is beyond {}× the largest measured",
-                                                        one_of(options.unit), kMaxExtrapolation);
+                                                        one_unit(options.unit), kMaxExtrapolation);
     return m;
   }
   // One bootstrap, one interval per GPU count, for the band and the targets (among its counts).
@@ -536,7 +539,7 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
   }
   if (m.predictions.empty()) {
     m.refused = fmt::format("the {:.0f}% interval of every {} count left to predict reaches 0 s", 100 * options.confidence,
-                            one_of(options.unit));
+                            one_unit(options.unit));
     return m;
   }
   const auto& farthest_predicted =
@@ -586,9 +589,9 @@ ScalingModel fit_scaling_model(std::vector<ScalingPoint> points_in, const Scalin
     if (m.suggest_next_p && best_width > 0.95 * width_now) m.suggest_next_p.reset();  // no real gain: no advice
     if (m.suggest_next_p)
       m.suggest_why = fmt::format(
-          "measuring at {} {} would narrow the {:.0f}% interval at {} {} most (from ±{:.2g} to ±{:.2g}), "
+          "measuring at {} would narrow the {:.0f}% interval at {} most (from ±{:.2g} to ±{:.2g}), "
           "judged by refitting with a simulated measurement on the model there",
-          *m.suggest_next_p, options.unit, 100 * options.confidence, static_cast<int>(target), options.unit, width_now / 2,
+          count_of(*m.suggest_next_p, options.unit), 100 * options.confidence, count_of(static_cast<int>(target), options.unit), width_now / 2,
           best_width / 2);
   }
   return m;

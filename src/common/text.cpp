@@ -21,6 +21,14 @@ std::string efficiency_percent(double efficiency) {
   return "100%";  // within 0.0005 points of 100: the arithmetic's rounding, not a difference
 }
 
+std::string one_unit(std::string_view plural_unit) {
+  return std::string(plural_unit.ends_with('s') ? plural_unit.substr(0, plural_unit.size() - 1) : plural_unit);
+}
+
+std::string count_of(long long n, std::string_view plural_unit) {
+  return fmt::format("{} {}", n, n == 1 ? one_unit(plural_unit) : std::string(plural_unit));
+}
+
 std::string list_first(const std::vector<std::string>& names, std::size_t total, std::size_t shown) {
   std::string s;
   shown = std::min(names.size(), shown);

@@ -96,6 +96,11 @@ std::size_t display_width(std::string_view s);
 // figure never contradicts a verdict of "more (or less) than 100% efficient" made on the value.
 std::string efficiency_percent(double efficiency);
 
+// The unit of one of a plural unit: "GPU" of "GPUs", "rank" of "ranks" (a study's world_size_unit).
+std::string one_unit(std::string_view plural_unit);
+// A count in a plural unit, singular for 1: "8 GPUs", "1 GPU", "1 rank" (never "1 GPUs").
+std::string count_of(long long n, std::string_view plural_unit);
+
 // Column index by exact name (after trimming), or -1.
 int find_column(const std::vector<std::string_view>& header, std::string_view name);
 

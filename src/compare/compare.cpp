@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
+
 namespace scalelens {
 
 const std::vector<MetricInfo>& compare_metrics() {
@@ -36,12 +38,6 @@ const MetricInfo* find_metric(std::string_view name) {
   for (const auto& m : compare_metrics())
     if (canonical == m.name) return &m;
   return nullptr;
-}
-
-std::string world_size_text(int p, const std::string& unit) {
-  std::string u = unit;
-  if (p == 1 && !u.empty() && u.back() == 's') u.pop_back();
-  return fmt::format("{} {}", p, u);
 }
 
 Verdict ConfigurationComparison::worst() const {
@@ -74,7 +70,7 @@ std::string renamed(const std::map<std::string, std::string>& renames, const std
 }
 
 std::string config_name(const ConfigurationSummary& c, const std::string& unit) {
-  return fmt::format("{}{} {}", c.label, c.system.empty() ? "" : " @ " + c.system, world_size_text(c.world_size, unit));
+  return fmt::format("{}{} {}", c.label, c.system.empty() ? "" : " @ " + c.system, count_of(c.world_size, unit));
 }
 
 // The runs' values of one figure.

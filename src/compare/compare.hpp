@@ -116,7 +116,4 @@ Result<ComparisonSide> load_comparison_side(const std::string& input, IngestOpti
 // Whether a file is a summary.json that `scalelens report` wrote (by its schema).
 bool is_saved_summary(const std::filesystem::path& path);
 
-// "8 GPUs" or "4 ranks" with the study's unit.
-std::string world_size_text(int p, const std::string& unit);
-
 }  // namespace scalelens

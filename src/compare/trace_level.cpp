@@ -2,6 +2,7 @@
 // compare.cpp, which needs no trace reader: a summary.json compares without one).
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "compare/compare.hpp"
 #include "trace/trace_set.hpp"
 
@@ -24,7 +25,7 @@ void add_trace_level(Comparison& comparison, const Summary& a, const Study& sa, 
     const auto before = analyse(files_a), after = analyse(files_b);
     if (before.ranks.empty() || after.ranks.empty()) continue;
     auto diff = diff_trace_sets(before, after, options.top);
-    diff.configuration = fmt::format("{} {}", cc.name(), world_size_text(cc.world_size, comparison.world_size_unit));
+    diff.configuration = fmt::format("{} {}", cc.name(), count_of(cc.world_size, comparison.world_size_unit));
     diff.world_size = cc.world_size;
     comparison.traces.push_back(std::move(diff));
   }

@@ -57,7 +57,7 @@ std::string interval_text(const ChangeEstimate& e) {
 }
 
 std::string config_title(const ConfigurationComparison& cc, const Comparison& c) {
-  return fmt::format("{} {}", cc.name(), world_size_text(cc.world_size, c.world_size_unit));
+  return fmt::format("{} {}", cc.name(), count_of(cc.world_size, c.world_size_unit));
 }
 
 std::string parameter_text(const ParameterChange& p) {

@@ -6,10 +6,16 @@ namespace scalelens {
 
 namespace {
 
+// A text cell as report.html's "Download CSV" writes it (web/src/shape.ts, toCsv): text that a
+// spreadsheet would run as a formula (= + - @, tab or carriage return first; a label comes from the
+// input files) gets a leading apostrophe, then a cell with a comma, quote or line break is quoted.
 std::string csv_text(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string text = !s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos
+                         ? "'" + std::string(s)
+                         : std::string(s);
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : text) {
     if (c == '"') out += '"';
     out += c;
   }

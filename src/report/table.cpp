@@ -75,8 +75,9 @@ std::string render_lost_time(const Summary& summary) {
   for (const auto& cm : summary.curves) {
     if (!cm.loss_sentence.empty()) out += fmt::format("  {}: {}\n", printable(cm.curve), cm.loss_sentence);
     if (const auto& g = cm.growing_op)
-      out += fmt::format("  {}: {} {} grows most with p: {:.3g} ms per step over all ranks at {} GPUs, {:.3g} at {}\n",
-                         printable(cm.curve), printable(g->name), printable(g->shapes), g->from_ms, g->from_p, g->to_ms, g->to_p);
+      out += fmt::format("  {}: {} {} grows most with p: {:.3g} ms per step over all ranks at {}, {:.3g} at {}\n",
+                         printable(cm.curve), printable(g->name), printable(g->shapes), g->from_ms,
+                         count_of(g->from_p, summary.world_size_unit), g->to_ms, g->to_p);
   }
   return out;
 }
@@ -90,7 +91,9 @@ std::string render_energy_and_time(const Summary& summary) {
     out += fmt::format("  {}: ", printable(cm.curve));
     if (cm.recommended) out += "recommended " + cm.recommended->reason;
     else out += "no recommendation: " + cm.not_recommended;
-    if (!cm.pareto.empty()) out += fmt::format("; time-energy Pareto front at {} {}", fmt::join(cm.pareto, ", "), summary.world_size_unit);
+    if (!cm.pareto.empty())
+      out += "; time-energy Pareto front at " + (cm.pareto.size() == 1 ? count_of(cm.pareto.front(), summary.world_size_unit)
+                                                                      : fmt::format("{} {}", fmt::join(cm.pareto, ", "), summary.world_size_unit));
     out += "\n";
   }
   for (const auto& c : summary.configurations)
@@ -138,9 +141,15 @@ std::string render_scaling_models(const Summary& summary) {
                          : cm.predictions.empty() ? "OUTSIDE the interval"
                                                   : "OUTSIDE the interval: the predictions below are doubtful, and no recommendation rests on them");
     for (const auto& p : cm.predictions) {
-      out += fmt::format("    at {} {}: {} s [{}, {}]", p.world_size, unit, g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
-      if (p.speedup) out += fmt::format(", speedup {}x", g3(*p.speedup));
-      if (p.efficiency) out += fmt::format(", efficiency {:.0f}% [{:.0f}, {:.0f}]", 100 * *p.efficiency, 100 * p.efficiency_lower.value_or(NAN), 100 * p.efficiency_upper.value_or(NAN));
+      out += fmt::format("    at {}: {} s [{}, {}]", count_of(p.world_size, unit), g3(p.time_s), g3(p.time_lower_s), g3(p.time_upper_s));
+      if (p.speedup) out += fmt::format(", speedup {}x", human_number(*p.speedup));  // as the table's speedup column
+      // As the table's efficiency column says it (100.4%, not 100%): a prediction beside measured
+      // lines must not round onto 100% where they would not.
+      if (p.efficiency) {
+        out += ", efficiency " + efficiency_percent(*p.efficiency);
+        if (p.efficiency_lower && p.efficiency_upper)
+          out += fmt::format(" [{}, {}]", efficiency_percent(*p.efficiency_lower), efficiency_percent(*p.efficiency_upper));
+      }
       if (p.throughput) out += fmt::format(", {} samples/s", human_number(*p.throughput));  // as the table shows it, not 4e+04
       out += "\n";
     }
@@ -186,7 +195,12 @@ std::string render_table(const Summary& summary, const TableStyle& style) {
       {"models/min", true, [](auto& c) { return opt(c.models_per_minute); }},
       {ranks ? "/rank" : "/GPU", true, [](auto& c) { return opt(c.throughput_per_gpu); }},
       {"speedup", true, [](auto& c) { return opt(c.speedup, "x"); }},
-      {"ideal", true, [](auto& c) { return c.speedup ? opt(c.ideal_speedup, "x") : std::nullopt; }},
+      // An exact ratio of counts: "128x", as "64x" above it, not the "128.0x" of a measured figure.
+      {"ideal", true, [](auto& c) {
+         if (!c.speedup || !c.ideal_speedup) return std::optional<std::string>();
+         const double v = *c.ideal_speedup;
+         return std::optional<std::string>((v == std::round(v) ? fmt::format("{:.0f}", v) : human_number(v)) + "x");
+       }},
       {"efficiency", true,
        [](auto& c) { return c.efficiency ? std::optional<std::string>(efficiency_percent(*c.efficiency)) : std::nullopt; }},
       {"Karp-Flatt", true, [](auto& c) { return opt(c.karp_flatt); }},

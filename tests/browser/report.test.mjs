@@ -416,6 +416,57 @@ test("report.html: one label on two systems is two curves with a system column a
   assert.equal(await page.locator("#summary-table tbody tr").count(), 3);
 });
 
+// The first field of each line of a CSV file: quoted fields (with "" for a quote) read as text.
+function firstFields(csv) {
+  const out = [];
+  for (let at = 0; at < csv.length; ) {
+    let field = "";
+    if (csv[at] === '"') {
+      for (at++; at < csv.length; at++) {
+        if (csv[at] === '"' && csv[at + 1] === '"') field += '"', at++;
+        else if (csv[at] === '"') break;
+        else field += csv[at];
+      }
+      at++;
+    } else {
+      while (at < csv.length && csv[at] !== "," && csv[at] !== "\n") field += csv[at++];
+    }
+    out.push(field);
+    at = csv.indexOf("\n", at) + 1 || csv.length;
+  }
+  return out;
+}
+
+// Labels a spreadsheet would run as formulas, one of them on two systems, one system unknown.
+// summary.csv wrote "=1+1" as it was where the page's "Download CSV" wrote "'=1+1"; and the page
+// sorted its curves by name ("=1+1 @ juwels" first) where the table, summary.csv and summary.json's
+// configurations put the unknown system first (and summary.json's curves sorted by name as well).
+test("report.html: the CSV download writes text as summary.csv does, and curves come in one order everywhere", async () => {
+  const root = tmpdir("scalelens-csv-");
+  for (const [label, system, name] of [["=1+1", "juwels", "a"], ["=1+1", undefined, "b"], ["@x,y", "juwels", "c"]])
+    for (const p of [1, 2]) writeRun(root, `${name}-${p}`, { label, system, p, epoch_s: 40 / p, gpus: p });
+  const html = report([root], path.join(root, "out"));
+  const summary = JSON.parse(fs.readFileSync(path.join(root, "out", "summary.json"), "utf8"));
+  const configOrder = [...new Set(summary.configurations.map((c) => c.curve))];
+  assert.deepEqual(configOrder, ["=1+1 @ unknown system", "=1+1 @ juwels", "@x,y @ juwels"]);
+  assert.deepEqual(summary.curves.map((c) => c.curve), configOrder, "summary.json's curves in configuration order");
+
+  const { page, log } = await openPage(browser.context);
+  await page.goto("file://" + html);
+  await waitReady(page);
+  const toggles = await page.locator("#label-toggles input[data-label]").evaluateAll((els) => els.map((e) => e.dataset.label));
+  assert.deepEqual(toggles, configOrder, "the page's curves in summary.json's order");
+
+  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#csv").click()]);
+  const pageLabels = firstFields(fs.readFileSync(await download.path(), "utf8"));
+  const fileLabels = firstFields(fs.readFileSync(path.join(root, "out", "summary.csv"), "utf8"));
+  assert.deepEqual(pageLabels, fileLabels, "the label column of both CSV files, cell for cell");
+  assert.deepEqual(fileLabels, ["label", "'=1+1", "'=1+1", "'=1+1", "'=1+1", "'@x,y", "'@x,y"]);
+  assert.match(fs.readFileSync(path.join(root, "out", "summary.csv"), "utf8"), /\n"'@x,y",/, "quoted after the apostrophe");
+  assert.deepEqual(log.errors, []);
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
 // itwinai's MLflow file store as its TorchTrainer writes it with log_on_workers=0 (issue 13 §3):
 // GPU metrics of rank 0 only, and torch.profiler key averages. The page shows itwinai's own
 // computation fraction under that name and marks the job's energy as extrapolated.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -603,6 +604,25 @@ TEST(ReportCli, AnEfficiencyNearAHundredShowsWhichSideItIsOn) {
   EXPECT_EQ(r.out.find("'sub' is more than 100% efficient"), std::string::npos) << r.out;
 }
 
+// A prediction's efficiency is said as the table's column says it: at 1–128 GPUs (Amdahl, serial
+// fraction 0.0016%) the model predicts 99.6% at 256 GPUs, which the prediction line rounded to
+// "efficiency 100% [100, 100]" under a table that shows 99.9%. And the ideal speedup, an exact
+// ratio, reads "128x" as "64x" above it does, not "128.0x".
+TEST(ReportCli, APredictionsEfficiencyAndTheIdealSpeedupReadAsTheTableDoes) {
+  ScratchDir dir, cwd;
+  const double serial = 0.004016 / 255;  // efficiency 1 / (1 + 255 · serial) = 0.996 at 256 GPUs
+  for (int p = 1; p <= 128; p *= 2) write_run(dir, fmt::format("r{}", p), "ddp", p, 100 * (serial + (1 - serial) / p));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --predict 256", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at256 = r.out.find("    at 256 GPUs: ");
+  ASSERT_NE(at256, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at256, r.out.find('\n', at256) - at256);
+  EXPECT_NE(line.find(", efficiency 99.6% [99.6%, 99.6%]"), std::string::npos) << line;
+  std::regex row128(R"(\nddp +128 .* 128x +99\.8%)");
+  EXPECT_TRUE(std::regex_search(r.out, row128)) << r.out;
+  EXPECT_EQ(r.out.find("128.0x"), std::string::npos) << r.out;
+}
+
 // --baseline common: label a (2–8 GPUs) is measured against b at 1 GPU. summary.csv had
 // baseline_world_size 1, a size a never ran, and nothing saying it is b's time.
 TEST(ReportCli, SummaryCsvSaysWhoseBaselineASpeedupIsAgainst) {
@@ -751,30 +771,97 @@ TEST(ReportCli, CurvesOnDifferentTimeBasesAndAThroughputWithoutEpochsAreSaidTrul
 
 // A CPU-only study (ranks with no device, no GPU sampled) counts ranks: the table said so, the
 // model's heading and refusal said GPUs ("no model: 2 measured GPU counts").
+namespace {
+
+// A CPU-only run as `scalelens run` writes it (ranks with no device, no GPU sampled): 3 epochs of
+// `epoch_s`, and the global batch size where one is given.
+void write_cpu_run(const ScratchDir& dir, int p, double epoch_s, std::optional<int> global_batch = {}) {
+  const std::string name = fmt::format("cpu-{}", p);
+  const auto end = static_cast<long long>(3 * epoch_s * 1e9);
+  dir.write(name + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "cpu", "world_size": {}, "nodes": 1, )"
+                        R"("status": "complete", "exit_status": 0, "start_ns": 0, {}"end_ns": {}}})",
+                        name, p, global_batch ? fmt::format(R"("global_batch_size": {}, "scaling": "strong", )", *global_batch) : "",
+                        end));
+  for (int rank = 0; rank < p; ++rank)
+    dir.write(fmt::format("{}/ranks/{}.json", name, rank),
+              fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "vm", "local_rank": {}, "devices": [], )"
+                          R"("start_ns": 0, "end_ns": {}, "exit_status": 0}})",
+                          rank, rank, end));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},120\n", e, e * end / 3, (e + 1) * end / 3);
+  dir.write(name + "/epochs.csv", epochs);
+}
+
+}  // namespace
+
 TEST(ReportCli, AStudyCountedInRanksSaysRanksInItsModel) {
   ScratchDir dir, cwd;
-  for (int p : {1, 2}) {
-    const std::string name = fmt::format("cpu-{}", p);
-    const long long end = static_cast<long long>(3 * 10e9 / p);
-    dir.write(name + "/scalelens.json",
-              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "cpu", "world_size": {}, "nodes": 1, )"
-                          R"("status": "complete", "exit_status": 0, "start_ns": 0, "end_ns": {}}})",
-                          name, p, end));
-    for (int rank = 0; rank < p; ++rank)
-      dir.write(fmt::format("{}/ranks/{}.json", name, rank),
-                fmt::format(R"({{"schema": "scalelens.rank/1", "rank": {}, "host": "vm", "local_rank": {}, "devices": [], )"
-                            R"("start_ns": 0, "end_ns": {}, "exit_status": 0}})",
-                            rank, rank, end));
-    std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
-    for (int e = 0; e < 3; ++e) epochs += fmt::format("0,{},{},{},120\n", e, e * end / 3, (e + 1) * end / 3);
-    dir.write(name + "/epochs.csv", epochs);
-  }
+  for (int p : {1, 2}) write_cpu_run(dir, p, 10.0 / p);
   auto r = run_scalelens("report " + quoted(dir.path()) + " -o out", "cd " + quoted(cwd.path()) + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("label  ranks"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Scaling model (time per epoch vs ranks; 90% intervals):"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cpu: no model: 2 measured rank counts; a model needs at least 3"), std::string::npos) << r.out;
   EXPECT_NE(slurp(cwd / "out/summary.json").find(R"("refused":"2 measured rank counts)"), std::string::npos);
+}
+
+// Every count in a message is in the study's unit, singular for one: a CPU-only study's messages
+// said "256 at 1 GPUs, 512 at 2 GPUs" (batch-changed), "no configuration at 3 GPUs
+// (--baseline-gpus)", "recommended 1 GPUs" and "GPUs: 2 per run" (provenance).
+TEST(ReportCli, CountsInMessagesAreInTheStudysUnitAndSingularForOne) {
+  ScratchDir dir, cwd;
+  // 10 s at 1 rank, 9 s at 2 (56% efficient), 8.5 s at 4: 1 rank is recommended.
+  write_cpu_run(dir, 1, 10, 256);
+  write_cpu_run(dir, 2, 9, 512);
+  write_cpu_run(dir, 4, 8.5, 512);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("the global batch size changes along the strong-scaling curve of 'cpu' (256 at 1 rank, 512 at 2 ranks, "
+                       "512 at 4 ranks)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu: recommended 1 rank: the shortest time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; 2 ranks would take 9 s at 56% efficiency"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(cwd / "out/summary.json").find("; ranks: 2 per run ("), std::string::npos);
+  auto baseline = run_scalelens("report " + quoted(dir.path()) + " -q --baseline-gpus 3 -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(baseline.exit_code, 0) << baseline.err;
+  EXPECT_NE(baseline.out.find("'cpu' has no configuration at 3 ranks (--baseline-gpus)"), std::string::npos) << baseline.out;
+  // The same with GPUs: "1 GPU", not "1 GPUs".
+  ScratchDir gpus;
+  for (auto [p, epoch_s] : {std::pair{1, 10.0}, std::pair{2, 9.0}, std::pair{4, 8.5}}) write_run(gpus, fmt::format("g{}", p), "ddp", p, epoch_s);
+  auto g = run_scalelens("report " + quoted(gpus.path()) + " -q -o out", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.out.find("ddp: recommended 1 GPU: the shortest time"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("; 2 GPUs would take 9 s"), std::string::npos) << g.out;
+}
+
+// Three GPU counts (1, 2, 4; Amdahl, serial fraction 0.2%): the self-check would refit on two,
+// which a two-parameter law passes through exactly. It was skipped and counted as passed, so the
+// recommendation rested on a prediction ("16 GPUs (predicted)"); it could not be made, which
+// leaves measured counts only, with the warning.
+TEST(ReportCli, ThreeGpuCountsRecommendMeasuredCountsOnly) {
+  ScratchDir dir, cwd;
+  for (int p : {1, 2, 4})
+    for (int rep = 0; rep < 3; ++rep)
+      write_run(dir, fmt::format("r{}-{}", p, rep), "ddp", p, 100 * (0.002 + 0.998 / p) * (0.995 + 0.005 * rep));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --format json -q", "cd " + quoted(cwd.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  auto ddp = doc["curves"].at(0);
+  EXPECT_GT(ddp["predictions"].get_array().size(), 0u) << r.out;
+  EXPECT_TRUE(ddp["backtest"].is_null());
+  EXPECT_EQ(std::string_view(ddp["backtest_refused"]),
+            "fitted without 4 GPUs, the 2 GPU counts left are too few for a model, which needs at least 3");
+  ASSERT_FALSE(ddp["recommended"].is_null()) << r.out;
+  EXPECT_FALSE(bool(ddp["recommended"]["predicted"])) << r.out;
+  EXPECT_EQ(std::int64_t(ddp["recommended"]["world_size"]), 4);
+  EXPECT_NE(std::string_view(ddp["recommended"]["reason"]).find("measured counts only: the model could not check itself"),
+            std::string_view::npos) << r.out;
+  bool warned = false;
+  for (auto w : doc["warnings"]) warned |= std::string_view(w["code"]) == "model-self-check-failed";
+  EXPECT_TRUE(warned) << r.out;
 }
 
 // `report B -o out` over an earlier `report A -o out` left A's energy, utilization and Pareto

@@ -204,6 +204,28 @@ TEST(ScalingModel, AMissingSelfCheckSaysWhy) {
   EXPECT_TRUE(checked.backtest_refused.empty());
   EXPECT_FALSE(checked.self_check_failed());
 }
+
+// Three GPU counts: the self-check would refit on two, which any two-parameter law passes through
+// exactly, so it checks nothing. It had no self-check at all and counted as passed, so its
+// predictions were recommended; now it could not be made, said as such, and the predictions stay
+// out of the recommendation (self_check_failed).
+TEST(ScalingModel, ThreeCountsLeaveTooFewForASelfCheck) {
+  auto amdahl = [](double p) { return 100 * (0.002 + 0.998 / p); };
+  const auto m = fit_scaling_model(study(amdahl, {1, 2, 4}, 3, 0.01, 7), {});
+  ASSERT_TRUE(m.fit);
+  EXPECT_FALSE(m.predictions.empty()) << m.refused;  // it still predicts, as before
+  EXPECT_FALSE(m.backtest);
+  EXPECT_EQ(m.backtest_refused, "fitted without 4 GPUs, the 2 GPU counts left are too few for a model, which needs at least 3");
+  EXPECT_TRUE(m.self_check_failed());
+  ScalingOptions ranks;
+  ranks.unit = "ranks";
+  EXPECT_EQ(fit_scaling_model(study(amdahl, {1, 2, 4}, 3, 0.01, 7), ranks).self_check_failure(),
+            "could not check itself (fitted without 4 ranks, the 2 rank counts left are too few for a model, which needs at least 3)");
+  // Four counts: the refit has three, and the check is made.
+  const auto four = fit_scaling_model(study(amdahl, {1, 2, 4, 8}, 3, 0.01, 7), {});
+  EXPECT_TRUE(four.backtest);
+  EXPECT_TRUE(four.backtest_refused.empty()) << four.backtest_refused;
+}
 }  // namespace
 
 namespace {

@@ -18,7 +18,7 @@ import {
   timeStat,
   type TimeKind,
 } from "./shape";
-import { PALETTE, type CountUnit, colorFor, dashFor, escapeHtml as esc, fmt, fmtAxis, isNum, logBounds } from "./util";
+import { PALETTE, type CountUnit, colorFor, dashFor, escapeHtml as esc, fmt, fmtAxis, fmtPercent, isNum, logBounds } from "./util";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Option = Record<string, any>;
@@ -109,7 +109,7 @@ function lineSeries(label: string, ctx: ChartContext, data: [number, number][], 
     label: {
       show: ctx.showLabels,
       position: "top",
-      formatter: (p: { value: [number, number] }) => (pctScale ? `${fmt(p.value[1])}%` : fmt(p.value[1])) + (unit && !pctScale ? "" : ""),
+      formatter: (p: { value: [number, number] }) => (pctScale ? fmtPercent(p.value[1]) : fmt(p.value[1])) + (unit && !pctScale ? "" : ""),
     },
     emphasis: { focus: "series" },
   };
@@ -121,9 +121,12 @@ function itemTooltip(unit: string, what: string, ctx: ChartContext): Option {
     confine: true,
     formatter: (p: { seriesName: string; value: unknown; data: unknown }) => {
       const v = p.value as number[];
+      // A percentage as fmtPercent says it (never "100G %"); one GPU is "1 GPU".
+      const figure = (x: number) => (unit === "%" ? fmtPercent(x) : `${fmt(x)} ${unit}`);
+      const count = `${fmt(v[0])} ${v[0] === 1 ? ctx.unit.singular : ctx.unit.plural}`;
       if (Array.isArray(v) && v.length >= 3)
-        return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} ${esc(ctx.unit.plural)}<br>95% CI ${esc(fmt(v[1]))} – ${esc(fmt(v[2]))} ${esc(unit)}`;
-      return `<b>${esc(p.seriesName)}</b><br>${esc(fmt(v[0]))} ${esc(ctx.unit.plural)}<br>${esc(what)}: ${esc(fmt(v[1]))} ${esc(unit)}`;
+        return `<b>${esc(p.seriesName)}</b><br>${esc(count)}<br>95% CI ${esc(unit === "%" ? `${fmtPercent(v[1])} – ${fmtPercent(v[2])}` : `${fmt(v[1])} – ${fmt(v[2])} ${unit}`)}`;
+      return `<b>${esc(p.seriesName)}</b><br>${esc(count)}<br>${esc(what)}: ${esc(figure(v[1]))}`;
     },
   };
 }
@@ -322,7 +325,7 @@ export function breakdownChart(configs: Configuration[], ctx: ChartContext): Opt
     stack: "share",
     color: BREAKDOWN_COLORS[k],
     data: rows.map((r) => +(r.shares[k] * 100).toFixed(2)),
-    label: { show: ctx.showLabels && k === 0, position: "inside", formatter: (p: { value: number }) => `${fmt(p.value, 2)}%` },
+    label: { show: ctx.showLabels && k === 0, position: "inside", formatter: (p: { value: number }) => fmtPercent(p.value, 2) },
     barMaxWidth: 48,
   }));
   return {
@@ -336,7 +339,7 @@ export function breakdownChart(configs: Configuration[], ctx: ChartContext): Opt
         if (!ps.length) return "";
         const row = rows[ps[0].dataIndex];
         const score = row && row.score !== null ? `<br>computation score ${esc(fmt(row.score))}` : "";
-        return `<b>${esc(ps[0].name)}</b>${score}<br>` + ps.map((p) => `${esc(p.seriesName)}: ${esc(fmt(p.value))}% of step`).join("<br>");
+        return `<b>${esc(ps[0].name)}</b>${score}<br>` + ps.map((p) => `${esc(p.seriesName)}: ${esc(fmtPercent(p.value))} of step`).join("<br>");
       },
     },
     xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
@@ -483,7 +486,7 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
             value: c.gpu_util_pct!.mean,
             itemStyle: { color: curveColor(curveOf(c), ctx), opacity: afterOf(curveOf(c), ctx) ? 0.5 : 1 },
           })),
-          label: { show: ctx.showLabels, position: "insideTop", formatter: (p: { value: number }) => `${fmt(p.value)}%` },
+          label: { show: ctx.showLabels, position: "insideTop", formatter: (p: { value: number }) => fmtPercent(p.value) },
         },
         errorBars("util:range", "min–max over GPUs", "#000", rows.map((c, i) => [i, c.gpu_util_pct!.min, c.gpu_util_pct!.max])),
       ]
@@ -498,7 +501,7 @@ export function utilizationChart(configs: Configuration[], ctx: ChartContext): O
         const c = rows[p.dataIndex];
         if (!c) return "";
         const u = c.gpu_util_pct!;
-        return `<b>${esc(curveOf(c))}/${esc(c.world_size)}</b><br>mean ${esc(fmt(u.mean))}%<br>min ${esc(fmt(u.min))}% · max ${esc(fmt(u.max))}%`;
+        return `<b>${esc(curveOf(c))}/${esc(c.world_size)}</b><br>mean ${esc(fmtPercent(u.mean))}<br>min ${esc(fmtPercent(u.min))} · max ${esc(fmtPercent(u.max))}`;
       },
     },
     xAxis: { type: "category", data: categories, name: `configuration (label/${ctx.unit.plural})`, ...AXIS_NAME, nameGap: 50, axisLabel: catLabels(categories) },
@@ -637,7 +640,7 @@ export function gpuTimeChart(run: RunSeries | null, metric: "util" | "power", ma
       trigger: "item",
       confine: true,
       formatter: (p: { seriesName: string; value: number[] }) =>
-        `<b>${esc(p.seriesName)}</b><br>t = ${esc(fmt(p.value[0], 4))} s<br>${esc(what)} ${esc(fmt(p.value[1]))} ${esc(unit)}`,
+        `<b>${esc(p.seriesName)}</b><br>t = ${esc(fmt(p.value[0], 4))} s<br>${esc(what)} ${esc(unit === "%" ? fmtPercent(p.value[1]) : `${fmt(p.value[1])} ${unit}`)}`,
     },
     dataZoom: series.length ? ZOOM : [],
     xAxis: { type: "value", name: "time since run start (s)", ...AXIS_NAME, nameGap: 28, axisLabel: { formatter: (v: number) => fmtAxis(v) } },

@@ -48,7 +48,7 @@ import {
   type TimeKind,
 } from "./shape";
 import type { CompareMetric, Comparison, Configuration, CurveModel, ReportData, RunSeries, Summary } from "./types";
-import { type CountUnit, colorFor, countUnit, fmt, isNum, pct, withUnit } from "./util";
+import { type CountUnit, colorFor, countUnit, fmt, fmtMeanCi, fmtPercent, isNum, pct, withUnit } from "./util";
 
 echarts.use([
   BarChart, CustomChart, LineChart, ScatterChart, DataZoomComponent, GraphicComponent, GridComponent, LegendComponent,
@@ -456,7 +456,7 @@ function columnsFor(summary: Summary | undefined): Column[] {
 
 function ci(s: Configuration["epoch_time_s"]): string {
   if (!s) return "–";
-  if (isNum(s.ci95_low) && isNum(s.ci95_high)) return `${fmt(s.mean)} ± ${fmt((s.ci95_high - s.ci95_low) / 2, 2)}`;
+  if (isNum(s.ci95_low) && isNum(s.ci95_high)) return fmtMeanCi(s.mean, (s.ci95_high - s.ci95_low) / 2);
   return fmt(s.mean);
 }
 
@@ -499,7 +499,7 @@ function changeText(v: unknown): string {
 function metricValue(m: CompareMetric, v: unknown): string {
   if (!isNum(v)) return "–";
   if (m.metric === "efficiency") return pct(v);
-  if (m.metric === "gpu_util") return `${fmt(v)}%`;
+  if (m.metric === "gpu_util") return fmtPercent(v);
   return m.unit ? `${fmt(v)} ${m.unit}` : fmt(v);
 }
 
@@ -548,7 +548,10 @@ function renderRunSelect(): void {
     state.run = pick?.run_id ?? null;
   }
   select.replaceChildren();
-  for (const r of [...runs].sort((a, b) => (curveOf(a) < curveOf(b) ? -1 : curveOf(a) > curveOf(b) ? 1 : (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1)))) {
+  // Curves in the order every view lists them (labelsOf), then by size.
+  const curves = labelsOf(state.data!.summary);
+  const place = (r: (typeof runs)[number]) => curves.indexOf(curveOf(r));
+  for (const r of [...runs].sort((a, b) => place(a) - place(b) || (a.world_size ?? 0) - (b.world_size ?? 0) || (a.run_id < b.run_id ? -1 : 1))) {
     const o = el("option", { value: r.run_id }, `${curveOf(r)} · ${r.world_size ?? "?"} ${unit.plural} · ${r.run_id}`);
     if (r.run_id === state.run) o.selected = true;
     select.append(o);

@@ -22,12 +22,14 @@ export function curveOf(c: { label: string; curve?: unknown }): string {
   return typeof c.curve === "string" && c.curve ? c.curve : c.label;
 }
 
-// The curves of the study: what the charts draw one line each for and the toggles hide.
+// The curves of the study: what the charts draw one line each for and the toggles hide. In the
+// order of summary.json's configurations, which the terminal table and summary.csv list too (a sort
+// of its own here put "ddp @ juwels" before "ddp @ unknown system", which they list after it).
 export function labelsOf(summary: Summary): string[] {
-  return [...new Set(summary.configurations.map(curveOf))].sort();
+  return [...new Set(summary.configurations.map(curveOf))];
 }
 
-// Configurations per curve, by world size.
+// Configurations per curve, by world size; the curves in the order of their first configuration.
 export function byLabel(configs: Configuration[]): Map<string, Configuration[]> {
   const out = new Map<string, Configuration[]>();
   for (const c of configs) {
@@ -36,7 +38,7 @@ export function byLabel(configs: Configuration[]): Map<string, Configuration[]> 
     out.get(k)!.push(c);
   }
   for (const list of out.values()) list.sort((a, b) => a.world_size - b.world_size);
-  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return out;
 }
 
 export function timeStat(c: Configuration, kind: TimeKind): Stat | null {

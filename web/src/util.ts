@@ -12,23 +12,40 @@ export function isNum(v: unknown): v is number {
   return typeof v === "number" && Number.isFinite(v);
 }
 
+// `v` with an SI suffix from a thousand on (6657 -> "6.7k" with 2 digits).
+function withSiSuffix(v: number, digits: number): string {
+  const units = ["", "k", "M", "G", "T", "P"];
+  let u = 0;
+  let x = v;
+  while (Math.abs(x) >= 1000 && u < units.length - 1) {
+    x /= 1000;
+    u++;
+  }
+  return `${Number(x.toPrecision(digits))}${units[u]}`;
+}
+
 // A figure with 3 significant digits, as people read them (1234567 -> "1.23M").
 export function fmt(v: unknown, digits = 3): string {
   if (!isNum(v)) return "–";
   const a = Math.abs(v);
   if (a === 0) return "0";
-  if (a >= 1e6) {
-    const units = ["", "k", "M", "G", "T", "P"];
-    let u = 0;
-    let x = v;
-    while (Math.abs(x) >= 1000 && u < units.length - 1) {
-      x /= 1000;
-      u++;
-    }
-    return `${Number(x.toPrecision(digits))}${units[u]}`;
-  }
+  if (a >= 1e6) return withSiSuffix(v, digits);
   if (a >= 10 ** digits) return Math.round(v).toString();
   return Number(v.toPrecision(digits)).toString();
+}
+
+// A mean and the half width of its interval, "8.93 ± 0.12": the half width in the mean's scale,
+// with a suffix where the mean has one ("10M ± 6.7k", where "10M ± 6657" read as two magnitudes).
+export function fmtMeanCi(mean: unknown, half: unknown): string {
+  if (!isNum(half) || !isNum(mean)) return fmt(mean);
+  return `${fmt(mean)} ± ${Math.abs(mean) >= 1e6 && Math.abs(half) >= 1000 ? withSiSuffix(half, 2) : fmt(half, 2)}`;
+}
+
+// Percentage points as text: never an SI suffix ("100G%" read as a figure with a unit); beyond a
+// million points (a broken baseline's efficiency) in powers of ten, "1.00e+11%".
+export function fmtPercent(points: unknown, digits = 3): string {
+  if (!isNum(points)) return "–";
+  return Math.abs(points) >= 1e6 ? `${points.toExponential(digits - 1)}%` : `${fmt(points, digits)}%`;
 }
 
 // Axis ticks: as fmt, but thousands shortened from 10 000 on ("131k"), so a tick label stays
@@ -49,7 +66,7 @@ export function logBounds(lo: number, hi: number, base: number): [number, number
 }
 
 export function pct(v: unknown, digits = 3): string {
-  return isNum(v) ? `${fmt(v * 100, digits)}%` : "–";
+  return isNum(v) ? fmtPercent(v * 100, digits) : "–";
 }
 
 // What world size counts: GPUs, or ranks for CPU-only jobs. Texts name it through the tokens

@@ -15,6 +15,7 @@ import {
   defaultTimeKind,
   headline,
   idealLines,
+  labelsOf,
   paretoFronts,
   parseInlineData,
   selfCheckText,
@@ -230,6 +231,17 @@ describe("curves across systems", () => {
     expect([...groups.keys()]).toEqual(["deepcam @ dgxa100", "deepcam @ juwelsbooster_gpu"]);
     expect(groups.get("deepcam @ dgxa100")!.map((c) => c.world_size)).toEqual([16, 32]);
     expect(curveOf(cfg("ddp", 4))).toBe("ddp");
+  });
+  it("lists the curves in summary.json's order, as the table and summary.csv do", () => {
+    // Configurations sorted by label, system, world size: the unknown system ("") first. A sort of
+    // the curve names put "deepcam @ unknown system" last on the page alone.
+    const mixed: Configuration[] = [
+      cfg("deepcam", 16, { system: "", curve: "deepcam @ unknown system" }),
+      cfg("deepcam", 32, { system: "", curve: "deepcam @ unknown system" }),
+      cfg("deepcam", 16, { system: "dgxa100", curve: "deepcam @ dgxa100" }),
+    ];
+    expect(labelsOf({ ...summary, configurations: mixed })).toEqual(["deepcam @ unknown system", "deepcam @ dgxa100"]);
+    expect([...byLabel(mixed).keys()]).toEqual(["deepcam @ unknown system", "deepcam @ dgxa100"]);
   });
   it("keys energy points by curve", () => {
     const pts = timeEnergyPoints(two.map((c) => ({ ...c, energy_wh: 1, time_to_solution_s: 10 })));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PALETTE, colorFor, countUnit, escapeHtml, fmt, fmtAxis, logBounds, pct, withUnit } from "../src/util";
+import { PALETTE, colorFor, countUnit, escapeHtml, fmt, fmtAxis, fmtMeanCi, fmtPercent, logBounds, pct, withUnit } from "../src/util";
 
 describe("escapeHtml", () => {
   it("escapes markup from labels, paths and host names", () => {
@@ -19,6 +19,23 @@ describe("numbers", () => {
     expect(fmt(null)).toBe("–");
     expect(fmt(NaN)).toBe("–");
     expect(pct(0.8312)).toBe("83.1%");
+  });
+  it("gives a mean's ± in the mean's scale", () => {
+    // The table's time column: "10M ± 6657" read as two magnitudes side by side.
+    expect(fmtMeanCi(10_000_000, 6657)).toBe("10M ± 6.7k");
+    expect(fmtMeanCi(2_500_000, 120)).toBe("2.5M ± 120");
+    expect(fmtMeanCi(8.93, 0.1234)).toBe("8.93 ± 0.12");
+    expect(fmtMeanCi(99_000, 6657)).toBe("99000 ± 6657");
+    expect(fmtMeanCi(8.93, null)).toBe("8.93");
+  });
+  it("never gives a percentage an SI suffix", () => {
+    // An efficiency of 1e9 (a broken baseline) was "100G%".
+    expect(pct(1e9)).toBe("1.00e+11%");
+    expect(fmtPercent(2_500_000)).toBe("2.50e+6%");
+    expect(fmtPercent(-3e7)).toBe("-3.00e+7%");
+    expect(pct(9999)).toBe("999900%");
+    expect(fmtPercent(83.12)).toBe("83.1%");
+    expect(fmtPercent(undefined)).toBe("–");
   });
   it("shortens thousands on axes from 10 000 on", () => {
     expect(fmtAxis(131072)).toBe("131k");

@@ -506,8 +506,8 @@ class MlperfReader final : public Reader {
     if (run.world_size && *run.world_size >= system_gpus) {
       const int instances = instances_in(place.benchmark_dir);
       if (instances > 1 && *run.world_size % instances == 0) {
-        changed.push_back(fmt::format("{} GPUs, the whole job's (systems/{} has {:g}), shared by the {} instances: {} each",
-                                      *run.world_size, sys.path.filename().string(), system_gpus, instances,
+        changed.push_back(fmt::format("{}, the whole job's (systems/{} has {:g}), shared by the {} instances: {} each",
+                                      count_of(*run.world_size, "GPUs"), sys.path.filename().string(), system_gpus, instances,
                                       *run.world_size / instances));
         run.world_size = *run.world_size / instances;
         run.detected_from["world_size"] += fmt::format(" / {} instances", instances);
@@ -515,9 +515,9 @@ class MlperfReader final : public Reader {
     }
     if (run.world_size && run.nodes && run.gpus_per_node && *run.nodes * *run.gpus_per_node != *run.world_size &&
         *run.world_size % *run.gpus_per_node == 0) {
-      changed.push_back(fmt::format("number_of_nodes {}, which does not fit {} GPUs at {} per node: {} node{}", *run.nodes,
-                                    *run.world_size, *run.gpus_per_node, *run.world_size / *run.gpus_per_node,
-                                    *run.world_size / *run.gpus_per_node == 1 ? "" : "s"));
+      changed.push_back(fmt::format("number_of_nodes {}, which does not fit {} at {} per node: {}", *run.nodes,
+                                    count_of(*run.world_size, "GPUs"), *run.gpus_per_node,
+                                    count_of(*run.world_size / *run.gpus_per_node, "nodes")));
       run.nodes = *run.world_size / *run.gpus_per_node;
     }
     if (changed.empty()) return;
