@@ -486,16 +486,12 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
   std::vector<const Run*> sources;
   std::vector<std::vector<Diagnostic>> warnings_of(study.runs.size());
   std::vector<std::size_t> study_index;
-  // Folders whose manifest could not be read or parsed: its `bad-manifest` error names the file,
-  // why, and that the run is left out; "add world_size to a scalelens.json" said there was none.
-  std::set<std::string> bad_manifest_folders;
-  for (const auto& d : study.diagnostics)
-    if (d.code == "bad-manifest" && d.severity == Severity::error)
-      bad_manifest_folders.insert(std::filesystem::path(d.path).parent_path().string());
   for (std::size_t i = 0; i < study.runs.size(); ++i) {
     const auto& run = study.runs[i];
     if (!run.world_size) {
-      if (!bad_manifest_folders.count(run.path))
+      // A run whose manifest could not be read or parsed: its `bad-manifest` error names the file,
+      // why, and that the run is left out; "add world_size to a scalelens.json" said there was none.
+      if (!run.manifest_unread)
         warnings_of[i].push_back({Severity::warning, "unknown-world-size",
                                   "the run's GPU count (world size) is unknown, so it cannot be placed on a scaling curve; "
                                   "add \"world_size\" to a scalelens.json in or above it",
@@ -526,12 +522,20 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     if (releasing) give_back_freed_memory();  // the released runs' pages, before the next batch's summaries
   }
   decltype(made)().swap(made);
-  // Moved, not copied: a study whose every run has a warning holds thousands (issue 17, part 2).
-  for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), std::make_move_iterator(w.begin()), std::make_move_iterator(w.end()));
-  decltype(warnings_of)().swap(warnings_of);
   std::vector<Diagnostic> config_warnings;
   std::map<std::string, std::string> split_notes;  // curve → why its runs were split from others
   form_configurations(summary, sources, options.scaling, config_warnings, split_notes);
+  // A run's warnings name the configuration it is in, as the table, summary.json and the page give
+  // it: at the world size its ranks placed it at (not its stated one), its label as tagged where
+  // runs were split, its curve's system where there are several, its instances' GPUs together.
+  for (const auto& c : summary.configurations) {
+    const std::string key = c.key();
+    for (const std::size_t i : c.run_indices)
+      for (auto& w : warnings_of[study_index[i]]) w.configuration = key;
+  }
+  // Moved, not copied: a study whose every run has a warning holds thousands (issue 17, part 2).
+  for (auto& w : warnings_of) run_warnings.insert(run_warnings.end(), std::make_move_iterator(w.begin()), std::make_move_iterator(w.end()));
+  decltype(warnings_of)().swap(warnings_of);
 
   MissingFigures missing;
   for (auto& c : summary.configurations) {

@@ -45,9 +45,14 @@ std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps,
                                             std::optional<std::size_t> log_points = std::nullopt);
 
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
+// The world size a run is placed at, its summary's: its stated one, or where its files hold ranks
+// beyond that, the least they allow (highest rank + 1, `ranks-beyond-world-size`); none where it
+// states none. What scales with the run's GPUs (--batch-per-gpu's batch) scales with this.
+std::optional<int> placed_world_size(const Run& run);
 // The GPU half of a run's summary from `gpus`: the run's own, or (where `scalelens report` reads a
 // run folder's only GPU log) that log's, before they are merged. The same figures and warnings
-// either way; the run's window, world size and format must be final.
+// either way; the run's window and format must be final (what depends on the world size the run
+// is placed at is its summary's: summarize_run).
 GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus);
 
 Summary analyze(const Study& study, const AnalysisOptions& options);

@@ -30,10 +30,11 @@ std::string gpu_name(const GpuSeries& g) {
   return g.node.empty() ? "GPU " + id : fmt::format("GPU {} of node '{}'", id, g.node);
 }
 
+// A warning about a run. The configuration it names is the one the run is placed in, known only
+// once every run is summarized (its ranks may move it from its stated world size, a split tag its
+// label, other systems its curve's name): analyze_study names it on every warning the run gives.
 Diagnostic run_warning(const Run& run, std::string code, std::string message, Severity sev = Severity::warning) {
-  Diagnostic d{sev, std::move(code), std::move(message), run.path, 0, {}};
-  if (run.world_size) d.configuration = run.label + "/" + std::to_string(*run.world_size);
-  return d;
+  return {sev, std::move(code), std::move(message), run.path, 0, {}};
 }
 
 // Ranks are numbered 0..N-1: a rank at or past the run's world size, or a trace recorded in a
@@ -107,7 +108,7 @@ std::optional<RanksBeyond> ranks_beyond_world_size(const Run& run) {
 // run on a 4-GPU node read 24% busy); fewer GPUs, or GPUs without power readings ([Not
 // Supported]), leave part of the run's energy out. Either way the figures are not the run's
 // GPUs', which must be said. itwinai's own partial logging is said where its energy is
-// extrapolated (digest_gpus). Against the world size the run is placed at (above), which its GPU
+// extrapolated (summarize_run). Against the world size the run is placed at (above), which its GPU
 // digest, made as its GPU log was read, may not yet have known.
 std::optional<Diagnostic> gpus_against_world_size(const Run& run, int world_size, const GpuDigest& digest) {
   const GpuFigures& figures = *digest.figures;
@@ -476,24 +477,11 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
     if (auto mean = mean_of_shares(each))
       figures.util_time_share = std::make_shared<const SparseUtilHistogram>(SparseUtilHistogram::of(*mean));
   }
-  const bool itwinai = run.format.rfind("itwinai", 0) == 0;
   if (any_energy) {
     figures.energy_j = energy;
     figures.energy_from = used_counter && used_power ? "counter+power" : used_counter ? "counter" : "power";
     figures.energy_gpus = energy_gpus;
     figures.energy_j_per_gpu = energy / static_cast<double>(energy_gpus);
-    // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
-    // each: the job's energy is then the measured GPUs' mean times its GPUs, marked as such.
-    if (itwinai && run.world_size && energy_gpus < static_cast<std::size_t>(*run.world_size)) {
-      figures.energy_extrapolated = true;
-      figures.energy_j = *figures.energy_j_per_gpu * *run.world_size;
-      figures.warnings.push_back(run_warning(
-          run, "partial-gpu-data",
-          fmt::format("GPU data for {} of {} GPUs (itwinai logs GPU metrics only on the ranks in log_on_workers, rank 0 "
-                      "by default): GPU utilization is theirs; energy is {:.4g} Wh per GPU measured, and the job's "
-                      "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
-                      energy_gpus, *run.world_size, *figures.energy_j_per_gpu / 3600, *figures.energy_j / 3600, *run.world_size)));
-    }
   }
   // GPUs with samples, none inside the run: a log of another time (nvidia-smi stamps the node's
   // local time, read as UTC) or of another job. "Only 0 samples: sample more often" misled.
@@ -592,9 +580,13 @@ Failure failure_of(const Run& run) {
 
 }  // namespace
 
+std::optional<int> placed_world_size(const Run& run) {
+  auto beyond = ranks_beyond_world_size(run);
+  return beyond && beyond->placed_at ? beyond->placed_at : run.world_size;
+}
+
 RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
   RunSummary r;
-  const std::size_t first_warning = warnings.size();
   r.run_id = run.run_id;
   // Spaces around a label or system are no part of its identity ("juwels " is juwels): a run
   // written so was a curve of its own, its rows looking like another's.
@@ -617,7 +609,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     to.profiler_averages = d.profiler_averages;
   }
   auto beyond = ranks_beyond_world_size(run);
-  r.world_size = beyond && beyond->placed_at ? beyond->placed_at : run.world_size;
+  r.world_size = beyond && beyond->placed_at ? beyond->placed_at : run.world_size;  // as placed_world_size
   r.world_size_from_ranks = beyond && beyond->placed_at;
   r.nodes = run.nodes;
   r.gpus_per_node = run.gpus_per_node;
@@ -810,7 +802,19 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     r.energy_from = gpus.energy_from;
     r.energy_gpus = gpus.energy_gpus;
     r.energy_j_per_gpu = gpus.energy_j_per_gpu;
-    r.energy_extrapolated = gpus.energy_extrapolated;
+    // itwinai logs GPU metrics only on the ranks of `log_on_workers` (rank 0 by default), one GPU
+    // each: the job's energy is then the measured GPUs' mean times the GPUs the run is placed at
+    // (its ranks', where they go beyond its stated world size), marked as such.
+    if (run.format.rfind("itwinai", 0) == 0 && r.world_size && gpus.energy_gpus < static_cast<std::size_t>(*r.world_size)) {
+      r.energy_extrapolated = true;
+      r.energy_j = *gpus.energy_j_per_gpu * *r.world_size;
+      warnings.push_back(run_warning(
+          run, "partial-gpu-data",
+          fmt::format("GPU data for {} of {} GPUs (itwinai logs GPU metrics only on the ranks in log_on_workers, rank 0 "
+                      "by default): GPU utilization is theirs; energy is {:.4g} Wh per GPU measured, and the job's "
+                      "{:.4g} Wh is extrapolated (x {} GPUs, as if each drew as much)",
+                      gpus.energy_gpus, *r.world_size, *gpus.energy_j_per_gpu / 3600, *r.energy_j / 3600, *r.world_size)));
+    }
     if (r.samples && *r.samples > 0) r.energy_j_per_sample = *r.energy_j / *r.samples;
   }
   warnings.insert(warnings.end(), gpus.warnings.begin(), gpus.warnings.end());
@@ -1007,12 +1011,6 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
         }
       keep_top_losses(t.roofline_ops);
     }
-  }
-  // Its warnings name the configuration it is placed in, not the one its manifest stated.
-  if (r.world_size_from_ranks) {
-    const std::string stated = run.label + "/" + std::to_string(*run.world_size);
-    for (std::size_t i = first_warning; i < warnings.size(); ++i)
-      if (warnings[i].configuration == stated) warnings[i].configuration = run.label + "/" + std::to_string(*r.world_size);
   }
   return r;
 }

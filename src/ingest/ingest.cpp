@@ -119,6 +119,7 @@ void merge_run_into(Run& target, Run&& src) {
   fill(target.exit_status, src.exit_status);
   fill(target.sampling_interval_s, src.sampling_interval_s);
   for (auto& [k, v] : src.detected_from) target.detected_from.emplace(k, v);
+  target.manifest_unread |= src.manifest_unread;
   if (src.details_part.filled()) {  // the target's details are made only where the source has some
     const RunDetails& from = src.details();
     RunDetails& into = target.details_to_fill();
@@ -150,6 +151,8 @@ void fill_defaults(Run& run, const Run& manifest) {
   fill(run.scaling, manifest.scaling);
   if (run.world_size && !run.detected_from.count("world_size") && manifest.world_size)
     run.detected_from["world_size"] = "scalelens.json above it";
+  // Where the world size would have come from a manifest that could not be read, its error says so.
+  run.manifest_unread |= manifest.manifest_unread;
 }
 
 // A hand-written scalelens.json that states no world size or time (`{"label": "mix"}`): to traces
@@ -1196,7 +1199,8 @@ Study ingest(const IngestOptions& options) {
       fill(run.scaling, std::optional<std::string>("strong"));
       run.detected_from["global_batch_size"] = "--global-batch-size";
     } else if (options.defaults.batch_per_gpu) {
-      run.global_batch_size = *options.defaults.batch_per_gpu * *run.world_size;
+      // Per GPU the run is placed at: 8 ranks seen in a run stated at 4 ran 8 GPUs' batches.
+      run.global_batch_size = *options.defaults.batch_per_gpu * *placed_world_size(run);
       fill(run.scaling, std::optional<std::string>("weak"));
       run.detected_from["global_batch_size"] = "--batch-per-gpu x world size";
     }

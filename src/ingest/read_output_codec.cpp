@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 240 && sizeof(Run) == 672 && sizeof(StepTable) == 72 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 224 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 360 && sizeof(GpuSeries) == 624 &&
+static_assert(sizeof(RunData) == 240 && sizeof(Run) == 672 && sizeof(StepTable) == 72 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 216 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 360 && sizeof(GpuSeries) == 624 &&
                   sizeof(ReducedGpuSeries) == 440 && sizeof(GpuSeriesFigures) == 384 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 136 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -66,7 +66,7 @@ void fields(C& c, SparseUtilHistogram& v) {
 template <class C>
 void fields(C& c, GpuFigures& v) {
   c(v.peak_mem_bytes, v.util_pct, v.util_time_share, v.energy_j, v.energy_from, v.energy_gpus,
-    v.energy_j_per_gpu, v.energy_extrapolated, v.warnings, v.nodes, v.name);
+    v.energy_j_per_gpu, v.warnings, v.nodes, v.name);
 }
 template <class C>
 void fields(C& c, GpuDigest& v) {
@@ -91,7 +91,7 @@ void fields(C& c, RunDetails& v) {
 }
 template <class C>
 void fields(C& c, Run& v) {
-  c(static_cast<RunData&>(v), v.run_id, v.run_id_written, v.label, v.path, v.format, v.system, v.nodes, v.gpus_per_node,
+  c(static_cast<RunData&>(v), v.run_id, v.run_id_written, v.manifest_unread, v.label, v.path, v.format, v.system, v.nodes, v.gpus_per_node,
     v.cpus_per_node, v.global_batch_size, v.samples_per_epoch, v.scaling, v.start_ns, v.end_ns, v.exit_status,
     v.sampling_interval_s, v.hosts, v.launcher, v.detected_from, v.details_part);
 }

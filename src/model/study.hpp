@@ -331,11 +331,12 @@ struct GpuFigures {
   std::optional<RangeStat> util_pct;
   // The GPUs' shares of time at each percent, averaged; shared with the run's summary.
   std::shared_ptr<const SparseUtilHistogram> util_time_share;
-  std::optional<double> energy_j;  // extrapolated to the world size where energy_extrapolated
+  // Measured, over energy_gpus GPUs. What the run's GPUs drew beyond them (itwinai's partial
+  // logging) is its summary's to extrapolate, at the world size the run is placed at.
+  std::optional<double> energy_j;
   std::string energy_from;
   std::size_t energy_gpus = 0;
   std::optional<double> energy_j_per_gpu;
-  bool energy_extrapolated = false;
   std::vector<Diagnostic> warnings;  // about the GPUs, in the order the run's summary gives them
   std::vector<std::string> nodes;    // the GPUs' nodes, each once, sorted
   std::string name;                  // the first GPU's model name that is not empty
@@ -454,6 +455,11 @@ struct Run : RunData {
   // claims an identity another copy of the run shares. Otherwise it was made from the path (a
   // folder's, a file's) and names nothing beyond this study.
   bool run_id_written = false;
+  // Its scalelens.json (its folder's, or one above it it would take defaults from) could not be
+  // read or parsed: that file's `bad-manifest` error says why it is left out, which
+  // `unknown-world-size` would say again. Set where the read failed, not matched by path later.
+  // (Beside the bool above: in its padding, no byte more a run.)
+  bool manifest_unread = false;
   std::string label;
   std::string path;    // run folder or file that defines the run
   std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"

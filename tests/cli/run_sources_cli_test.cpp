@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,85 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   auto f = run_scalelens("report " + quoted(fine.path()) + " -q --no-cache --format json");
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(f.out.find("ranks-beyond-world-size"), std::string::npos) << f.out.substr(0, 600);
+}
+
+// A run's warnings name the configuration it is in, as summary.json's configurations give it
+// (their curve and world size): they named its manifest's label and stated world size, so that
+// with two systems "ddp/8" was no configuration ("ddp @ juwels/8" is), nor was "/8" for a run with
+// no label ("unlabelled/8"), nor " ddp /8" for a label written with spaces around it.
+TEST(RunSourcesCli, ARunsWarningsNameTheConfigurationItIsIn) {
+  auto configurations_of = [](simdjson::dom::element root) {
+    std::set<std::string> keys;
+    for (simdjson::dom::element c : root["configurations"].get_array())
+      keys.insert(fmt::format("{}/{}", std::string_view(c["curve"]), int64_t(c["world_size"])));
+    return keys;
+  };
+  // Each warning's configuration, with its code.
+  auto named = [](simdjson::dom::element root) {
+    std::set<std::string> out;
+    for (simdjson::dom::element w : root["warnings"].get_array()) {
+      std::string_view configuration;
+      if (!w["configuration"].get(configuration)) out.insert(fmt::format("{} {}", std::string_view(w["code"]), configuration));
+    }
+    return out;
+  };
+  ScratchDir two_systems;
+  write_collected_run(two_systems, "ddp-1", 1, 1, 40);
+  write_collected_run(two_systems, "ddp-8", 4, 8, 5);  // ranks 0..7: placed at 8
+  write_collected_run(two_systems, "ddp-4-jureca", 2, 4, 10);  // ranks 0..3: placed at 4
+  auto manifest = slurp(two_systems / "ddp-4-jureca/scalelens.json");
+  manifest.replace(manifest.find("juwels"), std::string_view("juwels").size(), "jureca");
+  two_systems.write("ddp-4-jureca/scalelens.json", manifest);
+  auto r = run_scalelens("report " + quoted(two_systems.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_EQ(configurations_of(root),
+            (std::set<std::string>{"ddp @ juwels/1", "ddp @ juwels/8", "ddp @ jureca/4"}));
+  const auto two = named(root);
+  EXPECT_TRUE(two.count("ranks-beyond-world-size ddp @ juwels/8")) << r.out.substr(0, 3000);
+  EXPECT_TRUE(two.count("ranks-beyond-world-size ddp @ jureca/4")) << r.out.substr(0, 3000);
+  for (const auto& w : two) EXPECT_EQ(w.find(" ddp/"), std::string::npos) << w;
+
+  // One system: a run with no label, and one whose label has spaces around it.
+  ScratchDir labels;
+  write_collected_run(labels, "none-8", 4, 8, 5);
+  manifest = slurp(labels / "none-8/scalelens.json");
+  const std::string label_written = R"("label": "ddp", )";
+  manifest.replace(manifest.find(label_written), label_written.size(), "");
+  labels.write("none-8/scalelens.json", manifest);
+  write_collected_run(labels, "spaced-4", 2, 4, 10);
+  manifest = slurp(labels / "spaced-4/scalelens.json");
+  manifest.replace(manifest.find(R"("ddp")"), std::string_view(R"("ddp")").size(), R"(" ddp ")");
+  labels.write("spaced-4/scalelens.json", manifest);
+  r = run_scalelens("report " + quoted(labels.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  root = parser.parse(r.out);
+  EXPECT_EQ(configurations_of(root), (std::set<std::string>{"ddp/4", "unlabelled/8"}));
+  const auto one = named(root);
+  EXPECT_TRUE(one.count("ranks-beyond-world-size unlabelled/8")) << r.out.substr(0, 3000);
+  EXPECT_TRUE(one.count("ranks-beyond-world-size ddp/4")) << r.out.substr(0, 3000);
+  EXPECT_TRUE(one.count("name-trimmed ddp/4")) << r.out.substr(0, 3000);
+  for (const auto& w : one) EXPECT_TRUE(w.ends_with(" ddp/4") || w.ends_with(" unlabelled/8")) << w;
+}
+
+// --batch-per-gpu b gives a run that states no global batch b x its GPUs: the 8 its ranks place
+// it at, not its stated 4 (its configuration at 8 GPUs read a batch of 4 GPUs', 128).
+TEST(RunSourcesCli, BatchPerGpuCountsTheGpusTheRunIsPlacedAt) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-8", 4, 8, 5);
+  auto manifest = slurp(dir / "ddp-8/scalelens.json");
+  const std::string batch_written = R"("global_batch_size": 256, )";
+  manifest.replace(manifest.find(batch_written), batch_written.size(), "");
+  dir.write("ddp-8/scalelens.json", manifest);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " --batch-per-gpu 32 -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  std::map<int64_t, double> batch;
+  for (simdjson::dom::element c : root["configurations"].get_array())
+    batch[int64_t(c["world_size"])] = double(c["global_batch_size"]);
+  EXPECT_EQ(batch, (std::map<int64_t, double>{{8, 256.0}})) << r.out.substr(0, 1500);
 }
 
 // The real traces of an 8-rank DLRM job (distributedInfo.world_size 8) in a run folder whose

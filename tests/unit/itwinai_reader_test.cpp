@@ -592,6 +592,31 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_ManifestAboveFlatFiles_GivesDefaults_NeverOneR
   EXPECT_EQ(run_with_id(study, "scalability-metrics/epochtime_horovod_1N")->label, "horovod");
 }
 
+// The same files below a scalelens.json cut short (its writer killed mid-write): its runs have no
+// world size, which its `bad-manifest` error says once. Each also said `unknown-world-size` twice
+// (the reader's "write a scalelens.json above it", and the analysis's), as if there were none.
+TEST(ItwinaiCsvReader, ItwinaiCsv_ManifestAboveCutShort_SaysBadManifestOnceAndNoUnknownWorldSize) {
+  ScratchDir dir;
+  dir.write("scalelens.json", R"({"gpus_per_node": 4, "samples_per_epoch": 1000)");
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_1N.csv", kEpochHeader + "1,20,ddp,1\n");
+  dir.write("scalability-metrics/epoch-time/epochtime_ddp_2N.csv", kEpochHeader + "1,11,ddp,2\n");
+  auto s = analyze_dir(dir, 0);
+  std::vector<const Diagnostic*> bad, unknown;
+  for (const auto& d : s.warnings) {
+    if (d.code == "bad-manifest") bad.push_back(&d);
+    if (d.code == "unknown-world-size") unknown.push_back(&d);
+  }
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0]->path, (dir / "scalelens.json").string());
+  EXPECT_TRUE(unknown.empty()) << unknown.front()->path << ": " << unknown.front()->message;
+  EXPECT_TRUE(s.configurations.empty());
+  // The manifest mended, they are placed (4 and 8 GPUs) and nothing is said of either.
+  dir.write("scalelens.json", R"({"gpus_per_node": 4, "samples_per_epoch": 1000})");
+  s = analyze_dir(dir, 0);
+  EXPECT_EQ(s.configurations.size(), 2u);
+  EXPECT_FALSE(has_warning(s, "bad-manifest", ""));
+}
+
 TEST(ItwinaiCsvReader, ItwinaiCsv_ComputationDataOfARunFolder_JoinItsRun) {
   // v0.3.1-v0.3.3 per-run folder; the profiler averages were written with pandas' index column.
   ScratchDir dir;
@@ -612,6 +637,33 @@ TEST(ItwinaiCsvReader, ItwinaiCsv_ComputationDataOfARunFolder_JoinItsRun) {
   EXPECT_DOUBLE_EQ(study.runs[0].details().profiler_averages->total_us, 2000);
   EXPECT_DOUBLE_EQ(study.runs[0].details().profiler_averages->aten_us, 1200);
   EXPECT_DOUBLE_EQ(study.runs[0].details().profiler_averages->profiler_step_us, 200);
+}
+
+// Training runs that log no global_world_size, below a scalelens.json that cannot be parsed:
+// `bad-manifest` once, not also `unknown-world-size` for each run from the reader and the analysis.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_ManifestAboveTheStoreCutShort_SaysBadManifestOnly) {
+  ScratchDir dir;
+  dir.write("mllogs/scalelens.json", R"({"world_size": 4, "samples_per_epoch": 600)");
+  MlflowStore store(dir, "1");
+  for (const std::string t : {"t2", "t4"}) {
+    store.run(t, "ddp-" + t, kStartMs, kStartMs + 100, 3);
+    store.run(t + "w0", "worker_0 (main)", kStartMs, kStartMs + 30'000, 3, t);
+    store.param(t + "w0", "strategy", "torch-ddp");
+    store.param(t + "w0", "global_rank", "0");
+    store.metric(t + "w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  }
+  auto s = analyze_dir(dir, 0);
+  std::size_t bad = 0, unknown = 0;
+  for (const auto& d : s.warnings) {
+    bad += d.code == "bad-manifest";
+    unknown += d.code == "unknown-world-size";
+  }
+  EXPECT_EQ(bad, 1u);
+  EXPECT_EQ(unknown, 0u);
+  // Without a manifest there, each run says it.
+  std::filesystem::remove(dir / "mllogs/scalelens.json");
+  s = analyze_dir(dir, 0);
+  EXPECT_TRUE(has_warning(s, "unknown-world-size", "no param global_world_size"));
 }
 
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_ManifestAboveTheStore_GivesDefaults_NeverOneRun) {
@@ -706,6 +758,47 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_OnlyRankZeroLogged_WarnsAndExtrapolatesE
   EXPECT_NEAR(*c->energy_wh, 16 * per_gpu_j / 3600, 1e-9);
   EXPECT_TRUE(c->energy_extrapolated);
   EXPECT_TRUE(has_warning(s, "partial-gpu-data", "GPU data for 1 of 16 GPUs"));
+}
+
+const Diagnostic* warning_with_code(const Summary& s, const std::string& code) {
+  auto it = std::find_if(s.warnings.begin(), s.warnings.end(), [&](const Diagnostic& d) { return d.code == code; });
+  return it == s.warnings.end() ? nullptr : &*it;
+}
+
+// A store whose params say global_world_size 4 but whose workers are ranks 0 to 7 is placed at the
+// 8 GPUs its ranks show (ranks-beyond-world-size). Rank 0's GPU, the only one logged, stood for 4
+// GPUs there: "GPU data for 1 of 4 GPUs", the job's energy x 4, half of it, in a configuration at 8.
+TEST(ItwinaiMlflowReader, ItwinaiMlflow_RanksBeyondItsWorldSize_EnergyExtrapolatedToThePlacedSize) {
+  ScratchDir dir;
+  MlflowStore store(dir, "2");
+  store.run("t", "big", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, 4, kStartMs);
+  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  // Rank 7 logs its epoch too; like every rank outside log_on_workers, no GPU metrics.
+  store.run("w7", "worker_7", kStartMs, kStartMs + 30'000, 3, "t");
+  store.param("w7", "strategy", "torch-ddp");
+  store.param("w7", "global_rank", "7");
+  store.param("w7", "global_world_size", "4");
+  store.param("w7", "probing_interval", "1");
+  store.metric("w7", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  auto s = analyze_dir(dir, 0);
+  EXPECT_EQ(configuration(s, "torch-ddp", 4), nullptr);
+  const auto* c = configuration(s, "torch-ddp", 8);
+  ASSERT_NE(c, nullptr);
+  const double per_gpu_j = 0.5 * (300.5 + 310.0) * 1.001;  // as above: rank 0's GPU
+  EXPECT_NEAR(*c->energy_wh_per_gpu, per_gpu_j / 3600, 1e-9);
+  EXPECT_NEAR(*c->energy_wh, 8 * per_gpu_j / 3600, 1e-9);
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_NEAR(*s.runs[0].energy_j, 8 * per_gpu_j, 1e-6);
+  EXPECT_TRUE(s.runs[0].energy_extrapolated);
+  const auto* partial = warning_with_code(s, "partial-gpu-data");
+  ASSERT_NE(partial, nullptr);
+  EXPECT_NE(partial->message.find("GPU data for 1 of 8 GPUs"), std::string::npos) << partial->message;
+  EXPECT_NE(partial->message.find("(x 8 GPUs"), std::string::npos) << partial->message;
+  // Every warning of the run names the configuration it is in.
+  ASSERT_NE(warning_with_code(s, "ranks-beyond-world-size"), nullptr);
+  for (const auto& d : s.warnings)
+    if (!d.configuration.empty()) EXPECT_EQ(d.configuration, "torch-ddp/8") << d.code << ": " << d.message;
 }
 
 // A logger that stamps every reading with one time (a batched flush) gave an empty energy, unsaid.

@@ -246,6 +246,7 @@ class ItwinaiMlflowReader final : public Reader {
       return;
     }
 
+    const bool manifest_unread = ctx.enclosing && ctx.enclosing->manifest_unread;
     // Every live run of the experiment, by id.
     std::map<std::string, MlflowRun> runs;
     std::set<std::string> deleted;
@@ -351,7 +352,7 @@ class ItwinaiMlflowReader final : public Reader {
       for (const auto& id : ids) {
         // A run with workers of its own (a Ray trial whose tune run is gone) is a training run: read.
         if (has_children(id)) {
-          add_run(collect(id), get(experiment, "name"), out);
+          add_run(collect(id), get(experiment, "name"), manifest_unread, out);
           continue;
         }
         const auto group = collect(id);
@@ -376,9 +377,9 @@ class ItwinaiMlflowReader final : public Reader {
       // With Ray, the top run is a tune run whose children are trials, each with its workers.
       if (std::any_of(kids.begin(), kids.end(), has_children)) {
         for (const auto& kid : kids)
-          if (has_children(kid)) add_run(collect(kid), get(experiment, "name"), out);
+          if (has_children(kid)) add_run(collect(kid), get(experiment, "name"), manifest_unread, out);
       } else {
-        add_run(collect(id), get(experiment, "name"), out);
+        add_run(collect(id), get(experiment, "name"), manifest_unread, out);
       }
     }
   }
@@ -404,7 +405,10 @@ class ItwinaiMlflowReader final : public Reader {
   }
 
   // One train run (group[0]) and its worker runs -> one Run.
-  static void add_run(const std::vector<const MlflowRun*>& group, const std::string& experiment, ReadOutput& out) {
+  // `manifest_unread`: a scalelens.json above the store could not be read, which its `bad-manifest`
+  // error says once: a run without a world size then says nothing more of it.
+  static void add_run(const std::vector<const MlflowRun*>& group, const std::string& experiment, bool manifest_unread,
+                      ReadOutput& out) {
     const MlflowRun& train = *group[0];
     Run run;
     run.format = "itwinai-mlflow";
@@ -518,7 +522,7 @@ class ItwinaiMlflowReader final : public Reader {
                                  train.dir.string(), 0, {}});
       return;
     }
-    if (!run.world_size)
+    if (!run.world_size && !manifest_unread)
       out.warn("unknown-world-size",
                fmt::format("MLflow run has {}, so speedup and efficiency cannot be computed for it; log "
                            "the param, or write {{\"world_size\": N}} in a scalelens.json above the store (a default for "

@@ -477,7 +477,8 @@ class ItwinaiCsvReader final : public Reader {
     for (const auto& f : planned.averages_files) {
       if (auto sums = read_profiler_averages(f, out)) add_to(run.details_to_fill().profiler_averages, *sums);
     }
-    if (!run.world_size)
+    // A scalelens.json above it that could not be read says so itself (`bad-manifest`), once.
+    if (!run.world_size && !(ctx.enclosing && ctx.enclosing->manifest_unread))
       out.warn("unknown-world-size",
                "world size unknown: an itwinai epoch-time file records the node count but not the GPUs per node, "
                "and no gpu-energy-data file of its strategy and node count, nor a scalelens.json above it with "

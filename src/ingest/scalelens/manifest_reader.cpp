@@ -48,6 +48,7 @@ class ManifestReader final : public Reader {
     auto text = read_file(path);
     if (!text) {
       out.error("bad-manifest", fmt::format("cannot be read ({}); the run is left out", text.error().message), path);
+      run.manifest_unread = true;
       out.runs.push_back(std::move(run));  // keeps the folder's data files from being reported as orphans
       return;
     }
@@ -61,6 +62,7 @@ class ManifestReader final : public Reader {
                 path);
       run.world_size.reset();
       run.label.clear();
+      run.manifest_unread = true;
       out.runs.push_back(std::move(run));
     };
     if (auto e = parser.iterate(json).get(doc)) return fail(e, "");
