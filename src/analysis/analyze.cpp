@@ -302,14 +302,14 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
     const bool undeclared_differ = !undeclared_mode.empty() && !modes.contains(undeclared_mode);
     const bool by_benchmark = benchmarks.size() > 1, by_division = divisions.size() > 1, by_model = models.size() > 1;
     const bool by_mode = modes.size() > 1 || (instances && undeclared) || undeclared_differ;
-    // Global batches are compared at one world size within each mode kept apart, among the runs
-    // analysed as strong scaling: all of them under --scaling strong, else all but the weak ones.
-    auto batch_compared = [&](const std::string& mode) { return forced_scaling == "strong" || mode != "weak"; };
+    // Global batches are compared at one world size within each mode kept apart, in either mode: at
+    // one world size, weak-scaling runs of two global batches ran two batches per GPU, two problems
+    // whose times are not repeats of one thing.
     std::map<std::pair<std::string, int>, std::set<double>> batches_at;
     for (auto i : members) {
       const auto& r = runs[i];
       const auto mode = mode_of(r, *sources[i]);
-      if (r.global_batch_size && batch_compared(mode)) batches_at[{by_mode ? mode : "", world_size_of(r)}].insert(*r.global_batch_size);
+      if (r.global_batch_size) batches_at[{by_mode ? mode : "", world_size_of(r)}].insert(*r.global_batch_size);
     }
     bool by_batch = false;
     std::set<double> batches;
@@ -328,7 +328,12 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       const auto mode = mode_of(r, *sources[i]);
       if (by_mode && !mode.empty()) tags.push_back(mode);
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
-      if (by_batch && r.global_batch_size && batch_compared(mode)) tags.push_back(fmt::format("batch {}", *r.global_batch_size));
+      // Weak scaling's runs are told apart by their batch per GPU, which its curve keeps (its global
+      // batch grows with the GPUs); strong scaling's by the global batch.
+      const auto analysed_as = forced_scaling ? *forced_scaling : !mode.empty() || by_mode || modes.size() != 1 ? mode : *modes.begin();
+      if (by_batch && r.global_batch_size)
+        tags.push_back(analysed_as == "weak" ? fmt::format("batch {:g} per GPU", *r.global_batch_size / *r.world_size)
+                                             : fmt::format("batch {}", *r.global_batch_size));
       if (!tags.empty()) r.label += " [" + join(tags) + "]";
       new_labels.insert(r.label);
     }
