@@ -318,7 +318,36 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       by_batch |= at.size() > 1;
       batches.insert(at.begin(), at.end());
     }
-    if (!by_benchmark && !by_division && !by_model && !by_mode && !by_batch) continue;
+    // Runs that declare no mode, pooled with runs that do (the same label once any split is made),
+    // are taken for their repeats: said, per label they share.
+    auto say_partly_declared = [&] {
+      if (!undeclared || modes.empty() || by_mode) return;
+      std::map<std::string, std::vector<const RunSummary*>> without;  // label → its undeclared runs
+      std::set<std::string> declared_labels;
+      for (auto i : members)
+        if (mode_of(runs[i], *sources[i]).empty()) without[runs[i].label].push_back(&runs[i]);
+        else declared_labels.insert(runs[i].label);
+      const auto mode = *modes.begin();
+      for (const auto& [label, them] : without) {
+        if (!declared_labels.contains(label)) continue;
+        warnings.push_back({Severity::warning, "scaling-partly-declared",
+                            fmt::format("runs of '{}'{} differ in their scaling declaration: {} declare{} none ({}{}) beside "
+                                        "runs that declare \"{}\"; taken for the same experiment, pooled with them and "
+                                        "analysed as {} scaling{}; add \"scaling\" to their scalelens.json, or label them "
+                                        "apart, where they are not",
+                                        label, curve.second.empty() ? std::string() : " on " + curve.second, them.size(),
+                                        them.size() == 1 ? "s" : "", them.front()->path, them.size() > 1 ? ", ..." : "", mode,
+                                        forced_scaling.value_or(mode),
+                                        undeclared_mode.empty()
+                                            ? " (their global batches, at fewer than two GPU counts, cannot tell the mode)"
+                                            : fmt::format(" (their global batches scale as {} scaling's do)", undeclared_mode)),
+                            {}, 0, {}});
+      }
+    };
+    if (!by_benchmark && !by_division && !by_model && !by_mode && !by_batch) {
+      say_partly_declared();
+      continue;
+    }
     std::set<std::string> new_labels;
     for (auto i : members) {
       auto& r = runs[i];
@@ -352,6 +381,7 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
                                   curve.first, where, join(why, " and "), list_of(new_labels));
     warnings.push_back({Severity::warning, "configuration-split", note, {}, 0, {}});
     for (const auto& l : new_labels) split_notes[l] = note;
+    say_partly_declared();
   }
 
   std::map<std::tuple<std::string, std::string, int>, std::size_t> index;
