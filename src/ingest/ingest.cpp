@@ -429,14 +429,22 @@ bool same_identity(const Run& a, const Run& b) {
 // concurrent instances evidently_one tells apart); their traces never start at one either. A start
 // of 0 and an end of the duration (a hand-written manifest) are no instants: repeats of one length
 // have them alike.
-enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces };
+// Foreign logs (MLPerf's millisecond stamps, which logs written alike share) keep both instants
+// in one key, as before.
+enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd };
 std::vector<std::vector<std::int64_t>> execution_keys(const Run& run) {
   std::vector<std::vector<std::int64_t>> keys;
   const bool start = run.start_ns && limits::wall_clock_ns(*run.start_ns), end = run.end_ns && limits::wall_clock_ns(*run.end_ns);
-  if (start) keys.push_back({kByStart, *run.start_ns});
-  if (end) keys.push_back({kByEnd, *run.end_ns});
-  if (!keys.empty()) return keys;
-  if (!run.epochs.empty()) {
+  const bool manifest = run.format == "scalelens";
+  if (start && end) keys.push_back({kByStartAndEnd, *run.start_ns, *run.end_ns});
+  if (!manifest) {
+    if (!keys.empty()) return keys;
+  } else {
+    if (start) keys.push_back({kByStart, *run.start_ns});
+    if (end) keys.push_back({kByEnd, *run.end_ns});
+    if (!keys.empty()) return keys;
+  }
+  if (manifest && !run.epochs.empty()) {
     std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
     for (const auto& e : run.epochs) first = std::min(first, e.start_ns), last = std::max(last, e.end_ns);
     if (limits::wall_clock_ns(first) && limits::wall_clock_ns(last)) return {{kByEpochs, first, last}};
