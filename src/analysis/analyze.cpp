@@ -302,14 +302,14 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
     const bool undeclared_differ = !undeclared_mode.empty() && !modes.contains(undeclared_mode);
     const bool by_benchmark = benchmarks.size() > 1, by_division = divisions.size() > 1, by_model = models.size() > 1;
     const bool by_mode = modes.size() > 1 || (instances && undeclared) || undeclared_differ;
-    // Global batches are compared at one world size within each mode kept apart, among the runs
-    // analysed as strong scaling: all of them under --scaling strong, else all but the weak ones.
-    auto batch_compared = [&](const std::string& mode) { return forced_scaling == "strong" || mode != "weak"; };
+    // Global batches are compared at one world size within each mode kept apart, in either mode: at
+    // one world size, weak-scaling runs of two global batches ran two batches per GPU, two problems
+    // whose times are not repeats of one thing.
     std::map<std::pair<std::string, int>, std::set<double>> batches_at;
     for (auto i : members) {
       const auto& r = runs[i];
       const auto mode = mode_of(r, *sources[i]);
-      if (r.global_batch_size && batch_compared(mode)) batches_at[{by_mode ? mode : "", world_size_of(r)}].insert(*r.global_batch_size);
+      if (r.global_batch_size) batches_at[{by_mode ? mode : "", world_size_of(r)}].insert(*r.global_batch_size);
     }
     bool by_batch = false;
     std::set<double> batches;
@@ -318,7 +318,36 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       by_batch |= at.size() > 1;
       batches.insert(at.begin(), at.end());
     }
-    if (!by_benchmark && !by_division && !by_model && !by_mode && !by_batch) continue;
+    // Runs that declare no mode, pooled with runs that do (the same label once any split is made),
+    // are taken for their repeats: said, per label they share.
+    auto say_partly_declared = [&] {
+      if (!undeclared || modes.empty() || by_mode) return;
+      std::map<std::string, std::vector<const RunSummary*>> without;  // label → its undeclared runs
+      std::set<std::string> declared_labels;
+      for (auto i : members)
+        if (mode_of(runs[i], *sources[i]).empty()) without[runs[i].label].push_back(&runs[i]);
+        else declared_labels.insert(runs[i].label);
+      const auto mode = *modes.begin();
+      for (const auto& [label, them] : without) {
+        if (!declared_labels.contains(label)) continue;
+        warnings.push_back({Severity::warning, "scaling-partly-declared",
+                            fmt::format("runs of '{}'{} differ in their scaling declaration: {} declare{} none ({}{}) beside "
+                                        "runs that declare \"{}\"; taken for the same experiment, pooled with them and "
+                                        "analysed as {} scaling{}; add \"scaling\" to their scalelens.json, or label them "
+                                        "apart, where they are not",
+                                        label, curve.second.empty() ? std::string() : " on " + curve.second, them.size(),
+                                        them.size() == 1 ? "s" : "", them.front()->path, them.size() > 1 ? ", ..." : "", mode,
+                                        forced_scaling.value_or(mode),
+                                        undeclared_mode.empty()
+                                            ? " (their global batches, at fewer than two GPU counts, cannot tell the mode)"
+                                            : fmt::format(" (their global batches scale as {} scaling's do)", undeclared_mode)),
+                            {}, 0, {}});
+      }
+    };
+    if (!by_benchmark && !by_division && !by_model && !by_mode && !by_batch) {
+      say_partly_declared();
+      continue;
+    }
     std::set<std::string> new_labels;
     for (auto i : members) {
       auto& r = runs[i];
@@ -328,7 +357,12 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       const auto mode = mode_of(r, *sources[i]);
       if (by_mode && !mode.empty()) tags.push_back(mode);
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
-      if (by_batch && r.global_batch_size && batch_compared(mode)) tags.push_back(fmt::format("batch {}", *r.global_batch_size));
+      // Weak scaling's runs are told apart by their batch per GPU, which its curve keeps (its global
+      // batch grows with the GPUs); strong scaling's by the global batch.
+      const auto analysed_as = forced_scaling ? *forced_scaling : !mode.empty() || by_mode || modes.size() != 1 ? mode : *modes.begin();
+      if (by_batch && r.global_batch_size)
+        tags.push_back(analysed_as == "weak" ? fmt::format("batch {:g} per GPU", *r.global_batch_size / *r.world_size)
+                                             : fmt::format("batch {}", *r.global_batch_size));
       if (!tags.empty()) r.label += " [" + join(tags) + "]";
       new_labels.insert(r.label);
     }
@@ -347,6 +381,7 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
                                   curve.first, where, join(why, " and "), list_of(new_labels));
     warnings.push_back({Severity::warning, "configuration-split", note, {}, 0, {}});
     for (const auto& l : new_labels) split_notes[l] = note;
+    say_partly_declared();
   }
 
   std::map<std::tuple<std::string, std::string, int>, std::size_t> index;

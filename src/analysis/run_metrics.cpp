@@ -698,6 +698,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   // steps.csv: held as a table once a run folder's only step log is read (ingest), else tabulated here.
   StepTable tabulated_steps;
   const StepTable& steps = run.step_table ? *run.step_table : (tabulated_steps = tabulate_steps(run.steps));
+  const bool steps_from_traces = !slowest_step_s.empty();
   if (slowest_step_s.empty())
     for (const auto& row : steps.slowest) slowest_step_s.emplace_hint(slowest_step_s.end(), row.number, row.seconds);
   r.steps_timed = slowest_step_s.size();
@@ -715,9 +716,14 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                                                  options.warmup_steps == 1 ? "" : "s")));
   }
   r.warmup_steps_excluded = skip_steps;
+  // The profiled steps the step time is measured over: the lost-time account explains these alone.
+  std::set<std::int64_t> timed_trace_steps;
   for (const auto& [number, secs] : slowest_step_s)
     if (skip_steps > 0) --skip_steps;
-    else r.step_times_s.push_back(secs);
+    else {
+      r.step_times_s.push_back(secs);
+      if (steps_from_traces) timed_trace_steps.insert(number);
+    }
 
   // Throughput, from the best source there is (DESIGN.md, "Throughput").
   const std::int64_t steps_begin = steps.begin_ns, steps_end = steps.end_ns;
@@ -895,20 +901,45 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     if (comp + exposed > 0) t.computation_score = comp / (comp + exposed);
     if (comp + comm > 0) t.comp_comm_raw_share = comp / (comp + comm);
     {  // GPU traces, else the MPI interposer (computation = time outside MPI; all MPI time exposed)
+      // Over the steps the step time is measured over (after --warmup-steps, those every traced
+      // rank profiled), where a rank's trace has each step's parts; else over all its steps.
       RunSummary::TraceStep ts;
       for (const auto* b : parts) {
         if (b->steps <= 0) continue;
-        const double n = b->steps;
-        ts.step_us = std::max(ts.step_us, b->step_time_us / n);
-        ts.comp_max_us = std::max(ts.comp_max_us, b->comp_us / n);
+        RankStepParts sum;
+        double step_sum = 0, n = 0;
+        if (!timed_trace_steps.empty() && b->step_parts.size() == b->step_ids.size() &&
+            b->step_ids.size() == b->step_times_us.size()) {
+          for (std::size_t k = 0; k < b->step_ids.size(); ++k) {
+            if (!timed_trace_steps.count(b->step_ids[k])) continue;
+            const auto& sp = b->step_parts[k];
+            step_sum += b->step_times_us[k];
+            sum.comp_us += sp.comp_us, sum.exposed_comm_us += sp.exposed_comm_us, sum.idle_us += sp.idle_us;
+            sum.dataloader_gpu_idle_us += sp.dataloader_gpu_idle_us, sum.span_us += sp.span_us;
+            ++n;
+          }
+          if (n == 0) continue;
+        } else {
+          step_sum = b->step_time_us, n = b->steps;
+          sum = {b->comp_us, b->exposed_comm_us, b->idle_us, b->dataloader_gpu_idle_us, b->span_us};
+        }
+        ts.step_us = std::max(ts.step_us, step_sum / n);
+        ts.comp_max_us = std::max(ts.comp_max_us, sum.comp_us / n);
         // Per rank, against its own steps: the rank that ran behind is the one whose CPU ran
         // ahead, with the shorter steps, which the slowest rank's step would hide.
-        ts.gpu_behind |= b->ran_behind();
-        ts.comp_sum_us += b->comp_us / n;
-        ts.exposed_comm_us += b->exposed_comm_us / n;
-        ts.idle_us += b->idle_us / n;
-        ts.dataloader_idle_us += b->dataloader_gpu_idle_us / n;
+        ts.gpu_behind |= gpu_ran_behind(sum.span_us, step_sum);
+        ts.comp_sum_us += sum.comp_us / n;
+        ts.exposed_comm_us += sum.exposed_comm_us / n;
+        ts.idle_us += sum.idle_us / n;
+        ts.dataloader_idle_us += sum.dataloader_gpu_idle_us / n;
         ++ts.ranks;
+      }
+      // The time accounted for is the step time measured (the slowest rank's, per step), so that
+      // the account's parts add up to it.
+      if (!timed_trace_steps.empty() && !r.step_times_s.empty()) {
+        double sum = 0;
+        for (double secs : r.step_times_s) sum += secs;
+        ts.step_us = 1e6 * sum / static_cast<double>(r.step_times_s.size());
       }
       if (ts.ranks > 0 && ts.step_us > 0) {
         ts.comp_mean_us = ts.comp_sum_us / ts.ranks;

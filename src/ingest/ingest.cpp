@@ -439,13 +439,34 @@ bool same_identity(const Run& a, const Run& b) {
 }
 
 // What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
-// its start and end as the source stamped them, else each traced rank and when its profiling began.
-// Empty where the run states neither on the wall clock. Two runs never start and end at one
-// instant, to the nanosecond (a manifest, MLflow) or millisecond (MLPerf); their traces never start
-// at one either. A start of 0 and an end of the duration (a hand-written manifest) are no instants:
-// repeats of one length have them alike.
-std::vector<std::int64_t> execution_key(const Run& run) {
-  if (run.start_ns && run.end_ns && limits::wall_clock_ns(*run.start_ns)) return {0, *run.start_ns, *run.end_ns};
+// each instant it stated on the wall clock, a key apiece (its start, its end), so that a copy that
+// lacks one (a manifest without start_ns) meets the run it copies on the other; without either, its
+// epochs' first start and last end (its epochs log, read alike in both); else each traced rank and
+// when its profiling began. Empty where the run states none on the wall clock. Two runs never start
+// or end at one instant, to the nanosecond (a manifest, MLflow) or millisecond (MLPerf, whose
+// concurrent instances evidently_one tells apart); their traces never start at one either. A start
+// of 0 and an end of the duration (a hand-written manifest) are no instants: repeats of one length
+// have them alike.
+// Foreign logs (MLPerf's millisecond stamps, which logs written alike share) keep both instants
+// in one key, as before.
+enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd };
+std::vector<std::vector<std::int64_t>> execution_keys(const Run& run) {
+  std::vector<std::vector<std::int64_t>> keys;
+  const bool start = run.start_ns && limits::wall_clock_ns(*run.start_ns), end = run.end_ns && limits::wall_clock_ns(*run.end_ns);
+  const bool manifest = run.format == "scalelens";
+  if (start && end) keys.push_back({kByStartAndEnd, *run.start_ns, *run.end_ns});
+  if (!manifest) {
+    if (!keys.empty()) return keys;
+  } else {
+    if (start) keys.push_back({kByStart, *run.start_ns});
+    if (end) keys.push_back({kByEnd, *run.end_ns});
+    if (!keys.empty()) return keys;
+  }
+  if (manifest && !run.epochs.empty()) {
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    for (const auto& e : run.epochs) first = std::min(first, e.start_ns), last = std::max(last, e.end_ns);
+    if (limits::wall_clock_ns(first) && limits::wall_clock_ns(last)) return {{kByEpochs, first, last}};
+  }
   std::vector<std::int64_t> key;
   for (const auto& b : run.breakdown) {
     if (!b.start_ns || !limits::wall_clock_ns(*b.start_ns)) return {};
@@ -455,15 +476,24 @@ std::vector<std::int64_t> execution_key(const Run& run) {
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;  // in rank order, so the traces' order does not matter
   for (std::size_t i = 0; i < key.size(); i += 2) pairs.emplace_back(key[i], key[i + 1]);
   std::sort(pairs.begin(), pairs.end());
-  key.assign(1, 1);
+  key.assign(1, kByTraces);
   for (const auto& [rank, start] : pairs) key.push_back(rank), key.push_back(start);
-  return key;
+  return {key};
 }
 
-// Whether two runs of one execution_key are one execution: nothing else that is already in memory
-// tells them apart (a run's own sizes, GPUs, MLPerf instance, epochs), each compared where both have it.
+// A run's epochs as rows, whichever way it holds them (a folder's only epochs log is held as a table
+// where its manifest states its start and end, as intervals where not).
+std::vector<EpochRow> epoch_rows(const Run& run) {
+  return run.epochs.empty() ? run.epoch_table : tabulate_epochs(run.epochs);
+}
+
+// Whether two runs of one execution key are one execution: nothing else that is already in memory
+// tells them apart (a run's own sizes, GPUs, MLPerf instance, start and end, epochs), each compared
+// where both have it.
 bool evidently_one(const Run& a, const Run& b) {
-  if ((a.world_size && b.world_size && *a.world_size != *b.world_size) || texts_differ(a.gpu_model, b.gpu_model))
+  auto values_differ = [](const auto& x, const auto& y) { return x && y && *x != *y; };
+  if ((a.world_size && b.world_size && *a.world_size != *b.world_size) || texts_differ(a.gpu_model, b.gpu_model) ||
+      values_differ(a.start_ns, b.start_ns) || values_differ(a.end_ns, b.end_ns))
     return false;
   const RunDetails &da = a.details(), &db = b.details();
   if (texts_differ(da.benchmark, db.benchmark) || da.instance_id != db.instance_id) return false;
@@ -471,9 +501,13 @@ bool evidently_one(const Run& a, const Run& b) {
     return x.rank == y.rank && x.index == y.index && x.start_ns == y.start_ns && x.end_ns == y.end_ns;
   };
   auto same_row = [](const EpochRow& x, const EpochRow& y) { return x.seconds == y.seconds; };
+  if (a.steps.size() != b.steps.size()) return false;
+  if (a.epochs.empty() != b.epochs.empty()) {  // one held as a table: compared as tables
+    const auto x = epoch_rows(a), y = epoch_rows(b);
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), same_row);
+  }
   return std::equal(a.epochs.begin(), a.epochs.end(), b.epochs.begin(), b.epochs.end(), same_interval) &&
-         std::equal(a.epoch_table.begin(), a.epoch_table.end(), b.epoch_table.begin(), b.epoch_table.end(), same_row) &&
-         a.steps.size() == b.steps.size();
+         std::equal(a.epoch_table.begin(), a.epoch_table.end(), b.epoch_table.begin(), b.epoch_table.end(), same_row);
 }
 
 // The GPUs a run's samples name by UUID (empty where none does).
@@ -484,16 +518,19 @@ std::set<std::string> gpu_uuids(const Run& run) {
   return uuids;
 }
 
-// Runs read twice are counted once, the first in path order kept: a copy that kept its written id
-// and its identity (`duplicate-run-id`), and a copy evidently of one execution whatever its id (a
-// folder copied without a run_id, a copied MLPerf log or trace folder: `duplicate-run`).
+// Runs read twice are counted once, the first in path order kept (a copy that states its start
+// and end before one that lacks either, which would take the run time with it): a copy that kept its
+// written id and its identity (`duplicate-run-id`), and a copy evidently of one execution whatever
+// its id (a folder copied without a run_id, a copied MLPerf log or trace folder: `duplicate-run`).
 void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
   constexpr std::size_t kKept = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> copy_of(all.size(), kKept);  // the kept run each copy repeats
-  std::vector<char> by_execution(all.size(), 0);         // a copy found by execution_key
+  std::vector<std::int64_t> by_execution(all.size(), -1);  // the ExecutionKey a copy was found by
   // The first in path order is kept (folders' runs lie before files' runs in `all`: a copied MLPerf
   // log in a run folder of its own would otherwise be kept over the log it copies).
   auto in_path_order = [&](std::size_t a, std::size_t b) {
+    const bool clock_a = all[a].start_ns && all[a].end_ns, clock_b = all[b].start_ns && all[b].end_ns;
+    if (clock_a != clock_b) return clock_a;
     const int c = compare_as_paths(all[a].path, all[b].path);
     return c != 0 ? c < 0 : a < b;
   };
@@ -521,7 +558,7 @@ void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (copy_of[i] == kKept)
-        if (auto key = execution_key(all[i]); !key.empty()) keyed.emplace_back(std::move(key), i);
+        for (auto& key : execution_keys(all[i])) keyed.emplace_back(std::move(key), i);
     std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       return in_path_order(a.second, b.second);
@@ -529,6 +566,7 @@ void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
     for (std::size_t begin = 0, end = 0; begin < keyed.size(); begin = end) {
       for (end = begin + 1; end < keyed.size() && keyed[end].first == keyed[begin].first; ++end) {
         const Run& run = all[keyed[end].second];
+        if (copy_of[keyed[end].second] != kKept) continue;  // met already by another of its keys
         for (std::size_t k = begin; k < end; ++k) {
           const Run& first = all[keyed[k].second];
           // Two ids their sources wrote say two runs (scalelens run writes one for every run, and a
@@ -538,7 +576,7 @@ void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
           const auto a = gpu_uuids(first), b = gpu_uuids(run);
           if (!a.empty() && !b.empty() && a != b) continue;
           copy_of[keyed[end].second] = keyed[k].second;
-          by_execution[keyed[end].second] = 1;
+          by_execution[keyed[end].second] = keyed[end].first.front();
           break;
         }
       }
@@ -547,18 +585,25 @@ void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (copy_of[i] == kKept) continue;
     const Run& first = all[copy_of[i]];
-    if (!by_execution[i])
+    if (by_execution[i] < 0) {
       diagnostics.push_back({Severity::warning, "duplicate-run-id",
                              fmt::format("run id '{}' was already read from {}; this copy is left out", all[i].run_id, first.path),
                              all[i].path, 0, {}});
+      continue;
+    }
+    const Run& copy = all[i];
+    std::string same;
+    if (by_execution[i] == kByEpochs) same = "the same epochs' start and end, to the last digit (neither states its own)";
+    else if (by_execution[i] == kByTraces) same = "its traced ranks began profiling at the same instants";
+    else if (copy.start_ns && copy.end_ns && first.start_ns && first.end_ns) same = "the same start and end, to the last digit";
     else
-      diagnostics.push_back(
-          {Severity::warning, "duplicate-run",
-           fmt::format("the same run as {} ({}{}): a copy, counted once; this one is left out", first.path,
-                       all[i].start_ns && all[i].end_ns ? "the same start and end, to the last digit"
-                                                        : "its traced ranks began profiling at the same instants",
-                       gpu_uuids(all[i]).empty() ? "" : ", on the same GPUs"),
-           all[i].path, 0, {}});
+      same = fmt::format("the same {}, to the last digit; {} states no {}", by_execution[i] == kByStart ? "start" : "end",
+                         copy.start_ns && copy.end_ns ? first.path : "this one",
+                         by_execution[i] == kByStart ? "end" : "start");
+    diagnostics.push_back({Severity::warning, "duplicate-run",
+                           fmt::format("the same run as {} ({}{}): a copy, counted once; this one is left out", first.path, same,
+                                       gpu_uuids(copy).empty() ? "" : ", on the same GPUs"),
+                           copy.path, 0, {}});
   }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < all.size(); ++i) {

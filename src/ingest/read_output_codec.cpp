@@ -10,7 +10,7 @@ namespace scalelens {
 // not here would silently be lost between processes: the sizes below fail the build first (on
 // the 64-bit libstdc++ builds the project makes), to send whoever adds one here.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(RunData) == 240 && sizeof(Run) == 672 && sizeof(StepTable) == 72 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 216 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 360 && sizeof(GpuSeries) == 624 &&
+static_assert(sizeof(RunData) == 240 && sizeof(Run) == 672 && sizeof(StepTable) == 72 && sizeof(RankStepChart) == 72 && sizeof(RunDetails) == 256 && sizeof(GpuDigest) == 112 && sizeof(GpuFigures) == 216 && sizeof(SparseUtilHistogram) == 40 && sizeof(PackedText) == 72 && sizeof(RankBreakdown) == 384 && sizeof(GpuSeries) == 624 &&
                   sizeof(ReducedGpuSeries) == 440 && sizeof(GpuSeriesFigures) == 384 &&
                   sizeof(HostSeries) == 136 && sizeof(RankRecord) == 144 && sizeof(CollectiveCall) == 136 &&
                   sizeof(OpLoss) == 112 && sizeof(Diagnostic) == 144,
@@ -21,7 +21,8 @@ static_assert(std::is_trivially_copyable_v<GpuSample> && std::is_trivially_copya
               std::is_trivially_copyable_v<ReducedHostSeries> &&
               std::is_trivially_copyable_v<Interval> && sizeof(Interval) == 40 &&
               std::is_trivially_copyable_v<EpochRow> && sizeof(EpochRow) == 16 &&
-              std::is_trivially_copyable_v<StepRow> && sizeof(StepRow) == 16 && std::is_trivially_copyable_v<ProfilerAverages>);
+              std::is_trivially_copyable_v<StepRow> && sizeof(StepRow) == 16 && std::is_trivially_copyable_v<ProfilerAverages> &&
+              std::is_trivially_copyable_v<RankStepParts>);
 
 template <class C>
 void fields(C& c, ReducedGpuSeries& v) {
@@ -50,7 +51,7 @@ void fields(C& c, OpLoss& v) {
 template <class C>
 void fields(C& c, RankBreakdown& v) {
   c(v.rank, v.source, v.steps, v.step_time_us, v.comp_us, v.comm_us, v.overlap_us, v.exposed_comm_us, v.mem_us,
-    v.busy_us, v.idle_us, v.span_us, v.step_times_us, v.step_ids, v.step_numbers, v.from_mpi, v.flops, v.peak_flops,
+    v.busy_us, v.idle_us, v.span_us, v.step_times_us, v.step_ids, v.step_parts, v.step_numbers, v.from_mpi, v.flops, v.peak_flops,
     v.world_size, v.backend, v.start_ns, v.base_time_ns, v.calls, v.op_losses, v.dataloader_gpu_idle_us);
 }
 template <class C>

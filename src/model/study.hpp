@@ -258,6 +258,12 @@ inline bool gpu_ran_behind(double gpu_span_us, double step_time_us) {
   return gpu_span_us > kGpuBehindSpanRatio * step_time_us;
 }
 
+// One profiled step's parts on one rank (µs), kept beside its step time so that the lost-time
+// account can leave out the warm-up steps that the step time leaves out (--warmup-steps).
+struct RankStepParts {
+  double comp_us = 0, exposed_comm_us = 0, idle_us = 0, dataloader_gpu_idle_us = 0, span_us = 0;
+};
+
 // Per-rank communication/computation breakdown (from a Kineto trace or an MPI interposer), summed
 // over the steps analysed. Filled by the trace and comm readers; all times in microseconds.
 struct RankBreakdown {
@@ -268,6 +274,7 @@ struct RankBreakdown {
   double mem_us = 0, busy_us = 0, idle_us = 0, span_us = 0;
   std::vector<double> step_times_us;  // per step, for stragglers
   std::vector<std::int64_t> step_ids;  // ProfilerStep number of each step_times_us entry (traces only)
+  std::vector<RankStepParts> step_parts;  // each step_times_us entry's parts (traces only)
   std::vector<std::int64_t> step_numbers;  // the ProfilerStep numbers the trace holds (tells windows from copies)
   // From an MPI interposer (comm/<rank>.csv): time inside MPI calls vs outside, on the CPU. A GPU
   // trace is the better instrument: a run with traces is summarized from its traces alone (mixing

@@ -519,6 +519,7 @@ RankBreakdown to_rank_breakdown(const RankSummary& r, std::optional<double> peak
     if (!s.cut_off) {
       b.step_times_us.push_back(s.step_time_us);
       b.step_ids.push_back(s.step);
+      b.step_parts.push_back({s.comp_us, s.exposed_comm_us, s.idle_us, s.dataloader_gpu_idle_us, s.span_us});
     }
   b.world_size = r.world_size;
   b.backend = r.backend;

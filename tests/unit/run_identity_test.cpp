@@ -197,6 +197,53 @@ TEST(RunIdentity, CopiesOfOneExecutionCountOnceWithAWarning) {
   EXPECT_NE(copies[0]->message.find("same GPUs"), std::string::npos) << copies[0]->message;
 }
 
+// A copy whose manifest lacks start_ns (or both start_ns and end_ns) is still a copy: its other
+// instant, or else its epochs' instants, tell it. It was read as a second run (2 runs of one
+// execution) where it had no written id; where it had one and came first in path order, it was the
+// one kept, and the run lost its run time. The copy that states its start and end is kept.
+TEST(RunIdentity, ACopyWithoutItsStartIsStillACopy) {
+  const std::string epochs =
+      "rank,epoch,start_ns,end_ns,samples\n0,0,1700000001000000000,1700000011000000000,2500\n"
+      "0,1,1700000011000000000,1700000021000000000,2500\n";
+  const std::string clock = R"("start_ns": 1700000000000000000, "end_ns": 1700000032000000000)";
+  for (const std::string id : {"", R"("run_id": "job-7", )"}) {
+    ScratchDir dir;
+    // "a-copy" lies first in path order, and lacks the start.
+    dir.write("a-copy/scalelens.json", R"({"schema": "scalelens.run/1", )" + id +
+                                           R"("label": "ddp", "world_size": 4, "end_ns": 1700000032000000000})");
+    dir.write("b-run/scalelens.json",
+              R"({"schema": "scalelens.run/1", )" + id + R"("label": "ddp", "world_size": 4, )" + clock + "}");
+    for (const std::string folder : {"a-copy", "b-run"}) dir.write(folder + "/epochs.csv", epochs);
+    const auto study = read_study(dir);
+    ASSERT_EQ(study.runs.size(), 1u) << id;
+    EXPECT_EQ(study.runs[0].path, (dir / "b-run").string()) << id;
+    const auto copies = with_code(study.diagnostics, id.empty() ? "duplicate-run" : "duplicate-run-id");
+    ASSERT_EQ(copies.size(), 1u) << id;
+    EXPECT_EQ(copies[0]->path, (dir / "a-copy").string());
+    if (id.empty())
+      EXPECT_NE(copies[0]->message.find("(the same end, to the last digit; this one states no start)"), std::string::npos)
+          << copies[0]->message;
+    const auto s = analyze(study, {});
+    ASSERT_EQ(s.configurations.size(), 1u);
+    EXPECT_EQ(s.configurations[0].runs, 1u) << id;
+    ASSERT_TRUE(s.configurations[0].run_time_s) << id;
+    EXPECT_NEAR(s.configurations[0].run_time_s->mean, 32, 1e-9);
+  }
+  // Neither copy states its start or end: the epochs' instants tell them (and not repeats written
+  // as durations, which the test above keeps).
+  ScratchDir dir;
+  for (const std::string folder : {"ddp-4", "ddp-4-copy"}) {
+    dir.write(folder + "/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 4})");
+    dir.write(folder + "/epochs.csv", epochs);
+  }
+  const auto study = read_study(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  const auto copies = with_code(study.diagnostics, "duplicate-run");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]->path, (dir / "ddp-4-copy").string());
+  EXPECT_NE(copies[0]->message.find("the same epochs' start and end"), std::string::npos) << copies[0]->message;
+}
+
 TEST(RunIdentity, CopiedMlperfLogAndTraceFolderCountOnce) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir;
