@@ -275,7 +275,11 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
                                       what, join(quoted, " and ")),
                           {}, 0, {}});
     }
-  for (const auto& [curve, members] : curves) {
+  for (const auto& curve_members : curves) {
+    // Named, not a structured binding: the lambdas below use them, which clang 14 (the fuzz build)
+    // does not allow of a binding.
+    const auto& curve = curve_members.first;
+    const auto& members = curve_members.second;
     std::set<std::string> benchmarks, divisions, modes, models;
     std::vector<std::pair<int, double>> undeclared_batches;
     std::set<int> undeclared_sizes;
