@@ -99,7 +99,7 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
         ok.push_back(c);
     if (ok.empty()) {
       cm.not_recommended = all.empty() ? "no time on this curve"
-                                       : fmt::format("no count is at least {:.0f}% efficient{}{}", 100 * options.min_efficiency,
+                                       : fmt::format("no count is at least {:.4g}% efficient{}{}", 100 * options.min_efficiency,
                                                      options.max_gpus ? " within " + count_of(*options.max_gpus, summary.world_size_unit) : "",
                                                      options.objective == "time" ? "" : " with a known energy") +
                            predictions_left_out;
@@ -114,18 +114,20 @@ void choose_gpu_counts(Summary& summary, const ChoiceOptions& options) {
                        : options.objective == "edp"  ? fmt::format("energy × time {:.3g} J·s per {}", score(chosen, "edp"), unit)
                                                      : fmt::format("{:.3g} s per {}", chosen.time, unit);
     const std::string& gpus = summary.world_size_unit;
-    std::string reason = fmt::format("{}{}: the {} ({}) among the counts at least {:.0f}% efficient{} ({:.0f}% here)",
+    // The threshold as given (0.705 is 70.5%, not 71%), each efficiency kept on its side of it.
+    std::string reason = fmt::format("{}{}: the {} ({}) among the counts at least {:.4g}% efficient{} ({} here)",
                                      count_of(chosen.p, gpus), chosen.predicted ? " (predicted)" : "",
                                      options.objective == "time" ? "shortest time" : options.objective == "energy" ? "lowest energy" : "lowest energy-delay product",
                                      what, 100 * options.min_efficiency,
-                                     options.max_gpus ? " within " + count_of(*options.max_gpus, gpus) : "", 100 * *chosen.efficiency);
+                                     options.max_gpus ? " within " + count_of(*options.max_gpus, gpus) : "",
+                                     efficiency_percent(*chosen.efficiency, options.min_efficiency));
     // What the next larger count would cost, when there is one that was left out for efficiency.
     const Candidate* next = nullptr;
     for (const auto& c : all)
       if (c.p > chosen.p && (!next || c.p < next->p)) next = &c;
     if (next && next->efficiency && *next->efficiency < options.min_efficiency)
-      reason += fmt::format("; {}{} would take {:.3g} s at {:.0f}% efficiency", count_of(next->p, gpus), next->predicted ? " (predicted)" : "",
-                            next->time, 100 * *next->efficiency);
+      reason += fmt::format("; {}{} would take {:.3g} s at {} efficiency", count_of(next->p, gpus), next->predicted ? " (predicted)" : "",
+                            next->time, efficiency_percent(*next->efficiency, options.min_efficiency));
     reason += predictions_left_out;
     cm.recommended = CurveModel::Recommendation{chosen.p, options.objective, chosen.predicted, reason};
   }

@@ -11,14 +11,18 @@
 
 namespace scalelens {
 
-std::string efficiency_percent(double efficiency) {
-  const double percent = 100 * efficiency;
+std::string efficiency_percent(double efficiency, double threshold) {
+  const double percent = 100 * efficiency, threshold_percent = 100 * threshold;
   for (int decimals = 0; decimals <= 3; ++decimals) {
-    // The text itself is compared: it, not the value, is what a reader sees as 100 or not.
+    // The text itself is compared: it, not the value, is what a reader sees on one side or the other.
     const auto text = fmt::format("{:.{}f}", percent, decimals);
-    if (!std::isfinite(percent) || std::stod(text) != 100) return text + "%";
+    const double shown = std::isfinite(percent) ? std::stod(text) : percent;
+    if (!std::isfinite(percent) || ((shown < threshold_percent) == (percent < threshold_percent) &&
+                                     (shown > threshold_percent) == (percent > threshold_percent)))
+      return text + "%";
   }
-  return "100%";  // within 0.0005 points of 100: the arithmetic's rounding, not a difference
+  // Within 0.0005 points of the threshold: the arithmetic's rounding, not a difference.
+  return fmt::format("{:.4g}%", threshold_percent);
 }
 
 std::string one_unit(std::string_view plural_unit) {

@@ -94,7 +94,9 @@ std::size_t display_width(std::string_view s);
 // An efficiency (1 = linear) as a percentage: whole percents, with as many decimals (up to 3) as
 // it takes not to round onto 100% from either side (1.004 → "100.4%", 0.996 → "99.6%"), so that a
 // figure never contradicts a verdict of "more (or less) than 100% efficient" made on the value.
-std::string efficiency_percent(double efficiency);
+// Kept apart from another threshold in the same way (--min-efficiency 0.7: 0.6996 → "69.96%", not
+// "70%" beside "left out for being under 70%").
+std::string efficiency_percent(double efficiency, double threshold = 1.0);
 
 // The unit of one of a plural unit: "GPU" of "GPUs", "rank" of "ranks" (a study's world_size_unit).
 std::string one_unit(std::string_view plural_unit);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "analysis/energy_choice.hpp"
 
 using namespace scalelens;
@@ -65,6 +67,28 @@ TEST(EnergyChoice, APredictionAtAMeasuredCountIsNoPointOfTheFront) {
   choose_gpu_counts(s, {});
   EXPECT_FALSE(s.configurations[3].pareto);
   EXPECT_EQ(std::count(s.curves[0].pareto.begin(), s.curves[0].pareto.end(), 8), 0);
+}
+
+// The next count left out for being under --min-efficiency read "at 70% efficiency" beside "at
+// least 70% efficient" (69.96% rounded onto the threshold); a threshold of 70.5% read "71%".
+TEST(EnergyChoice, AnEfficiencyJustUnderTheThresholdReadsUnderIt) {
+  auto s = curve();
+  ChoiceOptions o;
+  o.min_efficiency = 0.66;  // 4 GPUs (4^-0.2 = 75.8%) chosen; 8 GPUs (8^-0.2 = 65.98%) just under
+  s.curves[0].predictions.clear();
+  choose_gpu_counts(s, o);
+  const auto& cm = s.curves[0];
+  ASSERT_TRUE(cm.recommended);
+  EXPECT_EQ(cm.recommended->world_size, 4);
+  const std::string next = fmt::format("8 GPUs would take {:.3g} s at {:.2f}% efficiency", 100 / std::pow(8, 0.8) / 3, 100 * std::pow(8, -0.2));
+  EXPECT_NE(cm.recommended->reason.find(next), std::string::npos) << cm.recommended->reason;
+  EXPECT_NE(cm.recommended->reason.find("at least 66% efficient"), std::string::npos) << cm.recommended->reason;
+
+  auto half = curve();
+  o.min_efficiency = 0.705;
+  choose_gpu_counts(half, o);
+  ASSERT_TRUE(half.curves[0].recommended);
+  EXPECT_NE(half.curves[0].recommended->reason.find("at least 70.5% efficient"), std::string::npos) << half.curves[0].recommended->reason;
 }
 
 TEST(EnergyChoice, FiguresParetoAndTheRecommendationPerObjective) {

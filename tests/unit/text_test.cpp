@@ -226,3 +226,17 @@ TEST(EfficiencyPercent, NeverRoundsOntoAHundredFromEitherSide) {
   EXPECT_EQ(efficiency_percent(1.0005), "100.05%");  // 100.0499…, "100.0" at one decimal
   EXPECT_EQ(efficiency_percent(1.0000000000111), "100%");  // the arithmetic's rounding of an exact 1
 }
+
+// Beside --min-efficiency the same holds of its threshold: a count left out for being under 70%
+// read "at 70% efficiency"; one kept at the threshold, or over it, never reads under it.
+TEST(EfficiencyPercent, NeverRoundsOntoAnotherThresholdFromEitherSide) {
+  EXPECT_EQ(efficiency_percent(0.6996, 0.7), "69.96%");
+  EXPECT_EQ(efficiency_percent(0.7004, 0.7), "70.04%");
+  EXPECT_EQ(efficiency_percent(0.7, 0.7), "70%");
+  EXPECT_EQ(efficiency_percent(0.66, 0.7), "66%");
+  EXPECT_EQ(efficiency_percent(0.7049, 0.705), "70%");  // whole percents where they keep the side
+  EXPECT_EQ(efficiency_percent(0.70498, 0.705), "70%");
+  EXPECT_EQ(efficiency_percent(0.70502, 0.705), "71%");
+  EXPECT_EQ(efficiency_percent(0.7052, 0.7055), "70.5%");  // "71" would cross 70.55
+  EXPECT_EQ(efficiency_percent(0.996, 0.7), "100%");        // far from this threshold: whole percents
+}
