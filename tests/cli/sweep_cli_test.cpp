@@ -67,6 +67,46 @@ pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const
   return pid;
 }
 
+// A local sweep (spawn_waiting_sweep, stderr into <dir>/err) that runs its first size, whose command
+// writes its process group to <dir>/group. `outlive`: the command ignores the signals, so its
+// wrapper outlives the sweep (10 s, --kill-after) and its run folder stays incomplete: only the
+// mark says the entry runs. At the end the sweep and the command's group are killed.
+class WaitingSweep {
+ public:
+  WaitingSweep(const ScratchDir& dir, bool outlive) : dir_(dir.path()) {
+    const std::string group = fmt::format("echo $$ > {}/group; ", dir_.string());
+    pid = spawn_waiting_sweep(dir, dir_ / "err", outlive ? "trap '' TERM INT HUP; " + group : group);
+    started = wait_for([&] { return fs::exists(dir_ / "started-1"); }, 10s);
+  }
+  WaitingSweep(const WaitingSweep&) = delete;
+  WaitingSweep& operator=(const WaitingSweep&) = delete;
+  ~WaitingSweep() {
+    kill();
+    for (pid_t g : pids_in(dir_ / "group")) ::kill(-g, SIGKILL);
+  }
+  // SIGKILL, as a crash or `kill -9` ends a sweep: its mark stays in sweep.json.
+  void kill() {
+    if (killed_) return;
+    killed_ = true;
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(wait_status(pid), 128 + SIGKILL);
+  }
+  // The process group of the run's command (which outlives a killed sweep).
+  pid_t group() const {
+    const auto pids = pids_in(dir_ / "group");
+    EXPECT_EQ(pids.size(), 1u);
+    return pids.empty() ? 0 : pids[0];
+  }
+  std::string err() const { return slurp(dir_ / "err"); }
+
+  pid_t pid = -1;
+  bool started = false;
+
+ private:
+  fs::path dir_;
+  bool killed_ = false;
+};
+
 TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   ScratchDir dir;
   auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 1,2 --tasks-per-node 4 --gpus-per-task 1 "
@@ -978,11 +1018,9 @@ TEST(SweepCli, ASignalStopsALocalSweepAndLeavesTheRestPlanned) {
 // mark left by a sweep that was killed reads as stale, not running.
 TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   ScratchDir dir;
-  const auto err_file = dir / "err";
-  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
-  // run folder stays incomplete: only the mark says the entry runs.
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
-  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  WaitingSweep running(dir, true);
+  ASSERT_TRUE(running.started) << running.err();
+  const pid_t sweep = running.pid;
   auto plan = plan_of(dir / "runs");
   ASSERT_EQ(plan.entries.size(), 3u);
   EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::running);
@@ -1003,15 +1041,11 @@ TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   EXPECT_FALSE(fs::exists(dir / "started-2"));
 
   // Killed: its mark is stale while its run's wrapper still waits for the command.
-  ::kill(sweep, SIGKILL);
-  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  running.kill();
   auto after = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
   EXPECT_EQ(after.exit_code, 5) << after.out << after.err;
   EXPECT_NE(after.out.find(fmt::format("stale: the sweep that ran it (pid {} on", sweep)), std::string::npos) << after.out;
   EXPECT_EQ(plan_of(dir / "runs").entries[0].state, scalelens::sweep::State::failed);
-  const auto group = pids_in(dir / "group");
-  ASSERT_EQ(group.size(), 1u);
-  ::kill(-group[0], SIGKILL);
 }
 
 // Stopped while its last size ran, a sweep said "w-1n1t-r1 cancelled; 0 more not started
@@ -1034,21 +1068,15 @@ TEST(SweepCli, ASignalDuringTheLastRunSaysNoZeroCountOfRunsNotStarted) {
 TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
   ScratchDir dir;
   const auto study = dir / "runs";
-  const auto err_file = dir / "err";
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("echo $$ > {}/group; ", dir.path().string()));
-  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
-  ASSERT_EQ(plan_of(study).entries.at(0).pid, sweep);
+  WaitingSweep sweep(dir, false);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  ASSERT_EQ(plan_of(study).entries.at(0).pid, sweep.pid);
   EXPECT_FALSE(plan_of(study).entries.at(0).pid_start.empty());
   fs::remove(study / "sweep.lock");  // the kernel's lock stays with the removed file
   auto live = run_scalelens("sweep --study " + quoted(study) + " --status");
   EXPECT_EQ(live.exit_code, 0) << live.out << live.err;
   EXPECT_EQ(live.out.find("stale"), std::string::npos) << live.out;
   EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
-  ::kill(sweep, SIGKILL);
-  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
-  const auto group = pids_in(dir / "group");
-  ASSERT_EQ(group.size(), 1u);
-  ::kill(-group[0], SIGKILL);
 }
 
 // A sweep killed on this host whose pid now belongs to another process (reused) was still
@@ -1057,21 +1085,17 @@ TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
 TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   ScratchDir dir;
   const auto study = dir / "runs";
-  const auto err_file = dir / "err";
-  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
-  // run folder stays incomplete: only the mark says the entry runs.
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
-  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
-  ::kill(sweep, SIGKILL);
-  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  WaitingSweep sweep(dir, true);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  sweep.kill();
   // Its pid now names another process of this host: its run's command, which outlives it.
-  const auto group = pids_in(dir / "group");
-  ASSERT_EQ(group.size(), 1u);
+  const pid_t group = sweep.group();
+  ASSERT_NE(group, 0);
   auto text = read(study / "sweep.json");
-  const std::string mark = fmt::format("\"pid\":{},", sweep);
+  const std::string mark = fmt::format("\"pid\":{},", sweep.pid);
   const auto at = text.find(mark);
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group[0]));
+  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group));
   std::ofstream(study / "sweep.json", std::ios::trunc) << text;
   // Looked at by someone to whom the study is read-only (no lock for them to take).
   fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
@@ -1079,7 +1103,7 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
   auto dead = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
   fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
-  ::kill(-group[0], SIGKILL);
   EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
-  EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group[0])), std::string::npos) << dead.out;
+  EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group)), std::string::npos) << dead.out;
 }
+
