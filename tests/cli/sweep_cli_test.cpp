@@ -1079,6 +1079,31 @@ TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
   EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
 }
 
+// The lock the live sweep holds is on the removed file: a --resume (or a call that plans more) took
+// the new file's and ran the entries still planned (w-1n2t-r1, w-1n3t-r1) beside the live sweep,
+// which runs them itself once its own run ends: each size twice, and two sweeps writing sweep.json.
+TEST(SweepCli, NothingIsLaunchedBesideALiveSweepWhoseLockFileWasRemoved) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  WaitingSweep sweep(dir, false);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  fs::remove(study / "sweep.lock");
+  const std::string plan_before = read(study / "sweep.json");
+  for (const std::string second : {"--resume", "--label v --tasks 1 --launcher local --no-mpirun -- true"}) {
+    // (timeout: a size launched beside the sweep would wait 60 s)
+    auto r = run_scalelens("sweep --study " + quoted(study) + " " + second, "timeout 20");
+    EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("scalelens sweep: another sweep is running this study, so this one launches nothing beside it "
+                                     "(scalelens sweep --study {} --status follows it):\n  w-1n1t-r1: running in a sweep of this host "
+                                     "(pid {}) that holds no lock (its sweep.lock was removed while it ran)",
+                                     study.string(), sweep.pid)),
+              std::string::npos)
+        << second << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "started-2")) << "a planned size started beside the live sweep";
+  EXPECT_EQ(read(study / "sweep.json"), plan_before) << "written over by a sweep that launched nothing";
+}
+
 // A sweep killed on this host whose pid now belongs to another process (reused) was still
 // "running" to --status where the study's lock could not be taken (a study read-only to the one
 // who looks): the pid alone was taken as the sweep, also a pid of another user's process.
@@ -1105,5 +1130,52 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
   EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
   EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group)), std::string::npos) << dead.out;
+}
+
+// A mark of another host (a study on a shared file system) cannot be checked by its pid from here,
+// and the study's lock may not reach across hosts (flock on NFS without lock support, Lustre with
+// localflock): --status took the lock it could take as proof that the sweep was gone, marked the
+// entry failed, and --resume ran it again, beside the sweep still running it on its own host.
+TEST(SweepCli, AMarkOfAnotherHostRunsUntilThatHostIsNamedStale) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  fs::create_directories(study);
+  scalelens::sweep::Sizes sizes;
+  sizes.tasks = {1, 2};
+  scalelens::sweep::Plan planned;
+  planned.mpirun = false;
+  planned.workdir = dir.path().string();
+  planned.entries = scalelens::sweep::plan_entries("w", sizes, {"touch", (dir / "ran-{tasks}").string()});
+  auto& mark = planned.entries.at(0);
+  mark.state = scalelens::sweep::State::running;
+  mark.pid = 4242;
+  mark.pid_start = "1234567";
+  mark.host = "node-elsewhere";
+  ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", planned));
+  const std::string note = "marked running by a sweep on node-elsewhere (pid 4242), which this host cannot check; where that sweep "
+                           "is gone, --stale-host node-elsewhere takes the mark as stale";
+
+  auto status = run_scalelens("sweep --study " + quoted(study) + " --status");
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  const auto row = status.out.find("w-1n1t-r1");
+  ASSERT_NE(row, std::string::npos) << status.out;
+  const std::string line = status.out.substr(row, status.out.find('\n', row) - row);
+  EXPECT_NE(line.find(" running "), std::string::npos) << status.out;
+  EXPECT_NE(line.find(note), std::string::npos) << status.out;
+  EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
+
+  auto resume = run_scalelens("sweep --study " + quoted(study) + " --resume");
+  EXPECT_EQ(resume.exit_code, 1) << resume.out << resume.err;
+  EXPECT_NE(resume.err.find("another sweep is running this study, so this one launches nothing beside it"), std::string::npos) << resume.err;
+  EXPECT_NE(resume.err.find("\n  w-1n1t-r1: " + note + "\n"), std::string::npos) << resume.err;
+  EXPECT_FALSE(fs::exists(dir / "ran-1"));
+  EXPECT_FALSE(fs::exists(dir / "ran-2")) << "a planned entry launched beside the other host's sweep";
+
+  // Said gone by someone who knows: the mark is stale, and the entry runs again.
+  auto taken = run_scalelens("sweep --study " + quoted(study) + " --resume --stale-host node-elsewhere -q");
+  EXPECT_EQ(taken.exit_code, 0) << taken.out << taken.err;
+  EXPECT_TRUE(fs::exists(dir / "ran-1"));
+  EXPECT_TRUE(fs::exists(dir / "ran-2"));
+  for (const auto& e : plan_of(study).entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id << ": " << e.note;
 }
 
