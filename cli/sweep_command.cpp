@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -143,6 +144,9 @@ struct Refreshed {
 Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false, const std::vector<std::string>& stale_hosts = {}) {
   Refreshed learnt;
   std::string& never = learnt.never;
+  // Jobs SLURM no longer knows (ended longer ago than its MinJobAge, and no accounting that has
+  // them): ended, so a run folder that is not complete by now never will be.
+  std::set<std::string> forgotten;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
@@ -158,14 +162,29 @@ Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false, 
       if (learnt.unanswered.empty()) {
         for (auto& w : sweep::parse_squeue(queue.out)) word[w.id] = w;
         for (auto& e : plan.entries)
-          if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
-            for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
+          if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id)) {
+            const auto shown = run_capture({"scontrol", "show", "job", "-o", e.job_id});
+            for (auto& w : sweep::parse_scontrol(shown.out)) word[w.id] = w;
+            // Only the controller's own "no such job" is forgetting; a controller that did not
+            // answer this time says nothing of the job.
+            if (!word.count(e.job_id) && shown.err.find("Invalid job id specified") != std::string::npos) forgotten.insert(e.job_id);
+          }
+        // The accounting database keeps the jobs the controller has purged, where the site has one
+        // (sacct fails where accounting_storage is none: then they stay forgotten).
+        if (!forgotten.empty()) {
+          std::string gone;
+          for (const auto& id : forgotten) gone += (gone.empty() ? "" : ",") + id;
+          const auto acct = run_capture({"sacct", "-n", "-X", "-P", "-o", "JobID,State", "-j", gone});
+          if (acct.status == 0)
+            for (auto& w : sweep::parse_sacct(acct.out))
+              if (forgotten.erase(w.id)) word[w.id] = w;
+        }
       }
     }
     for (auto& e : plan.entries) {
       if (!sweep::in_flight(e.state)) continue;
       auto it = word.find(e.job_id);
-      if (it == word.end()) continue;  // forgotten by the controller: the run folder says
+      if (it == word.end()) continue;  // not answered for, or forgotten: the run folder says
       const auto& w = it->second;
       e.state = sweep::state_from_slurm(w.state);
       if (e.state == State::running) {
@@ -199,6 +218,10 @@ Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false, 
     } else if (e.state == State::done) {
       e.state = State::failed;  // the scheduler says it ended well, but its run folder is not complete
       e.note = folder ? "the job ended; its run folder is incomplete" : "the job ended without a run folder";
+    } else if (sweep::in_flight(e.state) && forgotten.count(e.job_id)) {
+      e.state = State::failed;
+      e.note = fmt::format("{} (SLURM no longer lists job {})",
+                           folder ? "the job ended; its run folder is incomplete" : "the job ended without a run folder", e.job_id);
     } else if (plan.launcher == "local" && stale(e, holding_lock, stale_hosts)) {
       e.state = State::failed;
       e.note = e.pid ? fmt::format("stale: the sweep that ran it (pid {} on {}) is gone", *e.pid, e.host)

@@ -1179,3 +1179,49 @@ TEST(SweepCli, AMarkOfAnotherHostRunsUntilThatHostIsNamedStale) {
   for (const auto& e : plan_of(study).entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id << ": " << e.note;
 }
 
+TEST(SweepSlurmWords, SacctLinesGiveEachJobsStateWord) {
+  const auto jobs = scalelens::sweep::parse_sacct("4242|COMPLETED\n4243|CANCELLED by 0\n4244|FAILED\n\n");
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].id, "4242");
+  EXPECT_EQ(jobs[0].state, "COMPLETED");
+  EXPECT_EQ(jobs[1].state, "CANCELLED");
+  EXPECT_EQ(scalelens::sweep::state_from_slurm(jobs[1].state), scalelens::sweep::State::cancelled);
+  EXPECT_EQ(jobs[2].state, "FAILED");
+}
+
+// A job that ended without a run folder and that SLURM has since forgotten (purged after MinJobAge;
+// no accounting that keeps it) was "submitted" to --status for ever: squeue and scontrol no longer
+// know it, and nothing else said it had ended.
+TEST(SweepSlurm, AJobSlurmForgotWithoutARunFolderHasEnded) {
+  SCALELENS_REQUIRE_SLURM();
+  // The private cluster keeps ended jobs 10 s (scripts/slurm-cluster.sh's MinJobAge).
+  const auto config = run_command("scontrol show config").out;
+  long age = -1;  // "MinJobAge               = 10 sec"
+  if (const auto at = config.find("MinJobAge"); at != std::string::npos) std::sscanf(config.c_str() + at, "MinJobAge = %ld", &age);
+  if (age < 1 || age > 60) {
+    const std::string why = fmt::format("this cluster's MinJobAge ({} s) keeps ended jobs too long to see one forgotten "
+                                        "(scripts/slurm-cluster.sh starts one that keeps them 10 s)", age);
+    if (std::getenv("SCALELENS_REQUIRE_SLURM")) FAIL() << why;
+    GTEST_SKIP() << why;
+  }
+  ScratchDir dir;
+  // A job that ends at once and writes no run folder (a module load that failed, say).
+  auto tmpl = dir.write("gone.sbatch", "#!/bin/bash\n#SBATCH --output={study}/.sweep/{run_id}.%j.out\nexit 0\n{scalelens_run}\n");
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label gone --tasks 1 --launcher slurm -q --template " + quoted(tmpl) +
+                             " -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = plan_of(dir / "runs").entries.at(0).job_id;
+  ASSERT_FALSE(job.empty());
+  bool forgotten = false;
+  for (int i = 0; i < 120 && !forgotten; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    forgotten = run_command("scontrol show job " + job).err.find("Invalid job id specified") != std::string::npos;
+  }
+  ASSERT_TRUE(forgotten) << "SLURM still knows job " << job;
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_EQ(status.exit_code, 5) << status.out << status.err;
+  EXPECT_NE(status.out.find("the job ended without a run folder (SLURM no longer lists job " + job + ")"), std::string::npos) << status.out;
+  const auto entry = plan_of(dir / "runs").entries.at(0);
+  EXPECT_EQ(entry.state, scalelens::sweep::State::failed) << entry.note;
+}
