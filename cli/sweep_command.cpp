@@ -284,12 +284,17 @@ bool lock_study(const fs::path& study, std::optional<collect::NodeLock>& held) {
 }
 
 std::string status_table(const Plan& plan) {
-  std::string out = fmt::format("{:<28} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", "run", "nodes", "tasks", "gpus", "repeat", "state", "job", "note");
+  // The run column as wide as its longest id: labels that differ only at their end (a long
+  // common prefix) stay told apart, and the columns after it stay in line.
+  std::size_t run_width = 3;  // "run"
+  for (const auto& e : plan.entries) run_width = std::max(run_width, display_width(printable(e.run_id)));
+  std::string out = fmt::format("{:<{}} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", "run", run_width, "nodes", "tasks", "gpus", "repeat",
+                                "state", "job", "note");
   std::map<State, int> counts;
   for (const auto& e : plan.entries) {
     ++counts[e.state];
-    out += fmt::format("{:<28} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", printable(e.run_id), e.nodes, e.tasks, e.gpus, e.repeat,
-                       sweep::state_name(e.state), e.job_id.empty() ? "-" : e.job_id, printable(e.note));
+    out += fmt::format("{:<{}} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", printable(e.run_id), run_width, e.nodes, e.tasks, e.gpus,
+                       e.repeat, sweep::state_name(e.state), e.job_id.empty() ? "-" : e.job_id, printable(e.note));
   }
   std::string summary;
   for (const auto& [s, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, sweep::state_name(s));

@@ -1179,6 +1179,28 @@ TEST(SweepCli, AMarkOfAnotherHostRunsUntilThatHostIsNamedStale) {
   for (const auto& e : plan_of(study).entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id << ": " << e.note;
 }
 
+// The run column was 28 characters wide: longer run ids (labels that differ at their end) pushed
+// their rows' columns out of line with the header and with each other.
+TEST(SweepCli, StatusShowsLongRunIdsWholeWithTheColumnsInLine) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  const std::vector<std::string> labels = {"resnet50-imagenet-ddp-bucket-cap-25mb", "resnet50-imagenet-ddp-bucket-cap-250mb"};
+  for (const auto& label : labels) {
+    auto r = run_scalelens("sweep --study " + quoted(study) + " --label " + label + " --tasks 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  auto status = run_scalelens("sweep --study " + quoted(study) + " --status");
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  const auto state_column = status.out.find("state");
+  ASSERT_LT(state_column, status.out.find('\n')) << status.out;
+  for (const auto& label : labels) {
+    const auto row = status.out.find("\n" + label + "-1n1t-r1 ");
+    ASSERT_NE(row, std::string::npos) << status.out;
+    EXPECT_EQ(status.out.find("done", row) - (row + 1), state_column) << "the state column out of line:\n" << status.out;
+  }
+}
+
 TEST(SweepSlurmWords, SacctLinesGiveEachJobsStateWord) {
   const auto jobs = scalelens::sweep::parse_sacct("4242|COMPLETED\n4243|CANCELLED by 0\n4244|FAILED\n\n");
   ASSERT_EQ(jobs.size(), 3u);
