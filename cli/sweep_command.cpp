@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -52,6 +53,7 @@ struct SweepArgs {
   std::string report_dir;
   bool report_job = false;
   bool quiet = false;
+  std::vector<std::string> stale_hosts;  // --stale-host: hosts whose sweeps are gone
   std::vector<std::string> command;
 };
 
@@ -87,14 +89,21 @@ bool zombie(int pid) {
   return close != std::string::npos && close + 2 < text.value().size() && text.value()[close + 2] == 'Z';
 }
 
+// A mark of another host than this one (a study on a shared file system).
+bool other_host(const Entry& e) { return !e.host.empty() && e.host != this_host(); }
+
 // A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more.
 // A mark of this host names its process by pid and start time: the sweep runs while that process
 // does, whoever holds the lock (a sweep.lock removed and made again while it runs is no sign of its
-// end), and a pid now of another process (reused) runs nothing. A mark of another host, or one
-// without a start time (a plan written before it was kept), is stale where no local sweep runs
-// (`holding_lock`: this process launches none yet) or, on this host, where its pid is gone.
-bool stale(const Entry& e, bool holding_lock) {
+// end), and a pid now of another process (reused) runs nothing. A mark of another host cannot be
+// checked from here, nor can the lock be trusted to reach across hosts (flock on NFS without lock
+// support, Lustre mounted with localflock): it runs until someone names that host's sweeps gone
+// (`stale_hosts`, --stale-host) while no sweep holds the lock (`holding_lock`: this process
+// launches none yet). One without a start time (a plan written before it was kept) is stale where
+// no local sweep runs, or where its pid is gone.
+bool stale(const Entry& e, bool holding_lock, const std::vector<std::string>& stale_hosts) {
   if (e.state != State::running) return false;
+  if (other_host(e)) return holding_lock && std::find(stale_hosts.begin(), stale_hosts.end(), e.host) != stale_hosts.end();
   const bool here = e.pid && e.host == this_host();
   if (here && !e.pid_start.empty()) {
     const std::string started = collect::process_start(*e.pid);
@@ -103,6 +112,13 @@ bool stale(const Entry& e, bool holding_lock) {
   }
   if (holding_lock && (!here || e.pid_start.empty())) return true;
   return here && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
+}
+
+// What a mark of another host says on this one: who runs it, and how to say that sweep is gone.
+std::string other_host_note(const Entry& e) {
+  return fmt::format("marked running by a sweep on {} (pid {}), which this host cannot check; where that sweep is gone, "
+                     "--stale-host {} takes the mark as stale",
+                     printable(e.host), e.pid ? std::to_string(*e.pid) : std::string("not recorded"), printable(shell_quote(e.host)));
 }
 
 // Why squeue gave no answer (not found, the controller down: its own words), "" when it answered.
@@ -125,9 +141,12 @@ struct Refreshed {
 // finished run). A job that ended without a complete run folder failed. Where squeue does not
 // answer, the jobs in flight are as last known (said on stderr, once per reason): its silence
 // says nothing of them, so none is taken as ended, failed or forgotten.
-Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false) {
+Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false, const std::vector<std::string>& stale_hosts = {}) {
   Refreshed learnt;
   std::string& never = learnt.never;
+  // Jobs SLURM no longer knows (ended longer ago than its MinJobAge, and no accounting that has
+  // them): ended, so a run folder that is not complete by now never will be.
+  std::set<std::string> forgotten;
   if (plan.launcher == "slurm") {
     std::string ids;
     for (const auto& e : plan.entries)
@@ -143,14 +162,29 @@ Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false) 
       if (learnt.unanswered.empty()) {
         for (auto& w : sweep::parse_squeue(queue.out)) word[w.id] = w;
         for (auto& e : plan.entries)
-          if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id))
-            for (auto& w : sweep::parse_scontrol(run_capture({"scontrol", "show", "job", "-o", e.job_id}).out)) word[w.id] = w;
+          if (sweep::in_flight(e.state) && !e.job_id.empty() && !word.count(e.job_id)) {
+            const auto shown = run_capture({"scontrol", "show", "job", "-o", e.job_id});
+            for (auto& w : sweep::parse_scontrol(shown.out)) word[w.id] = w;
+            // Only the controller's own "no such job" is forgetting; a controller that did not
+            // answer this time says nothing of the job.
+            if (!word.count(e.job_id) && shown.err.find("Invalid job id specified") != std::string::npos) forgotten.insert(e.job_id);
+          }
+        // The accounting database keeps the jobs the controller has purged, where the site has one
+        // (sacct fails where accounting_storage is none: then they stay forgotten).
+        if (!forgotten.empty()) {
+          std::string gone;
+          for (const auto& id : forgotten) gone += (gone.empty() ? "" : ",") + id;
+          const auto acct = run_capture({"sacct", "-n", "-X", "-P", "-o", "JobID,State", "-j", gone});
+          if (acct.status == 0)
+            for (auto& w : sweep::parse_sacct(acct.out))
+              if (forgotten.erase(w.id)) word[w.id] = w;
+        }
       }
     }
     for (auto& e : plan.entries) {
       if (!sweep::in_flight(e.state)) continue;
       auto it = word.find(e.job_id);
-      if (it == word.end()) continue;  // forgotten by the controller: the run folder says
+      if (it == word.end()) continue;  // not answered for, or forgotten: the run folder says
       const auto& w = it->second;
       e.state = sweep::state_from_slurm(w.state);
       if (e.state == State::running) {
@@ -184,14 +218,42 @@ Refreshed refresh(Plan& plan, const fs::path& study, bool holding_lock = false) 
     } else if (e.state == State::done) {
       e.state = State::failed;  // the scheduler says it ended well, but its run folder is not complete
       e.note = folder ? "the job ended; its run folder is incomplete" : "the job ended without a run folder";
-    } else if (plan.launcher == "local" && stale(e, holding_lock)) {
+    } else if (sweep::in_flight(e.state) && forgotten.count(e.job_id)) {
+      e.state = State::failed;
+      e.note = fmt::format("{} (SLURM no longer lists job {})",
+                           folder ? "the job ended; its run folder is incomplete" : "the job ended without a run folder", e.job_id);
+    } else if (plan.launcher == "local" && stale(e, holding_lock, stale_hosts)) {
       e.state = State::failed;
       e.note = e.pid ? fmt::format("stale: the sweep that ran it (pid {} on {}) is gone", *e.pid, e.host)
                      : "stale: the sweep that ran it is gone";
+    } else if (plan.launcher == "local" && e.state == State::running) {
+      e.note = other_host(e) ? other_host_note(e) : "";  // a live mark of this host needs no note
     }
     if (e.state != State::running) e.pid.reset(), e.pid_start.clear(), e.host.clear();
   }
   return learnt;
+}
+
+// A local entry still marked running holds a sweep that this one could not lock out: one of this
+// host whose sweep.lock was removed while it ran, or one of another host, whose lock may not reach
+// here. That sweep launches the entries after it itself: launched here too, they would run twice,
+// and two sweeps would write sweep.json. Refused (exit 1) naming it and what to do.
+bool may_launch_beside(const Plan& plan, const fs::path& study) {
+  std::string marks;
+  for (const auto& e : plan.entries) {
+    if (e.state != State::running) continue;
+    if (other_host(e)) marks += fmt::format("\n  {}: {}", e.run_id, other_host_note(e));
+    else
+      marks += fmt::format("\n  {}: running in a sweep of this host (pid {}) that holds no lock (its sweep.lock was removed while it "
+                           "ran); it launches the entries after it itself",
+                           e.run_id, e.pid ? std::to_string(*e.pid) : std::string("not recorded"));
+  }
+  if (marks.empty()) return true;
+  std::fprintf(stderr,
+               "scalelens sweep: another sweep is running this study, so this one launches nothing beside it (scalelens sweep "
+               "--study %s --status follows it):%s\n",
+               shell_quote(study.string()).c_str(), marks.c_str());
+  return false;
 }
 
 // The study's lock, sweep.lock beside sweep.json (flock; the kernel frees it when the sweep ends,
@@ -222,12 +284,17 @@ bool lock_study(const fs::path& study, std::optional<collect::NodeLock>& held) {
 }
 
 std::string status_table(const Plan& plan) {
-  std::string out = fmt::format("{:<28} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", "run", "nodes", "tasks", "gpus", "repeat", "state", "job", "note");
+  // The run column as wide as its longest id: labels that differ only at their end (a long
+  // common prefix) stay told apart, and the columns after it stay in line.
+  std::size_t run_width = 3;  // "run"
+  for (const auto& e : plan.entries) run_width = std::max(run_width, display_width(printable(e.run_id)));
+  std::string out = fmt::format("{:<{}} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", "run", run_width, "nodes", "tasks", "gpus", "repeat",
+                                "state", "job", "note");
   std::map<State, int> counts;
   for (const auto& e : plan.entries) {
     ++counts[e.state];
-    out += fmt::format("{:<28} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", printable(e.run_id), e.nodes, e.tasks, e.gpus, e.repeat,
-                       sweep::state_name(e.state), e.job_id.empty() ? "-" : e.job_id, printable(e.note));
+    out += fmt::format("{:<{}} {:>5} {:>5} {:>5} {:>6}  {:<9} {:>8}  {}\n", printable(e.run_id), run_width, e.nodes, e.tasks, e.gpus,
+                       e.repeat, sweep::state_name(e.state), e.job_id.empty() ? "-" : e.job_id, printable(e.note));
   }
   std::string summary;
   for (const auto& [s, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, sweep::state_name(s));
@@ -585,7 +652,7 @@ int run_sweep(SweepArgs a) {
     if (auto got = collect::NodeLock::try_acquire(study / "sweep.lock"); got && got.value()) lock.emplace(std::move(*got.value()));
   }
   Refreshed learnt;
-  if (!a.dry_run) learnt = refresh(plan, study, lock.has_value());
+  if (!a.dry_run) learnt = refresh(plan, study, lock.has_value(), a.stale_hosts);
   auto save = [&]() {
     if (a.dry_run) return true;
     auto ok = sweep::write_plan(plan_file, plan);
@@ -603,6 +670,7 @@ int run_sweep(SweepArgs a) {
     // Where SLURM did not answer, "none failed" is not known: 1, not 0.
     return some_run_failed() ? 5 : !learnt.unanswered.empty() ? 1 : 0;
   }
+  if (launches && plan.launcher == "local" && !may_launch_beside(plan, study)) return 1;
   if (!save()) return 1;
 
   // What to launch: planned entries; with --resume also the failed, cancelled and timed-out ones.
@@ -641,7 +709,7 @@ int run_sweep(SweepArgs a) {
   if (a.dry_run) return rc;
   if (local && (stopped_by || (stopped_by = collect::take_pending_stop_signal()))) {
     const auto not_started = std::count_if(plan.entries.begin() + static_cast<std::ptrdiff_t>(next), plan.entries.end(), to_launch);
-    refresh(plan, study, true);
+    refresh(plan, study, true, a.stale_hosts);
     if (!save()) return 1;
     say(a, status_table(plan));
     // The run folder has the last word: a run that completed as the signal came is done.
@@ -702,7 +770,7 @@ int run_sweep(SweepArgs a) {
       }
     }
   }
-  refresh(plan, study, lock.has_value() && plan.launcher == "local");
+  refresh(plan, study, lock.has_value() && plan.launcher == "local", a.stale_hosts);
   if (!save()) return 1;
   bool busy = false;
   for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);
@@ -744,6 +812,10 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--report-job", a->report_job, "SLURM: a job that depends on the sweep's writes --report-dir (local: the sweep writes it)");
   cmd->add_flag("--next", a->next, "Measure the size the scaling model suggests for --target-gpus");
   cmd->add_option("--target-gpus", a->target_gpus, "The GPU count to predict (with --next)")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--stale-host", a->stale_hosts, "A host whose sweeps are gone (killed, rebooted): its marks of running entries "
+                                                 "are stale (this host cannot check another's processes)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->add_flag("-q,--quiet", a->quiet, "Print only errors");
   cmd->add_option("command", a->command, "The training command (after --); {nodes} {tasks} {gpus} {repeat} are filled in")->expected(-1);
   cmd->footer(

@@ -41,6 +41,9 @@ print(*[x.getsockname()[1] for x in s])')
 read -r ctld_port d_port <<< "$ports"
 host=$(hostname -s)
 cpus=$(nproc)
+# MinJobAge: ended jobs are forgotten (purged) 10 s or so after they end, as a busy site's are
+# within minutes: the sweep tests see a job SLURM no longer lists, and the others, which follow
+# their jobs every second or less, see each job end before it is forgotten.
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=scalelens-test
 SlurmctldHost=$host(127.0.0.1)
@@ -68,7 +71,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 SlurmdParameters=config_overrides
-MinJobAge=3600
+MinJobAge=10
 KillWait=5
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4

@@ -348,6 +348,21 @@ std::vector<JobWord> parse_scontrol(std::string_view out) {
   return jobs;
 }
 
+std::vector<JobWord> parse_sacct(std::string_view out) {
+  std::vector<JobWord> jobs;
+  LineCursor lines(out);
+  std::string_view line;
+  while (lines.next(line)) {
+    const auto bar = line.find('|');
+    if (bar == std::string_view::npos) continue;
+    const auto id = trim(line.substr(0, bar));
+    auto state = trim(line.substr(bar + 1));
+    state = state.substr(0, state.find_first_of(" |"));  // "CANCELLED by 0": who cancelled it is not its state
+    if (!id.empty() && !state.empty()) jobs.push_back({std::string(id), std::string(state), ""});
+  }
+  return jobs;
+}
+
 bool never_starts(std::string_view reason) {
   static constexpr std::string_view kNever[] = {"PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints",
                                                 "DependencyNeverSatisfied", "InvalidAccount", "InvalidQOS",

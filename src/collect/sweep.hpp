@@ -115,6 +115,9 @@ struct JobWord {
 // `squeue -h -o "%i %T %r"` or `scontrol show job -o` lines.
 std::vector<JobWord> parse_squeue(std::string_view out);
 std::vector<JobWord> parse_scontrol(std::string_view out);
+// `sacct -n -X -P -o JobID,State` lines ("42|COMPLETED", "43|CANCELLED by 0"): the state's word
+// alone, no reason.
+std::vector<JobWord> parse_sacct(std::string_view out);
 // A pending reason that SLURM keeps until the request or the cluster's configuration changes (the
 // job as submitted can never start: more nodes or time than its partition allows, a constraint no
 // node has, an account or QOS it may not use, a dependency that failed), as listed on SLURM's

@@ -67,6 +67,46 @@ pid_t spawn_waiting_sweep(const ScratchDir& dir, const fs::path& err_file, const
   return pid;
 }
 
+// A local sweep (spawn_waiting_sweep, stderr into <dir>/err) that runs its first size, whose command
+// writes its process group to <dir>/group. `outlive`: the command ignores the signals, so its
+// wrapper outlives the sweep (10 s, --kill-after) and its run folder stays incomplete: only the
+// mark says the entry runs. At the end the sweep and the command's group are killed.
+class WaitingSweep {
+ public:
+  WaitingSweep(const ScratchDir& dir, bool outlive) : dir_(dir.path()) {
+    const std::string group = fmt::format("echo $$ > {}/group; ", dir_.string());
+    pid = spawn_waiting_sweep(dir, dir_ / "err", outlive ? "trap '' TERM INT HUP; " + group : group);
+    started = wait_for([&] { return fs::exists(dir_ / "started-1"); }, 10s);
+  }
+  WaitingSweep(const WaitingSweep&) = delete;
+  WaitingSweep& operator=(const WaitingSweep&) = delete;
+  ~WaitingSweep() {
+    kill();
+    for (pid_t g : pids_in(dir_ / "group")) ::kill(-g, SIGKILL);
+  }
+  // SIGKILL, as a crash or `kill -9` ends a sweep: its mark stays in sweep.json.
+  void kill() {
+    if (killed_) return;
+    killed_ = true;
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(wait_status(pid), 128 + SIGKILL);
+  }
+  // The process group of the run's command (which outlives a killed sweep).
+  pid_t group() const {
+    const auto pids = pids_in(dir_ / "group");
+    EXPECT_EQ(pids.size(), 1u);
+    return pids.empty() ? 0 : pids[0];
+  }
+  std::string err() const { return slurp(dir_ / "err"); }
+
+  pid_t pid = -1;
+  bool started = false;
+
+ private:
+  fs::path dir_;
+  bool killed_ = false;
+};
+
 TEST(SweepCli, DryRunPrintsValidJobScriptsAndSubmitsNothing) {
   ScratchDir dir;
   auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label ddp --nodes 1,2 --tasks-per-node 4 --gpus-per-task 1 "
@@ -978,11 +1018,9 @@ TEST(SweepCli, ASignalStopsALocalSweepAndLeavesTheRestPlanned) {
 // mark left by a sweep that was killed reads as stale, not running.
 TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   ScratchDir dir;
-  const auto err_file = dir / "err";
-  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
-  // run folder stays incomplete: only the mark says the entry runs.
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
-  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
+  WaitingSweep running(dir, true);
+  ASSERT_TRUE(running.started) << running.err();
+  const pid_t sweep = running.pid;
   auto plan = plan_of(dir / "runs");
   ASSERT_EQ(plan.entries.size(), 3u);
   EXPECT_EQ(plan.entries[0].state, scalelens::sweep::State::running);
@@ -1003,15 +1041,11 @@ TEST(SweepCli, ARunningLocalSweepIsMarkedLockedAndItsMarkIsStaleOnceItDies) {
   EXPECT_FALSE(fs::exists(dir / "started-2"));
 
   // Killed: its mark is stale while its run's wrapper still waits for the command.
-  ::kill(sweep, SIGKILL);
-  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  running.kill();
   auto after = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
   EXPECT_EQ(after.exit_code, 5) << after.out << after.err;
   EXPECT_NE(after.out.find(fmt::format("stale: the sweep that ran it (pid {} on", sweep)), std::string::npos) << after.out;
   EXPECT_EQ(plan_of(dir / "runs").entries[0].state, scalelens::sweep::State::failed);
-  const auto group = pids_in(dir / "group");
-  ASSERT_EQ(group.size(), 1u);
-  ::kill(-group[0], SIGKILL);
 }
 
 // Stopped while its last size ran, a sweep said "w-1n1t-r1 cancelled; 0 more not started
@@ -1034,21 +1068,40 @@ TEST(SweepCli, ASignalDuringTheLastRunSaysNoZeroCountOfRunsNotStarted) {
 TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
   ScratchDir dir;
   const auto study = dir / "runs";
-  const auto err_file = dir / "err";
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("echo $$ > {}/group; ", dir.path().string()));
-  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
-  ASSERT_EQ(plan_of(study).entries.at(0).pid, sweep);
+  WaitingSweep sweep(dir, false);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  ASSERT_EQ(plan_of(study).entries.at(0).pid, sweep.pid);
   EXPECT_FALSE(plan_of(study).entries.at(0).pid_start.empty());
   fs::remove(study / "sweep.lock");  // the kernel's lock stays with the removed file
   auto live = run_scalelens("sweep --study " + quoted(study) + " --status");
   EXPECT_EQ(live.exit_code, 0) << live.out << live.err;
   EXPECT_EQ(live.out.find("stale"), std::string::npos) << live.out;
   EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
-  ::kill(sweep, SIGKILL);
-  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
-  const auto group = pids_in(dir / "group");
-  ASSERT_EQ(group.size(), 1u);
-  ::kill(-group[0], SIGKILL);
+}
+
+// The lock the live sweep holds is on the removed file: a --resume (or a call that plans more) took
+// the new file's and ran the entries still planned (w-1n2t-r1, w-1n3t-r1) beside the live sweep,
+// which runs them itself once its own run ends: each size twice, and two sweeps writing sweep.json.
+TEST(SweepCli, NothingIsLaunchedBesideALiveSweepWhoseLockFileWasRemoved) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  WaitingSweep sweep(dir, false);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  fs::remove(study / "sweep.lock");
+  const std::string plan_before = read(study / "sweep.json");
+  for (const std::string second : {"--resume", "--label v --tasks 1 --launcher local --no-mpirun -- true"}) {
+    // (timeout: a size launched beside the sweep would wait 60 s)
+    auto r = run_scalelens("sweep --study " + quoted(study) + " " + second, "timeout 20");
+    EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("scalelens sweep: another sweep is running this study, so this one launches nothing beside it "
+                                     "(scalelens sweep --study {} --status follows it):\n  w-1n1t-r1: running in a sweep of this host "
+                                     "(pid {}) that holds no lock (its sweep.lock was removed while it ran)",
+                                     study.string(), sweep.pid)),
+              std::string::npos)
+        << second << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "started-2")) << "a planned size started beside the live sweep";
+  EXPECT_EQ(read(study / "sweep.json"), plan_before) << "written over by a sweep that launched nothing";
 }
 
 // A sweep killed on this host whose pid now belongs to another process (reused) was still
@@ -1057,21 +1110,17 @@ TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
 TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   ScratchDir dir;
   const auto study = dir / "runs";
-  const auto err_file = dir / "err";
-  // The command ignores the signals, so its wrapper outlives the sweep (10 s, --kill-after) and its
-  // run folder stays incomplete: only the mark says the entry runs.
-  const pid_t sweep = spawn_waiting_sweep(dir, err_file, fmt::format("trap '' TERM INT HUP; echo $$ > {}/group; ", dir.path().string()));
-  ASSERT_TRUE(wait_for([&] { return fs::exists(dir / "started-1"); }, 10s)) << slurp(err_file);
-  ::kill(sweep, SIGKILL);
-  EXPECT_EQ(wait_status(sweep), 128 + SIGKILL);
+  WaitingSweep sweep(dir, true);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  sweep.kill();
   // Its pid now names another process of this host: its run's command, which outlives it.
-  const auto group = pids_in(dir / "group");
-  ASSERT_EQ(group.size(), 1u);
+  const pid_t group = sweep.group();
+  ASSERT_NE(group, 0);
   auto text = read(study / "sweep.json");
-  const std::string mark = fmt::format("\"pid\":{},", sweep);
+  const std::string mark = fmt::format("\"pid\":{},", sweep.pid);
   const auto at = text.find(mark);
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group[0]));
+  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group));
   std::ofstream(study / "sweep.json", std::ios::trunc) << text;
   // Looked at by someone to whom the study is read-only (no lock for them to take).
   fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
@@ -1079,7 +1128,122 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
   auto dead = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
   fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
-  ::kill(-group[0], SIGKILL);
   EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
-  EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group[0])), std::string::npos) << dead.out;
+  EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group)), std::string::npos) << dead.out;
+}
+
+// A mark of another host (a study on a shared file system) cannot be checked by its pid from here,
+// and the study's lock may not reach across hosts (flock on NFS without lock support, Lustre with
+// localflock): --status took the lock it could take as proof that the sweep was gone, marked the
+// entry failed, and --resume ran it again, beside the sweep still running it on its own host.
+TEST(SweepCli, AMarkOfAnotherHostRunsUntilThatHostIsNamedStale) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  fs::create_directories(study);
+  scalelens::sweep::Sizes sizes;
+  sizes.tasks = {1, 2};
+  scalelens::sweep::Plan planned;
+  planned.mpirun = false;
+  planned.workdir = dir.path().string();
+  planned.entries = scalelens::sweep::plan_entries("w", sizes, {"touch", (dir / "ran-{tasks}").string()});
+  auto& mark = planned.entries.at(0);
+  mark.state = scalelens::sweep::State::running;
+  mark.pid = 4242;
+  mark.pid_start = "1234567";
+  mark.host = "node-elsewhere";
+  ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", planned));
+  const std::string note = "marked running by a sweep on node-elsewhere (pid 4242), which this host cannot check; where that sweep "
+                           "is gone, --stale-host node-elsewhere takes the mark as stale";
+
+  auto status = run_scalelens("sweep --study " + quoted(study) + " --status");
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  const auto row = status.out.find("w-1n1t-r1");
+  ASSERT_NE(row, std::string::npos) << status.out;
+  const std::string line = status.out.substr(row, status.out.find('\n', row) - row);
+  EXPECT_NE(line.find(" running "), std::string::npos) << status.out;
+  EXPECT_NE(line.find(note), std::string::npos) << status.out;
+  EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
+
+  auto resume = run_scalelens("sweep --study " + quoted(study) + " --resume");
+  EXPECT_EQ(resume.exit_code, 1) << resume.out << resume.err;
+  EXPECT_NE(resume.err.find("another sweep is running this study, so this one launches nothing beside it"), std::string::npos) << resume.err;
+  EXPECT_NE(resume.err.find("\n  w-1n1t-r1: " + note + "\n"), std::string::npos) << resume.err;
+  EXPECT_FALSE(fs::exists(dir / "ran-1"));
+  EXPECT_FALSE(fs::exists(dir / "ran-2")) << "a planned entry launched beside the other host's sweep";
+
+  // Said gone by someone who knows: the mark is stale, and the entry runs again.
+  auto taken = run_scalelens("sweep --study " + quoted(study) + " --resume --stale-host node-elsewhere -q");
+  EXPECT_EQ(taken.exit_code, 0) << taken.out << taken.err;
+  EXPECT_TRUE(fs::exists(dir / "ran-1"));
+  EXPECT_TRUE(fs::exists(dir / "ran-2"));
+  for (const auto& e : plan_of(study).entries) EXPECT_EQ(e.state, scalelens::sweep::State::done) << e.run_id << ": " << e.note;
+}
+
+// The run column was 28 characters wide: longer run ids (labels that differ at their end) pushed
+// their rows' columns out of line with the header and with each other.
+TEST(SweepCli, StatusShowsLongRunIdsWholeWithTheColumnsInLine) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  const std::vector<std::string> labels = {"resnet50-imagenet-ddp-bucket-cap-25mb", "resnet50-imagenet-ddp-bucket-cap-250mb"};
+  for (const auto& label : labels) {
+    auto r = run_scalelens("sweep --study " + quoted(study) + " --label " + label + " --tasks 1 --launcher local --no-mpirun -q -- true",
+                           in_folder(dir.path()));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  auto status = run_scalelens("sweep --study " + quoted(study) + " --status");
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  const auto state_column = status.out.find("state");
+  ASSERT_LT(state_column, status.out.find('\n')) << status.out;
+  for (const auto& label : labels) {
+    const auto row = status.out.find("\n" + label + "-1n1t-r1 ");
+    ASSERT_NE(row, std::string::npos) << status.out;
+    EXPECT_EQ(status.out.find("done", row) - (row + 1), state_column) << "the state column out of line:\n" << status.out;
+  }
+}
+
+TEST(SweepSlurmWords, SacctLinesGiveEachJobsStateWord) {
+  const auto jobs = scalelens::sweep::parse_sacct("4242|COMPLETED\n4243|CANCELLED by 0\n4244|FAILED\n\n");
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].id, "4242");
+  EXPECT_EQ(jobs[0].state, "COMPLETED");
+  EXPECT_EQ(jobs[1].state, "CANCELLED");
+  EXPECT_EQ(scalelens::sweep::state_from_slurm(jobs[1].state), scalelens::sweep::State::cancelled);
+  EXPECT_EQ(jobs[2].state, "FAILED");
+}
+
+// A job that ended without a run folder and that SLURM has since forgotten (purged after MinJobAge;
+// no accounting that keeps it) was "submitted" to --status for ever: squeue and scontrol no longer
+// know it, and nothing else said it had ended.
+TEST(SweepSlurm, AJobSlurmForgotWithoutARunFolderHasEnded) {
+  SCALELENS_REQUIRE_SLURM();
+  // The private cluster keeps ended jobs 10 s (scripts/slurm-cluster.sh's MinJobAge).
+  const auto config = run_command("scontrol show config").out;
+  long age = -1;  // "MinJobAge               = 10 sec"
+  if (const auto at = config.find("MinJobAge"); at != std::string::npos) std::sscanf(config.c_str() + at, "MinJobAge = %ld", &age);
+  if (age < 1 || age > 60) {
+    const std::string why = fmt::format("this cluster's MinJobAge ({} s) keeps ended jobs too long to see one forgotten "
+                                        "(scripts/slurm-cluster.sh starts one that keeps them 10 s)", age);
+    if (std::getenv("SCALELENS_REQUIRE_SLURM")) FAIL() << why;
+    GTEST_SKIP() << why;
+  }
+  ScratchDir dir;
+  // A job that ends at once and writes no run folder (a module load that failed, say).
+  auto tmpl = dir.write("gone.sbatch", "#!/bin/bash\n#SBATCH --output={study}/.sweep/{run_id}.%j.out\nexit 0\n{scalelens_run}\n");
+  auto r = run_scalelens("sweep --study " + quoted(dir / "runs") + " --label gone --tasks 1 --launcher slurm -q --template " + quoted(tmpl) +
+                             " -- true",
+                         in_folder(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = plan_of(dir / "runs").entries.at(0).job_id;
+  ASSERT_FALSE(job.empty());
+  bool forgotten = false;
+  for (int i = 0; i < 120 && !forgotten; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    forgotten = run_command("scontrol show job " + job).err.find("Invalid job id specified") != std::string::npos;
+  }
+  ASSERT_TRUE(forgotten) << "SLURM still knows job " << job;
+  auto status = run_scalelens("sweep --study " + quoted(dir / "runs") + " --status");
+  EXPECT_EQ(status.exit_code, 5) << status.out << status.err;
+  EXPECT_NE(status.out.find("the job ended without a run folder (SLURM no longer lists job " + job + ")"), std::string::npos) << status.out;
+  const auto entry = plan_of(dir / "runs").entries.at(0);
+  EXPECT_EQ(entry.state, scalelens::sweep::State::failed) << entry.note;
 }
