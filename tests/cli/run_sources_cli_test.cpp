@@ -668,6 +668,43 @@ TEST(RunSourcesCli, EpochsThatGoBackInTimeAreSaid) {
       << said;
 }
 
+// gpu.csv's energy counter moves before the run and after it but holds one value all through it,
+// while power shows the GPUs drawing 300 W: stuck over the run. Power stood in without a word where
+// a sample met each edge, and where none did the counter's energy was the edges' few joules.
+TEST(RunSourcesCli, AnEnergyCounterStuckOnlyOverTheRunIsReplacedByPowerAndSaid) {
+  for (const long long offset_ms : {0LL, 250LL}) {
+    ScratchDir dir;
+    const long long start = kStartNs + 8000000000LL + offset_ms * 1000000LL, end = start + 16000000000LL;
+    dir.write("ddp-4/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
+                          R"("nodes": 1, "gpus_per_node": 4, "scaling": "strong", "start_ns": {}, "end_ns": {}, )"
+                          R"("sampling_interval_s": 0.5, "exit_status": 0, "status": "complete"}})",
+                          start, end));
+    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int tick = 0; tick <= 64; ++tick) {
+      const long long t = kStartNs + tick * 500000000LL;
+      // 300 W x 0.5 s a tick, outside the run; held from the last tick before it to the first after.
+      const int counted = t < start ? tick : t <= end ? static_cast<int>((start - kStartNs - 1) / 500000000LL) : tick - 32;
+      for (int g = 0; g < 4; ++g)
+        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n", t, g, g,
+                           5123456789LL + counted * 150000LL);
+    }
+    dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+    auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(r.out);
+    simdjson::dom::element run = root["runs"].at(0);
+    EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 16 / 3600, 1e-3) << offset_ms;
+    EXPECT_EQ(std::string_view(run["energy_from"]), "power") << offset_ms;
+    const std::string said = messages_of(root, "energy-counter-stuck");
+    EXPECT_NE(said.find("of 4 GPUs holds one value all through the run while power_w shows drawing, though it moves "
+                        "before or after the run"),
+              std::string::npos)
+        << offset_ms << ": " << said;
+  }
+}
+
 // gpu.csv as the sampler writes it (every 0.5 s, NVML's energy counter in energy_mj) whose counter
 // stops 16 s into a 32 s run while power.draw goes on: from there on its field is empty, or it
 // repeats its last value. The energy was the counter's 16 s (5.33 Wh), the rest lost and not said;
