@@ -46,6 +46,49 @@ void write_collected_run(const ScratchDir& dir, const std::string& name, int wor
   dir.write(name + "/epochs.csv", csv);
 }
 
+// A collected run of 4 ranks on one node whose clock stepped back 5 s `step_at_s` into the run (an
+// NTP step; between two of the sampler's ticks): everything stamped after it (the run's end, the
+// ranks' ends, epochs, steps, gpu.csv's and host.csv's samples) is 5 s early. Three 10 s epochs
+// from 1 s, and `steps` 1 s steps from 1 s if asked.
+void write_stepped_run(const ScratchDir& dir, double step_at_s, int steps = 0) {
+  constexpr long long kStep = 5000000000LL;
+  const long long step_at = kStartNs + static_cast<long long>(step_at_s * 1e9);
+  auto on_node_clock = [&](long long true_ns) { return true_ns >= step_at ? true_ns - kStep : true_ns; };
+  const long long end = on_node_clock(kStartNs + 32000000000LL);
+  dir.write("ddp-4/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
+                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                        kStartNs, end));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n", step_rows = "rank,step,start_ns,end_ns,samples\n";
+  for (int r = 0; r < 4; ++r) {
+    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
+              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
+                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
+                          r, r, r, kStartNs, end, 4100 + r) + "\n");
+    for (int e = 0; e < 3; ++e) {
+      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
+      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
+    }
+    for (int s = 0; s < steps; ++s) {
+      const long long t0 = kStartNs + (1 + s) * 1000000000LL;
+      step_rows += fmt::format("{},{},{},{},{}\n", r, s, on_node_clock(t0), on_node_clock(t0 + 1000000000LL), 64);
+    }
+  }
+  dir.write("ddp-4/epochs.csv", epochs);
+  if (steps > 0) dir.write("ddp-4/steps.csv", step_rows);
+  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
+  for (int tick = 0; tick <= 64; ++tick) {
+    const long long t = on_node_clock(kStartNs + tick * 500000000LL);
+    for (int g = 0; g < 4; ++g)
+      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
+    host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);
+  }
+  dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
+  dir.write("ddp-4/nodes/node0/host.csv", host);
+}
+
 // The warnings of `code` in a report's JSON, their messages joined.
 std::string messages_of(simdjson::dom::element root, std::string_view code) {
   std::string all;
@@ -470,39 +513,8 @@ TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnceAndItsEnergyIsThe32sDrawn) {
 // to 27 s (9.0 Wh), and the run took 27 s. The end is moved by the step, and said: 32 s, 10.67 Wh.
 TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackIsMovedByTheStep) {
   ScratchDir dir;
-  constexpr long long kStep = 5000000000LL;  // at 16 s, between two samples
-  auto on_node_clock = [&](long long true_ns) { return true_ns >= kStartNs + 16200000000LL ? true_ns - kStep : true_ns; };
-  const long long end = on_node_clock(kStartNs + 32000000000LL);
-  dir.write("ddp-4/scalelens.json",
-            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
-                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
-                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        kStartNs, end));
-  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
-  for (int r = 0; r < 4; ++r) {
-    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
-              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
-                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
-                          r, r, r, kStartNs, end, 4100 + r) + "\n");
-    for (int e = 0; e < 3; ++e) {
-      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
-      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
-    }
-  }
-  dir.write("ddp-4/epochs.csv", epochs);
-  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
-  std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
-  int step_line = 0;
-  for (int tick = 0; tick <= 64; ++tick) {
-    const long long t = on_node_clock(kStartNs + tick * 500000000LL);
-    for (int g = 0; g < 4; ++g) {
-      if (tick == 33 && g == 0) step_line = 2 + tick * 4;
-      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
-    }
-    host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);  // 100 W
-  }
-  dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
-  dir.write("ddp-4/nodes/node0/host.csv", host);
+  write_stepped_run(dir, 16.2);  // between two samples
+  const int step_line = 2 + 33 * 4;  // the first sample after the step, at 16.5 s
   auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
@@ -550,53 +562,6 @@ TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackOnOneOfTwoNodesIsSaid) {
   EXPECT_NE(said.find("leave out its last 5 s"), std::string::npos) << said;
   EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 27, 1e-6);
 }
-
-namespace {
-
-// A collected run of 4 ranks on one node whose clock stepped back 5 s `step_at_s` into the run (an
-// NTP step; between two of the sampler's ticks): everything stamped after it (the run's end, the
-// ranks' ends, epochs, steps, gpu.csv's and host.csv's samples) is 5 s early. Three 10 s epochs
-// from 1 s, and `steps` 1 s steps from 1 s if asked.
-void write_stepped_run(const ScratchDir& dir, double step_at_s, int steps = 0) {
-  constexpr long long kStep = 5000000000LL;
-  const long long step_at = kStartNs + static_cast<long long>(step_at_s * 1e9);
-  auto on_node_clock = [&](long long true_ns) { return true_ns >= step_at ? true_ns - kStep : true_ns; };
-  const long long end = on_node_clock(kStartNs + 32000000000LL);
-  dir.write("ddp-4/scalelens.json",
-            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
-                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
-                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        kStartNs, end));
-  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n", step_rows = "rank,step,start_ns,end_ns,samples\n";
-  for (int r = 0; r < 4; ++r) {
-    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
-              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
-                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
-                          r, r, r, kStartNs, end, 4100 + r) + "\n");
-    for (int e = 0; e < 3; ++e) {
-      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
-      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
-    }
-    for (int s = 0; s < steps; ++s) {
-      const long long t0 = kStartNs + (1 + s) * 1000000000LL;
-      step_rows += fmt::format("{},{},{},{},{}\n", r, s, on_node_clock(t0), on_node_clock(t0 + 1000000000LL), 64);
-    }
-  }
-  dir.write("ddp-4/epochs.csv", epochs);
-  if (steps > 0) dir.write("ddp-4/steps.csv", step_rows);
-  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
-  std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
-  for (int tick = 0; tick <= 64; ++tick) {
-    const long long t = on_node_clock(kStartNs + tick * 500000000LL);
-    for (int g = 0; g < 4; ++g)
-      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
-    host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);
-  }
-  dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
-  dir.write("ddp-4/nodes/node0/host.csv", host);
-}
-
-}  // namespace
 
 // The clock stepped back 5 s 13.2 s into the run, during the second epoch (11 s to 21 s): that
 // epoch's end and the third's times were stamped 5 s early; the second epoch read 5 s, not 10 s
