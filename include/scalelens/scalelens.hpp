@@ -26,10 +26,37 @@
 
 namespace scalelens {
 
-inline std::int64_t now_ns() {
+namespace detail {
+inline std::int64_t read_ns(clockid_t clock) {
   timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
+  ::clock_gettime(clock, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace detail
+
+// Inside `scalelens run`, a time on the run's clock: its start (wall clock) plus the monotonic
+// time elapsed since (SCALELENS_CLOCK: "<start_ns>,<monotonic_ns at start>"), so that a step of the
+// wall clock during the run (an NTP step) enters no time logged; else the wall clock.
+inline std::int64_t now_ns() {
+  struct RunClock {
+    std::int64_t start_ns = 0, monotonic_ns = 0;
+    bool set = false;
+  };
+  static const RunClock run_clock = [] {
+    RunClock c;
+    const char* v = std::getenv("SCALELENS_CLOCK");
+    if (!v) return c;
+    char* comma = nullptr;
+    const long long start = std::strtoll(v, &comma, 10);
+    if (comma == v || *comma != ',') return c;
+    char* end = nullptr;
+    const long long monotonic = std::strtoll(comma + 1, &end, 10);
+    if (end == comma + 1 || *end != '\0') return c;
+    c.start_ns = start, c.monotonic_ns = monotonic, c.set = true;
+    return c;
+  }();
+  if (run_clock.set) return run_clock.start_ns + (detail::read_ns(CLOCK_MONOTONIC) - run_clock.monotonic_ns);
+  return detail::read_ns(CLOCK_REALTIME);
 }
 
 // The run folder, or "" outside `scalelens run`.

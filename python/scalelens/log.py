@@ -44,7 +44,24 @@ def trace_dir():
     return os.path.join(d, "traces") if d else None
 
 
+def _run_clock():
+    """`scalelens run`'s clock (SCALELENS_CLOCK: "<start_ns>,<monotonic_ns at start>"), or None."""
+    try:
+        start, monotonic = os.environ["SCALELENS_CLOCK"].split(",")
+        return int(start), int(monotonic)
+    except (KeyError, ValueError):
+        return None
+
+
+_RUN_CLOCK = _run_clock()
+
+
 def now_ns():
+    """Inside `scalelens run`, the run's start plus the monotonic time elapsed since (CLOCK_MONOTONIC,
+    as the wrapper's), so that a step of the wall clock during the run (an NTP step) enters no time
+    logged; else the wall clock."""
+    if _RUN_CLOCK is not None:
+        return _RUN_CLOCK[0] + (time.monotonic_ns() - _RUN_CLOCK[1])
     return time.time_ns()
 
 

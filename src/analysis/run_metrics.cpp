@@ -381,6 +381,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   std::size_t stuck_gpus = 0;
   const GpuSeries* first_stuck_gpu = nullptr;
   double first_stuck_mj = 0;
+  bool first_stuck_all_through = true;  // else stuck over the run alone
   for (const auto& [key, g] : chosen) {
     GpuSeriesFigures f = first_figures.contains(key) ? first_figures[key] : figures_of(*g, run_t0, run_t1);
     if (auto& pieces = later[key]; !pieces.empty()) {
@@ -427,10 +428,12 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       w.path = g->source;
       figures.warnings.push_back(std::move(w));
     }
-    if (f.energy_from == GpuSeriesFigures::EnergyFrom::power && !f.impossible_counter_mj && !std::isnan(f.first_counter_mj) &&
-        f.first_counter_mj == f.last_counter_mj && f.first_counter_t_ns < f.last_counter_t_ns && f.energy_j > 0 &&
-        stuck_gpus++ == 0)
-      first_stuck_gpu = g, first_stuck_mj = f.first_counter_mj;
+    // Stuck all through its log, or only over the window (moving outside it: counter_then_power).
+    const bool stuck_all_through = !std::isnan(f.first_counter_mj) && f.first_counter_mj == f.last_counter_mj &&
+                                   f.first_counter_t_ns < f.last_counter_t_ns;
+    if (f.energy_from == GpuSeriesFigures::EnergyFrom::power && !f.impossible_counter_mj && f.energy_j > 0 &&
+        (stuck_all_through || f.counter_then_power) && stuck_gpus++ == 0)
+      first_stuck_gpu = g, first_stuck_mj = f.first_counter_mj, first_stuck_all_through = stuck_all_through;
     if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
       energy += f.energy_j;
       any_energy = true;
@@ -516,11 +519,15 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
   if (stuck_gpus > 0) {
     Diagnostic w = run_warning(
         run, "energy-counter-stuck",
-        fmt::format("the energy counter (energy_mj) of {} GPU{} holds one value all through the log while power_w "
-                    "shows {} drawing ({}: {:.10g} mJ on every reading): stuck, it measured nothing; {} energy is taken "
-                    "from power_w",
-                    stuck_gpus, stuck_gpus == 1 ? "" : "s", stuck_gpus == 1 ? "it" : "them", gpu_name(*first_stuck_gpu),
-                    first_stuck_mj, stuck_gpus == 1 ? "its" : "their"));
+        first_stuck_all_through
+            ? fmt::format("the energy counter (energy_mj) of {} holds one value all through the log while power_w "
+                          "shows drawing ({}: {:.10g} mJ on every reading): stuck, it measured nothing; the energy is "
+                          "taken from power_w",
+                          count_of(static_cast<long long>(stuck_gpus), "GPUs"), gpu_name(*first_stuck_gpu), first_stuck_mj)
+            : fmt::format("the energy counter (energy_mj) of {} holds one value all through the run while power_w "
+                          "shows drawing, though it moves before or after the run ({}: one value on every reading "
+                          "inside the run): stuck, it measured nothing of the run; the energy is taken from power_w",
+                          count_of(static_cast<long long>(stuck_gpus), "GPUs"), gpu_name(*first_stuck_gpu)));
     w.path = first_stuck_gpu->source;
     figures.warnings.push_back(std::move(w));
   }

@@ -179,6 +179,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     }
     return gap_ns;
   };
+  bool counter_held_still = false;  // over the window, while the GPU drew: power stands in (below)
   if (counter_readings >= 2) {
     // The counter at `t` on the straight line between two readings.
     auto at = [](std::int64_t t, std::int64_t ta, double a, std::int64_t tb, double b) {
@@ -206,9 +207,13 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     // Nor one that held still over all the window while power shows the GPU drawing (NVML's total
     // energy stuck at its first value), however few steps the window spans: it measured nothing (a
     // short run's energy was 0 Wh), and power alone stands in, as where it stopped.
-    if (end == start && drew_inside) counter_measured = false;
+    // Likewise one that held still over all its readings inside the window, beyond a gap's length,
+    // while moving outside it: the window's edges, interpolated towards the readings beyond, were
+    // its whole energy (a 32 s run at 1.2 kW read a few joules).
+    if (drew_inside && (end == start || (first == last && beyond_a_gap(last_t - first_t)))) counter_measured = false;
     const std::int64_t samples_from = std::max(t0, samples.front().t_ns), samples_to = std::min(t1, samples.back().t_ns);
     const bool head = beyond_a_gap(from - samples_from), tail = beyond_a_gap(samples_to - to);
+    counter_held_still = !counter_measured;
     if (counter_measured) {
       f.energy_j = (end - start) * 1e-3;  // mJ → J
       f.energy_from = GpuSeriesFigures::EnergyFrom::counter;
@@ -230,6 +235,8 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
   if (p.covered_s > 0) {
     f.energy_j = p.value;
     f.energy_from = GpuSeriesFigures::EnergyFrom::power;
+    // Power in place of a counter that held still over the window (above): said as stuck.
+    f.counter_then_power = counter_held_still;
   }
   f.skipped_s = p.skipped_s;
   f.longest_skipped_s = p.longest_skipped_s;

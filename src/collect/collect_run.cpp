@@ -356,7 +356,9 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   rank.host = plan.host;
   rank.local_rank = plan.job.local_rank;
   rank.devices = monitor::rank_devices(env);
-  rank.start_ns = monitor::realtime_ns();
+  // The run's times after its start are the start plus the time elapsed, not the wall clock again.
+  const monitor::RunClock clock = monitor::RunClock::starting_now();
+  rank.start_ns = clock.start_ns();
   rank.pid = static_cast<int>(::getpid());
   for (auto [name, header] : {std::pair{"epochs.csv", "rank,epoch,start_ns,end_ns,samples\n"},
                               std::pair{"steps.csv", "rank,step,start_ns,end_ns,samples\n"}}) {
@@ -411,6 +413,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
     so.interval_s = o.interval_s;
     so.flush_s = o.flush_s;
     so.sample_host = o.sample_host;
+    so.clock = clock;
     // Said as it happens (a day's training may have hours to go), also under --quiet: samples are
     // being lost. The command runs on.
     so.on_write_failure = [diag](const std::string& message) {
@@ -499,6 +502,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
       {"SCALELENS_TRACE_DIR", (dir / "traces").string()},
       {"SCALELENS_RUN_ID", plan.run_id},
       {"SCALELENS_HOST", plan.host},
+      {"SCALELENS_CLOCK", clock.for_environment()},
   };
   if (plan.job.local_rank) child_env.emplace_back("SCALELENS_LOCAL_RANK", std::to_string(*plan.job.local_rank));
   if (!o.mpi_comm_lib.empty()) {
@@ -512,7 +516,7 @@ int run_collect(const RunOptions& o, const EnvMap& env, std::FILE* diag) {
   if (!outcome.ran) std::fprintf(diag, "scalelens run: error: %s\n", outcome.error.c_str());
   for (const auto& w : outcome.warnings) std::fprintf(diag, "scalelens run: warning: %s\n", w.c_str());
 
-  const std::int64_t end_ns = monitor::realtime_ns();
+  const std::int64_t end_ns = clock.now();
   if (sampler) {
     sampler->stop();
     auto report = sampler->report();

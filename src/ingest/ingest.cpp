@@ -20,10 +20,12 @@
 #include "common/file_io.hpp"
 #include "common/parallel.hpp"
 #include "common/process_memory.hpp"
+#include "common/text.hpp"
 #include "common/user_regex.hpp"
 #include "common/walk.hpp"
 #include "common/byte_codec.hpp"
 #include "distribute/process_group.hpp"
+#include "ingest/clock_step.hpp"
 #include "ingest/read_output_codec.hpp"
 #include "trace/trace_set.hpp"
 #include "ingest/reader.hpp"
@@ -809,7 +811,8 @@ Study ingest(const IngestOptions& options) {
       f.step_logs += files[others[k]].steps;
       f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
     }
-  auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
+  // Also after a clock step placed them anew (move_stepped_ends, below).
+  auto tabulate_rows = [&](std::size_t k, ReadOutput& out) {
     // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
     // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
     // Not where a rank lies beyond the run's world size: the summary names the ranks it saw
@@ -845,6 +848,9 @@ Study ingest(const IngestOptions& options) {
       out.attach.step_table = std::move(table);
       std::vector<Interval>().swap(out.attach.steps);
     }
+  };
+  auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
+    tabulate_rows(k, out);
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
         g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
@@ -888,6 +894,100 @@ Study ingest(const IngestOptions& options) {
   std::vector<std::size_t> last_file_of(folder_run_list.size(), 0);  // a run folder's last file in that order
   for (std::size_t p = 0; p < order.size(); ++p)
     if (owner[order[p]] != kNoRun) last_file_of[owner[order[p]]] = p;
+  // The times a run's other files stamped on a node after its clock stepped back (epochs, steps,
+  // ranks' records), for move_stepped_ends (below), where the log places the step among them
+  // (StepWindow): moved forward by the step as the run's end is; each file's rows said
+  // as they are taken, and those it cannot place left out, not read across two clocks. Before the
+  // end moves: a file read again reads as it was read first. Gives how many ranks' records moved.
+  auto place_after_step = [&](std::size_t r, const ReadOutput& evidence, const std::string& log, std::size_t begin,
+                              std::size_t end, auto& output_at) {
+    Run& run = folder_run(r);
+    const StepWindow& window = evidence.end_step_window;
+    const std::int64_t start = *run.start_ns, stated_end = *run.end_ns;
+    const double step_s = static_cast<double>(evidence.end_step_ns) * 1e-9;
+    std::size_t ranks_moved = 0;
+    // The log as the run folder names it (nodes/<host>/gpu.csv).
+    std::string log_in_run = std::filesystem::path(log).lexically_relative(run.path).string();
+    if (log_in_run.empty()) log_in_run = log;
+    for (std::size_t p = begin; p < end; ++p) {
+      const std::size_t k = order[p];
+      if (owner[k] != r) continue;
+      ReadOutput& out = *output_at(p);
+      for (RankRecord& rank : out.attach.ranks) {
+        // Its end stamped with the run's (scalelens run stamps both at once) moves with it.
+        auto after = [&](std::int64_t t) { return window.step_ns > 0 && side_of(t, window) == StepSide::after; };
+        const bool end_moves = rank.end_ns && (*rank.end_ns == stated_end || after(*rank.end_ns));
+        const bool start_moves = rank.start_ns && after(*rank.start_ns);
+        if (end_moves) *rank.end_ns += evidence.end_step_ns;
+        if (start_moves) *rank.start_ns += evidence.end_step_ns;
+        ranks_moved += end_moves || start_moves;
+      }
+      const bool tabulated = !out.attach.epoch_table.empty() || out.attach.step_table;
+      if (out.attach.epochs.empty() && out.attach.steps.empty() && !tabulated) continue;
+      const std::string& path = files[others[k]].path;
+      if (window.step_ns == 0) {
+        out.warn("clock-stepped",
+                 fmt::format("the node's clock stepped back more than once while the run ran ({}, from line {}): which "
+                             "of this file's times were stamped after a step cannot be told from their values; they are "
+                             "read as written, and a time across a step is short by it",
+                             log_in_run, evidence.end_step_line),
+                 path);
+        continue;
+      }
+      if (tabulated) {  // tabulated as it was read, it holds no times: its rows again
+        ReadOutput again;
+        readers[files[others[k]].reader]->read(ReadContext{path, &run}, again);
+        out.attach.epochs = std::move(again.attach.epochs);
+        out.attach.steps = std::move(again.attach.steps);
+        out.attach.epoch_table.clear();
+        out.attach.step_table.reset();
+      }
+      for (std::vector<Interval>* rows : {&out.attach.epochs, &out.attach.steps}) {
+        if (rows->empty()) continue;
+        const bool epochs = rows == &out.attach.epochs;
+        const std::string_view what = epochs ? "epoch" : "step";
+        auto name = [&](const Interval& row) { return fmt::format("{} {} of rank {}", what, row.index, row.rank); };
+        auto length_s = [](const Interval& row) { return static_cast<double>(row.end_ns - row.start_ns) * 1e-9; };
+        const PlacedRows placed = place_rows_after_step(*rows, window);
+        const std::string_view plural = epochs ? "epochs" : "steps";
+        // The stamps the clock passed both before and after the step, in seconds into the run.
+        const std::string twice = fmt::format("between {:.4g} s and {:.4g} s into the run, which the clock passed both "
+                                              "before and after the step",
+                                              static_cast<double>(window.new_from_ns - start) * 1e-9,
+                                              static_cast<double>(window.old_until_ns - start) * 1e-9);
+        if (placed.moved > 0 || placed.by_lengths > 0) {
+          std::string example;
+          if (const auto& taken = placed.example_taken; taken && length_s(*taken) != length_s(*placed.example_written))
+            example = fmt::format(" ({} lasts {:.4g} s, not {:.4g} s)", name(*taken), length_s(*taken), length_s(*placed.example_written));
+          std::string by_lengths;
+          if (placed.by_lengths > 0)
+            by_lengths = fmt::format("; placed by the lengths of the rank's other {}, as stamped {}: {}", plural, twice,
+                                     count_of(static_cast<long long>(placed.by_lengths), plural));
+          out.warn("clock-stepped",
+                   fmt::format("the node's clock stepped back {:.3g} s while the run ran ({}, line {}): times stamped "
+                               "after the step are taken {:.3g} s later, on the clock the run's start was stamped with, "
+                               "as the log's samples after the step are: those of {}{}{}",
+                               step_s, log_in_run, evidence.end_step_line, step_s,
+                               count_of(static_cast<long long>(placed.moved), plural), example, by_lengths),
+                   path);
+        }
+        if (!placed.left_out.empty()) {
+          std::vector<std::string> names;
+          for (std::size_t i = 0; i < placed.left_out.size() && i < 10; ++i) names.push_back(name(placed.left_out[i]));
+          out.warn("clock-stepped",
+                   fmt::format("the node's clock stepped back {:.3g} s while the run ran ({}, line {}): {} stamped {} "
+                               "cannot be placed on either side of it (nor by the order of their rank's times, nor by "
+                               "the lengths of their rank's other {}): left out, not read across two clocks ({})",
+                               step_s, log_in_run, evidence.end_step_line,
+                               count_of(static_cast<long long>(placed.left_out.size()), plural), twice, plural,
+                               list_first(names, placed.left_out.size())),
+                   path);
+        }
+      }
+      tabulate_rows(k, out);
+    }
+    return ranks_moved;
+  };
   // A run whose end_ns a node's log finds stamped on its clock after it stepped back
   // (ReadOutput::end_step_ns): moved forward by the step onto the clock its start was stamped with,
   // as the log's later samples are, where every GPU and host log of the run finds it so by the same
@@ -913,19 +1013,23 @@ Study ingest(const IngestOptions& options) {
       const std::string& log = files[others[order[positions.front()]]].path;
       const double step_s = static_cast<double>(step) * 1e-9, stated_s = static_cast<double>(stated - start) * 1e-9;
       if (all_logs_agree) {
+        const std::size_t ranks_moved = place_after_step(r, first, log, begin, end, output_at);
         run.end_ns = stated + step;
         first.warn("clock-stepped",
                    fmt::format("the node's clock stepped back {:.3g} s while the run ran (at line {}): scalelens.json's "
-                               "end_ns, stamped after the step, is taken {:.3g} s later, on the clock the run's start was "
+                               "end_ns{}, stamped after the step, is taken {:.3g} s later, on the clock the run's start was "
                                "stamped with, as the log's samples after the step are (the run {:.4g} s, not {:.4g} s)",
-                               step_s, first.end_step_line, step_s, stated_s + step_s, stated_s),
+                               step_s, first.end_step_line,
+                               ranks_moved ? fmt::format(" (and that of {} in ranks/)", count_of(static_cast<long long>(ranks_moved), "ranks")) : "",
+                               step_s, stated_s + step_s, stated_s),
                    log, first.end_step_line);
       } else {
         first.warn("clock-stepped",
                    fmt::format("the node's clock stepped back {:.3g} s while the run ran (at line {}): scalelens.json's "
                                "end_ns was stamped after the step, {:.3g} s early on the clock the run's start was stamped "
                                "with, but is left as stated (the run's GPU or host logs of another node do not find it "
-                               "so): the run's time ({:.4g} s) and energy leave out its last {:.3g} s",
+                               "so): the run's time ({:.4g} s) and energy leave out its last {:.3g} s; the node's epochs "
+                               "and steps stamped after the step are read as written",
                                step_s, first.end_step_line, step_s, stated_s, step_s),
                    log, first.end_step_line);
       }

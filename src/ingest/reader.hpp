@@ -20,6 +20,13 @@ struct ReadContext {
   const Run* enclosing = nullptr;
 };
 
+// A node's clock that stepped back `step_ns` once, as its log places it: a stamp up to
+// `new_from_ns` is on the clock it stepped from (before the step), one after `old_until_ns` on the
+// clock it stepped to (after it: `step_ns` early); one between may be either. step_ns 0: none.
+struct StepWindow {
+  std::int64_t step_ns = 0, new_from_ns = 0, old_until_ns = 0;
+};
+
 struct ReadOutput {
   // Runs this file defines (an MLPerf log, an MLflow experiment). Inside a scalelens run folder
   // they are merged into that run instead.
@@ -35,6 +42,9 @@ struct ReadOutput {
   // the clock stepped; ingest alone may move a run's end (its other files' samples were summarized
   // over it).
   std::int64_t end_step_ns = 0, end_step_line = 0;
+  // Where that step lies among the node's stamps (an empty window where the log stepped more than
+  // once): for ingest to place the run's other times stamped on that node (epochs, steps, ranks).
+  StepWindow end_step_window;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});

@@ -48,7 +48,7 @@ class BackwardTime {
       if (__builtin_sub_overflow(c.last, t_ns, &back)) back = std::numeric_limits<std::int64_t>::max();
       appended_back_ns_ = std::max(appended_back_ns_, back);
     } else if (t_ns < c.last) [[unlikely]] {
-      ++c.steps;
+      if (++c.steps == 1) c.step_before = c.last, c.step_after = t_ns, c.step_interval = c.interval;
       if (first_line_ == 0) first_line_ = line;
       // Stamps far apart (a hostile or garbled log) may not add up in 64 bits: those are sorted.
       std::int64_t shift = 0;
@@ -98,6 +98,24 @@ class BackwardTime {
   // The first line of a step back (0: none).
   std::int64_t first_step_line() const { return first_line_; }
 
+  // Where the one step back of the series shift_at_end reads lies, as stamps (StepWindow): none
+  // where it stepped more than once (which clock a stamp is on then cannot be told by its value).
+  std::optional<StepWindow> step_window() const {
+    const Clock* latest = nullptr;
+    for (const auto& c : clocks_)
+      if (c.last != std::numeric_limits<std::int64_t>::min() && (!latest || c.last > latest->last)) latest = &c;
+    if (!latest || latest->steps != 1 || latest->unsorted || latest->shift <= 0) return std::nullopt;
+    // The clock stepped after the sample before the step and no later than one interval after it:
+    // stamps on the clock it stepped from reach one interval past that sample at most; stamps on
+    // the clock it stepped to begin at most one interval before the sample after the step.
+    StepWindow w;
+    w.step_ns = latest->shift;
+    if (__builtin_add_overflow(latest->step_before, latest->step_interval, &w.old_until_ns) ||
+        __builtin_sub_overflow(latest->step_after, latest->step_interval, &w.new_from_ns))
+      return std::nullopt;
+    return w;
+  }
+
   // Where some GPU's times went back: `time-goes-backwards` (the most steps one GPU took, and the
   // first line; apart, a log appended back in the time already logged), and the series with a step
   // to before their first sample, or an appended log back in time, put in time order (`gpus`
@@ -136,6 +154,7 @@ class BackwardTime {
     std::int64_t interval = 0;  // its last step forward: its sampling interval
     std::int64_t shift = 0;     // added to its stamps, to put them back on its first clock
     std::int64_t steps = 0;     // steps back
+    std::int64_t step_before = 0, step_after = 0, step_interval = 0;  // the first step: the stamps either side, the interval
     bool unsorted = false;      // a step back to before its first sample, or an appended log back in time
     std::size_t log = 0;        // the log (new_log) of its last sample
   };

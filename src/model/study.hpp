@@ -107,8 +107,8 @@ struct GpuSeriesFigures {
   // between two samples gives half its time to either end's value, as the trapezoid mean weighs
   // them; per sample where util_pct is a plain mean. All zero without utilization.
   PackedUtilHistogram util_time{};
-  // The counter, with power where it stopped before the samples did or began after them: the
-  // energy covers the samples' span, not the counter's readings'.
+  // The counter, with power where it stopped before the samples did or began after them (the energy
+  // covers the samples' span); with energy_from power: power for all of it, the counter held still.
   bool counter_then_power = false;
   enum class EnergyFrom { none, counter, power } energy_from = EnergyFrom::none;
   double energy_j = 0;                    // from the counter, or the power integral (measured times)

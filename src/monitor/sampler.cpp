@@ -24,6 +24,22 @@ std::int64_t realtime_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+RunClock RunClock::starting_now() {
+  // The monotonic clock read between two reads of the wall clock, so that the pair stands for
+  // one instant (the mean of the two) however the thread is interrupted between them.
+  const std::int64_t before = realtime_ns();
+  const std::int64_t monotonic = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch()).count();
+  const std::int64_t after = realtime_ns();
+  return RunClock(before + (after - before) / 2, monotonic);
+}
+
+std::int64_t RunClock::now() const {
+  return at(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+std::string RunClock::for_environment() const { return fmt::format("{},{}", wall_start_ns_, monotonic_start_ns_); }
+
 namespace {
 
 constexpr const char* kGpuHeader = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
@@ -106,6 +122,7 @@ Result<std::unique_ptr<Sampler>> Sampler::start(SamplerOptions options, std::uni
     s->host_ = std::make_unique<HostProbe>(s->options_.host_options);
     if (!s->host_->energy_missing().empty()) s->report_.missing["cpu_energy"] = s->host_->energy_missing();
   }
+  s->clock_ = s->options_.clock ? *s->options_.clock : RunClock::starting_now();
   s->last_flush_ns_ = s->start_ns_ = monotonic_ns();
   s->thread_ = std::thread([p = s.get()] { p->loop(); });
   return s;
@@ -130,7 +147,7 @@ void Sampler::loop() {
 }
 
 void Sampler::sample_once() {
-  const std::int64_t t = realtime_ns();
+  const std::int64_t t = clock_->now();
   ++report_.ticks;
   if (gpu_ && gpu_file_.fd >= 0) {
     gpu_->tick();

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,29 @@
 #include "monitor/host_probe.hpp"
 
 namespace scalelens::monitor {
+
+// A run's clock: the wall clock read once, at the run's start, carried on by the monotonic clock
+// (std::chrono::steady_clock), so that every later time is the start plus the time elapsed. A step
+// of the wall clock while the run runs (an NTP step back) then enters none of its files; stamped
+// on the wall clock, a run's end, epochs and samples after the step were that much early.
+class RunClock {
+ public:
+  RunClock(std::int64_t wall_start_ns, std::int64_t monotonic_start_ns)
+      : wall_start_ns_(wall_start_ns), monotonic_start_ns_(monotonic_start_ns) {}
+  // Both clocks read now.
+  static RunClock starting_now();
+  std::int64_t start_ns() const { return wall_start_ns_; }
+  // The time `monotonic_ns` (steady_clock's, in nanoseconds) stands for.
+  std::int64_t at(std::int64_t monotonic_ns) const { return wall_start_ns_ + (monotonic_ns - monotonic_start_ns_); }
+  std::int64_t now() const;
+  // SCALELENS_CLOCK for the run's command, whose logging helpers (scalelens.hpp, scalelens.log)
+  // then stamp epochs and steps on this clock: "<start_ns>,<monotonic_ns at start>" (steady_clock
+  // is CLOCK_MONOTONIC, one clock for every process of the node).
+  std::string for_environment() const;
+
+ private:
+  std::int64_t wall_start_ns_, monotonic_start_ns_;
+};
 
 struct SamplerOptions {
   std::filesystem::path node_dir;  // nodes/<host>/
@@ -30,6 +54,9 @@ struct SamplerOptions {
   // written (a full disk, an I/O error): the file is cut back to its last whole line and its
   // samples stop there; the command is not disturbed. The report's `missing` says the same.
   std::function<void(const std::string& message)> on_write_failure;
+  // What samples are stamped with: the run's clock (its start and end are on it too); else one
+  // started with the sampler.
+  std::optional<RunClock> clock;
 };
 
 struct SamplerReport {
@@ -76,6 +103,7 @@ class Sampler {
   void stop_file(SampleFile& file, const std::string& error);
   SampleFile gpu_file_, host_file_;
   std::int64_t start_ns_ = 0;  // monotonic, to say how far into sampling a file stopped
+  std::optional<RunClock> clock_;  // what samples are stamped with (set at start)
   struct DeviceStats {
     std::size_t reads = 0, failures = 0;
     std::string first_error;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -661,4 +662,50 @@ TEST(RunCli, TorchrunNprocPerNodeGpuCountsTheSelectedGpus) {
   EXPECT_NE(no_library.err.find("--nproc-per-node auto: this wrapper does not count the node's GPUs"), std::string::npos)
       << no_library.err;
   EXPECT_EQ(slurp(d / "runs/a/scalelens.json").find("\"world_size\":"), std::string::npos);
+}
+
+// The wrapper stamps the run's start with the wall clock and later times as the start plus the
+// monotonic time elapsed, and hands its clock to the command (SCALELENS_CLOCK) for its logging
+// helpers: one clock for the run's start, end, samples and the command's own times. (A clock step
+// cannot be made here; the stamps are checked against the monotonic clock around the run.)
+TEST(RunCli, TheRunsTimesAreItsStartPlusTheMonotonicTimeElapsed) {
+  ScratchDir d;
+  auto monotonic_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  const long long before = monotonic_ns();
+  auto r = run_scalelens("run -q --study " + quoted(d / "runs") + " --label clk --interval 0.01 --gpu-source " +
+                         shell_quote("replay:" + kRecording) + " -- sh -c " +
+                         shell_quote("printf '%s' \"$SCALELENS_CLOCK\" > \"$SCALELENS_RUN_DIR/clock.txt\"; sleep 0.3"));
+  const long long after = monotonic_ns();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto runs = run_folders(d / "runs");
+  ASSERT_EQ(runs.size(), 1u);
+  simdjson::dom::parser parser;
+  std::string keep;
+  simdjson::dom::element manifest = parse(parser, runs[0] / "scalelens.json", keep);
+  const long long start = int64_t(manifest["start_ns"]), end = int64_t(manifest["end_ns"]);
+  const std::string clock = slurp(runs[0] / "clock.txt");
+  const auto comma = clock.find(',');
+  ASSERT_NE(comma, std::string::npos) << clock;
+  EXPECT_EQ(std::stoll(clock.substr(0, comma)), start) << clock;
+  const long long monotonic_start = std::stoll(clock.substr(comma + 1));
+  EXPECT_GE(monotonic_start, before);
+  EXPECT_LE(monotonic_start, after);
+  // The end is the start plus the monotonic time elapsed: at least the command's 0.3 s, and no
+  // more than the wrapper lasted by the monotonic clock.
+  EXPECT_GE(end - start, 300000000LL);
+  EXPECT_LE(end - start, after - monotonic_start);
+  // The samples lie on the same clock, within the run.
+  std::istringstream lines(slurp(runs[0] / "nodes" / std::filesystem::directory_iterator(runs[0] / "nodes")->path().filename() / "gpu.csv"));
+  std::string line;
+  std::getline(lines, line);
+  std::size_t samples = 0;
+  while (std::getline(lines, line)) {
+    const long long t = std::stoll(line.substr(0, line.find(',')));
+    EXPECT_GE(t, start) << line;
+    EXPECT_LE(t, end + 1000000000LL) << line;  // the last sample follows the end's stamp
+    ++samples;
+  }
+  EXPECT_GT(samples, 0u);
 }

@@ -46,6 +46,52 @@ void write_collected_run(const ScratchDir& dir, const std::string& name, int wor
   dir.write(name + "/epochs.csv", csv);
 }
 
+// A collected run of 4 ranks on one node whose clock stepped back 5 s `step_at_s` into the run (an
+// NTP step; between two of the sampler's ticks): everything stamped after it (the run's end, the
+// ranks' ends, epochs, steps, gpu.csv's and host.csv's samples) is 5 s early. Three 10 s epochs
+// from 1 s, and `steps` 1 s steps from 1 s if asked; a second step back, of 2 s, if asked.
+void write_stepped_run(const ScratchDir& dir, double step_at_s, int steps = 0, double second_step_at_s = 0) {
+  constexpr long long kStep = 5000000000LL, kSecondStep = 2000000000LL;
+  const long long step_at = kStartNs + static_cast<long long>(step_at_s * 1e9);
+  const long long second_at = second_step_at_s > 0 ? kStartNs + static_cast<long long>(second_step_at_s * 1e9) : kStartNs + 100000000000LL;
+  auto on_node_clock = [&](long long true_ns) {
+    return true_ns - (true_ns >= step_at ? kStep : 0) - (true_ns >= second_at ? kSecondStep : 0);
+  };
+  const long long end = on_node_clock(kStartNs + 32000000000LL);
+  dir.write("ddp-4/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
+                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
+                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
+                        kStartNs, end));
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n", step_rows = "rank,step,start_ns,end_ns,samples\n";
+  for (int r = 0; r < 4; ++r) {
+    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
+              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
+                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
+                          r, r, r, kStartNs, end, 4100 + r) + "\n");
+    for (int e = 0; e < 3; ++e) {
+      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
+      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
+    }
+    for (int s = 0; s < steps; ++s) {
+      const long long t0 = kStartNs + (1 + s) * 1000000000LL;
+      step_rows += fmt::format("{},{},{},{},{}\n", r, s, on_node_clock(t0), on_node_clock(t0 + 1000000000LL), 64);
+    }
+  }
+  dir.write("ddp-4/epochs.csv", epochs);
+  if (steps > 0) dir.write("ddp-4/steps.csv", step_rows);
+  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
+  for (int tick = 0; tick <= 64; ++tick) {
+    const long long t = on_node_clock(kStartNs + tick * 500000000LL);
+    for (int g = 0; g < 4; ++g)
+      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
+    host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);
+  }
+  dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
+  dir.write("ddp-4/nodes/node0/host.csv", host);
+}
+
 // The warnings of `code` in a report's JSON, their messages joined.
 std::string messages_of(simdjson::dom::element root, std::string_view code) {
   std::string all;
@@ -470,39 +516,8 @@ TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnceAndItsEnergyIsThe32sDrawn) {
 // to 27 s (9.0 Wh), and the run took 27 s. The end is moved by the step, and said: 32 s, 10.67 Wh.
 TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackIsMovedByTheStep) {
   ScratchDir dir;
-  constexpr long long kStep = 5000000000LL;  // at 16 s, between two samples
-  auto on_node_clock = [&](long long true_ns) { return true_ns >= kStartNs + 16200000000LL ? true_ns - kStep : true_ns; };
-  const long long end = on_node_clock(kStartNs + 32000000000LL);
-  dir.write("ddp-4/scalelens.json",
-            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
-                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
-                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        kStartNs, end));
-  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
-  for (int r = 0; r < 4; ++r) {
-    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
-              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
-                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
-                          r, r, r, kStartNs, end, 4100 + r) + "\n");
-    for (int e = 0; e < 3; ++e) {
-      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
-      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
-    }
-  }
-  dir.write("ddp-4/epochs.csv", epochs);
-  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
-  std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
-  int step_line = 0;
-  for (int tick = 0; tick <= 64; ++tick) {
-    const long long t = on_node_clock(kStartNs + tick * 500000000LL);
-    for (int g = 0; g < 4; ++g) {
-      if (tick == 33 && g == 0) step_line = 2 + tick * 4;
-      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
-    }
-    host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);  // 100 W
-  }
-  dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
-  dir.write("ddp-4/nodes/node0/host.csv", host);
+  write_stepped_run(dir, 16.2);  // between two samples
+  const int step_line = 2 + 33 * 4;  // the first sample after the step, at 16.5 s
   auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
@@ -549,6 +564,131 @@ TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackOnOneOfTwoNodesIsSaid) {
   EXPECT_NE(said.find("left as stated (the run's GPU or host logs of another node do not find it so)"), std::string::npos) << said;
   EXPECT_NE(said.find("leave out its last 5 s"), std::string::npos) << said;
   EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 27, 1e-6);
+}
+
+// The clock stepped back 5 s 13.2 s into the run, during the second epoch (11 s to 21 s): that
+// epoch's end and the third's times were stamped 5 s early; the second epoch read 5 s, not 10 s
+// (epoch time 7.5 s, high-variation). The log places the step: those times are taken 5 s later.
+TEST(RunSourcesCli, EpochsAndStepsStampedAfterAClockStepBackAreTakenOnTheRunsClock) {
+  ScratchDir dir;
+  write_stepped_run(dir, 13.2, 30);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  simdjson::dom::element config = root["configurations"].at(0);
+  EXPECT_NEAR(double(config["epoch_time_s"]["mean"]), 10, 1e-6) << r.out.substr(0, 2000);
+  EXPECT_NEAR(double(config["epoch_time_s"]["std"]), 0, 1e-6);
+  EXPECT_EQ(messages_of(root, "high-variation"), "");
+  EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 32, 1e-6);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("(nodes/node0/gpu.csv, line "), std::string::npos) << said;
+  EXPECT_NE(said.find("times stamped after the step are taken 5 s later"), std::string::npos) << said;
+  EXPECT_NE(said.find("those of 8 epochs"), std::string::npos) << said;
+  EXPECT_NE(said.find("(epoch 1 of rank 0 lasts 10 s, not 5 s)"), std::string::npos) << said;
+  // Steps from 1 s: the 17 after the step, of each rank (the one across it, 13 s to 14 s, ends
+  // stamped before it starts: a bad line, said so).
+  EXPECT_NE(said.find("those of 68 steps"), std::string::npos) << said;
+  EXPECT_NE(said.find("(and that of 4 ranks in ranks/)"), std::string::npos) << said;
+  EXPECT_EQ(said.find("cannot be placed"), std::string::npos) << said;
+}
+
+// The same step 16.2 s into the run: the second epoch's end (21 s, stamped 16 s) and the third's
+// start lie within the 5.5 s the clock passed twice, and neither their values nor their order tell
+// on which side of the step they were stamped (the second epoch 16 s to 21 s, or the third 15 s).
+// The side that gives them the first epoch's 10 s is taken, and said so.
+TEST(RunSourcesCli, EpochsStampedWhereTheClockPassedTwiceArePlacedByTheirLengthsAndSaid) {
+  ScratchDir dir;
+  write_stepped_run(dir, 16.2);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  simdjson::dom::element config = root["configurations"].at(0);
+  EXPECT_NEAR(double(config["epoch_time_s"]["mean"]), 10, 1e-6) << r.out.substr(0, 2000);
+  EXPECT_NEAR(double(config["epoch_time_s"]["std"]), 0, 1e-6);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("those of 8 epochs (epoch 1 of rank 0 lasts 10 s, not 5 s); placed by the lengths of the rank's "
+                      "other epochs, as stamped between 11 s and 16.5 s into the run, which the clock passed both before "
+                      "and after the step: 8 epochs"),
+            std::string::npos)
+      << said;
+}
+
+// The clock stepped back twice (5 s at 10.2 s, 2 s more at 20.2 s): the run's end moves by both,
+// but which of the epochs' stamps lie after which step their values cannot tell. Read as written,
+// and said so, not moved by a guess.
+TEST(RunSourcesCli, EpochsOfANodeWhoseClockSteppedTwiceAreSaidToBeReadAsWritten) {
+  ScratchDir dir;
+  write_stepped_run(dir, 10.2, 0, 20.2);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 32, 1e-6);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("the node's clock stepped back more than once while the run ran (nodes/node0/gpu.csv, from line "),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("they are read as written, and a time across a step is short by it"), std::string::npos) << said;
+}
+
+// epochs.csv alone (no log of the run places a step) whose rank's epoch starts 5 s before its
+// epoch before ended: a clock stepped back, or rows appended. It was read silently.
+TEST(RunSourcesCli, EpochsThatGoBackInTimeAreSaid) {
+  ScratchDir dir;
+  write_collected_run(dir, "ddp-4", 4, 4, 10);
+  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int e = 0; e < 3; ++e) {
+    const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL - (e == 2 ? 5000000000LL : 0);
+    epochs += fmt::format("0,{},{},{},2500\n", e, t0, t0 + 10000000000LL);
+  }
+  dir.write("ddp-4/epochs.csv", epochs);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  const std::string said = messages_of(root, "time-goes-backwards");
+  EXPECT_NE(said.find("times go back 1 time (the first at line 4: rank 0's epoch 2 starts 5 s before its epoch 1 ends)"),
+            std::string::npos)
+      << said;
+}
+
+// gpu.csv's energy counter moves before the run and after it but holds one value all through it,
+// while power shows the GPUs drawing 300 W: stuck over the run. Power stood in without a word where
+// a sample met each edge, and where none did the counter's energy was the edges' few joules.
+TEST(RunSourcesCli, AnEnergyCounterStuckOnlyOverTheRunIsReplacedByPowerAndSaid) {
+  for (const long long offset_ms : {0LL, 250LL}) {
+    ScratchDir dir;
+    const long long start = kStartNs + 8000000000LL + offset_ms * 1000000LL, end = start + 16000000000LL;
+    dir.write("ddp-4/scalelens.json",
+              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
+                          R"("nodes": 1, "gpus_per_node": 4, "scaling": "strong", "start_ns": {}, "end_ns": {}, )"
+                          R"("sampling_interval_s": 0.5, "exit_status": 0, "status": "complete"}})",
+                          start, end));
+    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    for (int tick = 0; tick <= 64; ++tick) {
+      const long long t = kStartNs + tick * 500000000LL;
+      // 300 W x 0.5 s a tick, outside the run; held from the last tick before it to the first after.
+      const int counted = t < start ? tick : t <= end ? static_cast<int>((start - kStartNs - 1) / 500000000LL) : tick - 32;
+      for (int g = 0; g < 4; ++g)
+        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n", t, g, g,
+                           5123456789LL + counted * 150000LL);
+    }
+    dir.write("ddp-4/nodes/node0/gpu.csv", csv);
+    auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element root = parser.parse(r.out);
+    simdjson::dom::element run = root["runs"].at(0);
+    EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 16 / 3600, 1e-3) << offset_ms;
+    EXPECT_EQ(std::string_view(run["energy_from"]), "power") << offset_ms;
+    const std::string said = messages_of(root, "energy-counter-stuck");
+    EXPECT_NE(said.find("of 4 GPUs holds one value all through the run while power_w shows drawing, though it moves "
+                        "before or after the run"),
+              std::string::npos)
+        << offset_ms << ": " << said;
+  }
 }
 
 // gpu.csv as the sampler writes it (every 0.5 s, NVML's energy counter in energy_mj) whose counter

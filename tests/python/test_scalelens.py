@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import warnings
 
 import pytest
@@ -390,3 +391,19 @@ def test_the_logging_helper_needs_neither_pandas_nor_the_compiled_part(tmp_path)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "the compiled module is missing" in out.stdout
+
+
+def test_the_logging_helper_stamps_on_the_runs_clock():
+    # Inside `scalelens run` (SCALELENS_CLOCK: the run's start and the monotonic clock then), a time
+    # is the start plus the monotonic time elapsed, whatever the wall clock says: here a run started
+    # in 2001, one second of monotonic time ago.
+    start = 978303600000000000
+    code = ("import time, scalelens.log as sl\n"
+            "t = sl.now_ns()\n"
+            "print(t - %d)\n" % start)
+    env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python"),
+               SCALELENS_CLOCK="%d,%d" % (start, time.monotonic_ns() - 1000000000))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    elapsed = int(out.stdout)
+    assert 1000000000 <= elapsed < 60000000000, out.stdout

@@ -256,3 +256,49 @@ TEST(Sampler, AFlushTheDiskTakesPartOfKeepsTheWholeLinesItWrote) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   EXPECT_LT((page - text.size() % page) % page, longest) << text.size() << " bytes";
 }
+
+// A run's times after its start are the start plus the monotonic time elapsed: the wall clock
+// stepping back while the run runs (an NTP step) moves none of them.
+TEST(RunClock, TimesAfterTheStartAreTheStartPlusTheMonotonicTimeElapsed) {
+  constexpr std::int64_t kWallStart = 1700000000000000000LL, kMonotonicStart = 86400000000000LL;
+  const RunClock clock(kWallStart, kMonotonicStart);
+  EXPECT_EQ(clock.start_ns(), kWallStart);
+  EXPECT_EQ(clock.at(kMonotonicStart), kWallStart);
+  EXPECT_EQ(clock.at(kMonotonicStart + 32000000000LL), kWallStart + 32000000000LL);
+  // Read now, it stands for the wall clock now (none stepped within this test).
+  const std::int64_t before = realtime_ns();
+  const RunClock now = RunClock::starting_now();
+  const std::int64_t after = realtime_ns();
+  EXPECT_GE(now.start_ns(), before);
+  EXPECT_LE(now.start_ns(), after);
+  EXPECT_GE(now.now(), now.start_ns());
+}
+
+// The sampler stamps its samples on the run's clock it is given, not on the wall clock: a clock
+// that started at an hour before 2001 gives samples within that hour, whatever the wall clock says.
+TEST(Sampler, StampsSamplesOnTheRunsClock) {
+  ScratchDir d;
+  auto src = open_replay(kRecording);
+  ASSERT_TRUE(src);
+  constexpr std::int64_t kWallStart = 978303600000000000LL;  // 2000-12-31 23:00 UTC
+  SamplerOptions o;
+  o.node_dir = d.path();
+  o.interval_s = 0.002;
+  o.clock = RunClock(kWallStart, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch()).count());
+  auto s = Sampler::start(o, std::move(src.value()), {0, 1}, {});
+  ASSERT_TRUE(s) << s.error().message;
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  s.value()->stop();
+  std::istringstream lines(slurp(d / "gpu.csv"));
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::size_t samples = 0;
+  while (std::getline(lines, line)) {
+    const long long t = std::stoll(line.substr(0, line.find(',')));
+    EXPECT_GE(t, kWallStart) << line;
+    EXPECT_LT(t, kWallStart + 3600000000000LL) << line;
+    ++samples;
+  }
+  EXPECT_GT(samples, 0u);
+}

@@ -92,6 +92,13 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
   if (run && run->start_ns && run->end_ns)
     max_ns = std::min(max_ns, limits::span_ns(*run->start_ns, *run->end_ns) + static_cast<double>(limits::kIntervalSlackNs));
   const char* what = kind == Kind::epochs ? "epoch" : "step";
+  // A rank's row that starts well before its row before ended (a rank stamps its rows in order):
+  // its node's clock stepped back, or another run's rows were appended. Read as written, but said:
+  // unsaid, the row across the step read short by the step and the next ones as if before it.
+  std::map<int, std::pair<std::int64_t, std::int64_t>> last_of_rank;  // rank → its row before: index, end_ns
+  constexpr std::int64_t kBackNs = 1'000'000'000;  // beyond how far a rank's rows may overlap by their stamping
+  std::int64_t backs = 0, first_back_line = 0;
+  std::string first_back;
   for_each_row(text, kind == Kind::epochs ? epoch_cols : step_cols, 4, out, path, bad,
                [&](const auto& f, std::int64_t line) {
                  auto rank = parse_int(f[0]);
@@ -111,6 +118,12 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                                                                 ? fmt::format("its run ({:.6g} s in scalelens.json)",
                                                                               limits::span_ns(*run->start_ns, *run->end_ns) * 1e-9)
                                                                 : std::string("any run lasts")));
+                 auto [before, fresh] = last_of_rank.try_emplace(static_cast<int>(*rank), *index, *end);
+                 if (!fresh && *start < before->second.second - kBackNs && backs++ == 0)
+                   first_back_line = line,
+                   first_back = fmt::format("rank {}'s {} {} starts {:.4g} s before its {} {} ends", *rank, what, *index,
+                                            static_cast<double>(before->second.second - *start) * 1e-9, what, before->second.first);
+                 before->second = {*index, *end};
                  Interval iv{static_cast<int>(*rank), *index, *start, *end, std::nullopt};
                  if (!trim(f[4]).empty()) {
                    auto s = parse_double(f[4]);
@@ -121,6 +134,13 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  into.push_back(iv);
                });
   into.shrink_to_fit();  // held until the report is written: not the doubling's slack (a third of 10 epochs)
+  if (backs > 0)
+    out.warn("time-goes-backwards",
+             fmt::format("times go back {} (the first at line {}: {}): the node's clock stepped back (an NTP step), or "
+                         "rows of another run were appended; where a GPU or host log of the run places the step, the "
+                         "times after it are moved forward by it (clock-stepped), else they are read as written",
+                         count_of(backs, "times"), first_back_line, first_back),
+             path, first_back_line);
   bad.report(out, path);
   implausible.report_implausible(out, path);
 }
@@ -169,7 +189,10 @@ const char* skip_plain_field(const char* p, const char* end, char stop) {
 // the step, for ingest to move that end by.
 void note_end_on_stepped_clock(const BackwardTime& backward, const Run* run, ReadOutput& out) {
   if (!run || !run->start_ns || !run->end_ns) return;
-  if (const auto shift = backward.shift_at_end(*run->end_ns)) out.end_step_ns = *shift, out.end_step_line = backward.first_step_line();
+  const auto shift = backward.shift_at_end(*run->end_ns);
+  if (!shift) return;
+  out.end_step_ns = *shift, out.end_step_line = backward.first_step_line();
+  if (const auto window = backward.step_window()) out.end_step_window = *window;
 }
 
 void read_gpu(std::string_view text, const std::filesystem::path& path, const Run* run, ReadOutput& out) {
