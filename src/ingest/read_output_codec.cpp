@@ -102,7 +102,7 @@ void fields(C& c, Diagnostic& v) {
 }
 template <class C>
 void fields(C& c, ReadOutput& v) {
-  c(v.runs, v.attach, v.diagnostics, v.end_step_ns, v.end_step_line);
+  c(v.runs, v.attach, v.diagnostics, v.end_step_ns, v.end_step_line, v.epochs_first_ns, v.epochs_last_ns);
 }
 
 std::string encode_read_output(const ReadOutput& out) {

@@ -35,6 +35,10 @@ struct ReadOutput {
   // the clock stepped; ingest alone may move a run's end (its other files' samples were summarized
   // over it).
   std::int64_t end_step_ns = 0, end_step_line = 0;
+  // Where its epochs were tabulated as read (ingest, EpochRow): their first start and last end (0, 0:
+  // none), which the table no longer holds and a copy of the run lacking its manifest's clock is
+  // found by.
+  std::int64_t epochs_first_ns = 0, epochs_last_ns = 0;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});
