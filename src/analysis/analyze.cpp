@@ -352,6 +352,23 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       say_partly_declared();
       continue;
     }
+    // The mode each run's batch is told apart in: forced, its own, or the one its curve declares.
+    auto analysed_as = [&](std::size_t i) {
+      const auto mode = mode_of(runs[i], *sources[i]);
+      return forced_scaling ? *forced_scaling : !mode.empty() || by_mode || modes.size() != 1 ? mode : *modes.begin();
+    };
+    // Runs whose mode nothing states are told apart as their batches read: by the batch per GPU where
+    // that makes fewer families across their GPU counts than the global batch does (32 and 64 per
+    // GPU at 1 and 2 GPUs: each family a weak-scaling curve, as detect_scaling then reads it; by
+    // global batch, "batch 64" would join 64 per GPU at 1 GPU with 32 per GPU at 2), else by the
+    // global batch (strong scaling, the mode their curve is analysed in where the batches cannot tell).
+    std::set<double> undeclared_global, undeclared_per_gpu;
+    for (auto i : members)
+      if (analysed_as(i).empty() && runs[i].global_batch_size) {
+        undeclared_global.insert(*runs[i].global_batch_size);
+        undeclared_per_gpu.insert(*runs[i].global_batch_size / *runs[i].world_size);
+      }
+    const bool undeclared_per_gpu_tags = undeclared_per_gpu.size() < undeclared_global.size();
     std::set<std::string> new_labels;
     for (auto i : members) {
       auto& r = runs[i];
@@ -363,10 +380,11 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
       // Weak scaling's runs are told apart by their batch per GPU, which its curve keeps (its global
       // batch grows with the GPUs); strong scaling's by the global batch.
-      const auto analysed_as = forced_scaling ? *forced_scaling : !mode.empty() || by_mode || modes.size() != 1 ? mode : *modes.begin();
+      const auto as = analysed_as(i);
       if (by_batch && r.global_batch_size)
-        tags.push_back(analysed_as == "weak" ? fmt::format("batch {:g} per GPU", *r.global_batch_size / *r.world_size)
-                                             : fmt::format("batch {}", *r.global_batch_size));
+        tags.push_back(as == "weak" || (as.empty() && undeclared_per_gpu_tags)
+                           ? fmt::format("batch {:g} per GPU", *r.global_batch_size / *r.world_size)
+                           : fmt::format("batch {}", *r.global_batch_size));
       if (!tags.empty()) r.label += " [" + join(tags) + "]";
       new_labels.insert(r.label);
     }

@@ -466,6 +466,48 @@ TEST(Split, WeakRunsDifferingInBatchAtOneWorldSizeAreNotRepeats) {
   EXPECT_EQ(count_code(s, "inconsistent-runs"), 0u);
 }
 
+// The same runs declaring no "scaling": their batches say weak scaling (32 and 64 per GPU at 1 and 2
+// GPUs), so they are tagged by batch per GPU as declared weak runs are. Tagged by global batch, they
+// made "ddp [batch 64]" of 64 per GPU at 1 GPU and 32 per GPU at 2 (a strong-scaling curve of two
+// experiments' runs). Runs of one global batch at every GPU count stay tagged by it.
+TEST(Split, UndeclaredRunsOfTwoBatchesPerGpuAreTaggedByBatchPerGpu) {
+  scalelens::testing::ScratchDir d;
+  for (int p : {1, 2}) {
+    write_run(d, fmt::format("B{}", p), p, 32.0 * p, 10, std::nullopt, (p + 1) * 1000 * kSec);
+    write_run(d, fmt::format("C{}", p), p, 64.0 * p, 20, std::nullopt, (p + 50) * 1000 * kSec);
+  }
+  const auto s = analyze(read_study(d), {});
+  ASSERT_EQ(s.configurations.size(), 4u);
+  for (int p : {1, 2}) {
+    const auto* b = find(s, "ddp [batch 32 per GPU]", "", p);
+    const auto* c = find(s, "ddp [batch 64 per GPU]", "", p);
+    ASSERT_TRUE(b && c) << p;
+    EXPECT_NEAR(b->epoch_time_s->mean, 10, 1e-9);
+    EXPECT_NEAR(c->epoch_time_s->mean, 20, 1e-9);
+    EXPECT_EQ(b->scaling, "weak");
+    EXPECT_EQ(c->scaling, "weak");
+  }
+  // Strong scaling written alike (global batches 256 and 512 at 1 and 2 GPUs): by global batch.
+  scalelens::testing::ScratchDir strong;
+  for (int p : {1, 2}) {
+    write_run(strong, fmt::format("B{}", p), p, 256, 10.0 / p, std::nullopt, (p + 1) * 1000 * kSec);
+    write_run(strong, fmt::format("C{}", p), p, 512, 20.0 / p, std::nullopt, (p + 50) * 1000 * kSec);
+  }
+  const auto t = analyze(read_study(strong), {});
+  ASSERT_EQ(t.configurations.size(), 4u);
+  for (int p : {1, 2}) {
+    const auto* b = find(t, "ddp [batch 256]", "", p);
+    ASSERT_TRUE(b && find(t, "ddp [batch 512]", "", p)) << p;
+    EXPECT_EQ(b->scaling, "strong");
+  }
+  // At one GPU count the batches cannot tell the mode: by global batch, the mode the curve is read in.
+  scalelens::testing::ScratchDir one;
+  write_run(one, "B4", 4, 128, 10, std::nullopt, 1000 * kSec);
+  write_run(one, "C4", 4, 256, 20, std::nullopt, 2000 * kSec);
+  const auto u = analyze(read_study(one), {});
+  EXPECT_TRUE(find(u, "ddp [batch 128]", "", 4) && find(u, "ddp [batch 256]", "", 4));
+}
+
 // --scaling strong analyses declared weak runs as strong ones, so a global batch that differs at one
 // world size (32 and 64 per GPU) splits them as it splits any strong-scaling runs.
 TEST(Split, UnderScalingStrongRunsDifferingInBatchAtOneWorldSizeAreNotRepeats) {
