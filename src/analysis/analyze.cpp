@@ -426,8 +426,37 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   std::set<std::string> systems;
   for (const auto& c : summary.configurations) systems.insert(c.system);
   summary.systems.assign(systems.begin(), systems.end());
+  auto system_name = [](const std::string& system) { return system.empty() ? std::string("unknown system") : system; };
+  for (auto& c : summary.configurations)
+    c.curve = systems.size() > 1 ? fmt::format("{} @ {}", c.label, system_name(c.system)) : c.label;
+  // Names that meet ("x @ y" on z and x on "y @ z" both read "x @ y @ z"; x on "unknown system" and
+  // x on no system) would be one curve in every output, which joins and draws curves by name:
+  // those curves' names quote the label and system instead ("'x @ y' @ 'z'"), said in a note.
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> named;  // name → its (label, system)s
+  for (const auto& c : summary.configurations) named[c.curve].emplace(c.label, c.system);
+  std::set<std::string> taken;
+  for (const auto& [name, curves] : named)
+    if (curves.size() == 1) taken.insert(name);
+  std::map<std::pair<std::string, std::string>, std::string> quoted;
+  for (const auto& [name, curves] : named) {
+    if (curves.size() < 2) continue;
+    std::vector<std::string> names;
+    for (const auto& [label, system] : curves) {
+      const auto plain = fmt::format("'{}' @ {}", label, system.empty() ? system_name(system) : "'" + system + "'");
+      auto unique = plain;
+      for (int k = 2; taken.contains(unique); ++k) unique = fmt::format("{} #{}", plain, k);  // quotes in the names too
+      taken.insert(unique);
+      quoted[{label, system}] = unique;
+      names.push_back("\"" + unique + "\"");
+    }
+    warnings.push_back({Severity::note, "curve-names-quoted",
+                        fmt::format("{} curves would all be named \"{}\" (a label or system holds \" @ \" or reads \"unknown "
+                                    "system\"): named {} instead, each label and system quoted",
+                                    curves.size(), name, list_first(names, names.size())),
+                        {}, 0, {}});
+  }
   for (auto& c : summary.configurations) {
-    c.curve = systems.size() > 1 ? fmt::format("{} @ {}", c.label, c.system.empty() ? "unknown system" : c.system) : c.label;
+    if (auto it = quoted.find({c.label, c.system}); it != quoted.end()) c.curve = it->second;
     for (auto i : c.run_indices) runs[i].curve = c.curve;
   }
 }

@@ -508,6 +508,40 @@ TEST(Split, UndeclaredRunsOfTwoBatchesPerGpuAreTaggedByBatchPerGpu) {
   EXPECT_TRUE(find(u, "ddp [batch 128]", "", 4) && find(u, "ddp [batch 256]", "", 4));
 }
 
+// A label holding " @ " and a system holding it: "x @ y" on z and x on "y @ z" were both the curve
+// "x @ y @ z", joined into one curve of two labels' points. Each is now named with its label and
+// system quoted, said in a note; other curves keep their names.
+TEST(CurveNames, NamesThatMeetAreQuoted) {
+  scalelens::testing::ScratchDir d;
+  auto manifest = [&](const std::string& folder, const std::string& label, const std::string& system, int p, double epoch_s,
+                      std::int64_t start_s) {
+    d.write(folder + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "label": "{}", "system": "{}", "world_size": {}}})", label, system, p));
+    const std::int64_t t = start_s * kSec, len = static_cast<std::int64_t>(epoch_s * kSec);
+    d.write(folder + "/epochs.csv", fmt::format("rank,epoch,start_ns,end_ns\n0,0,{},{}\n0,1,{},{}\n", t, t + len, t + len, t + 2 * len));
+  };
+  manifest("a1", "x @ y", "z", 1, 10, 1000);
+  manifest("a2", "x @ y", "z", 2, 5, 2000);
+  manifest("b1", "x", "y @ z", 1, 40, 3000);
+  manifest("b2", "x", "y @ z", 2, 30, 4000);
+  manifest("c1", "ddp", "juwels", 1, 10, 5000);
+  const auto s = analyze(read_study(d), {});
+  ASSERT_EQ(s.configurations.size(), 5u);
+  std::set<std::string> curves;
+  for (const auto& c : s.configurations) curves.insert(c.curve);
+  EXPECT_EQ(curves, (std::set<std::string>{"'x @ y' @ 'z'", "'x' @ 'y @ z'", "ddp @ juwels"}));
+  const auto* xy = find(s, "x @ y", "z", 2);
+  ASSERT_TRUE(xy);
+  EXPECT_EQ(xy->curve, "'x @ y' @ 'z'");
+  ASSERT_TRUE(xy->speedup);
+  EXPECT_NEAR(*xy->speedup, 2, 1e-9);  // against its own 1 GPU, not the other label's
+  const auto* note = warning(s, "curve-names-quoted");
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->severity, Severity::note);
+  EXPECT_NE(note->message.find(R"(2 curves would all be named "x @ y @ z")"), std::string::npos) << note->message;
+  EXPECT_EQ(s.curves.size(), 3u);
+}
+
 // --scaling strong analyses declared weak runs as strong ones, so a global batch that differs at one
 // world size (32 and 64 per GPU) splits them as it splits any strong-scaling runs.
 TEST(Split, UnderScalingStrongRunsDifferingInBatchAtOneWorldSizeAreNotRepeats) {
