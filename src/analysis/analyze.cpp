@@ -352,6 +352,23 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       say_partly_declared();
       continue;
     }
+    // The mode each run's batch is told apart in: forced, its own, or the one its curve declares.
+    auto analysed_as = [&](std::size_t i) {
+      const auto mode = mode_of(runs[i], *sources[i]);
+      return forced_scaling ? *forced_scaling : !mode.empty() || by_mode || modes.size() != 1 ? mode : *modes.begin();
+    };
+    // Runs whose mode nothing states are told apart as their batches read: by the batch per GPU where
+    // that makes fewer families across their GPU counts than the global batch does (32 and 64 per
+    // GPU at 1 and 2 GPUs: each family a weak-scaling curve, as detect_scaling then reads it; by
+    // global batch, "batch 64" would join 64 per GPU at 1 GPU with 32 per GPU at 2), else by the
+    // global batch (strong scaling, the mode their curve is analysed in where the batches cannot tell).
+    std::set<double> undeclared_global, undeclared_per_gpu;
+    for (auto i : members)
+      if (analysed_as(i).empty() && runs[i].global_batch_size) {
+        undeclared_global.insert(*runs[i].global_batch_size);
+        undeclared_per_gpu.insert(*runs[i].global_batch_size / *runs[i].world_size);
+      }
+    const bool undeclared_per_gpu_tags = undeclared_per_gpu.size() < undeclared_global.size();
     std::set<std::string> new_labels;
     for (auto i : members) {
       auto& r = runs[i];
@@ -363,10 +380,11 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       if (by_model && !r.gpu_model.empty()) tags.push_back(r.gpu_model);
       // Weak scaling's runs are told apart by their batch per GPU, which its curve keeps (its global
       // batch grows with the GPUs); strong scaling's by the global batch.
-      const auto analysed_as = forced_scaling ? *forced_scaling : !mode.empty() || by_mode || modes.size() != 1 ? mode : *modes.begin();
+      const auto as = analysed_as(i);
       if (by_batch && r.global_batch_size)
-        tags.push_back(analysed_as == "weak" ? fmt::format("batch {:g} per GPU", *r.global_batch_size / *r.world_size)
-                                             : fmt::format("batch {}", *r.global_batch_size));
+        tags.push_back(as == "weak" || (as.empty() && undeclared_per_gpu_tags)
+                           ? fmt::format("batch {:g} per GPU", *r.global_batch_size / *r.world_size)
+                           : fmt::format("batch {}", *r.global_batch_size));
       if (!tags.empty()) r.label += " [" + join(tags) + "]";
       new_labels.insert(r.label);
     }
@@ -408,8 +426,37 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   std::set<std::string> systems;
   for (const auto& c : summary.configurations) systems.insert(c.system);
   summary.systems.assign(systems.begin(), systems.end());
+  auto system_name = [](const std::string& system) { return system.empty() ? std::string("unknown system") : system; };
+  for (auto& c : summary.configurations)
+    c.curve = systems.size() > 1 ? fmt::format("{} @ {}", c.label, system_name(c.system)) : c.label;
+  // Names that meet ("x @ y" on z and x on "y @ z" both read "x @ y @ z"; x on "unknown system" and
+  // x on no system) would be one curve in every output, which joins and draws curves by name:
+  // those curves' names quote the label and system instead ("'x @ y' @ 'z'"), said in a note.
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> named;  // name → its (label, system)s
+  for (const auto& c : summary.configurations) named[c.curve].emplace(c.label, c.system);
+  std::set<std::string> taken;
+  for (const auto& [name, curves] : named)
+    if (curves.size() == 1) taken.insert(name);
+  std::map<std::pair<std::string, std::string>, std::string> quoted;
+  for (const auto& [name, curves] : named) {
+    if (curves.size() < 2) continue;
+    std::vector<std::string> names;
+    for (const auto& [label, system] : curves) {
+      const auto plain = fmt::format("'{}' @ {}", label, system.empty() ? system_name(system) : "'" + system + "'");
+      auto unique = plain;
+      for (int k = 2; taken.contains(unique); ++k) unique = fmt::format("{} #{}", plain, k);  // quotes in the names too
+      taken.insert(unique);
+      quoted[{label, system}] = unique;
+      names.push_back("\"" + unique + "\"");
+    }
+    warnings.push_back({Severity::note, "curve-names-quoted",
+                        fmt::format("{} curves would all be named \"{}\" (a label or system holds \" @ \" or reads \"unknown "
+                                    "system\"): named {} instead, each label and system quoted",
+                                    curves.size(), name, list_first(names, names.size())),
+                        {}, 0, {}});
+  }
   for (auto& c : summary.configurations) {
-    c.curve = systems.size() > 1 ? fmt::format("{} @ {}", c.label, c.system.empty() ? "unknown system" : c.system) : c.label;
+    if (auto it = quoted.find({c.label, c.system}); it != quoted.end()) c.curve = it->second;
     for (auto i : c.run_indices) runs[i].curve = c.curve;
   }
 }

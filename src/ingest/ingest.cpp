@@ -440,47 +440,52 @@ bool same_identity(const Run& a, const Run& b) {
          !values_differ(a.start_ns, b.start_ns) && !values_differ(a.end_ns, b.end_ns);
 }
 
+// A run folder's epochs' first start and last end, where its epochs were tabulated as read
+// (ReadOutput::epochs_first_ns); {0, 0} where not.
+struct EpochSpan {
+  std::int64_t first = 0, last = 0;
+};
+
 // What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
 // each instant it stated on the wall clock, a key apiece (its start, its end), so that a copy that
-// lacks one (a manifest without start_ns) meets the run it copies on the other; without either, its
-// epochs' first start and last end (its epochs log, read alike in both); else each traced rank and
-// when its profiling began. Empty where the run states none on the wall clock. Two runs never start
+// lacks one (a manifest without start_ns) meets the run it copies on the other; its epochs' first
+// start and last end (its epochs log, read alike in both), and each traced rank with when its
+// profiling began, so that a copy whose manifest states neither instant meets the run it copies
+// whatever that one states. Empty where the run states none on the wall clock. Two runs never start
 // or end at one instant, to the nanosecond (a manifest, MLflow) or millisecond (MLPerf, whose
-// concurrent instances evidently_one tells apart); their traces never start at one either. A start
-// of 0 and an end of the duration (a hand-written manifest) are no instants: repeats of one length
-// have them alike.
+// concurrent instances evidently_one tells apart); their epochs and traces never start at one
+// either. A start of 0 and an end of the duration (a hand-written manifest) are no instants:
+// repeats of one length have them alike.
 // Foreign logs (MLPerf's millisecond stamps, which logs written alike share) keep both instants
-// in one key, as before.
+// in one key, as before; traces alone are keyed by their ranks' starts.
 enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd };
-std::vector<std::vector<std::int64_t>> execution_keys(const Run& run) {
+std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan tabulated) {
   std::vector<std::vector<std::int64_t>> keys;
   const bool start = run.start_ns && limits::wall_clock_ns(*run.start_ns), end = run.end_ns && limits::wall_clock_ns(*run.end_ns);
   const bool manifest = run.format == "scalelens";
   if (start && end) keys.push_back({kByStartAndEnd, *run.start_ns, *run.end_ns});
-  if (!manifest) {
-    if (!keys.empty()) return keys;
-  } else {
+  if (!manifest && !keys.empty()) return keys;
+  if (manifest) {
     if (start) keys.push_back({kByStart, *run.start_ns});
     if (end) keys.push_back({kByEnd, *run.end_ns});
-    if (!keys.empty()) return keys;
+    EpochSpan span = tabulated;
+    if (!run.epochs.empty()) {
+      span = {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
+      for (const auto& e : run.epochs) span.first = std::min(span.first, e.start_ns), span.last = std::max(span.last, e.end_ns);
+    }
+    if (limits::wall_clock_ns(span.first) && limits::wall_clock_ns(span.last)) keys.push_back({kByEpochs, span.first, span.last});
   }
-  if (manifest && !run.epochs.empty()) {
-    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
-    for (const auto& e : run.epochs) first = std::min(first, e.start_ns), last = std::max(last, e.end_ns);
-    if (limits::wall_clock_ns(first) && limits::wall_clock_ns(last)) return {{kByEpochs, first, last}};
-  }
-  std::vector<std::int64_t> key;
-  for (const auto& b : run.breakdown) {
-    if (!b.start_ns || !limits::wall_clock_ns(*b.start_ns)) return {};
-    key.push_back(b.rank), key.push_back(*b.start_ns);
-  }
-  if (key.empty()) return {};
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;  // in rank order, so the traces' order does not matter
-  for (std::size_t i = 0; i < key.size(); i += 2) pairs.emplace_back(key[i], key[i + 1]);
+  for (const auto& b : run.breakdown) {
+    if (!b.start_ns || !limits::wall_clock_ns(*b.start_ns)) return keys;
+    pairs.emplace_back(b.rank, *b.start_ns);
+  }
+  if (pairs.empty()) return keys;
   std::sort(pairs.begin(), pairs.end());
-  key.assign(1, kByTraces);
-  for (const auto& [rank, start] : pairs) key.push_back(rank), key.push_back(start);
-  return {key};
+  std::vector<std::int64_t> key{kByTraces};
+  for (const auto& [rank, at] : pairs) key.push_back(rank), key.push_back(at);
+  keys.push_back(std::move(key));
+  return keys;
 }
 
 // A run's epochs as rows, whichever way it holds them (a folder's only epochs log is held as a table
@@ -520,19 +525,44 @@ std::set<std::string> gpu_uuids(const Run& run) {
   return uuids;
 }
 
-// Runs read twice are counted once, the first in path order kept (a copy that states its start
-// and end before one that lacks either, which would take the run time with it): a copy that kept its
-// written id and its identity (`duplicate-run-id`), and a copy evidently of one execution whatever
-// its id (a folder copied without a run_id, a copied MLPerf log or trace folder: `duplicate-run`).
-void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
+// What a manifest states of its run's clock, for the words of `duplicate-run`.
+int instants_stated(const Run& run) { return (run.start_ns ? 1 : 0) + (run.end_ns ? 1 : 0); }
+
+// How two copies of one run (`kept`, and `copy`, the one left out) share the instants that found them, and
+// which of the two lacks which (every case true: either, both, or neither may lack each).
+std::string shared_instants(const Run& kept, const Run& copy, std::int64_t by) {
+  std::vector<std::string> same, copy_lacks, kept_lacks, neither;
+  for (const auto& [name, of] : {std::pair{"start", &Run::start_ns}, std::pair{"end", &Run::end_ns}}) {
+    const bool in_kept = (kept.*of).has_value(), in_copy = (copy.*of).has_value();
+    (in_kept && in_copy ? same : in_kept ? copy_lacks : in_copy ? kept_lacks : neither).push_back(name);
+  }
+  auto words = [](const std::vector<std::string>& instants, std::string_view joined) {  // in start, end order
+    return instants.size() == 2 ? fmt::format("{}{}{}", instants[0], joined, instants[1]) : instants.front();
+  };
+  std::string text = !same.empty()     ? fmt::format("the same {}, to the last digit", words(same, " and "))
+                     : by == kByTraces ? "its traced ranks began profiling at the same instants"
+                                       : "the same epochs' first start and last end, to the last digit";
+  if (kept.format != "scalelens" && copy.format != "scalelens") return text;  // foreign logs and traces state no manifest's clock
+  if (!copy_lacks.empty()) text += fmt::format("; this one states no {}", words(copy_lacks, " or "));
+  if (!kept_lacks.empty()) text += fmt::format("; {} states no {}", kept.path, words(kept_lacks, " or "));
+  if (!neither.empty())
+    text += fmt::format("; neither states {}", neither.size() == 2 ? "a start or an end" : neither.front() == "start" ? "a start" : "an end");
+  return text;
+}
+
+// Runs read twice are counted once, the first in path order kept (a copy that states more of its
+// start and end before one that states less, which would take the run time with it): a copy that
+// kept its written id and its identity (`duplicate-run-id`), and a copy evidently of one execution
+// whatever its id (a folder copied without a run_id, a copied MLPerf log or trace folder:
+// `duplicate-run`). `epoch_spans`: the tabulated epochs' span of the first runs (the folders').
+void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_spans, std::vector<Diagnostic>& diagnostics) {
   constexpr std::size_t kKept = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> copy_of(all.size(), kKept);  // the kept run each copy repeats
   std::vector<std::int64_t> by_execution(all.size(), -1);  // the ExecutionKey a copy was found by
   // The first in path order is kept (folders' runs lie before files' runs in `all`: a copied MLPerf
   // log in a run folder of its own would otherwise be kept over the log it copies).
   auto in_path_order = [&](std::size_t a, std::size_t b) {
-    const bool clock_a = all[a].start_ns && all[a].end_ns, clock_b = all[b].start_ns && all[b].end_ns;
-    if (clock_a != clock_b) return clock_a;
+    if (const int clock_a = instants_stated(all[a]), clock_b = instants_stated(all[b]); clock_a != clock_b) return clock_a > clock_b;
     const int c = compare_as_paths(all[a].path, all[b].path);
     return c != 0 ? c < 0 : a < b;
   };
@@ -560,7 +590,7 @@ void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (copy_of[i] == kKept)
-        for (auto& key : execution_keys(all[i])) keyed.emplace_back(std::move(key), i);
+        for (auto& key : execution_keys(all[i], i < epoch_spans.size() ? epoch_spans[i] : EpochSpan{})) keyed.emplace_back(std::move(key), i);
     std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       return in_path_order(a.second, b.second);
@@ -594,14 +624,7 @@ void drop_copies(std::vector<Run>& all, std::vector<Diagnostic>& diagnostics) {
       continue;
     }
     const Run& copy = all[i];
-    std::string same;
-    if (by_execution[i] == kByEpochs) same = "the same epochs' start and end, to the last digit (neither states its own)";
-    else if (by_execution[i] == kByTraces) same = "its traced ranks began profiling at the same instants";
-    else if (copy.start_ns && copy.end_ns && first.start_ns && first.end_ns) same = "the same start and end, to the last digit";
-    else
-      same = fmt::format("the same {}, to the last digit; {} states no {}", by_execution[i] == kByStart ? "start" : "end",
-                         copy.start_ns && copy.end_ns ? first.path : "this one",
-                         by_execution[i] == kByStart ? "end" : "start");
+    const std::string same = shared_instants(first, copy, by_execution[i]);
     diagnostics.push_back({Severity::warning, "duplicate-run",
                            fmt::format("the same run as {} ({}{}): a copy, counted once; this one is left out", first.path, same,
                                        gpu_uuids(copy).empty() ? "" : ", on the same GPUs"),
@@ -828,6 +851,9 @@ Study ingest(const IngestOptions& options) {
         folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs) &&
         window_stated()) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
+      out.epochs_first_ns = std::numeric_limits<std::int64_t>::max();
+      for (const auto& e : out.attach.epochs)
+        out.epochs_first_ns = std::min(out.epochs_first_ns, e.start_ns), out.epochs_last_ns = std::max(out.epochs_last_ns, e.end_ns);
       std::vector<Interval>().swap(out.attach.epochs);
     }
     // Likewise its only step log: a row per step, and each rank's chart within the log's share of
@@ -1036,6 +1062,7 @@ Study ingest(const IngestOptions& options) {
     }
   };
   std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
+  std::vector<EpochSpan> epoch_spans(folder_run_list.size());  // per run folder, of its epochs tabulated as read
   // The warnings of outputs merged in their batch, by file: only files that have any (a list per
   // file was 24 bytes a file of a large study, nearly all empty).
   std::map<std::size_t, std::vector<Diagnostic>> merged_diagnostics;
@@ -1081,6 +1108,7 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
+      if (owner[k] != kNoRun && out->epochs_last_ns) epoch_spans[owner[k]] = {out->epochs_first_ns, out->epochs_last_ns};
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)
@@ -1308,10 +1336,11 @@ Study ingest(const IngestOptions& options) {
   std::size_t folder_runs_kept = 0;
   for (std::size_t r = 0; r < folder_run_list.size(); ++r) {
     if (no_run[r]) continue;
-    if (r != folder_runs_kept) folder_run_list[folder_runs_kept] = std::move(folder_run_list[r]);
+    if (r != folder_runs_kept) folder_run_list[folder_runs_kept] = std::move(folder_run_list[r]), epoch_spans[folder_runs_kept] = epoch_spans[r];
     ++folder_runs_kept;
   }
   folder_run_list.erase(folder_run_list.begin() + static_cast<std::ptrdiff_t>(folder_runs_kept), folder_run_list.end());
+  epoch_spans.resize(folder_runs_kept);
 
   {
     auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
@@ -1337,7 +1366,7 @@ Study ingest(const IngestOptions& options) {
   if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
-  drop_copies(all, study.diagnostics);
+  drop_copies(all, epoch_spans, study.diagnostics);
   tell_shared_ids_apart(all, study.diagnostics);
   study.runs = std::move(all);
   // The batch the user stated, where a run states none.

@@ -45,6 +45,10 @@ struct ReadOutput {
   // Where that step lies among the node's stamps (an empty window where the log stepped more than
   // once): for ingest to place the run's other times stamped on that node (epochs, steps, ranks).
   StepWindow end_step_window;
+  // Where its epochs were tabulated as read (ingest, EpochRow): their first start and last end (0, 0:
+  // none), which the table no longer holds and a copy of the run lacking its manifest's clock is
+  // found by.
+  std::int64_t epochs_first_ns = 0, epochs_last_ns = 0;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});

@@ -123,7 +123,7 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
       starts.push_back({b.rank, b.start_ns, &b.step_numbers, t->file.string(), b.base_time_ns});
     }
     std::vector<std::vector<LooseInput*>> jobs;
-    for (const auto& job : trace::split_into_jobs(starts)) {
+    for (const auto& job : trace::split_into_jobs(starts, world_size)) {
       jobs.emplace_back();
       for (std::size_t i : job) jobs.back().push_back(members[i]);
     }

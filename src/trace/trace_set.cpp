@@ -4,7 +4,9 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 #include <thread>
 
@@ -241,7 +243,7 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
     std::vector<TraceStart> starts;
     for (std::size_t i : members) starts.push_back({set.ranks[i].rank, set.ranks[i].start_ns, &set.ranks[i].step_numbers, set.ranks[i].file,
                                           set.ranks[i].base_time_ns});
-    for (const auto& job : split_into_jobs(starts)) {
+    for (const auto& job : split_into_jobs(starts, std::get<0>(setup))) {
       jobs.emplace_back();
       for (std::size_t k : job) jobs.back().push_back(members[k]);
     }
@@ -362,7 +364,7 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
   return dropped;
 }
 
-std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces) {
+std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces, int world_size) {
   std::vector<std::size_t> order(traces.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Known starts in time order, then traces whose clock gives no start, by path.
@@ -393,6 +395,33 @@ std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceSta
     }
     return false;
   };
+  // A session that shares no rank with the job before it is the rest of that job's ranks where
+  // together they are its ranks 0..W-1, each once, each of its traces profiled a step the job
+  // profiled, and all began within kRanksOfOneJobNs: ranks of one job that began profiling minutes
+  // apart (a slow node, a late rank). Two jobs each kept whole share ranks, as a rerun of some ranks
+  // does; halves of two jobs are further apart than one job's ranks can be at one step.
+  auto completes = [&](const std::vector<std::size_t>& job, const std::vector<std::size_t>& session) {
+    if (world_size < 1) return false;
+    std::set<int> ranks;
+    std::vector<std::int64_t> steps;
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    for (const auto* part : {&job, &session})
+      for (std::size_t u : *part) {
+        if (!traces[u].start_ns) return false;
+        first = std::min(first, *traces[u].start_ns), last = std::max(last, *traces[u].start_ns);
+      }
+    if (last - first > kRanksOfOneJobNs) return false;
+    for (std::size_t u : job) {
+      ranks.insert(traces[u].rank);
+      steps.insert(steps.end(), traces[u].step_numbers->begin(), traces[u].step_numbers->end());
+    }
+    std::sort(steps.begin(), steps.end());
+    for (std::size_t t : session)
+      if (!ranks.insert(traces[t].rank).second || traces[t].step_numbers->empty() || steps.empty() ||
+          !overlap(*traces[t].step_numbers, steps))
+        return false;
+    return static_cast<int>(ranks.size()) == world_size && *ranks.begin() == 0 && *ranks.rbegin() == world_size - 1;
+  };
   std::vector<std::vector<std::size_t>> jobs;
   for (auto& session : sessions) {
     bool continues = !jobs.empty(), shares_a_rank = false;
@@ -411,7 +440,7 @@ std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceSta
         }
       }
     }
-    continues = continues && shares_a_rank;
+    continues = continues && (shares_a_rank || completes(jobs.back(), session));
     if (continues) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
     else jobs.push_back(std::move(session));
   }

@@ -109,14 +109,16 @@ struct TraceOfRank {
 };
 std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces, std::vector<Diagnostic>& diagnostics);
 
-// Traces of one setup told apart into jobs by when profiling began (`scalelens report` and
-// `scalelens trace` alike): in start order (traces whose clock gives no start last, by file), a
-// gap of more than kSameJobGapNs begins a session. A later session continues the job before it
-// only as schedule(repeat=N) does, one trace per rank and window from the same processes: it shares
-// a rank with the job, and each shared rank profiled other, later steps, from the same process
-// where both traces say which (baseTimeNanoseconds). Else it is another job: a rerun of some ranks
-// (a process of its own), or ranks of another job (none shared). Returns each job's indices into
-// `traces`, jobs in start order, each job's in start order.
+// Traces of one setup (of `world_size` ranks; 0: unknown) told apart into jobs by when profiling
+// began (`scalelens report` and `scalelens trace` alike): in start order (traces whose clock gives no
+// start last, by file), a gap of more than kSameJobGapNs begins a session. A later session continues
+// the job before it as schedule(repeat=N) does, one trace per rank and window from the same
+// processes: it shares a rank with the job, and each shared rank profiled other, later steps, from
+// the same process where both traces say which (baseTimeNanoseconds); or as the job's late ranks
+// do: it shares no rank, its ranks and the job's are 0..world_size-1 each once, each of its traces
+// profiled a step the job profiled, and all began within kRanksOfOneJobNs. Else it is another job:
+// a rerun of some ranks (a process of its own), or ranks of another job. Returns each job's indices
+// into `traces`, jobs in start order, each job's in start order.
 struct TraceStart {
   int rank = 0;
   std::optional<std::int64_t> start_ns;
@@ -127,7 +129,10 @@ struct TraceStart {
 // Ranks of one job reach their first profiled step within a step of each other; two jobs are
 // minutes apart at least.
 inline constexpr std::int64_t kSameJobGapNs = 60'000'000'000;
-std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces);
+// The most one job's ranks can be apart at one step: PyTorch's default collective timeout
+// (init_process_group, 30 min), past which the ranks that waited fail the job.
+inline constexpr std::int64_t kRanksOfOneJobNs = 30 * 60'000'000'000LL;
+std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces, int world_size);
 
 // "2023-09-07 23:10:01 UTC" of a Unix time in ns.
 std::string unix_time_text(std::int64_t ns);

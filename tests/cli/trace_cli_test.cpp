@@ -299,8 +299,9 @@ TEST(TraceCli, RanksThatProfiledDifferentStepsAreSaidAndNotCompared) {
 
 // Rank 5's clock 30 s ahead (every ts of the real trace + 3e7 µs): a collective cannot end on one
 // rank before another starts it, so nothing is matched, and the rank and offset are named. A
-// rerun's rank 0 two minutes later beside the first run's ranks 1..7 (no rank shared) is another
-// job, told apart before any call is matched (past a minute, a clock that far off reads the same).
+// rerun's rank 0 an hour later beside the first run's ranks 1..7 (no rank shared) is another job,
+// told apart before any call is matched (past a minute, a clock that far off reads the same; within
+// a collective timeout, 30 min, it would read as the job's late rank).
 TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir ahead, rerun;
@@ -317,14 +318,14 @@ TEST(TraceCli, CollectivesThatCannotHaveRunTogetherAreNotMatched) {
   EXPECT_NE(said.find("the ranks' clocks disagree, or the traces are from different jobs"), std::string::npos) << said;
   EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 0u);
   for (auto rank : simdjson::dom::array(t.doc["ranks"])) EXPECT_TRUE(rank["comm_wait_us"].is_null());
-  // The rerun: ranks 1..7 of the first job, rank 0 of a job 120 s later (its file newer, so kept).
+  // The rerun: ranks 1..7 of the first job, rank 0 of a job an hour later (its file newer, so kept).
   copy_dlrm_traces(data, rerun, 0, [](std::string text) { return text; });
   for (const auto& e : std::filesystem::directory_iterator(rerun.path()))
     if (e.path().filename().string().rfind("worker0_", 0) == 0) std::filesystem::remove(e.path());
   rerun.write("worker0_step_12.1694128321545.pt.trace.json",
               rewrite_times(scalelens::testing::slurp(data / "kineto/dlrm-8rank-v100/worker0_step_12.1694128201545.pt.trace.json"),
                             [](std::string_view key, std::string_view digits) {
-                              return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 120'000'000)
+                              return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 3'600'000'000)
                                                  : std::string(digits);
                             }));
   TraceJson mixed;
@@ -385,6 +386,20 @@ TEST(TraceCli, ARerunsTraceBesideTheFirstRunsIsAnotherJob) {
   EXPECT_NE(table.out.find("warning: " + dir.path().string() + ": traces of 2 jobs"), std::string::npos) << table.out;
 }
 
+// The real DLRM job's traces into `dir`, those of ranks 4..7 `later_us` later.
+void write_halves(const std::filesystem::path& data, const ScratchDir& dir, std::int64_t later_us) {
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) != 0) continue;
+    std::string text = scalelens::testing::slurp(e.path());
+    if (name[6] >= '4')
+      text = rewrite_times(text, [&](std::string_view key, std::string_view digits) {
+        return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + later_us) : std::string(digits);
+      });
+    dir.write(name, text);
+  }
+}
+
 // Ranks 0..3 of the real DLRM job beside ranks 4..7 of another job an hour later (the real
 // traces an hour on): no rank is shared, and they were taken for one job of 8 ranks, whose
 // stragglers and collectives compared the two jobs' clocks. Two jobs, said; the real job's own
@@ -392,17 +407,7 @@ TEST(TraceCli, ARerunsTraceBesideTheFirstRunsIsAnotherJob) {
 TEST(TraceCli, RanksOfAnotherJobSharingNoRankAreAnotherJob) {
   SCALELENS_REQUIRE_REALDATA(data);
   ScratchDir dir;
-  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("worker", 0) != 0) continue;
-    const bool later = name[6] >= '4';
-    std::string text = scalelens::testing::slurp(e.path());
-    if (later)
-      text = rewrite_times(text, [](std::string_view key, std::string_view digits) {
-        return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + 3'600'000'000) : std::string(digits);
-      });
-    dir.write(name, text);
-  }
+  write_halves(data, dir, 3'600'000'000);
   TraceJson t;
   trace_json(dir.path(), t);
   ASSERT_EQ(t.exit_code, 0) << t.err;
@@ -415,6 +420,17 @@ TEST(TraceCli, RanksOfAnotherJobSharingNoRankAreAnotherJob) {
   EXPECT_EQ(simdjson::dom::array(jobs.at(0)["ranks"]).size(), 4u);
   EXPECT_EQ(simdjson::dom::array(jobs.at(1)["ranks"]).size(), 4u);
   EXPECT_EQ(int64_t(jobs.at(1)["ranks"].at(0)["rank"]), 4);
+  // The same halves 90 s apart, as one job's late node would be: within a collective's timeout,
+  // the same step, ranks 0..7 each once: one job of 8 ranks (it was two jobs of 4).
+  ScratchDir late;
+  write_halves(data, late, 90'000'000);
+  TraceJson one_job;
+  trace_json(late.path(), one_job);
+  ASSERT_EQ(one_job.exit_code, 0) << one_job.err;
+  EXPECT_EQ(one_job.warnings("mixed-jobs"), "") << one_job.out;
+  EXPECT_EQ(simdjson::dom::array(one_job.doc["ranks"]).size(), 8u);
+  simdjson::dom::array no_jobs;
+  EXPECT_TRUE(one_job.doc["jobs"].get_array().get(no_jobs) || no_jobs.size() == 0);
   // The real folders, each one job: no jobs and no mixed-jobs.
   for (const auto& real : {data / "kineto" / "dlrm-8rank-v100", data / "kineto" / "hta" / "sampled-2of128"}) {
     TraceJson one;

@@ -466,6 +466,82 @@ TEST(Split, WeakRunsDifferingInBatchAtOneWorldSizeAreNotRepeats) {
   EXPECT_EQ(count_code(s, "inconsistent-runs"), 0u);
 }
 
+// The same runs declaring no "scaling": their batches say weak scaling (32 and 64 per GPU at 1 and 2
+// GPUs), so they are tagged by batch per GPU as declared weak runs are. Tagged by global batch, they
+// made "ddp [batch 64]" of 64 per GPU at 1 GPU and 32 per GPU at 2 (a strong-scaling curve of two
+// experiments' runs). Runs of one global batch at every GPU count stay tagged by it.
+TEST(Split, UndeclaredRunsOfTwoBatchesPerGpuAreTaggedByBatchPerGpu) {
+  scalelens::testing::ScratchDir d;
+  for (int p : {1, 2}) {
+    write_run(d, fmt::format("B{}", p), p, 32.0 * p, 10, std::nullopt, (p + 1) * 1000 * kSec);
+    write_run(d, fmt::format("C{}", p), p, 64.0 * p, 20, std::nullopt, (p + 50) * 1000 * kSec);
+  }
+  const auto s = analyze(read_study(d), {});
+  ASSERT_EQ(s.configurations.size(), 4u);
+  for (int p : {1, 2}) {
+    const auto* b = find(s, "ddp [batch 32 per GPU]", "", p);
+    const auto* c = find(s, "ddp [batch 64 per GPU]", "", p);
+    ASSERT_TRUE(b && c) << p;
+    EXPECT_NEAR(b->epoch_time_s->mean, 10, 1e-9);
+    EXPECT_NEAR(c->epoch_time_s->mean, 20, 1e-9);
+    EXPECT_EQ(b->scaling, "weak");
+    EXPECT_EQ(c->scaling, "weak");
+  }
+  // Strong scaling written alike (global batches 256 and 512 at 1 and 2 GPUs): by global batch.
+  scalelens::testing::ScratchDir strong;
+  for (int p : {1, 2}) {
+    write_run(strong, fmt::format("B{}", p), p, 256, 10.0 / p, std::nullopt, (p + 1) * 1000 * kSec);
+    write_run(strong, fmt::format("C{}", p), p, 512, 20.0 / p, std::nullopt, (p + 50) * 1000 * kSec);
+  }
+  const auto t = analyze(read_study(strong), {});
+  ASSERT_EQ(t.configurations.size(), 4u);
+  for (int p : {1, 2}) {
+    const auto* b = find(t, "ddp [batch 256]", "", p);
+    ASSERT_TRUE(b && find(t, "ddp [batch 512]", "", p)) << p;
+    EXPECT_EQ(b->scaling, "strong");
+  }
+  // At one GPU count the batches cannot tell the mode: by global batch, the mode the curve is read in.
+  scalelens::testing::ScratchDir one;
+  write_run(one, "B4", 4, 128, 10, std::nullopt, 1000 * kSec);
+  write_run(one, "C4", 4, 256, 20, std::nullopt, 2000 * kSec);
+  const auto u = analyze(read_study(one), {});
+  EXPECT_TRUE(find(u, "ddp [batch 128]", "", 4) && find(u, "ddp [batch 256]", "", 4));
+}
+
+// A label holding " @ " and a system holding it: "x @ y" on z and x on "y @ z" were both the curve
+// "x @ y @ z", joined into one curve of two labels' points. Each is now named with its label and
+// system quoted, said in a note; other curves keep their names.
+TEST(CurveNames, NamesThatMeetAreQuoted) {
+  scalelens::testing::ScratchDir d;
+  auto manifest = [&](const std::string& folder, const std::string& label, const std::string& system, int p, double epoch_s,
+                      std::int64_t start_s) {
+    d.write(folder + "/scalelens.json",
+            fmt::format(R"({{"schema": "scalelens.run/1", "label": "{}", "system": "{}", "world_size": {}}})", label, system, p));
+    const std::int64_t t = start_s * kSec, len = static_cast<std::int64_t>(epoch_s * kSec);
+    d.write(folder + "/epochs.csv", fmt::format("rank,epoch,start_ns,end_ns\n0,0,{},{}\n0,1,{},{}\n", t, t + len, t + len, t + 2 * len));
+  };
+  manifest("a1", "x @ y", "z", 1, 10, 1000);
+  manifest("a2", "x @ y", "z", 2, 5, 2000);
+  manifest("b1", "x", "y @ z", 1, 40, 3000);
+  manifest("b2", "x", "y @ z", 2, 30, 4000);
+  manifest("c1", "ddp", "juwels", 1, 10, 5000);
+  const auto s = analyze(read_study(d), {});
+  ASSERT_EQ(s.configurations.size(), 5u);
+  std::set<std::string> curves;
+  for (const auto& c : s.configurations) curves.insert(c.curve);
+  EXPECT_EQ(curves, (std::set<std::string>{"'x @ y' @ 'z'", "'x' @ 'y @ z'", "ddp @ juwels"}));
+  const auto* xy = find(s, "x @ y", "z", 2);
+  ASSERT_TRUE(xy);
+  EXPECT_EQ(xy->curve, "'x @ y' @ 'z'");
+  ASSERT_TRUE(xy->speedup);
+  EXPECT_NEAR(*xy->speedup, 2, 1e-9);  // against its own 1 GPU, not the other label's
+  const auto* note = warning(s, "curve-names-quoted");
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->severity, Severity::note);
+  EXPECT_NE(note->message.find(R"(2 curves would all be named "x @ y @ z")"), std::string::npos) << note->message;
+  EXPECT_EQ(s.curves.size(), 3u);
+}
+
 // --scaling strong analyses declared weak runs as strong ones, so a global batch that differs at one
 // world size (32 and 64 per GPU) splits them as it splits any strong-scaling runs.
 TEST(Split, UnderScalingStrongRunsDifferingInBatchAtOneWorldSizeAreNotRepeats) {

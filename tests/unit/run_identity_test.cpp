@@ -241,7 +241,83 @@ TEST(RunIdentity, ACopyWithoutItsStartIsStillACopy) {
   const auto copies = with_code(study.diagnostics, "duplicate-run");
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0]->path, (dir / "ddp-4-copy").string());
-  EXPECT_NE(copies[0]->message.find("the same epochs' start and end"), std::string::npos) << copies[0]->message;
+  EXPECT_NE(copies[0]->message.find("the same epochs' first start and last end"), std::string::npos) << copies[0]->message;
+}
+
+// A copy whose manifest states neither start_ns nor end_ns beside the run stating both: its epochs'
+// instants are the run's (kept, as read by `scalelens summary`, or tabulated by `scalelens report`,
+// which holds no epoch's instants): one run, the one that states its clock. It was counted twice
+// (2 runs, each keyed on what it stated: the instants, the epochs). A repeat of another time is kept.
+TEST(RunIdentity, ACopyStatingNoClockBesideOneStatingBothIsACopy) {
+  const std::string epochs =
+      "rank,epoch,start_ns,end_ns,samples\n0,0,1700000001000000000,1700000011000000000,2500\n"
+      "1,0,1700000001000000000,1700000011500000000,2500\n0,1,1700000011500000000,1700000021000000000,2500\n"
+      "1,1,1700000011500000000,1700000021000000000,2500\n";
+  ScratchDir dir;
+  dir.write("a-copy/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2})");
+  dir.write("b-run/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2, )"
+                                    R"("start_ns": 1700000000000000000, "end_ns": 1700000032000000000})");
+  for (const std::string folder : {"a-copy", "b-run"}) dir.write(folder + "/epochs.csv", epochs);
+  // A repeat an hour later, stating no clock either: its epochs' instants are its own.
+  std::string later = "rank,epoch,start_ns,end_ns,samples\n";
+  for (int r = 0; r < 2; ++r)
+    for (int e = 0; e < 2; ++e)
+      later += fmt::format("{},{},{},{},2500\n", r, e, 1700003601000000000LL + e * 10'000'000'000LL,
+                           1700003611000000000LL + e * 10'000'000'000LL);
+  dir.write("c-repeat/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2})");
+  dir.write("c-repeat/epochs.csv", later);
+  for (const auto& study : {read_study(dir), scalelens::testing::read_study_as_report(dir)}) {
+    ASSERT_EQ(study.runs.size(), 2u);
+    EXPECT_EQ(study.runs[0].path, (dir / "b-run").string());
+    EXPECT_EQ(study.runs[1].path, (dir / "c-repeat").string());
+    const auto copies = with_code(study.diagnostics, "duplicate-run");
+    ASSERT_EQ(copies.size(), 1u);
+    EXPECT_EQ(copies[0]->path, (dir / "a-copy").string());
+    EXPECT_NE(copies[0]->message.find("(the same epochs' first start and last end, to the last digit; this one states no "
+                                      "start or end)"),
+              std::string::npos)
+        << copies[0]->message;
+    const auto s = analyze(study, {});
+    ASSERT_EQ(s.configurations.size(), 1u);
+    EXPECT_EQ(s.configurations[0].runs, 2u);
+    ASSERT_TRUE(s.configurations[0].run_time_s);
+    EXPECT_NEAR(s.configurations[0].run_time_s->mean, 32, 1e-9);
+  }
+}
+
+// `duplicate-run` says which copy lacks which instant truly, whichever lacks it: it said "this one
+// states no end" where the kept one stated none either.
+TEST(RunIdentity, ADuplicateSaysWhichCopyLacksWhichInstant) {
+  const std::string epochs = "rank,epoch,start_ns,end_ns\n0,0,1700000001000000000,1700000011000000000\n";
+  const std::string start = R"("start_ns": 1700000000000000000)", end = R"("end_ns": 1700000032000000000)";
+  struct Case {
+    std::string first, second, words;  // what "a" and "b" state of their clock; what the warning says
+  };
+  const std::vector<Case> cases{
+      {start, start, "(the same start, to the last digit; neither states an end)"},
+      {end, end, "(the same end, to the last digit; neither states a start)"},
+      {"", "", "(the same epochs' first start and last end, to the last digit; neither states a start or an end)"},
+      // Each states one instant, not the other's: "a" is kept (first in path order).
+      {start, end, "(the same epochs' first start and last end, to the last digit; this one states no start; {} states no end)"},
+      {start + ", " + end, start, "(the same start, to the last digit; this one states no end)"},
+  };
+  for (const auto& c : cases) {
+    ScratchDir dir;
+    auto manifest = [](const std::string& clock) {
+      return R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 1)" + (clock.empty() ? "" : ", " + clock) + "}";
+    };
+    dir.write("a/scalelens.json", manifest(c.first));
+    dir.write("b/scalelens.json", manifest(c.second));
+    for (const std::string folder : {"a", "b"}) dir.write(folder + "/epochs.csv", epochs);
+    const auto study = read_study(dir);
+    ASSERT_EQ(study.runs.size(), 1u) << c.words;
+    EXPECT_EQ(study.runs[0].path, (dir / "a").string());
+    const auto copies = with_code(study.diagnostics, "duplicate-run");
+    ASSERT_EQ(copies.size(), 1u) << c.words;
+    EXPECT_EQ(copies[0]->path, (dir / "b").string());
+    const auto words = fmt::format(fmt::runtime(c.words), (dir / "a").string());
+    EXPECT_NE(copies[0]->message.find(words), std::string::npos) << copies[0]->message << "\nwanted " << words;
+  }
 }
 
 TEST(RunIdentity, CopiedMlperfLogAndTraceFolderCountOnce) {

@@ -295,6 +295,37 @@ TEST(TracesAlone, RanksOfAnotherJobSharingNoRankAreAnotherJob) {
   EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 2u);  // each job lacks the other's half
 }
 
+// Ranks 4..7 of one job began profiling 90 s after ranks 0..3 (a slow node): no rank shared, but
+// together they are ranks 0..7, they profiled the same steps, and within a collective's timeout of
+// each other. One job of 8 ranks; it was two jobs of 4 (mixed-jobs, each missing-ranks). Ranks of
+// the same steps half an hour and more apart (the test above), or of other steps, stay two jobs.
+TEST(TracesAlone, LateRanksOfOneJobStayOneJob) {
+  const std::vector<std::vector<std::int64_t>> four(4, {300, 100});
+  ScratchDir dir;
+  write_job(dir, "t/ddp-8gpu", 8, kStart, four, 10, "a-rank{}.json");
+  write_job(dir, "t/ddp-8gpu", 8, kStart + 90'000'000, four, 10, "b-rank{}.json", 4);
+  auto study = read(dir);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), 8u);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+  // Other steps profiled (10-11, then 110-111): not one job's ranks.
+  ScratchDir other;
+  write_job(other, "t/ddp-8gpu", 8, kStart, four, 10, "a-rank{}.json");
+  write_job(other, "t/ddp-8gpu", 8, kStart + 90'000'000, four, 110, "b-rank{}.json", 4);
+  auto apart = read(other);
+  EXPECT_EQ(apart.runs.size(), 2u);
+  EXPECT_NE(find_code(apart.diagnostics, "mixed-jobs"), nullptr);
+  // Two whole jobs 90 s apart share every rank: still two jobs.
+  ScratchDir whole;
+  write_job(whole, "t/ddp-4gpu", 4, kStart, four, 10, "a-rank{}.json");
+  write_job(whole, "t/ddp-4gpu", 4, kStart + 90'000'000, four, 10, "b-rank{}.json");
+  auto two = read(whole);
+  ASSERT_EQ(two.runs.size(), 2u);
+  EXPECT_EQ(two.runs[0].breakdown.size(), 4u);
+  EXPECT_NE(find_code(two.diagnostics, "mixed-jobs"), nullptr);
+}
+
 // A copy of a rank's trace beside it is the same job: counted once.
 TEST(TracesAlone, ACopiedTraceCountsOnce) {
   ScratchDir dir;
