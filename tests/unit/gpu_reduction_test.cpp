@@ -187,18 +187,20 @@ void expect_releasing_gives_the_same_report(const std::vector<std::string>& inpu
       EXPECT_EQ(after.epoch_table.size(), before.epoch_table.size());
       continue;
     }
-    EXPECT_TRUE(after.epochs.empty() && after.epoch_table.empty()) << after.path;
+    EXPECT_TRUE(after.epochs.empty() && after.epoch_table.empty()) << before.path;
+    // Its path goes too: its summary holds it (summary.json above says the same path).
+    EXPECT_TRUE(after.path.empty()) << before.path;
     released_epochs += before.epochs.size() + before.epoch_table.size();
     // Its step rows go; the page's charts stay.
-    ASSERT_EQ(static_cast<bool>(after.step_table), static_cast<bool>(before.step_table)) << after.path;
+    ASSERT_EQ(static_cast<bool>(after.step_table), static_cast<bool>(before.step_table)) << before.path;
     if (after.step_table) {
-      EXPECT_TRUE(after.step_table->slowest.empty()) << after.path;
-      EXPECT_EQ(after.step_table->ranks.size(), before.step_table->ranks.size()) << after.path;
+      EXPECT_TRUE(after.step_table->slowest.empty()) << before.path;
+      EXPECT_EQ(after.step_table->ranks.size(), before.step_table->ranks.size()) << before.path;
       if (released_step_rows) *released_step_rows += before.step_table->slowest.size();
     }
-    ASSERT_EQ(static_cast<bool>(after.gpu_digest), static_cast<bool>(before.gpu_digest)) << after.path;
+    ASSERT_EQ(static_cast<bool>(after.gpu_digest), static_cast<bool>(before.gpu_digest)) << before.path;
     if (!after.gpu_digest) continue;
-    EXPECT_FALSE(after.gpu_digest->figures) << after.path;
+    EXPECT_FALSE(after.gpu_digest->figures) << before.path;
     ASSERT_TRUE(before.gpu_digest->figures) << before.path;
     released_digests += before.gpu_digest->figures->util_pct.has_value();
   }
