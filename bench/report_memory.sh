@@ -4,14 +4,16 @@
 # study ≤ 1.5× the smaller's), of scalelens itself (--timings) and, as /usr/bin/time measures it,
 # with the gnuplot that draws the figures. Also prints what each run adds (the slope between the
 # two) and the most each run may add for the ratio to hold at the measured fixed cost.
-# Usage: [ROUNDS=N] [HEAPTRACK=1] bench/report_memory.sh [SMALL=1000] [LARGE=10000] [GPUS=8] [SAMPLES=36]
-#   (needs: scripts/build.sh bench; HEAPTRACK=1 also needs heaptrack and prints the large study's
-#   peak consumers)
+# Usage: [ROUNDS=N] [HEAPTRACK=1] [BIN=build/bench] bench/report_memory.sh [SMALL=1000] [LARGE=10000] [GPUS=8] [SAMPLES=36]
+#   (needs: scripts/build.sh bench, or BIN naming another build folder with cli/scalelens and
+#   bench/generate_study, e.g. build/default configured with -DSCALELENS_BUILD_BENCH=ON; HEAPTRACK=1
+#   also needs heaptrack and prints the large study's peak consumers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small="${1:-1000}" large="${2:-10000}" gpus="${3:-8}" samples="${4:-36}"
-bin=build/bench
-[ -x "$bin/cli/scalelens" ] || scripts/build.sh bench
+bin="${BIN:-build/bench}"
+[ -x "$bin/cli/scalelens" ] || [ -n "${BIN:-}" ] || scripts/build.sh bench
+[ -x "$bin/cli/scalelens" ] || { echo "no $bin/cli/scalelens: build it first" >&2; exit 1; }
 # -v2: generate_study's data changed on 2026-12-07 (samples_per_epoch agrees with epochs.csv); a
 # study generated before is not reused.
 study_of() { echo "${STUDY_ROOT:-/tmp}/scalelens-bench-study-$1-$gpus-$samples-v2"; }

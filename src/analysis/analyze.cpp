@@ -541,8 +541,11 @@ void model_curves(Summary& summary, Curves& curves, const AnalysisOptions& optio
 
 // What only a run's summary needed from it, let go once the summary is made (analyze_releasing):
 // its epochs, and its GPUs' figures. Its digest keeps what the rest of the analysis and the
-// report's page read: that it has GPUs, how they were told apart, and the page's series.
+// report's page read: that it has GPUs, how they were told apart, and the page's series. Its path
+// goes too: the rest of the analysis and the page read its summary's copy (a long path is a
+// block of its own, held twice a run).
 void release_summarized(Run& run) {
+  std::string().swap(run.path);
   std::vector<Interval>().swap(run.epochs);
   std::vector<EpochRow>().swap(run.epoch_table);
   if (run.step_table && !run.step_table->slowest.empty()) {  // the page's charts stay

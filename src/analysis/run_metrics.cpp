@@ -674,6 +674,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   double kept_seconds = 0, kept_samples = 0;
   bool kept_have_samples = true;
   std::size_t i = 0;
+  // Exactly the epochs kept: a study holds one such list per run summary, and growing it by
+  // doubling left up to half of its block unused (issue 17, part 2).
+  r.epoch_times_s.reserve(table.size() - std::min(skip, table.size()));
   for (const auto& epoch : table) {
     if (i++ < skip) continue;
     r.epoch_times_s.push_back(epoch.seconds);
@@ -725,6 +728,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
   r.warmup_steps_excluded = skip_steps;
   // The profiled steps the step time is measured over: the lost-time account explains these alone.
   std::set<std::int64_t> timed_trace_steps;
+  r.step_times_s.reserve(slowest_step_s.size() - std::min(skip_steps, slowest_step_s.size()));  // exactly, as the epochs
   for (const auto& [number, secs] : slowest_step_s)
     if (skip_steps > 0) --skip_steps;
     else {
