@@ -603,7 +603,7 @@ Summary analyze_study(const Study& study, const AnalysisOptions& options, Study*
     const std::size_t n = std::min(batch, sources.size() - first);
     parallel_for(n, threads, [&](std::size_t i) {
       const std::size_t k = first + i;
-      made[i] = summarize_run(*sources[k], options, warnings_of[study_index[k]]);
+      made[i] = summarize_run(*sources[k], options, warnings_of[study_index[k]], summary.world_size_unit);
       if (made[i].label.empty()) made[i].label = "unlabelled";
       if (releasing) release_summarized(releasing->runs[study_index[k]]);
     });

@@ -44,7 +44,9 @@ StepTable tabulate_steps(const std::vector<Interval>& steps);
 std::vector<RankStepChart> rank_step_charts(const std::vector<Interval>& steps,
                                             std::optional<std::size_t> log_points = std::nullopt);
 
-RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings);
+// `unit` is what its study's world sizes count (Summary::world_size_unit), as its warnings say them.
+RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings,
+                         const std::string& unit = "GPUs");
 // The world size a run is placed at, its summary's: its stated one, or where its files hold ranks
 // beyond that, the least they allow (highest rank + 1, `ranks-beyond-world-size`); none where it
 // states none. What scales with the run's GPUs (--batch-per-gpu's batch) scales with this.

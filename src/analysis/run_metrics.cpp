@@ -44,19 +44,28 @@ Diagnostic run_warning(const Run& run, std::string code, std::string message, Se
 // warning says so. A trace's distributedInfo.world_size is a statement like the manifest's, not a
 // rank seen: alone, it is said and moves nothing. Runs formed from traces alone say it as
 // `missing-ranks`.
+// What shows them, unformatted: the world size to place the run at is wanted apart from the
+// warning (placed_world_size, for --batch-per-gpu), which is written only where it is given.
 struct RanksBeyond {
-  std::optional<int> placed_at;  // the world size the ranks seen need, where above the stated one
-  Diagnostic warning;
+  struct Shown {
+    const char* what;  // "epochs", "traces" …
+    int first, last;   // its lowest and highest rank
+  };
+  int stated = 0;
+  std::vector<Shown> shown;         // the files with a rank at or past the stated world size
+  std::optional<int> trace_world;   // the largest distributedInfo.world_size past it
+  std::vector<int> beyond;          // the ranks seen at or past it, in order
+  std::optional<int> placed_at() const { return beyond.empty() ? std::nullopt : std::optional<int>(beyond.back() + 1); }
 };
 std::optional<RanksBeyond> ranks_beyond_world_size(const Run& run) {
   if (!run.world_size || run.format == "kineto") return std::nullopt;
-  const int world = *run.world_size;
-  std::vector<std::string> sources;
+  RanksBeyond b;
+  b.stated = *run.world_size;
   std::set<int> seen;
-  auto note_ranks = [&](const std::string& what, const std::set<int>& ranks) {
-    if (ranks.empty() || *ranks.rbegin() < world) return;
+  auto note_ranks = [&](const char* what, const std::set<int>& ranks) {
+    if (ranks.empty() || *ranks.rbegin() < b.stated) return;
     seen.insert(ranks.begin(), ranks.end());
-    sources.push_back(fmt::format("{} of ranks {}–{}", what, *ranks.begin(), *ranks.rbegin()));
+    b.shown.push_back({what, *ranks.begin(), *ranks.rbegin()});
   };
   std::set<int> ranks;
   for (const auto& e : run.epochs) ranks.insert(e.rank);
@@ -72,35 +81,43 @@ std::optional<RanksBeyond> ranks_beyond_world_size(const Run& run) {
     for (const auto& rk : run.ranks) ranks.insert(rk.rank);
   note_ranks("rank records", ranks);
   ranks.clear();
-  std::set<int> trace_worlds;
-  for (const auto& b : run.breakdown)
-    if (!b.from_mpi) {
-      ranks.insert(b.rank);
-      if (b.world_size && *b.world_size > world) trace_worlds.insert(*b.world_size);
+  for (const auto& r : run.breakdown)
+    if (!r.from_mpi) {
+      ranks.insert(r.rank);
+      if (r.world_size && *r.world_size > b.stated) b.trace_world = std::max(b.trace_world.value_or(0), *r.world_size);
     }
   note_ranks("traces", ranks);
   ranks.clear();
-  for (const auto& b : run.breakdown)
-    if (b.from_mpi) ranks.insert(b.rank);
+  for (const auto& r : run.breakdown)
+    if (r.from_mpi) ranks.insert(r.rank);
   note_ranks("comm/ records", ranks);
-  if (!trace_worlds.empty())
-    sources.push_back(fmt::format("traces recorded in a world of {} (distributedInfo.world_size)", *trace_worlds.rbegin()));
-  if (sources.empty()) return std::nullopt;
+  if (b.shown.empty() && !b.trace_world) return std::nullopt;
+  b.beyond.assign(seen.lower_bound(b.stated), seen.end());
+  return b;
+}
+
+// The world size the run is placed at, as ranks_beyond_world_size found it.
+std::optional<int> placed_world_size(const Run& run, const std::optional<RanksBeyond>& beyond) {
+  return beyond && beyond->placed_at() ? beyond->placed_at() : run.world_size;
+}
+
+// The run's `ranks-beyond-world-size`, its counts in the study's unit (GPUs, or ranks where no run
+// used a GPU).
+Diagnostic ranks_beyond_warning(const Run& run, const RanksBeyond& b, const std::string& unit) {
   std::string what;
-  for (const auto& s : sources) what += (what.empty() ? "" : ", ") + s;
-  const std::vector<int> beyond(seen.lower_bound(world), seen.end());
-  const std::string listed = list_ranks(beyond, beyond.size());
-  const std::optional<int> placed_at = beyond.empty() ? std::nullopt : std::optional<int>(beyond.back() + 1);
-  const std::string placed = placed_at ? fmt::format("The run is placed at the {} its ranks show, not its stated {}", count_of(*placed_at, "GPUs"), world)
-                                       : fmt::format("The run stays at its stated {}, which its ranks fill, so its "
-                                                     "speedup and efficiency may be overstated", count_of(world, "GPUs"));
-  return RanksBeyond{
-      placed_at,
-      run_warning(run, "ranks-beyond-world-size",
-                  fmt::format("the run's world size is {}, but its files show more ({}{}{}): the world size is wrong, or "
-                              "the files are of several runs. {}; correct world_size in its scalelens.json, or keep "
-                              "other runs' files out of its folder",
-                              world, what, beyond.empty() ? "" : "; ranks beyond it: ", listed, placed))};
+  for (const auto& s : b.shown) what += fmt::format("{}{} of ranks {}–{}", what.empty() ? "" : ", ", s.what, s.first, s.last);
+  if (b.trace_world)
+    what += fmt::format("{}traces recorded in a world of {} (distributedInfo.world_size)", what.empty() ? "" : ", ", *b.trace_world);
+  const std::string placed = b.placed_at()
+                                 ? fmt::format("The run is placed at the {} its ranks show, not its stated {}", count_of(*b.placed_at(), unit), b.stated)
+                                 : fmt::format("The run stays at its stated {}, which its ranks fill, so its "
+                                               "speedup and efficiency may be overstated", count_of(b.stated, unit));
+  return run_warning(run, "ranks-beyond-world-size",
+                     fmt::format("the run's world size is {}, but its files show more ({}{}{}): the world size is wrong, or "
+                                 "the files are of several runs. {}; correct world_size in its scalelens.json, or keep "
+                                 "other runs' files out of its folder",
+                                 b.stated, what, b.beyond.empty() ? "" : "; ranks beyond it: ", list_ranks(b.beyond, b.beyond.size()),
+                                 placed));
 }
 
 // GPUs logged other than the run's: an nvidia-smi log of a whole node (no -i) counts GPUs the run
@@ -587,12 +604,10 @@ Failure failure_of(const Run& run) {
 
 }  // namespace
 
-std::optional<int> placed_world_size(const Run& run) {
-  auto beyond = ranks_beyond_world_size(run);
-  return beyond && beyond->placed_at ? beyond->placed_at : run.world_size;
-}
+std::optional<int> placed_world_size(const Run& run) { return placed_world_size(run, ranks_beyond_world_size(run)); }
 
-RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings) {
+RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::vector<Diagnostic>& warnings,
+                         const std::string& unit) {
   RunSummary r;
   r.run_id = run.run_id;
   // Spaces around a label or system are no part of its identity ("juwels " is juwels): a run
@@ -615,9 +630,9 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
     to.instance_id = d.instance_id;
     to.profiler_averages = d.profiler_averages;
   }
-  auto beyond = ranks_beyond_world_size(run);
-  r.world_size = beyond && beyond->placed_at ? beyond->placed_at : run.world_size;  // as placed_world_size
-  r.world_size_from_ranks = beyond && beyond->placed_at;
+  const auto beyond = ranks_beyond_world_size(run);
+  r.world_size = placed_world_size(run, beyond);
+  r.world_size_from_ranks = beyond && beyond->placed_at();
   r.nodes = run.nodes;
   r.gpus_per_node = run.gpus_per_node;
   r.global_batch_size = run.global_batch_size;
@@ -887,7 +902,7 @@ RunSummary summarize_run(const Run& run, const AnalysisOptions& options, std::ve
                    : fmt::format("{} of {} ranks left a rank record; the others may have failed to start", ranks.size(),
                                  expected)));
   }
-  if (beyond) warnings.push_back(std::move(beyond->warning));
+  if (beyond) warnings.push_back(ranks_beyond_warning(run, *beyond, unit));
   if (run.nodes && (run.has_gpus() || !run.host_series.empty())) {
     std::set<std::string> nodes(gpus.nodes.begin(), gpus.nodes.end());
     for (const auto& h : run.host_series) nodes.insert(h.node);

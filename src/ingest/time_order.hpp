@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -118,10 +119,10 @@ class BackwardTime {
 
   // Where some GPU's times went back: `time-goes-backwards` (the most steps one GPU took, and the
   // first line; apart, a log appended back in the time already logged), and the series with a step
-  // to before their first sample, or an appended log back in time, put in time order (`gpus`
-  // indexed as `see`'s series; any other is in order already).
+  // to before their first sample, or an appended log back in time, put in time order (`series`
+  // indexed as `see`'s; any other is in order already).
   template <class Series>  // GpuSeries, HostSeries
-  void report(std::vector<Series>& gpus, ReadOutput& out, const std::filesystem::path& file) const {
+  void report(std::span<Series> series, ReadOutput& out, const std::filesystem::path& file) const {
     std::int64_t steps = 0;
     for (const auto& c : clocks_) steps = std::max(steps, c.steps);
     if (appended_line_ != 0)
@@ -142,9 +143,9 @@ class BackwardTime {
                          "back on the clock the log began with (moved forward by the step), others put in time order",
                          steps, steps == 1 ? "" : "s", first_line_),
                file, first_line_);
-    for (std::size_t i = 0; i < gpus.size() && i < clocks_.size(); ++i)
+    for (std::size_t i = 0; i < series.size() && i < clocks_.size(); ++i)
       if (clocks_[i].unsorted)
-        std::stable_sort(gpus[i].samples.begin(), gpus[i].samples.end(),
+        std::stable_sort(series[i].samples.begin(), series[i].samples.end(),
                          [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
   }
 

@@ -835,6 +835,28 @@ TEST(ReportCli, CountsInMessagesAreInTheStudysUnitAndSingularForOne) {
   EXPECT_NE(g.out.find("; 2 GPUs would take 9 s"), std::string::npos) << g.out;
 }
 
+// A CPU-only run whose 4 ranks' records exceed its stated world size of 2 is placed at 4 ranks:
+// `ranks-beyond-world-size` said "placed at the 4 GPUs its ranks show" of a study counted in ranks.
+TEST(ReportCli, RanksBeyondTheWorldSizeOfACpuOnlyRunAreCountedInRanks) {
+  ScratchDir dir;
+  write_cpu_run(dir, 1, 10);
+  write_cpu_run(dir, 4, 2.5);
+  dir.write("cpu-4/scalelens.json",
+            R"({"schema": "scalelens.run/1", "run_id": "cpu-4", "label": "cpu", "world_size": 2, "nodes": 1, )"
+            R"("status": "complete", "exit_status": 0, "start_ns": 0, "end_ns": 7500000000})");
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_EQ(std::string_view(root["world_size_unit"]), "ranks");
+  std::string said;
+  for (simdjson::dom::element w : root["warnings"].get_array())
+    if (std::string_view(w["code"]) == "ranks-beyond-world-size") said += std::string_view(w["message"]);
+  EXPECT_NE(said.find("rank records of ranks 0–3; ranks beyond it: 2, 3"), std::string::npos) << said;
+  EXPECT_NE(said.find("The run is placed at the 4 ranks its ranks show, not its stated 2"), std::string::npos) << said;
+  EXPECT_EQ(said.find("GPU"), std::string::npos) << said;
+}
+
 // Three GPU counts (1, 2, 4; Amdahl, serial fraction 0.2%): the self-check would refit on two,
 // which a two-parameter law passes through exactly. It was skipped and counted as passed, so the
 // recommendation rested on a prediction ("16 GPUs (predicted)"); it could not be made, which

@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,16 +25,35 @@ namespace {
 
 constexpr long long kStartNs = 1700000000000000000LL;  // 2023/11/14 22:13:20 UTC
 
-// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks;
-// its manifest says 1 node of world_size GPUs unless told.
-void write_collected_run(const ScratchDir& dir, const std::string& name, int world_size, int ranks, double epoch_s,
-                         int epochs = 3, int nodes = 1, int gpus_per_node = 0) {
-  const long long end = kStartNs + static_cast<long long>((epochs * epoch_s + 2) * 1e9);
+// What a run's scalelens.json says besides what every one here says (`scalelens run`'s at the
+// run's end: label ddp on juwels, strong scaling, exit status 0).
+struct Manifest {
+  int world_size = 4, nodes = 1;
+  int gpus_per_node = 0;  // 0: world_size
+  long long start_ns = kStartNs, end_ns = kStartNs;
+  bool batch = true;  // global_batch_size 256 and samples_per_epoch 10000
+  std::optional<double> sampling_interval_s;
+};
+
+void write_manifest(const ScratchDir& dir, const std::string& name, const Manifest& m) {
   dir.write(name + "/scalelens.json",
             fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "{}", "label": "ddp", "system": "juwels", "world_size": {}, )"
-                        R"("nodes": {}, "gpus_per_node": {}, "global_batch_size": 256, "samples_per_epoch": 10000, )"
-                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        name, world_size, nodes, gpus_per_node ? gpus_per_node : world_size, kStartNs, end));
+                        R"("nodes": {}, "gpus_per_node": {}, {}"scaling": "strong", "start_ns": {}, "end_ns": {}, {})"
+                        R"("exit_status": 0, "status": "complete"}})",
+                        name, m.world_size, m.nodes, m.gpus_per_node ? m.gpus_per_node : m.world_size,
+                        m.batch ? R"("global_batch_size": 256, "samples_per_epoch": 10000, )" : "", m.start_ns, m.end_ns,
+                        m.sampling_interval_s ? fmt::format(R"("sampling_interval_s": {}, )", *m.sampling_interval_s) : ""));
+}
+
+// A run folder as `scalelens run` leaves it: manifest, ranks/<r>.json, epochs.csv of `ranks` ranks;
+// its manifest says 1 node of world_size GPUs unless told. Its node stamps a time t as `clock`(t)
+// where one is given (a clock stepped back).
+void write_collected_run(const ScratchDir& dir, const std::string& name, int world_size, int ranks, double epoch_s,
+                         int epochs = 3, int nodes = 1, int gpus_per_node = 0,
+                         const std::function<long long(long long)>& clock = {}) {
+  auto stamp = [&](long long t) { return clock ? clock(t) : t; };
+  const long long end = stamp(kStartNs + static_cast<long long>((epochs * epoch_s + 2) * 1e9));
+  write_manifest(dir, name, {.world_size = world_size, .nodes = nodes, .gpus_per_node = gpus_per_node, .end_ns = end});
   std::string csv = "rank,epoch,start_ns,end_ns,samples\n";
   for (int r = 0; r < ranks; ++r) {
     dir.write(fmt::format("{}/ranks/{}.json", name, r),
@@ -40,10 +62,19 @@ void write_collected_run(const ScratchDir& dir, const std::string& name, int wor
                           r, r, r, kStartNs, end, 4100 + r) + "\n");
     for (int e = 0; e < epochs; ++e) {
       const long long t0 = kStartNs + static_cast<long long>((1 + e * epoch_s) * 1e9);
-      csv += fmt::format("{},{},{},{},{}\n", r, e, t0, t0 + static_cast<long long>(epoch_s * 1e9), 10000 / ranks);
+      csv += fmt::format("{},{},{},{},{}\n", r, e, stamp(t0), stamp(t0 + static_cast<long long>(epoch_s * 1e9)), 10000 / ranks);
     }
   }
   dir.write(name + "/epochs.csv", csv);
+}
+
+constexpr std::string_view kGpuCsvHeader =
+    "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+// A line of node0's gpu.csv as the sampler writes it, of GPU `g` (80% busy, 1000 MiB): its power and
+// energy counter as given, empty where NVML gave none.
+std::string gpu_csv_line(long long t_ns, int g, std::string_view power_w = "300.00", std::string_view energy_mj = "") {
+  return fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,{},{},1410,60\n", t_ns, g, g, power_w,
+                     energy_mj);
 }
 
 // A collected run of 4 ranks on one node whose clock stepped back 5 s `step_at_s` into the run (an
@@ -57,35 +88,19 @@ void write_stepped_run(const ScratchDir& dir, double step_at_s, int steps = 0, d
   auto on_node_clock = [&](long long true_ns) {
     return true_ns - (true_ns >= step_at ? kStep : 0) - (true_ns >= second_at ? kSecondStep : 0);
   };
-  const long long end = on_node_clock(kStartNs + 32000000000LL);
-  dir.write("ddp-4/scalelens.json",
-            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
-                        R"("nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
-                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        kStartNs, end));
-  std::string epochs = "rank,epoch,start_ns,end_ns,samples\n", step_rows = "rank,step,start_ns,end_ns,samples\n";
-  for (int r = 0; r < 4; ++r) {
-    dir.write(fmt::format("ddp-4/ranks/{}.json", r),
-              fmt::format(R"({{"schema":"scalelens.rank/1","rank":{},"host":"node0","local_rank":{},"devices":["{}"],)"
-                          R"("start_ns":{},"end_ns":{},"exit_status":0,"pid":{}}})",
-                          r, r, r, kStartNs, end, 4100 + r) + "\n");
-    for (int e = 0; e < 3; ++e) {
-      const long long t0 = kStartNs + (1 + e * 10LL) * 1000000000LL;
-      epochs += fmt::format("{},{},{},{},{}\n", r, e, on_node_clock(t0), on_node_clock(t0 + 10000000000LL), 2500);
-    }
+  write_collected_run(dir, "ddp-4", 4, 4, 10, 3, 1, 4, on_node_clock);  // 32 s
+  std::string step_rows = "rank,step,start_ns,end_ns,samples\n";
+  for (int r = 0; r < 4; ++r)
     for (int s = 0; s < steps; ++s) {
       const long long t0 = kStartNs + (1 + s) * 1000000000LL;
       step_rows += fmt::format("{},{},{},{},{}\n", r, s, on_node_clock(t0), on_node_clock(t0 + 1000000000LL), 64);
     }
-  }
-  dir.write("ddp-4/epochs.csv", epochs);
   if (steps > 0) dir.write("ddp-4/steps.csv", step_rows);
-  std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string gpu(kGpuCsvHeader);
   std::string host = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
   for (int tick = 0; tick <= 64; ++tick) {
     const long long t = on_node_clock(kStartNs + tick * 500000000LL);
-    for (int g = 0; g < 4; ++g)
-      gpu += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n", t, g, g);
+    for (int g = 0; g < 4; ++g) gpu += gpu_csv_line(t, g);
     host += fmt::format("{},12.5,8589934592,{}\n", t, 900000000LL + tick * 50000000LL);
   }
   dir.write("ddp-4/nodes/node0/gpu.csv", gpu);
@@ -367,12 +382,11 @@ TEST(RunSourcesCli, AGpuLogBesideRunFoldersIsNoRun) {
 TEST(RunSourcesCli, AnIndexOnlyNvSmiLogBesideGpuCsvIsTheSameGpus) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
-  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string csv(kGpuCsvHeader);
   std::string smi = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], power.draw [W]\n";
   for (int s = 0; s <= 32; ++s)
     for (int g = 0; g < 4; ++g) {
-      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n",
-                         kStartNs + s * 1000000000LL, g, g, 5123456789LL + s * 300000LL);
+      csv += gpu_csv_line(kStartNs + s * 1000000000LL, g, "300.00", std::to_string(5123456789LL + s * 300000LL));
       smi += fmt::format("2023/11/14 22:13:{:02d}.{:03d}, {}, NVIDIA A100-SXM4-80GB, 80 %, 1000 MiB, 300.00 W\n", 20 + s,
                          2 * g, g);
     }
@@ -483,15 +497,14 @@ TEST(RunSourcesCli, TracesBesideAManifestWithoutWorldSizeAreItsRun) {
 TEST(RunSourcesCli, AClockStepBackInGpuCsvIsSaidOnceAndItsEnergyIsThe32sDrawn) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
-  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string csv(kGpuCsvHeader);
   int first_step_line = 0, line = 1;
   for (int tick = 0; tick <= 64; ++tick) {
     const long long stepped_back = tick > 32 ? 5000000000LL : 0;
     for (int g = 0; g < 4; ++g) {
       ++line;
       if (tick == 33 && g == 0) first_step_line = line;
-      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n",
-                         kStartNs + tick * 500000000LL - stepped_back, g, g);
+      csv += gpu_csv_line(kStartNs + tick * 500000000LL - stepped_back, g);
     }
   }
   dir.write("ddp-4/nodes/node0/gpu.csv", csv);
@@ -540,14 +553,10 @@ TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackOnOneOfTwoNodesIsSaid) {
   ScratchDir dir;
   constexpr long long kStep = 5000000000LL;
   auto on_node0_clock = [&](long long true_ns) { return true_ns >= kStartNs + 16200000000LL ? true_ns - kStep : true_ns; };
-  const long long end = on_node0_clock(kStartNs + 32000000000LL);
-  dir.write("ddp-8/scalelens.json",
-            fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-8", "label": "ddp", "system": "juwels", "world_size": 8, )"
-                        R"("nodes": 2, "gpus_per_node": 4, "global_batch_size": 256, "samples_per_epoch": 10000, )"
-                        R"("scaling": "strong", "start_ns": {}, "end_ns": {}, "exit_status": 0, "status": "complete"}})",
-                        kStartNs, end));
+  write_manifest(dir, "ddp-8",
+                 {.world_size = 8, .nodes = 2, .gpus_per_node = 4, .end_ns = on_node0_clock(kStartNs + 32000000000LL)});
   for (const std::string node : {"node0", "node1"}) {
-    std::string gpu = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    std::string gpu(kGpuCsvHeader);
     for (int tick = 0; tick <= 64; ++tick) {
       const long long true_t = kStartNs + tick * 500000000LL;
       const long long t = node == "node0" ? on_node0_clock(true_t) : true_t;
@@ -661,19 +670,14 @@ TEST(RunSourcesCli, AnEnergyCounterStuckOnlyOverTheRunIsReplacedByPowerAndSaid) 
   for (const long long offset_ms : {0LL, 250LL}) {
     ScratchDir dir;
     const long long start = kStartNs + 8000000000LL + offset_ms * 1000000LL, end = start + 16000000000LL;
-    dir.write("ddp-4/scalelens.json",
-              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
-                          R"("nodes": 1, "gpus_per_node": 4, "scaling": "strong", "start_ns": {}, "end_ns": {}, )"
-                          R"("sampling_interval_s": 0.5, "exit_status": 0, "status": "complete"}})",
-                          start, end));
-    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    write_manifest(dir, "ddp-4", {.start_ns = start, .end_ns = end, .batch = false, .sampling_interval_s = 0.5});
+    std::string csv(kGpuCsvHeader);
     for (int tick = 0; tick <= 64; ++tick) {
       const long long t = kStartNs + tick * 500000000LL;
       // 300 W x 0.5 s a tick, outside the run; held from the last tick before it to the first after.
       const int counted = t < start ? tick : t <= end ? static_cast<int>((start - kStartNs - 1) / 500000000LL) : tick - 32;
       for (int g = 0; g < 4; ++g)
-        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n", t, g, g,
-                           5123456789LL + counted * 150000LL);
+        csv += gpu_csv_line(t, g, "300.00", std::to_string(5123456789LL + counted * 150000LL));
     }
     dir.write("ddp-4/nodes/node0/gpu.csv", csv);
     auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
@@ -699,13 +703,12 @@ TEST(RunSourcesCli, AnEnergyCounterThatStopsMidLogIsFollowedByPower) {
   for (const bool repeated : {false, true}) {
     ScratchDir dir;
     write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
-    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    std::string csv(kGpuCsvHeader);
     for (int tick = 0; tick <= 64; ++tick)
       for (int g = 0; g < 4; ++g) {
         const long long counter_mj = 5123456789LL + std::min(tick, 32) * 150000LL;  // 300 W x 0.5 s a tick
-        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n",
-                           kStartNs + tick * 500000000LL, g, g,
-                           tick <= 32 || repeated ? std::to_string(counter_mj) : std::string());
+        csv += gpu_csv_line(kStartNs + tick * 500000000LL, g, "300.00",
+                            tick <= 32 || repeated ? std::to_string(counter_mj) : std::string());
       }
     dir.write("ddp-4/nodes/node0/gpu.csv", csv);
     auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
@@ -726,16 +729,11 @@ TEST(RunSourcesCli, AnEnergyCounterStuckOnItsFirstValueIsReplacedByPowerAndSaid)
   for (const auto& [seconds, interval_ms] : {std::pair{4, 1000}, std::pair{32, 500}}) {
     ScratchDir dir;
     const long long end = kStartNs + seconds * 1000000000LL;
-    dir.write("ddp-4/scalelens.json",
-              fmt::format(R"({{"schema": "scalelens.run/1", "run_id": "ddp-4", "label": "ddp", "system": "juwels", "world_size": 4, )"
-                          R"("nodes": 1, "gpus_per_node": 4, "scaling": "strong", "start_ns": {}, "end_ns": {}, )"
-                          R"("sampling_interval_s": {}, "exit_status": 0, "status": "complete"}})",
-                          kStartNs, end, interval_ms / 1000.0));
-    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    write_manifest(dir, "ddp-4", {.end_ns = end, .batch = false, .sampling_interval_s = interval_ms / 1000.0});
+    std::string csv(kGpuCsvHeader);
     for (long long t = kStartNs; t <= end; t += interval_ms * 1000000LL)
       for (int g = 0; g < 4; ++g)
-        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,{},1410,60\n", t, g, g,
-                           5123456789LL + g);
+        csv += gpu_csv_line(t, g, "300.00", std::to_string(5123456789LL + g));
     dir.write("ddp-4/nodes/node0/gpu.csv", csv);
     auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -755,12 +753,11 @@ TEST(RunSourcesCli, AnEnergyCounterStuckOnItsFirstValueIsReplacedByPowerAndSaid)
 TEST(RunSourcesCli, AnEnergyCounterThatStopsWithPowerIsAGap) {
   ScratchDir dir;
   write_collected_run(dir, "ddp-4", 4, 4, 10);  // 32 s
-  std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+  std::string csv(kGpuCsvHeader);
   for (int tick = 0; tick <= 64; ++tick)
     for (int g = 0; g < 4; ++g)
-      csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,{},{},1410,60\n",
-                         kStartNs + tick * 500000000LL, g, g, tick <= 32 ? "300.00" : "",
-                         5123456789LL + std::min(tick, 32) * 150000LL);
+      csv += gpu_csv_line(kStartNs + tick * 500000000LL, g, tick <= 32 ? "300.00" : "",
+                          std::to_string(5123456789LL + std::min(tick, 32) * 150000LL));
   dir.write("ddp-4/nodes/node0/gpu.csv", csv);
   auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -785,11 +782,10 @@ TEST(RunSourcesCli, AGpuLogEndingBeforeTheEpochsOfARunWithoutAnEndIsAGap) {
                           R"("world_size": 4, "nodes": 1, "gpus_per_node": 4, "global_batch_size": 256, )"
                           R"("samples_per_epoch": 10000, "scaling": "strong", {}"status": "running"}})",
                           with_start ? fmt::format(R"("start_ns": {}, )", kStartNs) : std::string()));
-    std::string csv = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+    std::string csv(kGpuCsvHeader);
     for (int tick = 0; tick <= 32; ++tick)
       for (int g = 0; g < 4; ++g)
-        csv += fmt::format("{},{},GPU-6b1a0f0e-5b7c-9c33-5f0a-2a8d1c4e9f0{},80,10,1048576000,300.00,,1410,60\n",
-                           kStartNs + tick * 500000000LL, g, g);
+        csv += gpu_csv_line(kStartNs + tick * 500000000LL, g);
     dir.write("ddp-4/nodes/node0/gpu.csv", csv);
     auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -45,14 +45,16 @@ class MlflowStore {
   void metric(const std::string& id, const std::string& key, const std::string& lines) const {
     dir_.write(exp_ + "/" + id + "/metrics/" + key, lines);
   }
-  // A worker run of itwinai's TorchTrainer: params of the rank, GPU samples 1 s apart.
+  // A worker run of itwinai's TorchTrainer: params of the rank, GPU samples 1 s apart unless its
+  // rank is outside log_on_workers (`gpu_metrics` false).
   void worker(const std::string& id, const std::string& parent, int rank, int world, std::int64_t t0_ms,
-              const std::string& strategy = "torch-ddp") const {
+              const std::string& strategy = "torch-ddp", bool gpu_metrics = true) const {
     run(id, rank == 0 ? "worker_0 (main)" : "worker_" + std::to_string(rank), t0_ms, t0_ms + 30'000, 3, parent);
     param(id, "strategy", strategy);
     param(id, "global_rank", std::to_string(rank));
     param(id, "global_world_size", std::to_string(world));
     param(id, "probing_interval", "1");
+    if (!gpu_metrics) return;
     auto t = [&](int dt) { return std::to_string(t0_ms + dt); };
     metric(id, "gpu_power_W", t(5000) + " 300.5 5\n" + t(6001) + " 310.0 6\n");
     metric(id, "gpu_utilization_percent", t(5002) + " 90 5\n" + t(6003) + " 95 6\n");

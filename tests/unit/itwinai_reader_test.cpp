@@ -742,13 +742,19 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_Pattern_SelectsByStrategyRunNameOrExperi
   EXPECT_TRUE(with("^fsdp$").runs.empty());
 }
 
+// itwinai's training "big" (run t) of `world_size` GPUs whose rank 0 (worker w0) logs an epoch of
+// 10 s and its GPU's metrics.
+void training_logged_by_rank_zero(const MlflowStore& store, int world_size) {
+  store.run("t", "big", kStartMs, kStartMs + 100, 3);
+  store.worker("w0", "t", 0, world_size, kStartMs);
+  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+}
+
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_OnlyRankZeroLogged_WarnsAndExtrapolatesEnergy) {
   // itwinai's default log_on_workers=0: GPU metrics of rank 0's GPU only, in a 16-GPU job.
   ScratchDir dir;
   MlflowStore store(dir, "2");
-  store.run("t", "big", kStartMs, kStartMs + 100, 3);
-  store.worker("w0", "t", 0, 16, kStartMs);
-  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  training_logged_by_rank_zero(store, 16);
   auto s = analyze_dir(dir, 0);
   const auto* c = configuration(s, "torch-ddp", 16);
   ASSERT_NE(c, nullptr);
@@ -771,15 +777,9 @@ const Diagnostic* warning_with_code(const Summary& s, const std::string& code) {
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_RanksBeyondItsWorldSize_EnergyExtrapolatedToThePlacedSize) {
   ScratchDir dir;
   MlflowStore store(dir, "2");
-  store.run("t", "big", kStartMs, kStartMs + 100, 3);
-  store.worker("w0", "t", 0, 4, kStartMs);
-  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
+  training_logged_by_rank_zero(store, 4);
   // Rank 7 logs its epoch too; like every rank outside log_on_workers, no GPU metrics.
-  store.run("w7", "worker_7", kStartMs, kStartMs + 30'000, 3, "t");
-  store.param("w7", "strategy", "torch-ddp");
-  store.param("w7", "global_rank", "7");
-  store.param("w7", "global_world_size", "4");
-  store.param("w7", "probing_interval", "1");
+  store.worker("w7", "t", 7, 4, kStartMs, "torch-ddp", false);
   store.metric("w7", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
   auto s = analyze_dir(dir, 0);
   EXPECT_EQ(configuration(s, "torch-ddp", 4), nullptr);
@@ -805,11 +805,9 @@ TEST(ItwinaiMlflowReader, ItwinaiMlflow_RanksBeyondItsWorldSize_EnergyExtrapolat
 TEST(ItwinaiMlflowReader, ItwinaiMlflow_PowerReadingsAtOneInstant_GiveNoEnergyWithAReason) {
   ScratchDir dir;
   MlflowStore store(dir, "2");
-  store.run("t", "big", kStartMs, kStartMs + 100, 3);
-  store.worker("w0", "t", 0, 1, kStartMs);
+  training_logged_by_rank_zero(store, 1);
   const std::string at = std::to_string(kStartMs + 5000);
   store.metric("w0", "gpu_power_W", at + " 300 5\n" + at + " 310 6\n" + at + " 320 7\n");
-  store.metric("w0", "epoch_time_s", std::to_string(kStartMs + 10'000) + " 10 0\n");
   auto s = analyze_dir(dir, 0);
   const auto* c = configuration(s, "torch-ddp", 1);
   ASSERT_NE(c, nullptr);

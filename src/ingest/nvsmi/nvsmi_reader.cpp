@@ -655,7 +655,7 @@ class NvSmiReader final : public Reader {
       GpuSample& sample = gpus[row.series].samples.emplace_back(row.sample);
       sample.t_ns = backward.see(row.series, row.sample.t_ns, row.line_no);
     }
-    backward.report(gpus, out, ctx.file);
+    backward.report(std::span(gpus), out, ctx.file);
     if (gpus.empty() && bad.count() == 0 && decimal_comma_lines == 0)
       out.warn("no-samples", "nvidia-smi log with a header but no sample lines", ctx.file);
   }

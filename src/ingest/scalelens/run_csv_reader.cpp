@@ -365,15 +365,15 @@ void read_gpu(std::string_view text, const std::filesystem::path& path, const Ru
   for_each_row(text, cols, 2, out, path, bad, general_row, LastLine::may_be_cut, fast_row);
   bad.report(out, path);
   implausible.report_implausible(out, path);
-  backward.report(series, out, path);
+  backward.report(std::span(series), out, path);
   note_end_on_stepped_clock(backward, run, out);
   for (auto& g : series) out.attach.gpus.push_back(std::move(g));
 }
 
 void read_host(std::string_view text, const std::filesystem::path& path, const Run* run, ReadOutput& out) {
   static constexpr std::array<std::string_view, 4> cols{"t_ns", "cpu_util_pct", "mem_used_bytes", "cpu_energy_uj"};
-  std::vector<HostSeries> series{HostSeries{node_of(path), path.string(), {}, {}}};
-  auto& samples = series[0].samples;
+  HostSeries series{node_of(path), path.string(), {}, {}};
+  auto& samples = series.samples;
   BadLines bad, implausible;
   BackwardTime backward;  // the sampler stamps it with gpu.csv's clock: a step back is taken alike
   for_each_row(text, cols, 1, out, path, bad, [&](const auto& f, std::int64_t line) {
@@ -397,9 +397,9 @@ void read_host(std::string_view text, const std::filesystem::path& path, const R
   });
   bad.report(out, path);
   implausible.report_implausible(out, path);
-  backward.report(series, out, path);
+  backward.report(std::span(&series, 1), out, path);
   note_end_on_stepped_clock(backward, run, out);
-  if (!samples.empty()) out.attach.host_series.push_back(std::move(series[0]));
+  if (!samples.empty()) out.attach.host_series.push_back(std::move(series));
 }
 
 // comm/<rank>.csv from libscalelens-mpi: per step, the time spent inside MPI calls. Everything
