@@ -331,11 +331,13 @@ def test_ctrl_c_stops_a_long_load_between_files(tmp_path, monkeypatch):
     import threading
     import time
     traces = os.path.join(REALDATA, "kineto", "dlrm-8rank-v100")
-    for k in range(6):  # 48 traces of 1 MB, read one at a time without the cache: seconds
+    # 80 traces of 1 MB, read one at a time without the cache: a few tenths of a second. Copies,
+    # not links: links to one file are one file, read once (a load of 40 ms, too short to stop).
+    for k in range(10):
         os.makedirs(tmp_path / f"dlrm-{k}")
         for name in os.listdir(traces):
             if name.endswith(".json"):
-                os.symlink(os.path.join(traces, name), tmp_path / f"dlrm-{k}" / name)
+                shutil.copy(os.path.join(traces, name), tmp_path / f"dlrm-{k}" / name)
     monkeypatch.setenv("SCALELENS_NO_CACHE", "1")
     full_start = time.monotonic()
     scalelens.load(tmp_path, threads=1)
