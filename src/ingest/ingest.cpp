@@ -440,11 +440,12 @@ bool same_identity(const Run& a, const Run& b) {
          !values_differ(a.start_ns, b.start_ns) && !values_differ(a.end_ns, b.end_ns);
 }
 
-// A run folder's epochs' first start and last end, where its epochs were tabulated as read
-// (ReadOutput::epochs_first_ns); {0, 0} where not.
-struct EpochSpan {
-  std::int64_t first = 0, last = 0;
-};
+EpochSpan span_of(const std::vector<Interval>& epochs) {
+  if (epochs.empty()) return {};
+  EpochSpan span{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
+  for (const auto& e : epochs) span.first = std::min(span.first, e.start_ns), span.last = std::max(span.last, e.end_ns);
+  return span;
+}
 
 // What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
 // each instant it stated on the wall clock, a key apiece (its start, its end), so that a copy that
@@ -459,6 +460,7 @@ struct EpochSpan {
 // Foreign logs (MLPerf's millisecond stamps, which logs written alike share) keep both instants
 // in one key, as before; traces alone are keyed by their ranks' starts.
 enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd };
+// `tabulated`: the span of its epochs where they were tabulated as read ({0, 0} where not).
 std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan tabulated) {
   std::vector<std::vector<std::int64_t>> keys;
   const bool start = run.start_ns && limits::wall_clock_ns(*run.start_ns), end = run.end_ns && limits::wall_clock_ns(*run.end_ns);
@@ -468,11 +470,7 @@ std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan 
   if (manifest) {
     if (start) keys.push_back({kByStart, *run.start_ns});
     if (end) keys.push_back({kByEnd, *run.end_ns});
-    EpochSpan span = tabulated;
-    if (!run.epochs.empty()) {
-      span = {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
-      for (const auto& e : run.epochs) span.first = std::min(span.first, e.start_ns), span.last = std::max(span.last, e.end_ns);
-    }
+    const EpochSpan span = run.epochs.empty() ? tabulated : span_of(run.epochs);
     if (limits::wall_clock_ns(span.first) && limits::wall_clock_ns(span.last)) keys.push_back({kByEpochs, span.first, span.last});
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;  // in rank order, so the traces' order does not matter
@@ -851,9 +849,7 @@ Study ingest(const IngestOptions& options) {
         folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs) &&
         window_stated()) {
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
-      out.epochs_first_ns = std::numeric_limits<std::int64_t>::max();
-      for (const auto& e : out.attach.epochs)
-        out.epochs_first_ns = std::min(out.epochs_first_ns, e.start_ns), out.epochs_last_ns = std::max(out.epochs_last_ns, e.end_ns);
+      out.tabulated_epochs = span_of(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
     }
     // Likewise its only step log: a row per step, and each rank's chart within the log's share of
@@ -1108,7 +1104,7 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
-      if (owner[k] != kNoRun && out->epochs_last_ns) epoch_spans[owner[k]] = {out->epochs_first_ns, out->epochs_last_ns};
+      if (owner[k] != kNoRun && out->tabulated_epochs.last) epoch_spans[owner[k]] = out->tabulated_epochs;
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)

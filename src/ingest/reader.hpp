@@ -27,6 +27,11 @@ struct StepWindow {
   std::int64_t step_ns = 0, new_from_ns = 0, old_until_ns = 0;
 };
 
+// A run's epochs' first start and last end ({0, 0}: none).
+struct EpochSpan {
+  std::int64_t first = 0, last = 0;
+};
+
 struct ReadOutput {
   // Runs this file defines (an MLPerf log, an MLflow experiment). Inside a scalelens run folder
   // they are merged into that run instead.
@@ -45,10 +50,9 @@ struct ReadOutput {
   // Where that step lies among the node's stamps (an empty window where the log stepped more than
   // once): for ingest to place the run's other times stamped on that node (epochs, steps, ranks).
   StepWindow end_step_window;
-  // Where its epochs were tabulated as read (ingest, EpochRow): their first start and last end (0, 0:
-  // none), which the table no longer holds and a copy of the run lacking its manifest's clock is
-  // found by.
-  std::int64_t epochs_first_ns = 0, epochs_last_ns = 0;
+  // Where its epochs were tabulated as read (ingest, EpochRow): their span, which the table no longer
+  // holds and a copy of the run lacking its manifest's clock is found by.
+  EpochSpan tabulated_epochs;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});
