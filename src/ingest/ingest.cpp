@@ -552,8 +552,9 @@ std::string shared_instants(const Run& kept, const Run& copy, std::int64_t by) {
 // start and end before one that states less, which would take the run time with it): a copy that
 // kept its written id and its identity (`duplicate-run-id`), and a copy evidently of one execution
 // whatever its id (a folder copied without a run_id, a copied MLPerf log or trace folder:
-// `duplicate-run`). `epoch_spans`: the tabulated epochs' span of the first runs (the folders').
-void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_spans, std::vector<Diagnostic>& diagnostics) {
+// `duplicate-run`). `tabulated_epochs`: by run folder (Run::folder), the span of its epochs where
+// they were tabulated as read.
+void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& tabulated_epochs, std::vector<Diagnostic>& diagnostics) {
   constexpr std::size_t kKept = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> copy_of(all.size(), kKept);  // the kept run each copy repeats
   std::vector<std::int64_t> by_execution(all.size(), -1);  // the ExecutionKey a copy was found by
@@ -588,7 +589,8 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_span
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (copy_of[i] == kKept)
-        for (auto& key : execution_keys(all[i], i < epoch_spans.size() ? epoch_spans[i] : EpochSpan{})) keyed.emplace_back(std::move(key), i);
+        for (auto& key : execution_keys(all[i], all[i].folder < tabulated_epochs.size() ? tabulated_epochs[all[i].folder] : EpochSpan{}))
+          keyed.emplace_back(std::move(key), i);
     std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       return in_path_order(a.second, b.second);
@@ -757,6 +759,7 @@ Study ingest(const IngestOptions& options) {
     for (auto& run : out.runs) {
       auto [it, first] = folder_runs.emplace(folder, folder_run_list.size());
       if (first) {
+        run.folder = static_cast<std::uint32_t>(folder_run_list.size());
         folder_run_list.push_back(std::move(run));
         folder_run_manifest.push_back(i);
         continue;
@@ -1058,7 +1061,7 @@ Study ingest(const IngestOptions& options) {
     }
   };
   std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
-  std::vector<EpochSpan> epoch_spans(folder_run_list.size());  // per run folder, of its epochs tabulated as read
+  std::vector<EpochSpan> tabulated_epochs(folder_run_list.size());  // by run folder (Run::folder)
   // The warnings of outputs merged in their batch, by file: only files that have any (a list per
   // file was 24 bytes a file of a large study, nearly all empty).
   std::map<std::size_t, std::vector<Diagnostic>> merged_diagnostics;
@@ -1104,7 +1107,7 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
-      if (owner[k] != kNoRun && out->tabulated_epochs.last) epoch_spans[owner[k]] = out->tabulated_epochs;
+      if (owner[k] != kNoRun && out->tabulated_epochs.last) tabulated_epochs[owner[k]] = out->tabulated_epochs;
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)
@@ -1329,14 +1332,7 @@ Study ingest(const IngestOptions& options) {
   // A rank's trace counted once per run (a copied or rerun trace beside it would double its figures).
   for (std::size_t r = 0; r < folder_run_list.size(); ++r)
     if (!no_run[r]) drop_duplicate_traces(folder_run_list[r], folder_run_list[r].path, study.diagnostics);
-  std::size_t folder_runs_kept = 0;
-  for (std::size_t r = 0; r < folder_run_list.size(); ++r) {
-    if (no_run[r]) continue;
-    if (r != folder_runs_kept) folder_run_list[folder_runs_kept] = std::move(folder_run_list[r]), epoch_spans[folder_runs_kept] = epoch_spans[r];
-    ++folder_runs_kept;
-  }
-  folder_run_list.erase(folder_run_list.begin() + static_cast<std::ptrdiff_t>(folder_runs_kept), folder_run_list.end());
-  epoch_spans.resize(folder_runs_kept);
+  std::erase_if(folder_run_list, [&](const Run& run) { return no_run[run.folder]; });
 
   {
     auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
@@ -1362,7 +1358,7 @@ Study ingest(const IngestOptions& options) {
   if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
-  drop_copies(all, epoch_spans, study.diagnostics);
+  drop_copies(all, tabulated_epochs, study.diagnostics);
   tell_shared_ids_apart(all, study.diagnostics);
   study.runs = std::move(all);
   // The batch the user stated, where a run states none.

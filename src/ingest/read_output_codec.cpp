@@ -92,8 +92,8 @@ void fields(C& c, RunDetails& v) {
 }
 template <class C>
 void fields(C& c, Run& v) {
-  c(static_cast<RunData&>(v), v.run_id, v.run_id_written, v.manifest_unread, v.label, v.path, v.format, v.system, v.nodes, v.gpus_per_node,
-    v.cpus_per_node, v.global_batch_size, v.samples_per_epoch, v.scaling, v.start_ns, v.end_ns, v.exit_status,
+  c(static_cast<RunData&>(v), v.run_id, v.run_id_written, v.manifest_unread, v.folder, v.label, v.path, v.format, v.system, v.nodes,
+    v.gpus_per_node, v.cpus_per_node, v.global_batch_size, v.samples_per_epoch, v.scaling, v.start_ns, v.end_ns, v.exit_status,
     v.sampling_interval_s, v.hosts, v.launcher, v.detected_from, v.details_part);
 }
 template <class C>

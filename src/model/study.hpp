@@ -467,6 +467,10 @@ struct Run : RunData {
   // `unknown-world-size` would say again. Set where the read failed, not matched by path later.
   // (Beside the bool above: in its padding, no byte more a run.)
   bool manifest_unread = false;
+  // Ingest's place for the run folder that defines it (kNoFolder: none), by which ingest's
+  // per-folder records stay the run's as runs are dropped. In the bools' padding too.
+  static constexpr std::uint32_t kNoFolder = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t folder = kNoFolder;
   std::string label;
   std::string path;    // run folder or file that defines the run
   std::string format;  // "scalelens", "mlperf", "itwinai-mlflow", "itwinai-csv"

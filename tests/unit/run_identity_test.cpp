@@ -35,6 +35,19 @@ std::multiset<std::string> run_ids(const Study& study) {
   return ids;
 }
 
+// A run that states its start and end (b-run) and a copy of it that states neither (a-copy), with
+// the same epochs.csv.
+void write_run_and_clockless_copy(const ScratchDir& dir) {
+  const std::string epochs =
+      "rank,epoch,start_ns,end_ns,samples\n0,0,1700000001000000000,1700000011000000000,2500\n"
+      "1,0,1700000001000000000,1700000011500000000,2500\n0,1,1700000011500000000,1700000021000000000,2500\n"
+      "1,1,1700000011500000000,1700000021000000000,2500\n";
+  dir.write("a-copy/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2})");
+  dir.write("b-run/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2, )"
+                                    R"("start_ns": 1700000000000000000, "end_ns": 1700000032000000000})");
+  for (const std::string folder : {"a-copy", "b-run"}) dir.write(folder + "/epochs.csv", epochs);
+}
+
 Study read_inputs(const std::vector<fs::path>& inputs) {
   IngestOptions options{{}, {}, 1, {}};
   for (const auto& input : inputs) options.inputs.push_back(input.string());
@@ -249,15 +262,8 @@ TEST(RunIdentity, ACopyWithoutItsStartIsStillACopy) {
 // which holds no epoch's instants): one run, the one that states its clock. It was counted twice
 // (2 runs, each keyed on what it stated: the instants, the epochs). A repeat of another time is kept.
 TEST(RunIdentity, ACopyStatingNoClockBesideOneStatingBothIsACopy) {
-  const std::string epochs =
-      "rank,epoch,start_ns,end_ns,samples\n0,0,1700000001000000000,1700000011000000000,2500\n"
-      "1,0,1700000001000000000,1700000011500000000,2500\n0,1,1700000011500000000,1700000021000000000,2500\n"
-      "1,1,1700000011500000000,1700000021000000000,2500\n";
   ScratchDir dir;
-  dir.write("a-copy/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2})");
-  dir.write("b-run/scalelens.json", R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2, )"
-                                    R"("start_ns": 1700000000000000000, "end_ns": 1700000032000000000})");
-  for (const std::string folder : {"a-copy", "b-run"}) dir.write(folder + "/epochs.csv", epochs);
+  write_run_and_clockless_copy(dir);
   // A repeat an hour later, stating no clock either: its epochs' instants are its own.
   std::string later = "rank,epoch,start_ns,end_ns,samples\n";
   for (int r = 0; r < 2; ++r)
@@ -282,6 +288,40 @@ TEST(RunIdentity, ACopyStatingNoClockBesideOneStatingBothIsACopy) {
     EXPECT_EQ(s.configurations[0].runs, 2u);
     ASSERT_TRUE(s.configurations[0].run_time_s);
     EXPECT_NEAR(s.configurations[0].run_time_s->mean, 32, 1e-9);
+  }
+}
+
+// The same copy and run after a folder that defines no run of its own (a manifest of defaults above
+// two MLPerf logs, whose runs are theirs): the runs after it are still found by the span of their
+// epochs tabulated as read, which stays with their folder (Run::folder) as that folder is dropped.
+TEST(RunIdentity, ACopyStatingNoClockIsFoundAfterAFolderThatDefinesNoRun) {
+  ScratchDir dir;
+  dir.write("0-defaults/scalelens.json", R"({"label": "mix"})");
+  for (const long long start_ms : {1600000000000LL, 1600000100000LL}) {
+    std::string log;
+    auto mllog = [&](long long ms, const char* event, const char* key, const std::string& metadata) {
+      log += fmt::format(":::MLLOG {{\"namespace\": \"\", \"time_ms\": {}, \"event_type\": \"{}\", \"key\": \"{}\", "
+                         "\"value\": null, \"metadata\": {{{}\"file\": \"train.py\", \"lineno\": 1}}}}\n",
+                         start_ms + ms, event, key, metadata);
+    };
+    mllog(0, "INTERVAL_START", "run_start", "");
+    mllog(1000, "INTERVAL_START", "epoch_start", "\"epoch_num\": 0, ");
+    mllog(11000, "INTERVAL_END", "epoch_stop", "\"epoch_num\": 0, ");
+    mllog(12000, "INTERVAL_END", "run_stop", "\"status\": \"success\", ");
+    dir.write(fmt::format("0-defaults/{}/result_0.txt", start_ms), log);
+  }
+  write_run_and_clockless_copy(dir);
+  for (const auto& study : {read_study(dir), scalelens::testing::read_study_as_report(dir)}) {
+    std::vector<std::string> paths;
+    for (const auto& run : study.runs) paths.push_back(run.path);
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), (dir / "b-run").string()), 1);
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), (dir / "a-copy").string()), 0);
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), (dir / "0-defaults").string()), 0) << "a folder of defaults alone";
+    const auto copies = with_code(study.diagnostics, "duplicate-run");
+    ASSERT_EQ(copies.size(), 1u);
+    EXPECT_EQ(copies[0]->path, (dir / "a-copy").string());
+    EXPECT_NE(copies[0]->message.find("(the same epochs' first start and last end, to the last digit"), std::string::npos)
+        << copies[0]->message;
   }
 }
 
