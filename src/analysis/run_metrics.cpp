@@ -445,11 +445,11 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       w.path = g->source;
       figures.warnings.push_back(std::move(w));
     }
-    // Stuck all through its log, or only over the window (moving outside it: counter_then_power).
+    // Stuck all through its log, or only over the window (moving outside it: held_still).
     const bool stuck_all_through = !std::isnan(f.first_counter_mj) && f.first_counter_mj == f.last_counter_mj &&
                                    f.first_counter_t_ns < f.last_counter_t_ns;
     if (f.energy_from == GpuSeriesFigures::EnergyFrom::power && !f.impossible_counter_mj && f.energy_j > 0 &&
-        (stuck_all_through || f.counter_then_power) && stuck_gpus++ == 0)
+        (stuck_all_through || f.counter_use == GpuSeriesFigures::CounterUse::held_still) && stuck_gpus++ == 0)
       first_stuck_gpu = g, first_stuck_mj = f.first_counter_mj, first_stuck_all_through = stuck_all_through;
     if (f.energy_from != GpuSeriesFigures::EnergyFrom::none) {
       energy += f.energy_j;
@@ -466,7 +466,7 @@ GpuDigest digest_gpus(const Run& run, const std::vector<GpuSeries>& gpus) {
       // said with the gaps, beyond the sampler's own lag (its interval twice, and 1 s). The counter
       // covers from its first reading to its last (one before or after the window covers its end);
       // power from the first sample to the last (power missing within them is counted above).
-      const bool by_counter = f.energy_from == GpuSeriesFigures::EnergyFrom::counter && !f.counter_then_power &&
+      const bool by_counter = f.counter_use == GpuSeriesFigures::CounterUse::measured_all &&
                               !std::isnan(f.first_counter_mj) && !std::isnan(f.last_counter_mj);
       const std::int64_t from = by_counter ? f.first_counter_t_ns : f.first_t_ns;
       const std::int64_t to = by_counter ? f.last_counter_t_ns : f.last_t_ns;

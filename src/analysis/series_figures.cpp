@@ -226,7 +226,8 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
       };
       if (head) power_in_place(samples_from, from);
       if (tail) power_in_place(to, samples_to);
-      f.counter_then_power = head || tail;
+      f.counter_use = head || tail ? GpuSeriesFigures::CounterUse::measured_with_power_at_ends
+                                   : GpuSeriesFigures::CounterUse::measured_all;
       return f;
     }
   }
@@ -236,7 +237,7 @@ GpuSeriesFigures measured_figures(const std::vector<GpuSample>& samples, std::in
     f.energy_j = p.value;
     f.energy_from = GpuSeriesFigures::EnergyFrom::power;
     // Power in place of a counter that held still over the window (above): said as stuck.
-    f.counter_then_power = counter_held_still;
+    if (counter_held_still) f.counter_use = GpuSeriesFigures::CounterUse::held_still;
   }
   f.skipped_s = p.skipped_s;
   f.longest_skipped_s = p.longest_skipped_s;

@@ -107,9 +107,14 @@ struct GpuSeriesFigures {
   // between two samples gives half its time to either end's value, as the trapezoid mean weighs
   // them; per sample where util_pct is a plain mean. All zero without utilization.
   PackedUtilHistogram util_time{};
-  // The counter, with power where it stopped before the samples did or began after them (the energy
-  // covers the samples' span); with energy_from power: power for all of it, the counter held still.
-  bool counter_then_power = false;
+  // What the energy counter gave, beside energy_from (which series the energy came from).
+  enum class CounterUse : std::uint8_t {
+    none,                         // it gave none of the energy (too few readings in the window, or left out)
+    measured_all,                 // energy_from counter: the counter alone
+    measured_with_power_at_ends,  // energy_from counter: power where it stopped before the samples did or began
+                                  // after them (the energy covers the samples' span)
+    held_still,                   // energy_from power: the counter held still over the window while the GPU drew
+  } counter_use = CounterUse::none;
   enum class EnergyFrom { none, counter, power } energy_from = EnergyFrom::none;
   double energy_j = 0;                    // from the counter, or the power integral (measured times)
   // Nominal times (rebuilt from sample index × interval): power summed over the samples, for the
