@@ -426,7 +426,8 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
   std::set<std::string> systems;
   for (const auto& c : summary.configurations) systems.insert(c.system);
   summary.systems.assign(systems.begin(), systems.end());
-  auto system_name = [](const std::string& system) { return system.empty() ? std::string("unknown system") : system; };
+  constexpr std::string_view kUnknownSystem = "unknown system";  // a curve's system where its runs state none
+  auto system_name = [&](const std::string& system) { return system.empty() ? std::string(kUnknownSystem) : system; };
   for (auto& c : summary.configurations)
     c.curve = systems.size() > 1 ? fmt::format("{} @ {}", c.label, system_name(c.system)) : c.label;
   // Names that meet ("x @ y" on z and x on "y @ z" both read "x @ y @ z"; x on "unknown system" and
@@ -442,7 +443,7 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
     if (curves.size() < 2) continue;
     std::vector<std::string> names;
     for (const auto& [label, system] : curves) {
-      const auto plain = fmt::format("'{}' @ {}", label, system.empty() ? system_name(system) : "'" + system + "'");
+      const auto plain = fmt::format("'{}' @ {}", label, system.empty() ? std::string(kUnknownSystem) : "'" + system + "'");
       auto unique = plain;
       for (int k = 2; taken.contains(unique); ++k) unique = fmt::format("{} #{}", plain, k);  // quotes in the names too
       taken.insert(unique);
@@ -450,9 +451,9 @@ void form_configurations(Summary& summary, const std::vector<const Run*>& source
       names.push_back("\"" + unique + "\"");
     }
     warnings.push_back({Severity::note, "curve-names-quoted",
-                        fmt::format("{} curves would all be named \"{}\" (a label or system holds \" @ \" or reads \"unknown "
-                                    "system\"): named {} instead, each label and system quoted",
-                                    curves.size(), name, list_first(names, names.size())),
+                        fmt::format("{} curves would all be named \"{}\" (a label or system holds \" @ \" or reads \"{}\"): "
+                                    "named {} instead, each label and system quoted",
+                                    curves.size(), name, kUnknownSystem, list_first(names, names.size())),
                         {}, 0, {}});
   }
   for (auto& c : summary.configurations) {
