@@ -115,6 +115,11 @@ std::string messages_of(simdjson::dom::element root, std::string_view code) {
   return all;
 }
 
+// Each of `parts` is somewhere in `said` (messages_of's warnings, joined).
+void expect_says(const std::string& said, std::initializer_list<std::string> parts) {
+  for (const auto& part : parts) EXPECT_NE(said.find(part), std::string::npos) << "no \"" << part << "\" in: " << said;
+}
+
 // A job's own MLPerf log (the mllog package's lines in its slurm-%j.out), its times from the run's
 // start: run_start at 1 s, 3 epochs every `period_ms` of `epoch_ms` each, run_stop at `stop_ms`.
 std::string mlperf_job_log(long long period_ms, long long epoch_ms, long long stop_ms) {
@@ -146,11 +151,11 @@ TEST(RunSourcesCli, RanksBeyondTheWorldSizeAreSaid) {
   simdjson::dom::parser parser;
   simdjson::dom::element root = parser.parse(r.out);
   const std::string said = messages_of(root, "ranks-beyond-world-size");
-  EXPECT_NE(said.find("the run's world size is 4"), std::string::npos) << said;
-  EXPECT_NE(said.find("epochs of ranks 0–7"), std::string::npos) << said;
-  EXPECT_NE(said.find("rank records of ranks 0–7"), std::string::npos) << said;
-  EXPECT_NE(said.find("ranks beyond it: 4, 5, 6, 7"), std::string::npos) << said;
-  EXPECT_NE(said.find("placed at the 8 GPUs its ranks show, not its stated 4"), std::string::npos) << said;
+  expect_says(said, {"the run's world size is 4",
+                     "epochs of ranks 0–7",
+                     "rank records of ranks 0–7",
+                     "ranks beyond it: 4, 5, 6, 7",
+                     "placed at the 8 GPUs its ranks show, not its stated 4"});
   EXPECT_EQ(said.find("\n"), said.size() - 1) << "one warning, for the one run: " << said;
   // By hand: 3 epochs of 40 s at 1 GPU, of 5 s at the 8 ranks: speedup 8, efficiency 100% (was 200% at 4).
   std::map<int64_t, double> efficiency;
@@ -283,8 +288,8 @@ TEST(RunSourcesCli, TracesOfALargerWorldInARunAreSaid) {
   simdjson::dom::parser parser;
   simdjson::dom::element root = parser.parse(r.out);
   const std::string said = messages_of(root, "ranks-beyond-world-size");
-  EXPECT_NE(said.find("traces recorded in a world of 8 (distributedInfo.world_size)"), std::string::npos) << said;
-  EXPECT_NE(said.find("stays at its stated 4 GPUs, which its ranks fill"), std::string::npos) << said;
+  expect_says(said, {"traces recorded in a world of 8 (distributedInfo.world_size)",
+                     "stays at its stated 4 GPUs, which its ranks fill"});
   EXPECT_EQ(int64_t(root["runs"].at(0)["world_size"]), 4);
 }
 
@@ -401,8 +406,7 @@ TEST(RunSourcesCli, AnIndexOnlyNvSmiLogBesideGpuCsvIsTheSameGpus) {
   // By hand: 4 GPUs × 300 W × the run's 32 s = 38400 J = 10.667 Wh.
   EXPECT_NEAR(double(run["energy_wh"]), 4 * 300.0 * 32 / 3600, 1e-3);
   const std::string said = messages_of(root, "energy-double-counted");
-  EXPECT_NE(said.find("smi.log"), std::string::npos) << said;
-  EXPECT_NE(said.find("gpu.csv"), std::string::npos) << said;
+  expect_says(said, {"smi.log", "gpu.csv"});
   EXPECT_EQ(messages_of(root, "gpus-beyond-world-size"), "");
 }
 
@@ -540,9 +544,9 @@ TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackIsMovedByTheStep) {
   EXPECT_NEAR(double(run["run_time_s"]), 32, 1e-6);
   EXPECT_NEAR(double(run["host_energy_wh"]), 100.0 * 32 / 3600, 1e-3);
   const std::string said = messages_of(root, "clock-stepped");
-  EXPECT_NE(said.find(fmt::format("stepped back 5 s while the run ran (at line {})", step_line)), std::string::npos) << said;
-  EXPECT_NE(said.find("taken 5 s later"), std::string::npos) << said;
-  EXPECT_NE(said.find("(the run 32 s, not 27 s)"), std::string::npos) << said;
+  expect_says(said, {fmt::format("stepped back 5 s while the run ran (at line {})", step_line),
+                     "taken 5 s later",
+                     "(the run 32 s, not 27 s)"});
   EXPECT_EQ(messages_of(root, "energy-gaps"), "");
 }
 
@@ -570,8 +574,7 @@ TEST(RunSourcesCli, AnEndStampedAfterAClockStepBackOnOneOfTwoNodesIsSaid) {
   simdjson::dom::parser parser;
   simdjson::dom::element root = parser.parse(r.out);
   const std::string said = messages_of(root, "clock-stepped");
-  EXPECT_NE(said.find("left as stated (the run's GPU or host logs of another node do not find it so)"), std::string::npos) << said;
-  EXPECT_NE(said.find("leave out its last 5 s"), std::string::npos) << said;
+  expect_says(said, {"left as stated (the run's GPU or host logs of another node do not find it so)", "leave out its last 5 s"});
   EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 27, 1e-6);
 }
 
@@ -591,14 +594,14 @@ TEST(RunSourcesCli, EpochsAndStepsStampedAfterAClockStepBackAreTakenOnTheRunsClo
   EXPECT_EQ(messages_of(root, "high-variation"), "");
   EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 32, 1e-6);
   const std::string said = messages_of(root, "clock-stepped");
-  EXPECT_NE(said.find("(nodes/node0/gpu.csv, line "), std::string::npos) << said;
-  EXPECT_NE(said.find("times stamped after the step are taken 5 s later"), std::string::npos) << said;
-  EXPECT_NE(said.find("those of 8 epochs"), std::string::npos) << said;
-  EXPECT_NE(said.find("(epoch 1 of rank 0 lasts 10 s, not 5 s)"), std::string::npos) << said;
-  // Steps from 1 s: the 17 after the step, of each rank (the one across it, 13 s to 14 s, ends
-  // stamped before it starts: a bad line, said so).
-  EXPECT_NE(said.find("those of 68 steps"), std::string::npos) << said;
-  EXPECT_NE(said.find("(and that of 4 ranks in ranks/)"), std::string::npos) << said;
+  expect_says(said, {"(nodes/node0/gpu.csv, line ",
+                     "times stamped after the step are taken 5 s later",
+                     "those of 8 epochs",
+                     "(epoch 1 of rank 0 lasts 10 s, not 5 s)",
+                     // Steps from 1 s: the 17 after the step, of each rank (the one across it, 13 s to 14 s, ends
+                     // stamped before it starts: a bad line, said so).
+                     "those of 68 steps",
+                     "(and that of 4 ranks in ranks/)"});
   EXPECT_EQ(said.find("cannot be placed"), std::string::npos) << said;
 }
 
@@ -636,10 +639,8 @@ TEST(RunSourcesCli, EpochsOfANodeWhoseClockSteppedTwiceAreSaidToBeReadAsWritten)
   simdjson::dom::element root = parser.parse(r.out);
   EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 32, 1e-6);
   const std::string said = messages_of(root, "clock-stepped");
-  EXPECT_NE(said.find("the node's clock stepped back more than once while the run ran (nodes/node0/gpu.csv, from line "),
-            std::string::npos)
-      << said;
-  EXPECT_NE(said.find("they are read as written, and a time across a step is short by it"), std::string::npos) << said;
+  expect_says(said, {"the node's clock stepped back more than once while the run ran (nodes/node0/gpu.csv, from line ",
+                     "they are read as written, and a time across a step is short by it"});
 }
 
 // epochs.csv alone (no log of the run places a step) whose rank's epoch starts 5 s before its
@@ -811,10 +812,9 @@ TEST(RunSourcesCli, EpochSourcesOfOneRunThatDisagreeAreSaid) {
   simdjson::dom::parser parser;
   simdjson::dom::element root = parser.parse(r.out);
   const std::string said = messages_of(root, "epoch-sources-disagree");
-  EXPECT_NE(said.find("epochs.csv (3 epochs, 10 s each on average)"), std::string::npos) << said;
-  EXPECT_NE(said.find("slurm-1234.out (3 epochs, 15 s, its last ending 14 s after the run's end"), std::string::npos)
-      << said;
-  EXPECT_NE(said.find("the run folder's own are used"), std::string::npos) << said;
+  expect_says(said, {"epochs.csv (3 epochs, 10 s each on average)",
+                     "slurm-1234.out (3 epochs, 15 s, its last ending 14 s after the run's end",
+                     "the run folder's own are used"});
   for (simdjson::dom::element c : root["configurations"].get_array())
     if (int64_t(c["world_size"]) == 4) EXPECT_NEAR(double(c["speedup"]), 4.0, 1e-9) << r.out.substr(0, 1500);
 }
