@@ -43,6 +43,27 @@ std::set<std::string> run_folders(const fs::path& study) {
   return out;
 }
 
+// `file` with its first `from` written as `to`; false where it holds none.
+bool rewrite_first(const fs::path& file, const std::string& from, const std::string& to) {
+  auto text = read(file);
+  const auto at = text.find(from);
+  if (at == std::string::npos) return false;
+  text.replace(at, from.size(), to);
+  std::ofstream(file, std::ios::trunc) << text;
+  return true;
+}
+
+// `sweep --status` of `study` as someone to whom it is read-only (no lock for them to take): root
+// writes anywhere, so then it is taken as another user.
+Output status_read_only(const fs::path& study) {
+  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  auto looked = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
+  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  return looked;
+}
+
 scalelens::sweep::Plan plan_of(const fs::path& study) {
   auto plan = scalelens::sweep::read_plan(study / "sweep.json");
   EXPECT_TRUE(plan) << plan.error().message;
@@ -932,17 +953,9 @@ TEST(SweepCli, StatusExitsFiveOnAFailedRunAndOnlyLooksAtAReadOnlyStudy) {
   EXPECT_EQ(before.st_ino, after.st_ino) << "nothing changed: sweep.json is not rewritten";
 
   // The plan still says running; the run folder says it failed; the study is read-only to us.
-  auto text = read(plan_file);
-  const auto at = text.find("\"state\":\"failed\"");
-  ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 16, "\"state\":\"running\"");
-  std::ofstream(plan_file, std::ios::trunc) << text;
-  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
-                             fs::perms::others_read | fs::perms::others_exec);
-  // Root writes anywhere: then the look is taken as another user, to whom the study is read-only.
-  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
-  auto looked = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
-  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  ASSERT_TRUE(rewrite_first(plan_file, "\"state\":\"failed\"", "\"state\":\"running\"")) << read(plan_file);
+  const auto text = read(plan_file);
+  auto looked = status_read_only(study);
   EXPECT_EQ(looked.exit_code, 5) << looked.out << looked.err;
   EXPECT_EQ(looked.err, "");
   const auto row = looked.out.find("sh-1n1t-r1");
@@ -1116,18 +1129,9 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   // Its pid now names another process of this host: its run's command, which outlives it.
   const pid_t group = sweep.group();
   ASSERT_NE(group, 0);
-  auto text = read(study / "sweep.json");
-  const std::string mark = fmt::format("\"pid\":{},", sweep.pid);
-  const auto at = text.find(mark);
-  ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, mark.size(), fmt::format("\"pid\":{},", group));
-  std::ofstream(study / "sweep.json", std::ios::trunc) << text;
-  // Looked at by someone to whom the study is read-only (no lock for them to take).
-  fs::permissions(study, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
-                             fs::perms::others_read | fs::perms::others_exec);
-  const std::string reader = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
-  auto dead = run_scalelens("sweep --study " + quoted(study) + " --status", reader);
-  fs::permissions(study, fs::perms::owner_all, fs::perm_options::add);
+  ASSERT_TRUE(rewrite_first(study / "sweep.json", fmt::format("\"pid\":{},", sweep.pid), fmt::format("\"pid\":{},", group)))
+      << read(study / "sweep.json");
+  auto dead = status_read_only(study);
   EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
   EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group)), std::string::npos) << dead.out;
 }
