@@ -120,6 +120,13 @@ void expect_says(const std::string& said, std::initializer_list<std::string> par
   for (const auto& part : parts) EXPECT_NE(said.find(part), std::string::npos) << "no \"" << part << "\" in: " << said;
 }
 
+// The study's one configuration: epochs of `seconds` each, every one (`out`: the report, to show).
+void expect_epochs_of(simdjson::dom::element root, double seconds, const std::string& out) {
+  simdjson::dom::element config = root["configurations"].at(0);
+  EXPECT_NEAR(double(config["epoch_time_s"]["mean"]), seconds, 1e-6) << out.substr(0, 2000);
+  EXPECT_NEAR(double(config["epoch_time_s"]["std"]), 0, 1e-6);
+}
+
 // A job's own MLPerf log (the mllog package's lines in its slurm-%j.out), its times from the run's
 // start: run_start at 1 s, 3 epochs every `period_ms` of `epoch_ms` each, run_stop at `stop_ms`.
 std::string mlperf_job_log(long long period_ms, long long epoch_ms, long long stop_ms) {
@@ -588,9 +595,7 @@ TEST(RunSourcesCli, EpochsAndStepsStampedAfterAClockStepBackAreTakenOnTheRunsClo
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element root = parser.parse(r.out);
-  simdjson::dom::element config = root["configurations"].at(0);
-  EXPECT_NEAR(double(config["epoch_time_s"]["mean"]), 10, 1e-6) << r.out.substr(0, 2000);
-  EXPECT_NEAR(double(config["epoch_time_s"]["std"]), 0, 1e-6);
+  expect_epochs_of(root, 10, r.out);
   EXPECT_EQ(messages_of(root, "high-variation"), "");
   EXPECT_NEAR(double(root["runs"].at(0)["run_time_s"]), 32, 1e-6);
   const std::string said = messages_of(root, "clock-stepped");
@@ -616,9 +621,7 @@ TEST(RunSourcesCli, EpochsStampedWhereTheClockPassedTwiceArePlacedByTheirLengths
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element root = parser.parse(r.out);
-  simdjson::dom::element config = root["configurations"].at(0);
-  EXPECT_NEAR(double(config["epoch_time_s"]["mean"]), 10, 1e-6) << r.out.substr(0, 2000);
-  EXPECT_NEAR(double(config["epoch_time_s"]["std"]), 0, 1e-6);
+  expect_epochs_of(root, 10, r.out);
   const std::string said = messages_of(root, "clock-stepped");
   EXPECT_NE(said.find("those of 8 epochs (epoch 1 of rank 0 lasts 10 s, not 5 s); placed by the lengths of the rank's "
                       "other epochs, as stamped between 11 s and 16.5 s into the run, which the clock passed both before "
