@@ -818,7 +818,7 @@ Study ingest(const IngestOptions& options) {
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
   // GPU figures depend on: its label, window, world size, sampling interval). Likewise their epochs
-  // and steps are tabulated as they are read where one file gives them all (EpochRow, StepTable).
+  // and steps are tabulated once their batch is read where one file gives them all (EpochRow, StepTable).
   struct FolderFiles {
     std::uint32_t gpu_logs = 0, epoch_logs = 0, step_logs = 0, run_files = 0;
   };
@@ -834,10 +834,11 @@ Study ingest(const IngestOptions& options) {
       f.step_logs += files[others[k]].steps;
       f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
     }
-  // Also after a clock step placed them anew (move_stepped_ends, below).
+  // Once its batch is read: after a clock step placed them (move_stepped_ends, below), so that a
+  // file is read once.
   auto tabulate_rows = [&](std::size_t k, ReadOutput& out) {
     // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
-    // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
+    // than an interval per rank and epoch, before the next batch is read (issue 17, part 2).
     // Not where a rank lies beyond the run's world size: the summary names the ranks it saw
     // (`ranks-beyond-world-size`), which a table no longer holds.
     auto ranks_within = [&](const std::vector<Interval>& epochs) {
@@ -876,7 +877,6 @@ Study ingest(const IngestOptions& options) {
     }
   };
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
-    tabulate_rows(k, out);
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
         g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
@@ -923,8 +923,8 @@ Study ingest(const IngestOptions& options) {
   // The times a run's other files stamped on a node after its clock stepped back (epochs, steps,
   // ranks' records), for move_stepped_ends (below), where the log places the step among them
   // (StepWindow): moved forward by the step as the run's end is; each file's rows said
-  // as they are taken, and those it cannot place left out, not read across two clocks. Before the
-  // end moves: a file read again reads as it was read first. Gives how many ranks' records moved.
+  // as they are taken, and those it cannot place left out, not read across two clocks. Before its
+  // rows are tabulated (tabulate_rows). Gives how many ranks' records moved.
   auto place_after_step = [&](std::size_t r, const ReadOutput& evidence, const std::string& log, std::size_t begin,
                               std::size_t end, auto& output_at) {
     Run& run = folder_run(r);
@@ -948,8 +948,7 @@ Study ingest(const IngestOptions& options) {
         if (start_moves) *rank.start_ns += evidence.end_step_ns;
         ranks_moved += end_moves || start_moves;
       }
-      const bool tabulated = !out.attach.epoch_table.empty() || out.attach.step_table;
-      if (out.attach.epochs.empty() && out.attach.steps.empty() && !tabulated) continue;
+      if (out.attach.epochs.empty() && out.attach.steps.empty()) continue;
       const std::string& path = files[others[k]].path;
       if (window.step_ns == 0) {
         out.warn("clock-stepped",
@@ -959,14 +958,6 @@ Study ingest(const IngestOptions& options) {
                              log_in_run, evidence.end_step_line),
                  path);
         continue;
-      }
-      if (tabulated) {  // tabulated as it was read, it holds no times: its rows again
-        ReadOutput again;
-        readers[files[others[k]].reader]->read(ReadContext{path, &run}, again);
-        out.attach.epochs = std::move(again.attach.epochs);
-        out.attach.steps = std::move(again.attach.steps);
-        out.attach.epoch_table.clear();
-        out.attach.step_table.reset();
       }
       for (std::vector<Interval>* rows : {&out.attach.epochs, &out.attach.steps}) {
         if (rows->empty()) continue;
@@ -1010,7 +1001,6 @@ Study ingest(const IngestOptions& options) {
                    path);
         }
       }
-      tabulate_rows(k, out);
     }
     return ranks_moved;
   };
@@ -1108,6 +1098,7 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
+      tabulate_rows(k, *out);
       if (owner[k] != kNoRun && out->epochs_last_ns) epoch_spans[owner[k]] = {out->epochs_first_ns, out->epochs_last_ns};
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
