@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -26,10 +27,11 @@ class BadLines {
   // One warning naming the file and the first bad line; nothing when every line was good.
   void report(ReadOutput& out, const std::filesystem::path& path) const {
     if (count_ == 0) return;
-    out.warn("bad-lines",
-             fmt::format("{} line{} skipped; the first, line {}: {}", count_, count_ == 1 ? "" : "s",
-                         first_line_, first_reason_),
-             path, first_line_);
+    out.warn("bad-lines", skipped(count_, fmt::format("line {}", first_line_), first_reason_), path, first_line_);
+  }
+  // That warning's words: `count` lines skipped, the first (`first`: "line 7") for `reason`.
+  static std::string skipped(std::int64_t count, std::string_view first, std::string_view reason) {
+    return fmt::format("{} line{} skipped; the first, {}: {}", count, count == 1 ? "" : "s", first, reason);
   }
 
   // The same for values outside physical limits (model/limits.hpp), left out one by one while the

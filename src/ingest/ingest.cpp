@@ -25,6 +25,7 @@
 #include "common/walk.hpp"
 #include "common/byte_codec.hpp"
 #include "distribute/process_group.hpp"
+#include "ingest/bad_lines.hpp"
 #include "ingest/clock_step.hpp"
 #include "ingest/read_output_codec.hpp"
 #include "trace/trace_set.hpp"
@@ -965,8 +966,21 @@ Study ingest(const IngestOptions& options) {
         const std::string_view what = epochs ? "epoch" : "step";
         auto name = [&](const Interval& row) { return fmt::format("{} {} of rank {}", what, row.index, row.rank); };
         auto length_s = [](const Interval& row) { return static_cast<double>(row.end_ns - row.start_ns) * 1e-9; };
+        const auto ended_early = std::count_if(rows->begin(), rows->end(), ended_before_started);
         const PlacedRows placed = place_rows_after_step(*rows, window);
         const std::string_view plural = epochs ? "epochs" : "steps";
+        // The reader said the rows that ended before they started as bad lines (its last bad-lines
+        // warning): those within which the step fell are read, and that warning counts the others.
+        if (placed.taken_back > 0) {
+          auto said = std::find_if(out.diagnostics.rbegin(), out.diagnostics.rend(),
+                                   [&](const Diagnostic& d) { return d.code == "bad-lines" && d.path == path; });
+          const auto left = ended_early - static_cast<std::ptrdiff_t>(placed.taken_back);
+          if (said != out.diagnostics.rend() && left == 0) out.diagnostics.erase(std::next(said).base());
+          else if (said != out.diagnostics.rend() && placed.first_ended_early_taken_back && placed.first_still_ended_early)
+            said->message = BadLines::skipped(left, name(*placed.first_still_ended_early), kEndBeforeStart), said->line = 0;
+          else if (said != out.diagnostics.rend())
+            said->message = BadLines::skipped(left, fmt::format("line {}", said->line), kEndBeforeStart);
+        }
         // The stamps the clock passed both before and after the step, in seconds into the run.
         const std::string twice = fmt::format("between {:.4g} s and {:.4g} s into the run, which the clock passed both "
                                               "before and after the step",
@@ -1098,6 +1112,9 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
+      // Rows that ended before they started and no clock step explains: bad lines, said so by their reader.
+      for (std::vector<Interval>* rows : {&out->attach.epochs, &out->attach.steps})
+        rows->erase(std::remove_if(rows->begin(), rows->end(), ended_before_started), rows->end());
       tabulate_rows(k, *out);
       if (owner[k] != kNoRun && out->epochs_last_ns) epoch_spans[owner[k]] = {out->epochs_first_ns, out->epochs_last_ns};
       if (owner[k] == kNoRun || !plain[owner[k]]) {
