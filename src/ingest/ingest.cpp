@@ -930,8 +930,9 @@ Study ingest(const IngestOptions& options) {
                               std::size_t end, auto& output_at) {
     Run& run = folder_run(r);
     const StepWindow& window = evidence.end_step_window;
-    const std::int64_t start = *run.start_ns, stated_end = *run.end_ns;
-    const double step_s = static_cast<double>(evidence.end_step_ns) * 1e-9;
+    const std::int64_t start = *run.start_ns;
+    const std::optional<std::int64_t> stated_end = run.end_ns;
+    const double step_s = static_cast<double>(window.step_ns) * 1e-9;
     std::size_t ranks_moved = 0;
     // The log as the run folder names it (nodes/<host>/gpu.csv).
     std::string log_in_run = std::filesystem::path(log).lexically_relative(run.path).string();
@@ -943,10 +944,10 @@ Study ingest(const IngestOptions& options) {
       for (RankRecord& rank : out.attach.ranks) {
         // Its end stamped with the run's (scalelens run stamps both at once) moves with it.
         auto after = [&](std::int64_t t) { return window.step_ns > 0 && side_of(t, window) == StepSide::after; };
-        const bool end_moves = rank.end_ns && (*rank.end_ns == stated_end || after(*rank.end_ns));
+        const bool end_moves = rank.end_ns && (rank.end_ns == stated_end || after(*rank.end_ns));
         const bool start_moves = rank.start_ns && after(*rank.start_ns);
-        if (end_moves) *rank.end_ns += evidence.end_step_ns;
-        if (start_moves) *rank.start_ns += evidence.end_step_ns;
+        if (end_moves) *rank.end_ns += window.step_ns;
+        if (start_moves) *rank.start_ns += window.step_ns;
         ranks_moved += end_moves || start_moves;
       }
       if (out.attach.epochs.empty() && out.attach.steps.empty()) continue;
@@ -1026,21 +1027,32 @@ Study ingest(const IngestOptions& options) {
   // kept, the end is left where the run has any, as where logs disagree). Said either way. A run
   // folder's files are read in one batch, so all of them are among these.
   auto move_stepped_ends = [&](std::size_t begin, std::size_t end, auto& output_at) {
+    // A log of a run without an end finds its clock stepped back (ReadOutput::end_step_line): its
+    // other times are placed all the same, where every GPU and host log of the run steps alike.
+    auto steps_without_end = [&](std::size_t p) {
+      return owner[order[p]] != kNoRun && !folder_run(owner[order[p]]).end_ns && output_at(p)->end_step_line > 0;
+    };
     std::map<std::size_t, std::vector<std::size_t>> asking;  // run → the positions of its logs that find it
     for (std::size_t p = begin; p < end; ++p)
-      if (owner[order[p]] != kNoRun && output_at(p)->end_step_ns > 0) asking[owner[order[p]]].push_back(p);
+      if (owner[order[p]] != kNoRun && (output_at(p)->end_step_ns > 0 || steps_without_end(p)))
+        asking[owner[order[p]]].push_back(p);
     for (const auto& [r, positions] : asking) {
       Run& run = folder_run(r);
       ReadOutput& first = *output_at(positions.front());
-      const std::int64_t step = first.end_step_ns;
+      const bool without_end = !run.end_ns;
+      const std::int64_t step = without_end ? first.end_step_window.step_ns : first.end_step_ns;
       bool all_logs_agree = run.gpus.empty() && run.host_series.empty();
       for (std::size_t p = begin; p < end && all_logs_agree; ++p) {
         const ReadOutput& out = *output_at(p);
         if (owner[order[p]] == r && (!out.attach.gpus.empty() || !out.attach.host_series.empty()))
-          all_logs_agree = out.end_step_ns == step;
+          all_logs_agree = without_end ? steps_without_end(p) && out.end_step_window.step_ns == step : out.end_step_ns == step;
+      }
+      const std::string& log = files[others[order[positions.front()]]].path;
+      if (without_end) {  // nothing to move but those times (another node's logs: read as written)
+        if (all_logs_agree) place_after_step(r, first, log, begin, end, output_at);
+        continue;
       }
       const std::int64_t start = *run.start_ns, stated = *run.end_ns;
-      const std::string& log = files[others[order[positions.front()]]].path;
       const double step_s = static_cast<double>(step) * 1e-9, stated_s = static_cast<double>(stated - start) * 1e-9;
       if (all_logs_agree) {
         const std::size_t ranks_moved = place_after_step(r, first, log, begin, end, output_at);

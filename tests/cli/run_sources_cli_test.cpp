@@ -880,3 +880,25 @@ TEST(RunSourcesCli, AnEpochThatEndsBeforeItStartsWithNoStepPlacedIsABadLine) {
   EXPECT_EQ(messages_of(root, "bad-lines"), "4 lines skipped; the first, line 3: end_ns is before start_ns\n");
   EXPECT_EQ(messages_of(root, "clock-stepped"), "");
 }
+
+// The step of EpochsAndStepsStampedAfterAClockStepBackAreTakenOnTheRunsClock in a run whose manifest
+// states no end (a job killed before `scalelens run` wrote it): no end to move, but gpu.csv and
+// host.csv place the step all the same. The epochs after it were read as written (the second 5 s,
+// not 10 s); they are taken on the run's clock, and said so.
+TEST(RunSourcesCli, EpochsStampedAfterAClockStepBackInARunWithoutAnEndAreTakenOnTheRunsClock) {
+  ScratchDir dir;
+  write_stepped_run(dir, 13.2);
+  dir.write("ddp-4/scalelens.json", std::regex_replace(slurp(dir / "ddp-4/scalelens.json"), std::regex(R"("end_ns": \d+, )"), ""));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_TRUE(root["runs"].at(0)["run_time_s"].is_null()) << "no end: " << r.out.substr(0, 2000);
+  simdjson::dom::element epoch_time = root["configurations"].at(0)["epoch_time_s"];
+  EXPECT_NEAR(double(epoch_time["mean"]), 10, 1e-6) << r.out.substr(0, 2000);
+  EXPECT_NEAR(double(epoch_time["std"]), 0, 1e-6);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("(nodes/node0/gpu.csv, line "), std::string::npos) << said;
+  EXPECT_NE(said.find("those of 8 epochs (epoch 1 of rank 0 lasts 10 s, not 5 s)"), std::string::npos) << said;
+  EXPECT_EQ(said.find("scalelens.json's end_ns"), std::string::npos) << said;
+}

@@ -202,7 +202,15 @@ const char* skip_plain_field(const char* p, const char* end, char stop) {
 // The run's end_ns stamped on this log's clock after it stepped back (BackwardTime::shift_at_end):
 // the step, for ingest to move that end by.
 void note_end_on_stepped_clock(const BackwardTime& backward, const Run* run, ReadOutput& out) {
-  if (!run || !run->start_ns || !run->end_ns) return;
+  if (!run || !run->start_ns) return;
+  if (!run->end_ns) {
+    // No end to move, but the run's other times stamped on this node are placed all the same:
+    // end_step_ns 0, the step's line (and its window, where it stepped once).
+    if (!backward.clock_stepped_back()) return;
+    out.end_step_line = backward.first_step_line();
+    if (const auto window = backward.step_window()) out.end_step_window = *window;
+    return;
+  }
   const auto shift = backward.shift_at_end(*run->end_ns);
   if (!shift) return;
   out.end_step_ns = *shift, out.end_step_line = backward.first_step_line();
