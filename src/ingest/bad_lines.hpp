@@ -1,6 +1,7 @@
 #pragma once
 // Counts the lines a reader had to skip, so that a file yields one warning (count and first line)
 // rather than one per line: a broken log can have millions of bad lines.
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -32,6 +33,16 @@ class BadLines {
   // That warning's words: `count` lines skipped, the first (`first`: "line 7") for `reason`.
   static std::string skipped(std::int64_t count, std::string_view first, std::string_view reason) {
     return fmt::format("{} line{} skipped; the first, {}: {}", count, count == 1 ? "" : "s", first, reason);
+  }
+  // Of a warning in those words (ingest takes lines back from it): the count, and its first line's reason.
+  static std::int64_t count_said(std::string_view message) {
+    std::int64_t count = 0;
+    std::from_chars(message.data(), message.data() + message.size(), count);
+    return count;
+  }
+  static std::string_view reason_said(std::string_view message) {
+    const auto at = message.find(": ");
+    return at == std::string_view::npos ? std::string_view{} : message.substr(at + 2);
   }
 
   // The same for values outside physical limits (model/limits.hpp), left out one by one while the

@@ -128,7 +128,6 @@ PlacedRows place_rows_after_step(std::vector<Interval>& rows, const StepWindow& 
         placed.example_written = written, placed.example_taken = row, example_spans = start != end;
     }
   }
-  if (first_still_early < rows.size()) placed.first_still_ended_early = rows[first_still_early];
   placed.first_ended_early_taken_back = first_ended_early < rows.size() && first_ended_early != first_still_early;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -36,10 +36,9 @@ struct PlacedRows {
   std::size_t by_lengths = 0;
   std::vector<Interval> left_out;  // rows with a time that cannot be placed, as written
   // Rows that ended before they started as written (ended_before_started) and whose end the step
-  // moved after their start: the step fell within them. And the first (in file order) of those that
-  // still end before they start, as written, and whether the first of all such rows was taken.
+  // moved after their start: the step fell within them; and whether the first such row in the file
+  // was one (those not taken are kept as written).
   std::size_t taken_back = 0;
-  std::optional<Interval> first_still_ended_early;
   bool first_ended_early_taken_back = false;
   // The first moved row whose length the step changed, as written and as taken (for the message).
   std::optional<Interval> example_written, example_taken;

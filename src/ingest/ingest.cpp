@@ -967,20 +967,26 @@ Study ingest(const IngestOptions& options) {
         const std::string_view what = epochs ? "epoch" : "step";
         auto name = [&](const Interval& row) { return fmt::format("{} {} of rank {}", what, row.index, row.rank); };
         auto length_s = [](const Interval& row) { return static_cast<double>(row.end_ns - row.start_ns) * 1e-9; };
-        const auto ended_early = std::count_if(rows->begin(), rows->end(), ended_before_started);
         const PlacedRows placed = place_rows_after_step(*rows, window);
         const std::string_view plural = epochs ? "epochs" : "steps";
-        // The reader said the rows that ended before they started as bad lines (its last bad-lines
-        // warning): those within which the step fell are read, and that warning counts the others.
+        // The reader said the rows that ended before they started as bad lines: those within which
+        // the step fell are read, and its warning counts the others (or goes).
         if (placed.taken_back > 0) {
-          auto said = std::find_if(out.diagnostics.rbegin(), out.diagnostics.rend(),
+          auto said = std::find_if(out.diagnostics.begin(), out.diagnostics.end(),
                                    [&](const Diagnostic& d) { return d.code == "bad-lines" && d.path == path; });
-          const auto left = ended_early - static_cast<std::ptrdiff_t>(placed.taken_back);
-          if (said != out.diagnostics.rend() && left == 0) out.diagnostics.erase(std::next(said).base());
-          else if (said != out.diagnostics.rend() && placed.first_ended_early_taken_back && placed.first_still_ended_early)
-            said->message = BadLines::skipped(left, name(*placed.first_still_ended_early), kEndBeforeStart), said->line = 0;
-          else if (said != out.diagnostics.rend())
-            said->message = BadLines::skipped(left, fmt::format("line {}", said->line), kEndBeforeStart);
+          const std::int64_t left = said == out.diagnostics.end() ? 0 : BadLines::count_said(said->message) -
+                                                                             static_cast<std::int64_t>(placed.taken_back);
+          if (said != out.diagnostics.end() && left <= 0) {
+            out.diagnostics.erase(said);
+          } else if (said != out.diagnostics.end() && BadLines::reason_said(said->message) == kEndBeforeStart &&
+                     placed.first_ended_early_taken_back) {  // its first line is read now; which is first then is not kept
+            said->message = fmt::format("{} skipped after line {}, within which the clock's step back fell (read, as "
+                                        "the others that ended before they started by the step)",
+                                        count_of(left, "lines"), said->line);
+            said->line = 0;
+          } else if (said != out.diagnostics.end()) {
+            said->message = BadLines::skipped(left, fmt::format("line {}", said->line), BadLines::reason_said(said->message));
+          }
         }
         // The stamps the clock passed both before and after the step, in seconds into the run.
         const std::string twice = fmt::format("between {:.4g} s and {:.4g} s into the run, which the clock passed both "

@@ -88,7 +88,7 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
   static constexpr std::array<std::string_view, 5> epoch_cols{"rank", "epoch", "start_ns", "end_ns", "samples"};
   static constexpr std::array<std::string_view, 5> step_cols{"rank", "step", "start_ns", "end_ns", "samples"};
   auto& into = kind == Kind::epochs ? out.attach.epochs : out.attach.steps;
-  BadLines bad, implausible, ended_early;
+  BadLines bad, implausible;
   double max_ns = static_cast<double>(limits::kMaxRunNs);
   if (run && run->start_ns && run->end_ns)
     max_ns = std::min(max_ns, limits::span_ns(*run->start_ns, *run->end_ns) + static_cast<double>(limits::kIntervalSlackNs));
@@ -109,15 +109,16 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  if (!rank || !index || !start || !end) return bad.add(line, "rank, index, start_ns and end_ns must be integers");
                  if (*rank < 0 || *start < 0 || *end < 0) return bad.add(line, "negative rank or time");
                  if (*end < *start) {
-                   // A bad line, said so apart (ended_early), but kept as written where it is otherwise
-                   // good: where a log of the run places a clock step back within it, ingest moves its
-                   // end by the step and takes the line back (clock_step.hpp, ended_before_started).
+                   // A bad line, and said so, but kept as written where it is otherwise good: where a
+                   // log of the run places a clock step back within it, ingest moves its end by the step
+                   // and takes the line back (clock_step.hpp, ended_before_started). Only such lines
+                   // give exactly this reason, which ingest finds them by.
                    Interval iv{static_cast<int>(*rank), *index, *start, *end, std::nullopt};
                    const auto s = trim(f[4]).empty() ? std::nullopt : parse_double(f[4]);
                    if (s && limits::valid_samples(*s)) iv.samples = *s;
                    if (!limits::valid_rank(*rank) || (!trim(f[4]).empty() && !iv.samples))
-                     return bad.add(line, std::string(kEndBeforeStart));
-                   ended_early.add(line, std::string(kEndBeforeStart));
+                     return bad.add(line, fmt::format("{}, and its rank or samples are not valid", kEndBeforeStart));
+                   bad.add(line, std::string(kEndBeforeStart));
                    into.push_back(iv);
                    return;
                  }
@@ -155,7 +156,6 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                          count_of(backs, "times"), first_back_line, first_back),
              path, first_back_line);
   bad.report(out, path);
-  ended_early.report(out, path);  // the file's last bad-lines warning, for ingest to find
   implausible.report_implausible(out, path);
 }
 
