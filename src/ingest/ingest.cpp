@@ -819,7 +819,7 @@ Study ingest(const IngestOptions& options) {
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
   // GPU figures depend on: its label, window, world size, sampling interval). Likewise their epochs
-  // and steps are tabulated once their batch is read where one file gives them all (EpochRow, StepTable).
+  // and steps are tabulated as they are read where one file gives them all (EpochRow, StepTable).
   struct FolderFiles {
     std::uint32_t gpu_logs = 0, epoch_logs = 0, step_logs = 0, run_files = 0;
   };
@@ -835,23 +835,31 @@ Study ingest(const IngestOptions& options) {
       f.step_logs += files[others[k]].steps;
       f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
     }
-  // Once its batch is read: after a clock step placed them (move_stepped_ends, below), so that a
-  // file is read once.
+  // Also after a clock step placed them anew (move_stepped_ends, below). Rows that ended before
+  // they started (clock_step.hpp) are bad lines, said so by their reader, where they are tabulated.
   auto tabulate_rows = [&](std::size_t k, ReadOutput& out) {
+    auto rows_of = [](const std::vector<Interval>& rows) {
+      return std::any_of(rows.begin(), rows.end(), [](const Interval& row) { return !ended_before_started(row); });
+    };
+    auto drop_ended_early = [](std::vector<Interval>& rows) {
+      rows.erase(std::remove_if(rows.begin(), rows.end(), ended_before_started), rows.end());
+    };
     // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
-    // than an interval per rank and epoch, before the next batch is read (issue 17, part 2).
+    // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
     // Not where a rank lies beyond the run's world size: the summary names the ranks it saw
     // (`ranks-beyond-world-size`), which a table no longer holds.
     auto ranks_within = [&](const std::vector<Interval>& epochs) {
       const auto& world = folder_run(owner[k]).world_size;
-      return !world || std::all_of(epochs.begin(), epochs.end(), [&](const Interval& e) { return e.rank < *world; });
+      return !world || std::all_of(epochs.begin(), epochs.end(),
+                                   [&](const Interval& e) { return e.rank < *world || ended_before_started(e); });
     };
     // Nor where its manifest states not both its start and end: its epochs' times are then the span
     // its GPU logs are checked against (run_metrics.cpp, span_to_check), which a table no longer holds.
     auto window_stated = [&] { return folder_run(owner[k]).start_ns && folder_run(owner[k]).end_ns; };
-    if (options.tabulate_epochs && !out.attach.epochs.empty() && owner[k] != kNoRun &&
+    if (options.tabulate_epochs && rows_of(out.attach.epochs) && owner[k] != kNoRun &&
         folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs) &&
         window_stated()) {
+      drop_ended_early(out.attach.epochs);
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       out.epochs_first_ns = std::numeric_limits<std::int64_t>::max();
       for (const auto& e : out.attach.epochs)
@@ -861,8 +869,9 @@ Study ingest(const IngestOptions& options) {
     // Likewise its only step log: a row per step, and each rank's chart within the log's share of
     // the page's budget, in proportion to its size (inflated) among the run folders' step logs, so
     // that a rank's chart gets about what the page gives every chart where the ranks log alike.
-    if (options.tabulate_steps && !out.attach.steps.empty() && owner[k] != kNoRun &&
+    if (options.tabulate_steps && rows_of(out.attach.steps) && owner[k] != kNoRun &&
         folder_files[owner[k]].step_logs == 1 && folder_files[owner[k]].run_files == 0) {
+      drop_ended_early(out.attach.steps);
       auto table = std::make_shared<StepTable>(tabulate_steps(out.attach.steps));
       std::size_t log_points = 0;  // no budget: kChartPointsPerSeries a rank
       if (options.step_chart_point_budget && step_log_bytes) {
@@ -878,6 +887,7 @@ Study ingest(const IngestOptions& options) {
     }
   };
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
+    tabulate_rows(k, out);
     if (files[others[k]].gpu_series)
       for (auto& g : out.attach.gpus)
         g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
@@ -924,8 +934,8 @@ Study ingest(const IngestOptions& options) {
   // The times a run's other files stamped on a node after its clock stepped back (epochs, steps,
   // ranks' records), for move_stepped_ends (below), where the log places the step among them
   // (StepWindow): moved forward by the step as the run's end is; each file's rows said
-  // as they are taken, and those it cannot place left out, not read across two clocks. Before its
-  // rows are tabulated (tabulate_rows). Gives how many ranks' records moved.
+  // as they are taken, and those it cannot place left out, not read across two clocks. Before the
+  // end moves: a file read again reads as it was read first. Gives how many ranks' records moved.
   auto place_after_step = [&](std::size_t r, const ReadOutput& evidence, const std::string& log, std::size_t begin,
                               std::size_t end, auto& output_at) {
     Run& run = folder_run(r);
@@ -950,7 +960,8 @@ Study ingest(const IngestOptions& options) {
         if (start_moves) *rank.start_ns += window.step_ns;
         ranks_moved += end_moves || start_moves;
       }
-      if (out.attach.epochs.empty() && out.attach.steps.empty()) continue;
+      const bool tabulated = !out.attach.epoch_table.empty() || out.attach.step_table;
+      if (out.attach.epochs.empty() && out.attach.steps.empty() && !tabulated) continue;
       const std::string& path = files[others[k]].path;
       if (window.step_ns == 0) {
         out.warn("clock-stepped",
@@ -960,6 +971,16 @@ Study ingest(const IngestOptions& options) {
                              log_in_run, evidence.end_step_line),
                  path);
         continue;
+      }
+      // Tabulated as it was read, it holds no times: its rows again (keeping them all until every
+      // node log is read held a batch's rows, twice the memory of a study of large step logs).
+      if (tabulated) {
+        ReadOutput again;
+        readers[files[others[k]].reader]->read(ReadContext{path, &run}, again);
+        out.attach.epochs = std::move(again.attach.epochs);
+        out.attach.steps = std::move(again.attach.steps);
+        out.attach.epoch_table.clear();
+        out.attach.step_table.reset();
       }
       for (std::vector<Interval>* rows : {&out.attach.epochs, &out.attach.steps}) {
         if (rows->empty()) continue;
@@ -1022,6 +1043,7 @@ Study ingest(const IngestOptions& options) {
                    path);
         }
       }
+      tabulate_rows(k, out);
     }
     return ranks_moved;
   };
@@ -1133,7 +1155,6 @@ Study ingest(const IngestOptions& options) {
       // Rows that ended before they started and no clock step explains: bad lines, said so by their reader.
       for (std::vector<Interval>* rows : {&out->attach.epochs, &out->attach.steps})
         rows->erase(std::remove_if(rows->begin(), rows->end(), ended_before_started), rows->end());
-      tabulate_rows(k, *out);
       if (owner[k] != kNoRun && out->epochs_last_ns) epoch_spans[owner[k]] = {out->epochs_first_ns, out->epochs_last_ns};
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
