@@ -13,16 +13,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
+
+#include <scalelens/scalelens.hpp>
 
 namespace {
 
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);  // wall clock, so that ranks on many nodes line up
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+// On the run's clock inside `scalelens run` (SCALELENS_CLOCK), as the C++ API stamps epochs and
+// steps, so that an NTP step of the wall clock enters no line; else the wall clock, so that ranks
+// on many nodes line up.
+std::int64_t now_ns() { return scalelens::now_ns(); }
 
 struct State {
   int rank = -1;

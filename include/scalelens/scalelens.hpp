@@ -34,29 +34,38 @@ inline std::int64_t read_ns(clockid_t clock) {
 }
 }  // namespace detail
 
-// Inside `scalelens run`, a time on the run's clock: its start (wall clock) plus the monotonic
-// time elapsed since (SCALELENS_CLOCK: "<start_ns>,<monotonic_ns at start>"), so that a step of the
-// wall clock during the run (an NTP step) enters no time logged; else the wall clock.
+namespace detail {
+// `scalelens run`'s clock (SCALELENS_CLOCK: "<start_ns>,<monotonic_ns at start>"): the run's start
+// on the wall clock, and CLOCK_MONOTONIC's reading then.
+struct RunClock {
+  std::int64_t start_ns = 0, monotonic_ns = 0;
+};
+
+// The clock a SCALELENS_CLOCK value gives; none where it is unset or not two integers joined by a
+// comma (then times are the wall clock's, as outside `scalelens run`). Shared with libscalelens-mpi.
+inline std::optional<RunClock> parse_run_clock(const char* v) {
+  if (!v) return std::nullopt;
+  char* comma = nullptr;
+  const long long start = std::strtoll(v, &comma, 10);
+  if (comma == v || *comma != ',') return std::nullopt;
+  char* end = nullptr;
+  const long long monotonic = std::strtoll(comma + 1, &end, 10);
+  if (end == comma + 1 || *end != '\0') return std::nullopt;
+  return RunClock{start, monotonic};
+}
+
+// Now on `clock` (its start plus the monotonic time elapsed since), else on the wall clock.
+inline std::int64_t now_on(const std::optional<RunClock>& clock) {
+  if (clock) return clock->start_ns + (read_ns(CLOCK_MONOTONIC) - clock->monotonic_ns);
+  return read_ns(CLOCK_REALTIME);
+}
+}  // namespace detail
+
+// Inside `scalelens run`, a time on the run's clock (detail::RunClock), so that a step of the wall
+// clock during the run (an NTP step) enters no time logged; else the wall clock.
 inline std::int64_t now_ns() {
-  struct RunClock {
-    std::int64_t start_ns = 0, monotonic_ns = 0;
-    bool set = false;
-  };
-  static const RunClock run_clock = [] {
-    RunClock c;
-    const char* v = std::getenv("SCALELENS_CLOCK");
-    if (!v) return c;
-    char* comma = nullptr;
-    const long long start = std::strtoll(v, &comma, 10);
-    if (comma == v || *comma != ',') return c;
-    char* end = nullptr;
-    const long long monotonic = std::strtoll(comma + 1, &end, 10);
-    if (end == comma + 1 || *end != '\0') return c;
-    c.start_ns = start, c.monotonic_ns = monotonic, c.set = true;
-    return c;
-  }();
-  if (run_clock.set) return run_clock.start_ns + (detail::read_ns(CLOCK_MONOTONIC) - run_clock.monotonic_ns);
-  return detail::read_ns(CLOCK_REALTIME);
+  static const std::optional<detail::RunClock> run_clock = detail::parse_run_clock(std::getenv("SCALELENS_CLOCK"));
+  return detail::now_on(run_clock);
 }
 
 // The run folder, or "" outside `scalelens run`.

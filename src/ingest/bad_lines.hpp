@@ -1,11 +1,13 @@
 #pragma once
 // Counts the lines a reader had to skip, so that a file yields one warning (count and first line)
 // rather than one per line: a broken log can have millions of bad lines.
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -26,10 +28,21 @@ class BadLines {
   // One warning naming the file and the first bad line; nothing when every line was good.
   void report(ReadOutput& out, const std::filesystem::path& path) const {
     if (count_ == 0) return;
-    out.warn("bad-lines",
-             fmt::format("{} line{} skipped; the first, line {}: {}", count_, count_ == 1 ? "" : "s",
-                         first_line_, first_reason_),
-             path, first_line_);
+    out.warn("bad-lines", skipped(count_, fmt::format("line {}", first_line_), first_reason_), path, first_line_);
+  }
+  // That warning's words: `count` lines skipped, the first (`first`: "line 7") for `reason`.
+  static std::string skipped(std::int64_t count, std::string_view first, std::string_view reason) {
+    return fmt::format("{} line{} skipped; the first, {}: {}", count, count == 1 ? "" : "s", first, reason);
+  }
+  // Of a warning in those words (ingest takes lines back from it): the count, and its first line's reason.
+  static std::int64_t count_said(std::string_view message) {
+    std::int64_t count = 0;
+    std::from_chars(message.data(), message.data() + message.size(), count);
+    return count;
+  }
+  static std::string_view reason_said(std::string_view message) {
+    const auto at = message.find(": ");
+    return at == std::string_view::npos ? std::string_view{} : message.substr(at + 2);
   }
 
   // The same for values outside physical limits (model/limits.hpp), left out one by one while the

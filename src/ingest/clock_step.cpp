@@ -61,6 +61,7 @@ PlacedRows place_rows_after_step(std::vector<Interval>& rows, const StepWindow& 
   std::vector<char> leave_out(rows.size(), 0);
   std::vector<StepSide> sides;
   bool example_spans = false;  // the example row spans the step (its length changed)
+  std::size_t first_ended_early = rows.size(), first_still_early = rows.size();  // positions in `rows`
   for (const auto& entry : of_rank) {
     const std::vector<std::size_t>& mine = entry.second;
     // A rank's times in the order it stamped them: start, end, start, end, ...
@@ -105,11 +106,20 @@ PlacedRows place_rows_after_step(std::vector<Interval>& rows, const StepWindow& 
       Interval& row = rows[mine[j]];
       const StepSide start = sides[2 * j], end = sides[2 * j + 1];
       const Interval written = row;
+      const bool ended_early = ended_before_started(written);
+      if (ended_early) first_ended_early = std::min(first_ended_early, mine[j]);
       if (start == StepSide::unknown || end == StepSide::unknown || (start == StepSide::after && end == StepSide::before) ||
           (start == StepSide::after && __builtin_add_overflow(row.start_ns, window.step_ns, &row.start_ns)) ||
           (end == StepSide::after && __builtin_add_overflow(row.end_ns, window.step_ns, &row.end_ns))) {
         row = written;
         leave_out[mine[j]] = 1;
+        if (ended_early) first_still_early = std::min(first_still_early, mine[j]);
+        continue;
+      }
+      if (ended_early && row.end_ns > row.start_ns) ++placed.taken_back;
+      if (ended_early && row.end_ns <= row.start_ns) {  // not by the step: as written, for ingest to leave out
+        first_still_early = std::min(first_still_early, mine[j]);
+        row = written;
         continue;
       }
       if (end != StepSide::after) continue;
@@ -118,6 +128,7 @@ PlacedRows place_rows_after_step(std::vector<Interval>& rows, const StepWindow& 
         placed.example_written = written, placed.example_taken = row, example_spans = start != end;
     }
   }
+  placed.first_ended_early_taken_back = first_ended_early < rows.size() && first_ended_early != first_still_early;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (leave_out[i]) placed.left_out.push_back(rows[i]);

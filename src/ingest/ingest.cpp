@@ -25,6 +25,7 @@
 #include "common/walk.hpp"
 #include "common/byte_codec.hpp"
 #include "distribute/process_group.hpp"
+#include "ingest/bad_lines.hpp"
 #include "ingest/clock_step.hpp"
 #include "ingest/read_output_codec.hpp"
 #include "trace/trace_set.hpp"
@@ -835,22 +836,31 @@ Study ingest(const IngestOptions& options) {
       f.step_logs += files[others[k]].steps;
       f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
     }
-  // Also after a clock step placed them anew (move_stepped_ends, below).
+  // Also after a clock step placed them anew (move_stepped_ends, below). Rows that ended before
+  // they started (clock_step.hpp) are bad lines, said so by their reader, where they are tabulated.
   auto tabulate_rows = [&](std::size_t k, ReadOutput& out) {
+    auto rows_of = [](const std::vector<Interval>& rows) {
+      return std::any_of(rows.begin(), rows.end(), [](const Interval& row) { return !ended_before_started(row); });
+    };
+    auto drop_ended_early = [](std::vector<Interval>& rows) {
+      rows.erase(std::remove_if(rows.begin(), rows.end(), ended_before_started), rows.end());
+    };
     // A folder's only epoch log: its epochs as their summary reads them, a row per epoch rather
     // than an interval per rank and epoch, before the next file is read (issue 17, part 2).
     // Not where a rank lies beyond the run's world size: the summary names the ranks it saw
     // (`ranks-beyond-world-size`), which a table no longer holds.
     auto ranks_within = [&](const std::vector<Interval>& epochs) {
       const auto& world = folder_run(owner[k]).world_size;
-      return !world || std::all_of(epochs.begin(), epochs.end(), [&](const Interval& e) { return e.rank < *world; });
+      return !world || std::all_of(epochs.begin(), epochs.end(),
+                                   [&](const Interval& e) { return e.rank < *world || ended_before_started(e); });
     };
     // Nor where its manifest states not both its start and end: its epochs' times are then the span
     // its GPU logs are checked against (run_metrics.cpp, span_to_check), which a table no longer holds.
     auto window_stated = [&] { return folder_run(owner[k]).start_ns && folder_run(owner[k]).end_ns; };
-    if (options.tabulate_epochs && !out.attach.epochs.empty() && owner[k] != kNoRun &&
+    if (options.tabulate_epochs && rows_of(out.attach.epochs) && owner[k] != kNoRun &&
         folder_files[owner[k]].epoch_logs == 1 && folder_files[owner[k]].run_files == 0 && ranks_within(out.attach.epochs) &&
         window_stated()) {
+      drop_ended_early(out.attach.epochs);
       out.attach.epoch_table = tabulate_epochs(out.attach.epochs);
       out.tabulated_epochs = span_of(out.attach.epochs);
       std::vector<Interval>().swap(out.attach.epochs);
@@ -858,8 +868,9 @@ Study ingest(const IngestOptions& options) {
     // Likewise its only step log: a row per step, and each rank's chart within the log's share of
     // the page's budget, in proportion to its size (inflated) among the run folders' step logs, so
     // that a rank's chart gets about what the page gives every chart where the ranks log alike.
-    if (options.tabulate_steps && !out.attach.steps.empty() && owner[k] != kNoRun &&
+    if (options.tabulate_steps && rows_of(out.attach.steps) && owner[k] != kNoRun &&
         folder_files[owner[k]].step_logs == 1 && folder_files[owner[k]].run_files == 0) {
+      drop_ended_early(out.attach.steps);
       auto table = std::make_shared<StepTable>(tabulate_steps(out.attach.steps));
       std::size_t log_points = 0;  // no budget: kChartPointsPerSeries a rank
       if (options.step_chart_point_budget && step_log_bytes) {
@@ -928,8 +939,9 @@ Study ingest(const IngestOptions& options) {
                               std::size_t end, auto& output_at) {
     Run& run = folder_run(r);
     const StepWindow& window = evidence.end_step_window;
-    const std::int64_t start = *run.start_ns, stated_end = *run.end_ns;
-    const double step_s = static_cast<double>(evidence.end_step_ns) * 1e-9;
+    const std::int64_t start = *run.start_ns;
+    const std::optional<std::int64_t> stated_end = run.end_ns;
+    const double step_s = static_cast<double>(window.step_ns) * 1e-9;
     std::size_t ranks_moved = 0;
     // The log as the run folder names it (nodes/<host>/gpu.csv).
     std::string log_in_run = std::filesystem::path(log).lexically_relative(run.path).string();
@@ -941,10 +953,10 @@ Study ingest(const IngestOptions& options) {
       for (RankRecord& rank : out.attach.ranks) {
         // Its end stamped with the run's (scalelens run stamps both at once) moves with it.
         auto after = [&](std::int64_t t) { return window.step_ns > 0 && side_of(t, window) == StepSide::after; };
-        const bool end_moves = rank.end_ns && (*rank.end_ns == stated_end || after(*rank.end_ns));
+        const bool end_moves = rank.end_ns && (rank.end_ns == stated_end || after(*rank.end_ns));
         const bool start_moves = rank.start_ns && after(*rank.start_ns);
-        if (end_moves) *rank.end_ns += evidence.end_step_ns;
-        if (start_moves) *rank.start_ns += evidence.end_step_ns;
+        if (end_moves) *rank.end_ns += window.step_ns;
+        if (start_moves) *rank.start_ns += window.step_ns;
         ranks_moved += end_moves || start_moves;
       }
       const bool tabulated = !out.attach.epoch_table.empty() || out.attach.step_table;
@@ -959,7 +971,9 @@ Study ingest(const IngestOptions& options) {
                  path);
         continue;
       }
-      if (tabulated) {  // tabulated as it was read, it holds no times: its rows again
+      // Tabulated as it was read, it holds no times: its rows again (keeping them all until every
+      // node log is read held a batch's rows, twice the memory of a study of large step logs).
+      if (tabulated) {
         ReadOutput again;
         readers[files[others[k]].reader]->read(ReadContext{path, &run}, again);
         out.attach.epochs = std::move(again.attach.epochs);
@@ -975,6 +989,25 @@ Study ingest(const IngestOptions& options) {
         auto length_s = [](const Interval& row) { return static_cast<double>(row.end_ns - row.start_ns) * 1e-9; };
         const PlacedRows placed = place_rows_after_step(*rows, window);
         const std::string_view plural = epochs ? "epochs" : "steps";
+        // The reader said the rows that ended before they started as bad lines: those within which
+        // the step fell are read, and its warning counts the others (or goes).
+        if (placed.taken_back > 0) {
+          auto said = std::find_if(out.diagnostics.begin(), out.diagnostics.end(),
+                                   [&](const Diagnostic& d) { return d.code == "bad-lines" && d.path == path; });
+          const std::int64_t left = said == out.diagnostics.end() ? 0 : BadLines::count_said(said->message) -
+                                                                             static_cast<std::int64_t>(placed.taken_back);
+          if (said != out.diagnostics.end() && left <= 0) {
+            out.diagnostics.erase(said);
+          } else if (said != out.diagnostics.end() && BadLines::reason_said(said->message) == kEndBeforeStart &&
+                     placed.first_ended_early_taken_back) {  // its first line is read now; which is first then is not kept
+            said->message = fmt::format("{} skipped after line {}, within which the clock's step back fell (read, as "
+                                        "the others that ended before they started by the step)",
+                                        count_of(left, "lines"), said->line);
+            said->line = 0;
+          } else if (said != out.diagnostics.end()) {
+            said->message = BadLines::skipped(left, fmt::format("line {}", said->line), BadLines::reason_said(said->message));
+          }
+        }
         // The stamps the clock passed both before and after the step, in seconds into the run.
         const std::string twice = fmt::format("between {:.4g} s and {:.4g} s into the run, which the clock passed both "
                                               "before and after the step",
@@ -1021,21 +1054,32 @@ Study ingest(const IngestOptions& options) {
   // kept, the end is left where the run has any, as where logs disagree). Said either way. A run
   // folder's files are read in one batch, so all of them are among these.
   auto move_stepped_ends = [&](std::size_t begin, std::size_t end, auto& output_at) {
+    // A log of a run without an end finds its clock stepped back (ReadOutput::end_step_line): its
+    // other times are placed all the same, where every GPU and host log of the run steps alike.
+    auto steps_without_end = [&](std::size_t p) {
+      return owner[order[p]] != kNoRun && !folder_run(owner[order[p]]).end_ns && output_at(p)->end_step_line > 0;
+    };
     std::map<std::size_t, std::vector<std::size_t>> asking;  // run → the positions of its logs that find it
     for (std::size_t p = begin; p < end; ++p)
-      if (owner[order[p]] != kNoRun && output_at(p)->end_step_ns > 0) asking[owner[order[p]]].push_back(p);
+      if (owner[order[p]] != kNoRun && (output_at(p)->end_step_ns > 0 || steps_without_end(p)))
+        asking[owner[order[p]]].push_back(p);
     for (const auto& [r, positions] : asking) {
       Run& run = folder_run(r);
       ReadOutput& first = *output_at(positions.front());
-      const std::int64_t step = first.end_step_ns;
+      const bool without_end = !run.end_ns;
+      const std::int64_t step = without_end ? first.end_step_window.step_ns : first.end_step_ns;
       bool all_logs_agree = run.gpus.empty() && run.host_series.empty();
       for (std::size_t p = begin; p < end && all_logs_agree; ++p) {
         const ReadOutput& out = *output_at(p);
         if (owner[order[p]] == r && (!out.attach.gpus.empty() || !out.attach.host_series.empty()))
-          all_logs_agree = out.end_step_ns == step;
+          all_logs_agree = without_end ? steps_without_end(p) && out.end_step_window.step_ns == step : out.end_step_ns == step;
+      }
+      const std::string& log = files[others[order[positions.front()]]].path;
+      if (without_end) {  // nothing to move but those times (another node's logs: read as written)
+        if (all_logs_agree) place_after_step(r, first, log, begin, end, output_at);
+        continue;
       }
       const std::int64_t start = *run.start_ns, stated = *run.end_ns;
-      const std::string& log = files[others[order[positions.front()]]].path;
       const double step_s = static_cast<double>(step) * 1e-9, stated_s = static_cast<double>(stated - start) * 1e-9;
       if (all_logs_agree) {
         const std::size_t ranks_moved = place_after_step(r, first, log, begin, end, output_at);
@@ -1107,6 +1151,9 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
+      // Rows that ended before they started and no clock step explains: bad lines, said so by their reader.
+      for (std::vector<Interval>* rows : {&out->attach.epochs, &out->attach.steps})
+        rows->erase(std::remove_if(rows->begin(), rows->end(), ended_before_started), rows->end());
       if (owner[k] != kNoRun && out->tabulated_epochs.last) tabulated_epochs[owner[k]] = out->tabulated_epochs;
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));

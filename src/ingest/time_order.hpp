@@ -85,9 +85,7 @@ class BackwardTime {
   // on the clock the log began with, as the rows after the step are. A step within that margin
   // cannot be told from the logger's lag: none.
   std::optional<std::int64_t> shift_at_end(std::int64_t end_ns) const {
-    const Clock* latest = nullptr;  // the series whose last stamp is the latest, as written
-    for (const auto& c : clocks_)
-      if (c.last != std::numeric_limits<std::int64_t>::min() && (!latest || c.last > latest->last)) latest = &c;
+    const Clock* latest = latest_series();
     if (!latest || latest->unsorted || latest->shift <= 0) return std::nullopt;
     const std::int64_t margin = std::max<std::int64_t>(1'000'000'000, std::min<std::int64_t>(latest->interval, kMaxMarginNs) * 2);
     if (latest->shift <= margin) return std::nullopt;
@@ -102,9 +100,7 @@ class BackwardTime {
   // Where the one step back of the series shift_at_end reads lies, as stamps (StepWindow): none
   // where it stepped more than once (which clock a stamp is on then cannot be told by its value).
   std::optional<StepWindow> step_window() const {
-    const Clock* latest = nullptr;
-    for (const auto& c : clocks_)
-      if (c.last != std::numeric_limits<std::int64_t>::min() && (!latest || c.last > latest->last)) latest = &c;
+    const Clock* latest = latest_series();
     if (!latest || latest->steps != 1 || latest->unsorted || latest->shift <= 0) return std::nullopt;
     // The clock stepped after the sample before the step and no later than one interval after it:
     // stamps on the clock it stepped from reach one interval past that sample at most; stamps on
@@ -149,6 +145,13 @@ class BackwardTime {
                          [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
   }
 
+  // Whether the clock of the series step_window reads stepped back while it sampled, once or more
+  // (not a step to before its first sample, nor an older log appended).
+  bool clock_stepped_back() const {
+    const Clock* latest = latest_series();
+    return latest && latest->steps > 0 && !latest->unsorted && latest->shift > 0;
+  }
+
  private:
   struct Clock {  // a series' stamps as read
     std::int64_t last = std::numeric_limits<std::int64_t>::min(), first = 0;
@@ -159,6 +162,13 @@ class BackwardTime {
     bool unsorted = false;      // a step back to before its first sample, or an appended log back in time
     std::size_t log = 0;        // the log (new_log) of its last sample
   };
+  // The series whose last stamp is the latest, as written (the run's end is stamped by it), or null.
+  const Clock* latest_series() const {
+    const Clock* latest = nullptr;
+    for (const auto& c : clocks_)
+      if (c.last != std::numeric_limits<std::int64_t>::min() && (!latest || c.last > latest->last)) latest = &c;
+    return latest;
+  }
   static constexpr std::int64_t kMaxMarginNs = 3'600'000'000'000;  // an hour: no sampler is slower
   std::vector<Clock> clocks_;
   std::int64_t first_line_ = 0;

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <sstream>
 
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
 #include "ingest/ingest.hpp"
@@ -101,6 +104,36 @@ TEST(MpiTrainExample, LossFallsAndRunFolderFeedsTheReport) {
   auto report = run_scalelens("report " + quoted(dir.path()) + " -o " + quoted(dir.path() / "report"));
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_EQ(report.out.rfind("label  ranks  nodes", 0), 0u) << report.out;
+}
+
+// Inside `scalelens run` the interposer stamps comm/<rank>.csv on the run's clock (SCALELENS_CLOCK:
+// its start plus the monotonic time elapsed), as the C++ API stamps epochs and steps: here a run
+// that began in 2001 by the wall clock, one second of monotonic time ago. It stamped CLOCK_REALTIME,
+// so an NTP step during the run entered its lines, and they disagreed with the run's other times.
+TEST(MpiInterposer, StampsOnTheRunsClockInsideScalelensRun) {
+  ScratchDir dir;
+  constexpr long long kS = 1000000000LL, kStart2001 = 978303600LL * kS;
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const long long monotonic = now.tv_sec * kS + now.tv_nsec;
+  auto r = run_command(mpirun(dir, 2, dir / "run",
+                              fmt::format("-x SCALELENS_CLOCK={},{} {}", kStart2001, monotonic - kS, SCALELENS_MPI_BARRIER_WAIT)));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* rank : {"0", "1"}) {
+    std::istringstream lines(slurp(dir / "run/comm" / (std::string(rank) + ".csv")));
+    std::string line;
+    std::getline(lines, line);  // header
+    int steps = 0;
+    while (std::getline(lines, line)) {
+      long long step = 0, start = 0, end = 0;
+      ASSERT_EQ(std::sscanf(line.c_str(), "%*d,%lld,%lld,%lld,", &step, &start, &end), 3) << line;
+      EXPECT_GE(start - kStart2001, kS) << "rank " << rank << ": " << line;
+      EXPECT_LT(end - kStart2001, 60 * kS) << "rank " << rank << ": " << line;
+      EXPECT_LE(start, end) << line;
+      ++steps;
+    }
+    EXPECT_EQ(steps, 3) << "rank " << rank;
+  }
 }
 
 #endif

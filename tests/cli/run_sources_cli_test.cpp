@@ -80,9 +80,12 @@ std::string gpu_csv_line(long long t_ns, int g, std::string_view power_w = "300.
 // A collected run of 4 ranks on one node whose clock stepped back 5 s `step_at_s` into the run (an
 // NTP step; between two of the sampler's ticks): everything stamped after it (the run's end, the
 // ranks' ends, epochs, steps, gpu.csv's and host.csv's samples) is 5 s early. Three 10 s epochs
-// from 1 s, and `steps` 1 s steps from 1 s if asked; a second step back, of 2 s, if asked.
-void write_stepped_run(const ScratchDir& dir, double step_at_s, int steps = 0, double second_step_at_s = 0) {
-  constexpr long long kStep = 5000000000LL, kSecondStep = 2000000000LL;
+// from 1 s, and `steps` 1 s steps from 1 s if asked; a second step back, of 2 s, if asked; a step
+// of `step_s`, not 5 s, if asked.
+void write_stepped_run(const ScratchDir& dir, double step_at_s, int steps = 0, double second_step_at_s = 0,
+                       double step_s = 5) {
+  const long long kStep = static_cast<long long>(step_s * 1e9);
+  constexpr long long kSecondStep = 2000000000LL;
   const long long step_at = kStartNs + static_cast<long long>(step_at_s * 1e9);
   const long long second_at = second_step_at_s > 0 ? kStartNs + static_cast<long long>(second_step_at_s * 1e9) : kStartNs + 100000000000LL;
   auto on_node_clock = [&](long long true_ns) {
@@ -603,10 +606,11 @@ TEST(RunSourcesCli, EpochsAndStepsStampedAfterAClockStepBackAreTakenOnTheRunsClo
                      "times stamped after the step are taken 5 s later",
                      "those of 8 epochs",
                      "(epoch 1 of rank 0 lasts 10 s, not 5 s)",
-                     // Steps from 1 s: the 17 after the step, of each rank (the one across it, 13 s to 14 s, ends
-                     // stamped before it starts: a bad line, said so).
-                     "those of 68 steps",
+                     // Steps from 1 s: the 17 after the step and the one across it (13 s to 14 s, its end
+                     // stamped before its start), of each rank.
+                     "those of 72 steps",
                      "(and that of 4 ranks in ranks/)"});
+  EXPECT_EQ(messages_of(root, "bad-lines"), "");
   EXPECT_EQ(said.find("cannot be placed"), std::string::npos) << said;
 }
 
@@ -844,4 +848,60 @@ TEST(RunSourcesCli, AStragglerDoesNotMakeEpochSourcesDisagree) {
   EXPECT_EQ(messages_of(root, "epoch-sources-disagree"), "");
   for (simdjson::dom::element c : root["configurations"].get_array())  // 40 s / 10.2 s: the slowest rank's
     if (int64_t(c["world_size"]) == 4) EXPECT_NEAR(double(c["speedup"]), 40 / 10.2, 1e-6) << r.out.substr(0, 1500);
+}
+
+// The clock stepped back 12 s 16.2 s into the run, within the second epoch (11 s to 21 s), which is
+// stamped to end at 9 s, before it starts: it was left out as a bad line (epoch time from the third
+// epoch alone). The log places the step within it: its end is taken 12 s later, and it lasts 10 s.
+TEST(RunSourcesCli, AnEpochThatEndsBeforeItStartsBecauseTheClockSteppedBackWithinItLastsItsTrueLength) {
+  ScratchDir dir;
+  write_stepped_run(dir, 16.2, 0, 0, 12);
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  simdjson::dom::element epoch_time = root["configurations"].at(0)["epoch_time_s"];
+  EXPECT_EQ(int64_t(epoch_time["n"]), 2) << r.out.substr(0, 2000);  // epochs 1 and 2, after the warm-up
+  EXPECT_NEAR(double(epoch_time["mean"]), 10, 1e-6);
+  EXPECT_NEAR(double(epoch_time["std"]), 0, 1e-6);
+  EXPECT_EQ(messages_of(root, "bad-lines"), "");
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("those of 8 epochs (epoch 1 of rank 0 lasts 10 s, not -2 s)"), std::string::npos) << said;
+}
+
+// The same epochs with no log of the run that places a step: the epoch that ends before it starts
+// is a bad line, left out and said so, as before.
+TEST(RunSourcesCli, AnEpochThatEndsBeforeItStartsWithNoStepPlacedIsABadLine) {
+  ScratchDir dir;
+  write_stepped_run(dir, 16.2, 0, 0, 12);
+  std::filesystem::remove_all(dir / "ddp-4/nodes");
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_EQ(int64_t(root["configurations"].at(0)["epoch_time_s"]["n"]), 1) << r.out.substr(0, 2000);
+  EXPECT_EQ(messages_of(root, "bad-lines"), "4 lines skipped; the first, line 3: end_ns is before start_ns\n");
+  EXPECT_EQ(messages_of(root, "clock-stepped"), "");
+}
+
+// The step of EpochsAndStepsStampedAfterAClockStepBackAreTakenOnTheRunsClock in a run whose manifest
+// states no end (a job killed before `scalelens run` wrote it): no end to move, but gpu.csv and
+// host.csv place the step all the same. The epochs after it were read as written (the second 5 s,
+// not 10 s); they are taken on the run's clock, and said so.
+TEST(RunSourcesCli, EpochsStampedAfterAClockStepBackInARunWithoutAnEndAreTakenOnTheRunsClock) {
+  ScratchDir dir;
+  write_stepped_run(dir, 13.2);
+  dir.write("ddp-4/scalelens.json", std::regex_replace(slurp(dir / "ddp-4/scalelens.json"), std::regex(R"("end_ns": \d+, )"), ""));
+  auto r = run_scalelens("report " + quoted(dir.path()) + " -q --no-cache --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(r.out);
+  EXPECT_TRUE(root["runs"].at(0)["run_time_s"].is_null()) << "no end: " << r.out.substr(0, 2000);
+  simdjson::dom::element epoch_time = root["configurations"].at(0)["epoch_time_s"];
+  EXPECT_NEAR(double(epoch_time["mean"]), 10, 1e-6) << r.out.substr(0, 2000);
+  EXPECT_NEAR(double(epoch_time["std"]), 0, 1e-6);
+  const std::string said = messages_of(root, "clock-stepped");
+  EXPECT_NE(said.find("(nodes/node0/gpu.csv, line "), std::string::npos) << said;
+  EXPECT_NE(said.find("those of 8 epochs (epoch 1 of rank 0 lasts 10 s, not 5 s)"), std::string::npos) << said;
+  EXPECT_EQ(said.find("scalelens.json's end_ns"), std::string::npos) << said;
 }

@@ -50,3 +50,24 @@ TEST(ClockStep, ARowNothingPlacesIsLeftOut) {
   EXPECT_EQ(rows[1].start_ns, 19 * kS);
   EXPECT_EQ(placed.moved, 1u);
 }
+
+// Step 12, from 13 s to 14 s, stamped to end at 9 s: the step fell within it. Its end is moved and it
+// lasts its 1 s (taken back from the bad lines); rank 1's row that ended before it started by more
+// than the step, before it, is no row of the step's: kept as written, for ingest to leave out.
+TEST(ClockStep, ARowThatEndsBeforeItStartsBecauseTheStepFellWithinItIsTakenBack) {
+  std::vector<Interval> rows{row(1, 0, 3, 2)};
+  for (int s = 10; s < 12; ++s) rows.push_back(row(0, s, 1 + s, 2 + s));  // 11 s .. 13 s
+  rows.push_back(row(0, 12, 13, 9));
+  rows.push_back(row(0, 13, 9, 10));
+  rows.push_back(row(1, 1, 4, 6));
+  const PlacedRows placed = place_rows_after_step(rows, kWindow);
+  EXPECT_EQ(placed.taken_back, 1u);
+  EXPECT_FALSE(placed.first_ended_early_taken_back);  // rank 1's, first in the file, is not
+  EXPECT_TRUE(placed.left_out.empty());
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].end_ns, 2 * kS);  // as written
+  EXPECT_EQ(rows[3].start_ns, 13 * kS);
+  EXPECT_EQ(rows[3].end_ns, 14 * kS);
+  EXPECT_EQ(rows[4].start_ns, 14 * kS);
+  EXPECT_EQ(placed.moved, 2u);
+}

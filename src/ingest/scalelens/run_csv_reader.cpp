@@ -14,6 +14,7 @@
 #include "common/process_memory.hpp"
 #include "common/text.hpp"
 #include "ingest/bad_lines.hpp"
+#include "ingest/clock_step.hpp"
 #include "ingest/csv_rows.hpp"
 #include "ingest/reader.hpp"
 #include "ingest/time_order.hpp"
@@ -107,7 +108,20 @@ void read_intervals(std::string_view text, Kind kind, const std::filesystem::pat
                  auto end = parse_int(f[3]);
                  if (!rank || !index || !start || !end) return bad.add(line, "rank, index, start_ns and end_ns must be integers");
                  if (*rank < 0 || *start < 0 || *end < 0) return bad.add(line, "negative rank or time");
-                 if (*end < *start) return bad.add(line, "end_ns is before start_ns");
+                 if (*end < *start) {
+                   // A bad line, and said so, but kept as written where it is otherwise good: where a
+                   // log of the run places a clock step back within it, ingest moves its end by the step
+                   // and takes the line back (clock_step.hpp, ended_before_started). Only such lines
+                   // give exactly this reason, which ingest finds them by.
+                   Interval iv{static_cast<int>(*rank), *index, *start, *end, std::nullopt};
+                   const auto s = trim(f[4]).empty() ? std::nullopt : parse_double(f[4]);
+                   if (s && limits::valid_samples(*s)) iv.samples = *s;
+                   if (!limits::valid_rank(*rank) || (!trim(f[4]).empty() && !iv.samples))
+                     return bad.add(line, fmt::format("{}, and its rank or samples are not valid", kEndBeforeStart));
+                   bad.add(line, std::string(kEndBeforeStart));
+                   into.push_back(iv);
+                   return;
+                 }
                  if (*end == *start) return bad.add(line, fmt::format("end_ns equals start_ns: the {} lasts no time", what));
                  if (!limits::valid_rank(*rank))
                    return implausible.add(line, fmt::format("rank {} is beyond any world size; the line is left out", *rank));
@@ -188,7 +202,15 @@ const char* skip_plain_field(const char* p, const char* end, char stop) {
 // The run's end_ns stamped on this log's clock after it stepped back (BackwardTime::shift_at_end):
 // the step, for ingest to move that end by.
 void note_end_on_stepped_clock(const BackwardTime& backward, const Run* run, ReadOutput& out) {
-  if (!run || !run->start_ns || !run->end_ns) return;
+  if (!run || !run->start_ns) return;
+  if (!run->end_ns) {
+    // No end to move, but the run's other times stamped on this node are placed all the same:
+    // end_step_ns 0, the step's line (and its window, where it stepped once).
+    if (!backward.clock_stepped_back()) return;
+    out.end_step_line = backward.first_step_line();
+    if (const auto window = backward.step_window()) out.end_step_window = *window;
+    return;
+  }
   const auto shift = backward.shift_at_end(*run->end_ns);
   if (!shift) return;
   out.end_step_ns = *shift, out.end_step_line = backward.first_step_line();
