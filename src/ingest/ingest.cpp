@@ -590,6 +590,7 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_span
   // them: a run's four keys together, each a block of its own, were the heap's peak at the end of
   // reading (4.4 MB at 10,000 runs; issue 17, part 2). A run found a copy by one kind is neither
   // matched nor matched against by the next, as it was skipped among all keys.
+  static_assert(kByStart < kByEnd && kByEnd < kByEpochs && kByEpochs < kByTraces && kByTraces < kByStartAndEnd);
   for (const ExecutionKey kind : {kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd}) {
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
