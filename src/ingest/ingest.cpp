@@ -586,12 +586,17 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& tabulated_
       }
     }
   }
-  {
+  // One kind of key at a time, in the kinds' order, as one sort of every key by kind first met
+  // them: a run's four keys together, each a block of its own, were the heap's peak at the end of
+  // reading (4.4 MB at 10,000 runs; issue 17, part 2). A run found a copy by one kind is neither
+  // matched nor matched against by the next, as it was skipped among all keys.
+  static_assert(kByStart < kByEnd && kByEnd < kByEpochs && kByEpochs < kByTraces && kByTraces < kByStartAndEnd);
+  for (const ExecutionKey kind : {kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd}) {
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (copy_of[i] == kKept)
         for (auto& key : execution_keys(all[i], all[i].folder < tabulated_epochs.size() ? tabulated_epochs[all[i].folder] : EpochSpan{}))
-          keyed.emplace_back(std::move(key), i);
+          if (key.front() == kind) keyed.emplace_back(std::move(key), i);
     std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       return in_path_order(a.second, b.second);
@@ -786,7 +791,20 @@ Study ingest(const IngestOptions& options) {
   // 4. Everything else, in parallel (across the group's processes too), in batches of whole run
   // folders (IngestOptions::files_per_batch), each largest first so one big file does not come last.
   std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return files[a].size > files[b].size; });
-  std::vector<std::size_t> owner(others.size());
+  // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
+  std::vector<std::size_t> order(others.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return others[a] < others[b]; });
+  // The files still to read, largest first (a file's place here is its k below). The list of every
+  // file found, manifests and files no reader knows among them, goes before reading rather than at
+  // its end: 56 bytes a file found, held through every batch (issue 17, part 2).
+  std::vector<Candidate> to_read;
+  to_read.reserve(others.size());
+  for (std::size_t i : others) to_read.push_back(std::move(files[i]));
+  decltype(files)().swap(files);
+  decltype(others)().swap(others);
+  decltype(manifests)().swap(manifests);
+  std::vector<std::size_t> owner(to_read.size());
   {
     // The run folder a file lies in (the nearest above it), as its run's place in folder_run_list.
     auto enclosing_run = [&](const fs::path& file) -> std::size_t {
@@ -796,7 +814,7 @@ Study ingest(const IngestOptions& options) {
         if (!dir.has_relative_path() || dir == dir.parent_path()) return kNoRun;
       }
     };
-    for (std::size_t k = 0; k < others.size(); ++k) owner[k] = enclosing_run(files[others[k]].path);
+    for (std::size_t k = 0; k < to_read.size(); ++k) owner[k] = enclosing_run(to_read[k].path);
   }
   // From here on a file's run is its place in folder_run_list: the map of folders (each path held
   // as its parts, a few hundred bytes a run) goes before the files are read (issue 17, part 2).
@@ -811,12 +829,12 @@ Study ingest(const IngestOptions& options) {
   auto window_of = [&](std::size_t k) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
     const Run* run = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     if (options.keep_samples || !run || !run->start_ns || !run->end_ns ||
-        !itwinai_trace_run_name(files[others[k]].path).empty())
+        !itwinai_trace_run_name(to_read[k].path).empty())
       return std::nullopt;
     return std::pair{*run->start_ns, *run->end_ns};
   };
   std::size_t gpu_files = 0;
-  for (std::size_t i : others) gpu_files += files[i].gpu_series;
+  for (const auto& f : to_read) gpu_files += f.gpu_series;
   // Run folders whose GPU log may be summarized as it is read (IngestOptions::summarize_gpus): one
   // GPU log, and no file whose runs would be merged into the folder's run (they may fill what its
   // GPU figures depend on: its label, window, world size, sampling interval). Likewise their epochs
@@ -827,14 +845,14 @@ Study ingest(const IngestOptions& options) {
   const bool by_folder = options.summarize_gpus || options.tabulate_epochs || options.tabulate_steps;
   std::vector<FolderFiles> folder_files(by_folder ? folder_run_list.size() : 0);
   std::uintmax_t step_log_bytes = 0;  // of the run folders' step logs, inflated: each log's share of the page's budget
-  for (std::size_t k = 0; k < others.size() && by_folder; ++k)
+  for (std::size_t k = 0; k < to_read.size() && by_folder; ++k)
     if (owner[k] != kNoRun) {
       auto& f = folder_files[owner[k]];
-      if (files[others[k]].steps) step_log_bytes += files[others[k]].weight;
-      f.gpu_logs += files[others[k]].gpu_series;
-      f.epoch_logs += files[others[k]].epochs;
-      f.step_logs += files[others[k]].steps;
-      f.run_files += defines_named_runs(readers[files[others[k]].reader]->name());
+      if (to_read[k].steps) step_log_bytes += to_read[k].weight;
+      f.gpu_logs += to_read[k].gpu_series;
+      f.epoch_logs += to_read[k].epochs;
+      f.step_logs += to_read[k].steps;
+      f.run_files += defines_named_runs(readers[to_read[k].reader]->name());
     }
   // Also after a clock step placed them anew (move_stepped_ends, below). Rows that ended before
   // they started (clock_step.hpp) are bad lines, said so by their reader, where they are tabulated.
@@ -878,7 +896,7 @@ Study ingest(const IngestOptions& options) {
         // exactly budget / logs.
         __extension__ using Wide = unsigned __int128;
         log_points = std::max<std::size_t>(
-            1, static_cast<std::size_t>(Wide{options.step_chart_point_budget} * files[others[k]].weight / step_log_bytes));
+            1, static_cast<std::size_t>(Wide{options.step_chart_point_budget} * to_read[k].weight / step_log_bytes));
       }
       table->ranks = rank_step_charts(out.attach.steps, log_points);
       out.attach.step_table = std::move(table);
@@ -887,7 +905,7 @@ Study ingest(const IngestOptions& options) {
   };
   auto reduce_samples = [&](std::size_t k, ReadOutput& out) {
     tabulate_rows(k, out);
-    if (files[others[k]].gpu_series)
+    if (to_read[k].gpu_series)
       for (auto& g : out.attach.gpus)
         g.chart_points = chart_points_per_series(options.gpu_chart_point_budget, gpu_files * out.attach.gpus.size());
     // Not a log that finds the run's end stamped on its stepped clock: that end may move (below).
@@ -896,7 +914,7 @@ Study ingest(const IngestOptions& options) {
     for (auto& h : out.attach.host_series) reduce_host_series(h, window->first, window->second);
     for (auto& g : out.attach.gpus)
       reduce_gpu_series(g, window->first, window->second, g.chart_points ? g.chart_points : kChartPointsPerSeries);
-    if (!options.summarize_gpus || !files[others[k]].gpu_series || out.attach.gpus.empty()) return;
+    if (!options.summarize_gpus || !to_read[k].gpu_series || out.attach.gpus.empty()) return;
     const Run& run = folder_run(owner[k]);
     const FolderFiles& folder = folder_files[owner[k]];
     if (run.world_size && folder.gpu_logs == 1 && folder.run_files == 0) options.summarize_gpus(run, out.attach);
@@ -904,7 +922,7 @@ Study ingest(const IngestOptions& options) {
   auto read_other = [&](std::size_t k) {
     ReadOutput out;
     const Run* header = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
-    readers[files[others[k]].reader]->read(ReadContext{files[others[k]].path, header}, out);
+    readers[to_read[k].reader]->read(ReadContext{to_read[k].path, header}, out);
     reduce_samples(k, out);
     return out;
   };
@@ -915,18 +933,14 @@ Study ingest(const IngestOptions& options) {
   // Nor is one whose manifest states no world size or time and that holds traces in folders below
   // its own: they may form runs of their own, below that manifest of defaults (6).
   std::vector<char> plain(folder_run_list.size(), 1);
-  std::vector<char> below_manifest(others.size(), 0);  // per file: a trace below its manifest of defaults (asked once)
-  for (std::size_t k = 0; k < others.size(); ++k) {
+  std::vector<char> below_manifest(to_read.size(), 0);  // per file: a trace below its manifest of defaults (asked once)
+  for (std::size_t k = 0; k < to_read.size(); ++k) {
     if (owner[k] == kNoRun) continue;
-    const std::string_view reader = readers[files[others[k]].reader]->name();
-    below_manifest[k] = reader == "kineto" && trace_below_manifest(files[others[k]].path, folder_run(owner[k]));
-    if (defines_named_runs(reader) || !itwinai_trace_run_name(files[others[k]].path).empty() || below_manifest[k])
+    const std::string_view reader = readers[to_read[k].reader]->name();
+    below_manifest[k] = reader == "kineto" && trace_below_manifest(to_read[k].path, folder_run(owner[k]));
+    if (defines_named_runs(reader) || !itwinai_trace_run_name(to_read[k].path).empty() || below_manifest[k])
       plain[owner[k]] = 0;
   }
-  // Outputs are merged in path order (that of `files`), so the study does not depend on thread timing.
-  std::vector<std::size_t> order(others.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return others[a] < others[b]; });
   std::vector<std::size_t> last_file_of(folder_run_list.size(), 0);  // a run folder's last file in that order
   for (std::size_t p = 0; p < order.size(); ++p)
     if (owner[order[p]] != kNoRun) last_file_of[owner[order[p]]] = p;
@@ -961,7 +975,7 @@ Study ingest(const IngestOptions& options) {
       }
       const bool tabulated = !out.attach.epoch_table.empty() || out.attach.step_table;
       if (out.attach.epochs.empty() && out.attach.steps.empty() && !tabulated) continue;
-      const std::string& path = files[others[k]].path;
+      const std::string& path = to_read[k].path;
       if (window.step_ns == 0) {
         out.warn("clock-stepped",
                  fmt::format("the node's clock stepped back more than once while the run ran ({}, from line {}): which "
@@ -975,7 +989,7 @@ Study ingest(const IngestOptions& options) {
       // node log is read held a batch's rows, twice the memory of a study of large step logs).
       if (tabulated) {
         ReadOutput again;
-        readers[files[others[k]].reader]->read(ReadContext{path, &run}, again);
+        readers[to_read[k].reader]->read(ReadContext{path, &run}, again);
         out.attach.epochs = std::move(again.attach.epochs);
         out.attach.steps = std::move(again.attach.steps);
         out.attach.epoch_table.clear();
@@ -1074,7 +1088,7 @@ Study ingest(const IngestOptions& options) {
         if (owner[order[p]] == r && (!out.attach.gpus.empty() || !out.attach.host_series.empty()))
           all_logs_agree = without_end ? steps_without_end(p) && out.end_step_window.step_ns == step : out.end_step_ns == step;
       }
-      const std::string& log = files[others[order[positions.front()]]].path;
+      const std::string& log = to_read[order[positions.front()]].path;
       if (without_end) {  // nothing to move but those times (another node's logs: read as written)
         if (all_logs_agree) place_after_step(r, first, log, begin, end, output_at);
         continue;
@@ -1104,7 +1118,7 @@ Study ingest(const IngestOptions& options) {
       }
     }
   };
-  std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
+  std::vector<std::unique_ptr<ReadOutput>> held(to_read.size());      // outputs merged below, not in their batch
   std::vector<EpochSpan> tabulated_epochs(folder_run_list.size());  // by run folder (Run::folder)
   // The warnings of outputs merged in their batch, by file: only files that have any (a list per
   // file was 24 bytes a file of a large study, nearly all empty).
@@ -1126,17 +1140,17 @@ Study ingest(const IngestOptions& options) {
     SharedWork<ReadOutput> work;
     // Shared out by content, not by size on disk (a gzipped file holds several times its size); only
     // rank 0 knows the files, so it weighs them and the list it sends carries the weights.
-    for (std::size_t k : batch) work.sizes.push_back(files[others[k]].weight);
+    for (std::size_t k : batch) work.sizes.push_back(to_read[k].weight);
     work.threads = threads;
     work.work = [&](std::size_t j) { return read_other(batch[j]); };
-    work.name = [&](std::size_t j) { return files[others[batch[j]]].path; };
+    work.name = [&](std::size_t j) { return to_read[batch[j]].path; };
     work.names_are_files = true;
     work.encode = encode_read_output;
     work.decode = decode_read_output;
     if (per_batch >= order.size())  // one batch: (done, of this process's share), as before batches
       work.progress = options.progress;
     else if (options.progress)  // one process: one count over every batch
-      work.progress = [&, before = begin](std::size_t done, std::size_t) { options.progress(before + done, others.size()); };
+      work.progress = [&, before = begin](std::size_t done, std::size_t) { options.progress(before + done, to_read.size()); };
     work.cancel = options.cancel;
     auto read = shared_for(group, work);
     if (group.rank() != 0) return Study{};  // rank 0 has every file's output and makes the study
@@ -1162,7 +1176,7 @@ Study ingest(const IngestOptions& options) {
         if (out->has_attachment()) merge_data_into(folder_run(owner[k]), std::move(out->attach));
         // Its path is not read again: let it go, so the next batch's data fills its place rather
         // than new memory (a file of a run folder held its path until the end of reading).
-        std::string().swap(files[others[k]].path);
+        std::string().swap(to_read[k].path);
       }
       out.reset();
     }
@@ -1176,7 +1190,7 @@ Study ingest(const IngestOptions& options) {
   for (std::size_t k = 0; k < held.size(); ++k) {
     if (!held[k]) continue;
     auto& runs = held[k]->runs;
-    const bool by_name = !files[others[k]].path_matched;
+    const bool by_name = !to_read[k].path_matched;
     runs.erase(std::remove_if(runs.begin(), runs.end(),
                               [&](const Run& run) {
                                 const RunDetails& names = run.details();
@@ -1237,8 +1251,8 @@ Study ingest(const IngestOptions& options) {
       continue;
     }
     auto& out = *held[k];
-    const auto& path = files[others[k]].path;
-    const std::string_view reader = readers[files[others[k]].reader]->name();
+    const auto& path = to_read[k].path;
+    const std::string_view reader = readers[to_read[k].reader]->name();
     read_diagnostics.add(out.diagnostics);
     Run* target = owner[k] != kNoRun ? &folder_run(owner[k]) : nullptr;
     for (auto& run : out.runs) {
@@ -1296,7 +1310,7 @@ Study ingest(const IngestOptions& options) {
   read_diagnostics.count_who_said_it();
   // itwinai's traces belong to the MLflow train run of that name.
   for (auto& [k, name] : itwinai_traces) {
-    const auto& path = files[others[k]].path;
+    const auto& path = to_read[k].path;
     std::vector<Run*> named;
     for (auto& run : standalone)
       if (run.format == "itwinai-mlflow" && run.details().run_name == name) named.push_back(&run);
@@ -1320,7 +1334,7 @@ Study ingest(const IngestOptions& options) {
   }
   decltype(held)().swap(held);  // all of it is merged by now: the emptied outputs go
   decltype(merged_diagnostics)().swap(merged_diagnostics);
-  decltype(files)().swap(files);  // and the list of files (paths are most of a small run's memory)
+  decltype(to_read)().swap(to_read);  // and the files read (paths are most of a small run's memory)
 
   // A run folder's own epochs (its epochs.csv) and those of a log in it (an MLPerf log of the same
   // job) are one run's: the folder's are used, the log's only where the folder has none. Where both
