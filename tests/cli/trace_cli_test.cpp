@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "support/run_binary.hpp"
@@ -493,6 +494,66 @@ TEST(TraceCli, LateRanksInThreeGroupsAreOneJob) {
   EXPECT_NE(said.find("ranks 4, 5 began profiling in more than one of the groups"), std::string::npos) << unsure.out;
   EXPECT_NE(said.find("cannot be told"), std::string::npos) << said;
   EXPECT_NE(unsure.warnings("mixed-jobs").find("traces of 4 jobs"), std::string::npos) << unsure.out;
+}
+
+// The real DLRM job as it reads when ranks 4..7 reach step 10 `later_us` late on one clock (a slow
+// node): their traces begin that much later; ranks 0..3's first collective waits for them, so it
+// lasts that much longer, as does every event around it, and all they did after it is that much later.
+void write_late_start(const std::filesystem::path& data, const ScratchDir& dir, std::int64_t later_us) {
+  write_ranks(data, dir, 4, 7, later_us);
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) != 0 || name[6] >= '4') continue;
+    const std::string text = scalelens::testing::slurp(e.path());
+    // The first collective kernel's start (kernels' "ts" follows their name).
+    std::int64_t first = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t at = text.find("\"name\": \"ncclKernel"); at != std::string::npos; at = text.find("\"name\": \"ncclKernel", at + 1)) {
+      const std::size_t ts = text.find("\"ts\": ", at) + 6;
+      first = std::min<std::int64_t>(first, std::stoll(text.substr(ts, text.find_first_not_of("0123456789", ts) - ts)));
+    }
+    std::int64_t last_ts = 0;  // each event's "ts" comes before its "dur"
+    dir.write(name, rewrite_times(text, [&](std::string_view key, std::string_view digits) {
+                const std::int64_t v = std::stoll(std::string(digits));
+                if (key == "ts") return std::to_string((last_ts = v) > first ? v + later_us : v);
+                return std::to_string(last_ts <= first && first < last_ts + v ? v + later_us : v);
+              }));
+  }
+}
+
+// Ranks 4..7 joined as the job's late ranks (90 s after 0..3, the same step) are matched as one
+// job: on one clock, ranks 0..3 waited those 90 s in the first collective, and every call pairs up
+// (8 calls; ranks 0..3 wait 90 s, 4..7 milliseconds). Traces whose every event is 90 s apart
+// instead (write_halves) cannot be one clock's: a collective would have held ranks 0..3 for the
+// 90 s, and theirs ended before ranks 4..7 began it. That is a clock-conflict still, naming all
+// four ranks that far off (it named rank 7 alone).
+TEST(TraceCli, LateRanksOnOneClockAreMatchedAsOneJob) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir late;
+  write_late_start(data, late, 90'000'000);
+  TraceJson t;
+  trace_json(late.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.warnings("mixed-jobs"), "") << t.out;
+  EXPECT_EQ(t.warnings("clock-conflict"), "") << t.out;
+  EXPECT_EQ(t.warnings("trace").find("lasts longer than the trace"), std::string::npos) << t.out;  // none left out
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 8u);
+  simdjson::dom::array ranks = t.doc["ranks"];
+  ASSERT_EQ(ranks.size(), 8u);
+  for (auto rank : ranks) {
+    const double wait_us = rank["comm_wait_us"];
+    if (int64_t(rank["rank"]) < 4) EXPECT_NEAR(wait_us, 90e6, 0.1e6) << rank;
+    else EXPECT_LT(wait_us, 0.1e6) << rank;
+  }
+
+  ScratchDir apart;
+  write_halves(data, apart, 90'000'000);
+  TraceJson shifted;
+  trace_json(apart.path(), shifted);
+  ASSERT_EQ(shifted.exit_code, 0) << shifted.err;
+  EXPECT_EQ(shifted.warnings("mixed-jobs"), "") << shifted.out;
+  const std::string said = shifted.warnings("clock-conflict");
+  EXPECT_NE(said.find("ranks 4, 5, 6, 7 started it up to 90.0"), std::string::npos) << shifted.out;
+  EXPECT_EQ(simdjson::dom::array(shifted.doc["collective_instances"]).size(), 0u);
 }
 
 // A rank's trace left empty (the job killed before the profiler wrote it) among the others of a
