@@ -446,6 +446,14 @@ struct EpochSpan {
   std::int64_t first = 0, last = 0;
 };
 
+// What a run folder's files left as they were read that copies of it are found by: its epochs'
+// span, and the sum of its node logs' hashes (ReadOutput::samples_hash; summed, so that the order
+// its files were read in does not matter; 0: no log with samples).
+struct AsRead {
+  EpochSpan epochs;
+  std::uint64_t samples = 0;
+};
+
 // What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
 // each instant it stated on the wall clock, a key apiece (its start, its end), so that a copy that
 // lacks one (a manifest without start_ns) meets the run it copies on the other; its epochs' first
@@ -458,8 +466,10 @@ struct EpochSpan {
 // repeats of one length have them alike.
 // Foreign logs (MLPerf's millisecond stamps, which logs written alike share) keep both instants
 // in one key, as before; traces alone are keyed by their ranks' starts.
-enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd };
-std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan tabulated) {
+// A run folder's GPU and host logs, by their hash: the same samples are one execution's (a run that
+// states no instant, copied), as no two executions sample alike.
+enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd, kBySamples };
+std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, AsRead as_read) {
   std::vector<std::vector<std::int64_t>> keys;
   const bool start = run.start_ns && limits::wall_clock_ns(*run.start_ns), end = run.end_ns && limits::wall_clock_ns(*run.end_ns);
   const bool manifest = run.format == "scalelens";
@@ -468,7 +478,8 @@ std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan 
   if (manifest) {
     if (start) keys.push_back({kByStart, *run.start_ns});
     if (end) keys.push_back({kByEnd, *run.end_ns});
-    EpochSpan span = tabulated;
+    if (as_read.samples) keys.push_back({kBySamples, static_cast<std::int64_t>(as_read.samples)});
+    EpochSpan span = as_read.epochs;
     if (!run.epochs.empty()) {
       span = {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
       for (const auto& e : run.epochs) span.first = std::min(span.first, e.start_ns), span.last = std::max(span.last, e.end_ns);
@@ -541,6 +552,7 @@ std::string shared_instants(const Run& kept, const Run& copy, std::int64_t by) {
   };
   std::string text = !same.empty()     ? fmt::format("the same {}, to the last digit", words(same, " and "))
                      : by == kByTraces ? "its traced ranks began profiling at the same instants"
+                     : by == kBySamples ? "GPU and host logs of the same content, node by node"
                                        : "the same epochs' first start and last end, to the last digit";
   if (kept.format != "scalelens" && copy.format != "scalelens") return text;  // foreign logs and traces state no manifest's clock
   if (!copy_lacks.empty()) text += fmt::format("; this one states no {}", words(copy_lacks, " or "));
@@ -554,8 +566,8 @@ std::string shared_instants(const Run& kept, const Run& copy, std::int64_t by) {
 // start and end before one that states less, which would take the run time with it): a copy that
 // kept its written id and its identity (`duplicate-run-id`), and a copy evidently of one execution
 // whatever its id (a folder copied without a run_id, a copied MLPerf log or trace folder:
-// `duplicate-run`). `epoch_spans`: the tabulated epochs' span of the first runs (the folders').
-void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_spans, std::vector<Diagnostic>& diagnostics) {
+// `duplicate-run`). `as_read`: what the first runs' (the folders') files left as read.
+void drop_copies(std::vector<Run>& all, const std::vector<AsRead>& as_read, std::vector<Diagnostic>& diagnostics) {
   constexpr std::size_t kKept = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> copy_of(all.size(), kKept);  // the kept run each copy repeats
   std::vector<std::int64_t> by_execution(all.size(), -1);  // the ExecutionKey a copy was found by
@@ -590,7 +602,7 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_span
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (copy_of[i] == kKept)
-        for (auto& key : execution_keys(all[i], i < epoch_spans.size() ? epoch_spans[i] : EpochSpan{})) keyed.emplace_back(std::move(key), i);
+        for (auto& key : execution_keys(all[i], i < as_read.size() ? as_read[i] : AsRead{})) keyed.emplace_back(std::move(key), i);
     std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       return in_path_order(a.second, b.second);
@@ -604,6 +616,11 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& epoch_span
           // Two ids their sources wrote say two runs (scalelens run writes one for every run, and a
           // copy keeps it): test data stamped alike is not taken for copies.
           if (copy_of[keyed[k].second] != kKept || (first.run_id_written && run.run_id_written) || !evidently_one(first, run))
+            continue;
+          // Samples alone are no instant: the copy states the same configuration as well.
+          if (keyed[end].first.front() == kBySamples &&
+              (!same_identity(first, run) || (first.global_batch_size && run.global_batch_size &&
+                                              *first.global_batch_size != *run.global_batch_size)))
             continue;
           const auto a = gpu_uuids(first), b = gpu_uuids(run);
           if (!a.empty() && !b.empty() && a != b) continue;
@@ -1062,7 +1079,7 @@ Study ingest(const IngestOptions& options) {
     }
   };
   std::vector<std::unique_ptr<ReadOutput>> held(others.size());      // outputs merged below, not in their batch
-  std::vector<EpochSpan> epoch_spans(folder_run_list.size());  // per run folder, of its epochs tabulated as read
+  std::vector<AsRead> as_read(folder_run_list.size());  // per run folder
   // The warnings of outputs merged in their batch, by file: only files that have any (a list per
   // file was 24 bytes a file of a large study, nearly all empty).
   std::map<std::size_t, std::vector<Diagnostic>> merged_diagnostics;
@@ -1108,7 +1125,8 @@ Study ingest(const IngestOptions& options) {
     for (std::size_t p = begin; p < end; ++p) {
       const std::size_t k = order[p];
       auto& out = output_at(p);
-      if (owner[k] != kNoRun && out->epochs_last_ns) epoch_spans[owner[k]] = {out->epochs_first_ns, out->epochs_last_ns};
+      if (owner[k] != kNoRun && out->epochs_last_ns) as_read[owner[k]].epochs = {out->epochs_first_ns, out->epochs_last_ns};
+      if (owner[k] != kNoRun) as_read[owner[k]].samples += out->samples_hash;
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)
@@ -1336,11 +1354,11 @@ Study ingest(const IngestOptions& options) {
   std::size_t folder_runs_kept = 0;
   for (std::size_t r = 0; r < folder_run_list.size(); ++r) {
     if (no_run[r]) continue;
-    if (r != folder_runs_kept) folder_run_list[folder_runs_kept] = std::move(folder_run_list[r]), epoch_spans[folder_runs_kept] = epoch_spans[r];
+    if (r != folder_runs_kept) folder_run_list[folder_runs_kept] = std::move(folder_run_list[r]), as_read[folder_runs_kept] = as_read[r];
     ++folder_runs_kept;
   }
   folder_run_list.erase(folder_run_list.begin() + static_cast<std::ptrdiff_t>(folder_runs_kept), folder_run_list.end());
-  epoch_spans.resize(folder_runs_kept);
+  as_read.resize(folder_runs_kept);
 
   {
     auto runs = runs_from_traces(std::move(loose_traces), options.defaults.label, study.diagnostics);
@@ -1366,7 +1384,7 @@ Study ingest(const IngestOptions& options) {
   if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
-  drop_copies(all, epoch_spans, study.diagnostics);
+  drop_copies(all, as_read, study.diagnostics);
   tell_shared_ids_apart(all, study.diagnostics);
   study.runs = std::move(all);
   // The batch the user stated, where a run states none.
