@@ -48,6 +48,14 @@ void write_job(const ScratchDir& dir, const std::string& folder, int world_size,
   }
 }
 
+// The traces read formed one run of `ranks` ranks: no mixed-jobs, none missing.
+void expect_one_job_of(const Study& study, std::size_t ranks) {
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), ranks);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+}
+
 constexpr std::int64_t kStart = 1'730'000'000'000'000;  // 2024-10-27, Unix µs
 
 }  // namespace
@@ -304,11 +312,7 @@ TEST(TracesAlone, LateRanksOfOneJobStayOneJob) {
   ScratchDir dir;
   write_job(dir, "t/ddp-8gpu", 8, kStart, four, 10, "a-rank{}.json");
   write_job(dir, "t/ddp-8gpu", 8, kStart + 90'000'000, four, 10, "b-rank{}.json", 4);
-  auto study = read(dir);
-  ASSERT_EQ(study.runs.size(), 1u);
-  EXPECT_EQ(study.runs[0].breakdown.size(), 8u);
-  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
-  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+  expect_one_job_of(read(dir), 8);
   // Other steps profiled (10-11, then 110-111): not one job's ranks.
   ScratchDir other;
   write_job(other, "t/ddp-8gpu", 8, kStart, four, 10, "a-rank{}.json");
@@ -335,11 +339,7 @@ TEST(TracesAlone, LateRanksInThreeGroupsStayOneJob) {
   write_job(dir, "t/ddp-8gpu", 8, kStart, std::vector<std::vector<std::int64_t>>(4, {300, 100}), 10, "a-rank{}.json");
   write_job(dir, "t/ddp-8gpu", 8, kStart + 90'000'000, two, 10, "b-rank{}.json", 4);
   write_job(dir, "t/ddp-8gpu", 8, kStart + 180'000'000, two, 10, "c-rank{}.json", 6);
-  auto study = read(dir);
-  ASSERT_EQ(study.runs.size(), 1u);
-  EXPECT_EQ(study.runs[0].breakdown.size(), 8u);
-  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
-  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+  expect_one_job_of(read(dir), 8);
   write_job(dir, "t/ddp-8gpu", 8, kStart + 270'000'000, two, 10, "d-rank{}.json", 4);
   auto unsure = read(dir);
   EXPECT_EQ(unsure.runs.size(), 4u);
