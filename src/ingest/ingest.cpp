@@ -448,6 +448,14 @@ EpochSpan span_of(const std::vector<Interval>& epochs) {
   return span;
 }
 
+// What a run folder's files left as they were read that copies of it are found by: its epochs'
+// span, and the sum of its node logs' hashes (ReadOutput::samples_hash; summed, so that the order
+// its files were read in does not matter; 0: no log with samples).
+struct AsRead {
+  EpochSpan epochs;
+  std::uint64_t samples = 0;
+};
+
 // What makes runs evidently one execution, whatever their ids, cheaply (no sample is compared):
 // each instant it stated on the wall clock, a key apiece (its start, its end), so that a copy that
 // lacks one (a manifest without start_ns) meets the run it copies on the other; its epochs' first
@@ -460,9 +468,10 @@ EpochSpan span_of(const std::vector<Interval>& epochs) {
 // repeats of one length have them alike.
 // Foreign logs (MLPerf's millisecond stamps, which logs written alike share) keep both instants
 // in one key, as before; traces alone are keyed by their ranks' starts.
-enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd };
-// `tabulated`: the span of its epochs where they were tabulated as read ({0, 0} where not).
-std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan tabulated) {
+// A run folder's GPU and host logs, by their hash: the same samples are one execution's (a run that
+// states no instant, copied), as no two executions sample alike.
+enum ExecutionKey : std::int64_t { kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd, kBySamples };
+std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, AsRead as_read) {
   std::vector<std::vector<std::int64_t>> keys;
   const bool start = run.start_ns && limits::wall_clock_ns(*run.start_ns), end = run.end_ns && limits::wall_clock_ns(*run.end_ns);
   const bool manifest = run.format == "scalelens";
@@ -471,7 +480,8 @@ std::vector<std::vector<std::int64_t>> execution_keys(const Run& run, EpochSpan 
   if (manifest) {
     if (start) keys.push_back({kByStart, *run.start_ns});
     if (end) keys.push_back({kByEnd, *run.end_ns});
-    const EpochSpan span = run.epochs.empty() ? tabulated : span_of(run.epochs);
+    if (as_read.samples) keys.push_back({kBySamples, static_cast<std::int64_t>(as_read.samples)});
+    const EpochSpan span = run.epochs.empty() ? as_read.epochs : span_of(run.epochs);
     if (limits::wall_clock_ns(span.first) && limits::wall_clock_ns(span.last)) keys.push_back({kByEpochs, span.first, span.last});
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;  // in rank order, so the traces' order does not matter
@@ -540,6 +550,7 @@ std::string shared_instants(const Run& kept, const Run& copy, std::int64_t by) {
   };
   std::string text = !same.empty()     ? fmt::format("the same {}, to the last digit", words(same, " and "))
                      : by == kByTraces ? "its traced ranks began profiling at the same instants"
+                     : by == kBySamples ? "GPU and host logs of the same content, node by node"
                                        : "the same epochs' first start and last end, to the last digit";
   if (kept.format != "scalelens" && copy.format != "scalelens") return text;  // foreign logs and traces state no manifest's clock
   if (!copy_lacks.empty()) text += fmt::format("; this one states no {}", words(copy_lacks, " or "));
@@ -553,9 +564,8 @@ std::string shared_instants(const Run& kept, const Run& copy, std::int64_t by) {
 // start and end before one that states less, which would take the run time with it): a copy that
 // kept its written id and its identity (`duplicate-run-id`), and a copy evidently of one execution
 // whatever its id (a folder copied without a run_id, a copied MLPerf log or trace folder:
-// `duplicate-run`). `tabulated_epochs`: by run folder (Run::folder), the span of its epochs where
-// they were tabulated as read.
-void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& tabulated_epochs, std::vector<Diagnostic>& diagnostics) {
+// `duplicate-run`). `as_read`: by run folder (Run::folder), what its files left as read.
+void drop_copies(std::vector<Run>& all, const std::vector<AsRead>& as_read, std::vector<Diagnostic>& diagnostics) {
   constexpr std::size_t kKept = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> copy_of(all.size(), kKept);  // the kept run each copy repeats
   std::vector<std::int64_t> by_execution(all.size(), -1);  // the ExecutionKey a copy was found by
@@ -587,15 +597,16 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& tabulated_
     }
   }
   // One kind of key at a time, in the kinds' order, as one sort of every key by kind first met
-  // them: a run's four keys together, each a block of its own, were the heap's peak at the end of
+  // them: a run's keys together, each a block of its own, were the heap's peak at the end of
   // reading (4.4 MB at 10,000 runs; issue 17, part 2). A run found a copy by one kind is neither
   // matched nor matched against by the next, as it was skipped among all keys.
-  static_assert(kByStart < kByEnd && kByEnd < kByEpochs && kByEpochs < kByTraces && kByTraces < kByStartAndEnd);
-  for (const ExecutionKey kind : {kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd}) {
+  static_assert(kByStart < kByEnd && kByEnd < kByEpochs && kByEpochs < kByTraces && kByTraces < kByStartAndEnd &&
+                kByStartAndEnd < kBySamples);
+  for (const ExecutionKey kind : {kByStart, kByEnd, kByEpochs, kByTraces, kByStartAndEnd, kBySamples}) {
     std::vector<std::pair<std::vector<std::int64_t>, std::size_t>> keyed;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (copy_of[i] == kKept)
-        for (auto& key : execution_keys(all[i], all[i].folder < tabulated_epochs.size() ? tabulated_epochs[all[i].folder] : EpochSpan{}))
+        for (auto& key : execution_keys(all[i], all[i].folder < as_read.size() ? as_read[all[i].folder] : AsRead{}))
           if (key.front() == kind) keyed.emplace_back(std::move(key), i);
     std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
@@ -610,6 +621,11 @@ void drop_copies(std::vector<Run>& all, const std::vector<EpochSpan>& tabulated_
           // Two ids their sources wrote say two runs (scalelens run writes one for every run, and a
           // copy keeps it): test data stamped alike is not taken for copies.
           if (copy_of[keyed[k].second] != kKept || (first.run_id_written && run.run_id_written) || !evidently_one(first, run))
+            continue;
+          // Samples alone are no instant: the copy states the same configuration as well.
+          if (keyed[end].first.front() == kBySamples &&
+              (!same_identity(first, run) || (first.global_batch_size && run.global_batch_size &&
+                                              *first.global_batch_size != *run.global_batch_size)))
             continue;
           const auto a = gpu_uuids(first), b = gpu_uuids(run);
           if (!a.empty() && !b.empty() && a != b) continue;
@@ -1119,7 +1135,7 @@ Study ingest(const IngestOptions& options) {
     }
   };
   std::vector<std::unique_ptr<ReadOutput>> held(to_read.size());      // outputs merged below, not in their batch
-  std::vector<EpochSpan> tabulated_epochs(folder_run_list.size());  // by run folder (Run::folder)
+  std::vector<AsRead> as_read(folder_run_list.size());  // by run folder (Run::folder)
   // The warnings of outputs merged in their batch, by file: only files that have any (a list per
   // file was 24 bytes a file of a large study, nearly all empty).
   std::map<std::size_t, std::vector<Diagnostic>> merged_diagnostics;
@@ -1168,7 +1184,8 @@ Study ingest(const IngestOptions& options) {
       // Rows that ended before they started and no clock step explains: bad lines, said so by their reader.
       for (std::vector<Interval>* rows : {&out->attach.epochs, &out->attach.steps})
         rows->erase(std::remove_if(rows->begin(), rows->end(), ended_before_started), rows->end());
-      if (owner[k] != kNoRun && out->tabulated_epochs.last) tabulated_epochs[owner[k]] = out->tabulated_epochs;
+      if (owner[k] != kNoRun && out->tabulated_epochs.last) as_read[owner[k]].epochs = out->tabulated_epochs;
+      if (owner[k] != kNoRun) as_read[owner[k]].samples += out->samples_hash;
       if (owner[k] == kNoRun || !plain[owner[k]]) {
         held[k] = std::make_unique<ReadOutput>(std::move(*out));
       } else {  // what the merge below does with a plain folder's file (it defines no run)
@@ -1419,7 +1436,7 @@ Study ingest(const IngestOptions& options) {
   if (!standalone.empty()) all.reserve(all.size() + standalone.size());  // exactly, not doubled
   append(all, standalone);
   decltype(standalone)().swap(standalone);
-  drop_copies(all, tabulated_epochs, study.diagnostics);
+  drop_copies(all, as_read, study.diagnostics);
   tell_shared_ids_apart(all, study.diagnostics);
   study.runs = std::move(all);
   // The batch the user stated, where a run states none.

@@ -103,7 +103,7 @@ void fields(C& c, Diagnostic& v) {
 template <class C>
 void fields(C& c, ReadOutput& v) {
   c(v.runs, v.attach, v.diagnostics, v.end_step_ns, v.end_step_line, v.end_step_window.step_ns, v.end_step_window.new_from_ns,
-    v.end_step_window.old_until_ns, v.tabulated_epochs.first, v.tabulated_epochs.last);
+    v.end_step_window.old_until_ns, v.tabulated_epochs.first, v.tabulated_epochs.last, v.samples_hash);
 }
 
 std::string encode_read_output(const ReadOutput& out) {

@@ -53,6 +53,9 @@ struct ReadOutput {
   // Where its epochs were tabulated as read (ingest, EpochRow): their span, which the table no longer
   // holds and a copy of the run lacking its manifest's clock is found by.
   EpochSpan tabulated_epochs;
+  // A hash of a node's GPU or host log that holds samples (its content and node; 0: none), which a
+  // copy of a run that states no instant is found by (ingest), in place of the samples themselves.
+  std::uint64_t samples_hash = 0;
 
   void warn(std::string code, std::string message, const std::filesystem::path& path, std::int64_t line = 0) {
     diagnostics.push_back({Severity::warning, std::move(code), std::move(message), path.string(), line, {}});

@@ -123,10 +123,12 @@ std::vector<Run> runs_from_traces(std::vector<LooseInput> traces, const std::opt
       starts.push_back({b.rank, b.start_ns, &b.step_numbers, t->file.string(), b.base_time_ns});
     }
     std::vector<std::vector<LooseInput*>> jobs;
-    for (const auto& job : trace::split_into_jobs(starts, world_size)) {
+    std::vector<std::string> unsure;
+    for (const auto& job : trace::split_into_jobs(starts, world_size, &unsure)) {
       jobs.emplace_back();
       for (std::size_t i : job) jobs.back().push_back(members[i]);
     }
+    for (auto& said : unsure) diagnostics.push_back({Severity::warning, "late-ranks-ambiguous", std::move(said), folder.string(), 0, {}});
     if (jobs.size() > 1) {
       std::string when;
       for (const auto& job : jobs)

@@ -332,11 +332,18 @@ CollectiveMatch match_collectives(const std::vector<RankCalls>& ranks) {
             std::fabs(static_cast<double>(odd->calls[i]->start_ns) - median))
           odd = &m;
       const double offset_s = (static_cast<double>(odd->calls[i]->start_ns) - median) * 1e-9;
+      // Every rank that far off on that side: a job's late ranks, a node whose clock is apart.
+      std::vector<int> off;
+      for (const auto& m : members) {
+        const double apart = static_cast<double>(m.calls[i]->start_ns) - median;
+        if (std::fabs(apart) > kClockSlackNs && (apart >= 0) == (offset_s >= 0)) off.push_back(split[m.at].rank);
+      }
       conflict.first = fmt::format(
-          "{}: {} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: rank {} "
-          "started it {:.3f} s {} the median of the ranks' starts",
-          where, call_no(i), ref[i]->name, apart_ns * 1e-9, split[odd->at].rank, std::fabs(offset_s),
-          offset_s >= 0 ? "after" : "before");
+          "{}: {} ({}) ended on one rank {:.3f} s before another started it, which a collective cannot do: {} "
+          "started it {}{:.3f} s {} the median of the ranks' starts",
+          where, call_no(i), ref[i]->name, apart_ns * 1e-9,
+          off.size() > 1 ? "ranks " + list_ranks(off, off.size()) : fmt::format("rank {}", split[odd->at].rank),
+          off.size() > 1 ? "up to " : "", std::fabs(offset_s), offset_s >= 0 ? "after" : "before");
     }
     if (unpaired) continue;
     for (const auto& m : members) {

@@ -15,6 +15,7 @@
 #include "common/file_io.hpp"
 #include "common/byte_codec.hpp"
 #include "common/parallel.hpp"
+#include "common/text.hpp"
 #include "distribute/process_group.hpp"
 #include "common/user_regex.hpp"
 #include "common/walk.hpp"
@@ -239,15 +240,17 @@ TraceSet analyse_traces(const TraceSetOptions& options) {
   for (std::size_t i = 0; i < set.ranks.size(); ++i)
     setups[{set.ranks[i].world_size.value_or(0), set.ranks[i].backend, set.ranks[i].device}].push_back(i);
   std::vector<std::vector<std::size_t>> jobs;
+  std::vector<std::string> unsure;
   for (const auto& [setup, members] : setups) {
     std::vector<TraceStart> starts;
     for (std::size_t i : members) starts.push_back({set.ranks[i].rank, set.ranks[i].start_ns, &set.ranks[i].step_numbers, set.ranks[i].file,
                                           set.ranks[i].base_time_ns});
-    for (const auto& job : split_into_jobs(starts, std::get<0>(setup))) {
+    for (const auto& job : split_into_jobs(starts, std::get<0>(setup), &unsure)) {
       jobs.emplace_back();
       for (std::size_t k : job) jobs.back().push_back(members[k]);
     }
   }
+  for (auto& said : unsure) set.diagnostics.push_back({Severity::warning, "late-ranks-ambiguous", std::move(said), inputs, 0, {}});
   // Traces whose clock gives no start (or no GPU work) cannot be told apart by it: one job unless
   // at least two jobs began at known times.
   const auto timed = std::count_if(jobs.begin(), jobs.end(), [&](const auto& job) { return set.ranks[job.front()].start_ns.has_value(); });
@@ -364,7 +367,110 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
   return dropped;
 }
 
-std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces, int world_size) {
+namespace {
+
+// Two sorted, distinct step lists share a step; a trace without step numbers shares every step.
+bool share_a_step(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  if (a.empty() || b.empty()) return true;
+  auto i = a.begin(), j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    if (*i == *j) return true;
+    *i < *j ? ++i : ++j;
+  }
+  return false;
+}
+
+// Ranks of one job that began profiling in groups minutes apart (a slow node, late ranks), each a job
+// of its own so far (`jobs`, in start order). A job that is not ranks 0..W-1 takes the later jobs
+// that share no rank with it, up to the first that does (its next run began), where together they
+// are ranks 0..W-1 each once, each of their traces profiled a step it profiled, and all began within
+// kRanksOfOneJobNs of its first start. Where a missing rank began in two such groups, which of them
+// is the job's cannot be told: all stay apart, said in `unsure`. `place`: each trace's place in
+// start order, which a joined job's traces keep.
+void join_late_ranks(std::vector<std::vector<std::size_t>>& jobs, const std::vector<TraceStart>& traces, int world_size,
+                     const std::vector<std::size_t>& place, std::vector<std::string>* unsure) {
+  if (world_size < 1) return;
+  auto ranks_of = [&](const std::vector<std::size_t>& job) {
+    std::set<int> ranks;
+    for (std::size_t u : job) ranks.insert(traces[u].rank);
+    return ranks;
+  };
+  auto whole = [&](const std::set<int>& ranks) {
+    return static_cast<int>(ranks.size()) == world_size && *ranks.begin() == 0 && *ranks.rbegin() == world_size - 1;
+  };
+  auto first_start = [&](const std::vector<std::size_t>& job) {
+    std::optional<std::int64_t> first;
+    for (std::size_t u : job) {
+      if (!traces[u].start_ns) return std::optional<std::int64_t>();
+      first = first ? std::min(*first, *traces[u].start_ns) : *traces[u].start_ns;
+    }
+    return first;
+  };
+  std::vector<bool> taken(jobs.size(), false);
+  for (std::size_t h = 0; h < jobs.size(); ++h) {
+    const auto head_ranks = ranks_of(jobs[h]);
+    const auto head_start = first_start(jobs[h]);
+    if (taken[h] || !head_start || whole(head_ranks)) continue;
+    std::vector<std::int64_t> steps;
+    for (std::size_t u : jobs[h]) steps.insert(steps.end(), traces[u].step_numbers->begin(), traces[u].step_numbers->end());
+    if (steps.empty()) continue;
+    std::sort(steps.begin(), steps.end());
+    std::vector<std::size_t> candidates;
+    for (std::size_t k = h + 1; k < jobs.size(); ++k) {
+      if (taken[k]) continue;
+      const auto start = first_start(jobs[k]);
+      if (!start || *start - *head_start > kRanksOfOneJobNs) break;
+      const auto ranks = ranks_of(jobs[k]);
+      if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return head_ranks.count(r) > 0; })) break;
+      const bool fits = std::all_of(jobs[k].begin(), jobs[k].end(), [&](std::size_t u) {
+        return !traces[u].step_numbers->empty() && share_a_step(*traces[u].step_numbers, steps) &&
+               *traces[u].start_ns - *head_start <= kRanksOfOneJobNs;
+      });
+      if (fits) candidates.push_back(k);
+    }
+    std::map<int, std::vector<std::size_t>> groups_of;  // each rank the job lacks → the candidates that have it
+    for (std::size_t k : candidates)
+      for (int r : ranks_of(jobs[k])) groups_of[r].push_back(k);
+    std::set<int> together = head_ranks;
+    for (const auto& entry : groups_of) together.insert(entry.first);
+    if (!whole(together)) continue;
+    std::vector<int> twice;
+    for (const auto& [rank, groups] : groups_of)
+      if (groups.size() > 1) twice.push_back(rank);
+    if (!twice.empty()) {
+      if (unsure) {
+        std::vector<std::string> groups;
+        for (std::size_t k : candidates)
+          groups.push_back(fmt::format("{} ({})", unix_time_text(*first_start(jobs[k])),
+                                       fs::path(traces[jobs[k].front()].file).filename().string()));
+        unsure->push_back(fmt::format(
+            "{} {} began profiling in more than one of the groups that could be the late ranks of the job whose {} {} "
+            "began at {} (groups beginning {}): which are that job's cannot be told, so each group is kept apart as a job",
+            twice.size() == 1 ? "rank" : "ranks", list_ranks(twice, twice.size()), head_ranks.size() == 1 ? "rank" : "ranks",
+            list_ranks({head_ranks.begin(), head_ranks.end()}, head_ranks.size()),
+            unix_time_text(*head_start), list_first(groups, groups.size())));
+      }
+      continue;
+    }
+    for (std::size_t k : candidates) {
+      jobs[h].insert(jobs[h].end(), jobs[k].begin(), jobs[k].end());
+      taken[k] = true;
+    }
+    std::sort(jobs[h].begin(), jobs[h].end(), [&](std::size_t a, std::size_t b) { return place[a] < place[b]; });
+  }
+  std::size_t kept = 0;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (taken[j]) continue;
+    if (j != kept) jobs[kept] = std::move(jobs[j]);
+    ++kept;
+  }
+  jobs.resize(kept);
+}
+
+}  // namespace
+
+std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces, int world_size,
+                                                     std::vector<std::string>* unsure) {
   std::vector<std::size_t> order(traces.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Known starts in time order, then traces whose clock gives no start, by path.
@@ -386,65 +492,38 @@ std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceSta
     sessions.back().push_back(i);
     previous = start;
   }
-  auto overlap = [](const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
-    if (a.empty() || b.empty()) return true;
-    auto i = a.begin(), j = b.begin();
-    while (i != a.end() && j != b.end()) {
-      if (*i == *j) return true;
-      *i < *j ? ++i : ++j;
-    }
-    return false;
-  };
-  // A session that shares no rank with the job before it is the rest of that job's ranks where
-  // together they are its ranks 0..W-1, each once, each of its traces profiled a step the job
-  // profiled, and all began within kRanksOfOneJobNs: ranks of one job that began profiling minutes
-  // apart (a slow node, a late rank). Two jobs each kept whole share ranks, as a rerun of some ranks
-  // does; halves of two jobs are further apart than one job's ranks can be at one step.
-  auto completes = [&](const std::vector<std::size_t>& job, const std::vector<std::size_t>& session) {
-    if (world_size < 1) return false;
-    std::set<int> ranks;
-    std::vector<std::int64_t> steps;
-    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
-    for (const auto* part : {&job, &session})
-      for (std::size_t u : *part) {
-        if (!traces[u].start_ns) return false;
-        first = std::min(first, *traces[u].start_ns), last = std::max(last, *traces[u].start_ns);
-      }
-    if (last - first > kRanksOfOneJobNs) return false;
-    for (std::size_t u : job) {
-      ranks.insert(traces[u].rank);
-      steps.insert(steps.end(), traces[u].step_numbers->begin(), traces[u].step_numbers->end());
-    }
-    std::sort(steps.begin(), steps.end());
-    for (std::size_t t : session)
-      if (!ranks.insert(traces[t].rank).second || traces[t].step_numbers->empty() || steps.empty() ||
-          !overlap(*traces[t].step_numbers, steps))
-        return false;
-    return static_cast<int>(ranks.size()) == world_size && *ranks.begin() == 0 && *ranks.rbegin() == world_size - 1;
-  };
-  std::vector<std::vector<std::size_t>> jobs;
-  for (auto& session : sessions) {
-    bool continues = !jobs.empty(), shares_a_rank = false;
+  // A later session of the same processes (schedule(repeat=N)): it shares a rank with `job`, and
+  // each shared rank profiled other, later steps, from the same process where both traces say which.
+  auto continues = [&](const std::vector<std::size_t>& job, const std::vector<std::size_t>& session) {
+    bool shares_a_rank = false;
     for (std::size_t t : session) {
-      if (!continues) break;
       const auto& b = *traces[t].step_numbers;
       const auto& process = traces[t].base_time_ns;
-      for (std::size_t u : jobs.back()) {
+      for (std::size_t u : job) {
         if (traces[u].rank != traces[t].rank) continue;
         shares_a_rank = true;
         const auto& c = *traces[u].step_numbers;
         const bool other_process = process && traces[u].base_time_ns && *process != *traces[u].base_time_ns;
-        if (other_process || overlap(b, c) || b.front() < c.back()) {
-          continues = false;
-          break;
-        }
+        if (other_process || share_a_step(b, c) || b.front() < c.back()) return false;
       }
     }
-    continues = continues && (shares_a_rank || completes(jobs.back(), session));
-    if (continues) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
+    return shares_a_rank;
+  };
+  std::vector<std::vector<std::size_t>> jobs;
+  for (auto& session : sessions) {
+    if (!jobs.empty() && continues(jobs.back(), session)) jobs.back().insert(jobs.back().end(), session.begin(), session.end());
     else jobs.push_back(std::move(session));
   }
-  return jobs;
+  std::vector<std::size_t> place(traces.size());
+  for (std::size_t p = 0; p < order.size(); ++p) place[order[p]] = p;
+  join_late_ranks(jobs, traces, world_size, place, unsure);
+  // Joined, late ranks' windows may continue one another as repeat windows do.
+  std::vector<std::vector<std::size_t>> joined;
+  for (auto& job : jobs) {
+    if (!joined.empty() && continues(joined.back(), job)) joined.back().insert(joined.back().end(), job.begin(), job.end());
+    else joined.push_back(std::move(job));
+  }
+  return joined;
 }
 
 std::string unix_time_text(std::int64_t ns) {

@@ -114,11 +114,14 @@ std::vector<std::size_t> duplicate_traces(const std::vector<TraceOfRank>& traces
 // start last, by file), a gap of more than kSameJobGapNs begins a session. A later session continues
 // the job before it as schedule(repeat=N) does, one trace per rank and window from the same
 // processes: it shares a rank with the job, and each shared rank profiled other, later steps, from
-// the same process where both traces say which (baseTimeNanoseconds); or as the job's late ranks
-// do: it shares no rank, its ranks and the job's are 0..world_size-1 each once, each of its traces
-// profiled a step the job profiled, and all began within kRanksOfOneJobNs. Else it is another job:
-// a rerun of some ranks (a process of its own), or ranks of another job. Returns each job's indices
-// into `traces`, jobs in start order, each job's in start order.
+// the same process where both traces say which. Else it is another job: a rerun of some ranks (a
+// process of its own), ranks of another job, or the job's late ranks, which join it where they do
+// not share a rank with it, and it and the groups of late ranks that follow it (up to the next that
+// shares a rank with it) are ranks 0..world_size-1 each once, each of their traces profiled a step
+// the job profiled, and all began within kRanksOfOneJobNs. Where a rank the job lacks began in two
+// such groups, which is the job's cannot be told: they stay apart, and `unsure` (where given) gets a
+// sentence saying so (`late-ranks-ambiguous`). Returns each job's indices into `traces`, jobs in start
+// order, each job's in start order.
 struct TraceStart {
   int rank = 0;
   std::optional<std::int64_t> start_ns;
@@ -132,7 +135,8 @@ inline constexpr std::int64_t kSameJobGapNs = 60'000'000'000;
 // The most one job's ranks can be apart at one step: PyTorch's default collective timeout
 // (init_process_group, 30 min), past which the ranks that waited fail the job.
 inline constexpr std::int64_t kRanksOfOneJobNs = 30 * 60'000'000'000LL;
-std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces, int world_size);
+std::vector<std::vector<std::size_t>> split_into_jobs(const std::vector<TraceStart>& traces, int world_size,
+                                                     std::vector<std::string>* unsure = nullptr);
 
 // "2023-09-07 23:10:01 UTC" of a Unix time in ns.
 std::string unix_time_text(std::int64_t ns);

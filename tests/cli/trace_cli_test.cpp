@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "support/run_binary.hpp"
@@ -386,18 +387,26 @@ TEST(TraceCli, ARerunsTraceBesideTheFirstRunsIsAnotherJob) {
   EXPECT_NE(table.out.find("warning: " + dir.path().string() + ": traces of 2 jobs"), std::string::npos) << table.out;
 }
 
-// The real DLRM job's traces into `dir`, those of ranks 4..7 `later_us` later.
-void write_halves(const std::filesystem::path& data, const ScratchDir& dir, std::int64_t later_us) {
+// The real DLRM job's traces of ranks `first`..`last` into `dir`, `later_us` later, their names
+// prefixed with `prefix` (a second copy of some ranks beside the first).
+void write_ranks(const std::filesystem::path& data, const ScratchDir& dir, int first, int last, std::int64_t later_us,
+                 const std::string& prefix = "") {
   for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("worker", 0) != 0) continue;
+    if (name.rfind("worker", 0) != 0 || name[6] - '0' < first || name[6] - '0' > last) continue;
     std::string text = scalelens::testing::slurp(e.path());
-    if (name[6] >= '4')
+    if (later_us != 0)
       text = rewrite_times(text, [&](std::string_view key, std::string_view digits) {
         return key == "ts" ? std::to_string(std::stoll(std::string(digits)) + later_us) : std::string(digits);
       });
-    dir.write(name, text);
+    dir.write(prefix + name, text);
   }
+}
+
+// The real DLRM job's traces into `dir`, those of ranks 4..7 `later_us` later.
+void write_halves(const std::filesystem::path& data, const ScratchDir& dir, std::int64_t later_us) {
+  write_ranks(data, dir, 0, 3, 0);
+  write_ranks(data, dir, 4, 7, later_us);
 }
 
 // Ranks 0..3 of the real DLRM job beside ranks 4..7 of another job an hour later (the real
@@ -440,6 +449,111 @@ TEST(TraceCli, RanksOfAnotherJobSharingNoRankAreAnotherJob) {
     simdjson::dom::array none;
     EXPECT_TRUE(one.doc["jobs"].get_array().get(none) || none.size() == 0) << real;
   }
+}
+
+// Ranks 0..3 of the real DLRM job, 4..5 90 s later and 6..7 180 s later (two slow nodes): each
+// group more than a minute after the one before, none sharing a rank, the same steps, all within
+// a collective's timeout. One job of 8 ranks; it was three jobs (mixed-jobs), since only a pair of
+// groups was joined. Two such jobs ten minutes apart stay two jobs of 8; a copy of ranks 4..5
+// beside them (two groups that could be the job's ranks 4..5) keeps every group apart, said.
+TEST(TraceCli, LateRanksInThreeGroupsAreOneJob) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir dir;
+  write_ranks(data, dir, 0, 3, 0);
+  write_ranks(data, dir, 4, 5, 90'000'000);
+  write_ranks(data, dir, 6, 7, 180'000'000);
+  TraceJson t;
+  trace_json(dir.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.warnings("mixed-jobs"), "") << t.out;
+  EXPECT_EQ(t.warnings("late-ranks-ambiguous"), "") << t.out;
+  EXPECT_EQ(simdjson::dom::array(t.doc["ranks"]).size(), 8u);
+  simdjson::dom::array no_jobs;
+  EXPECT_TRUE(t.doc["jobs"].get_array().get(no_jobs) || no_jobs.size() == 0);
+
+  ScratchDir twice;
+  for (const std::int64_t at : {std::int64_t{0}, std::int64_t{600'000'000}}) {
+    const std::string run = at ? "second-" : "";
+    write_ranks(data, twice, 0, 3, at, run);
+    write_ranks(data, twice, 4, 5, at + 90'000'000, run);
+    write_ranks(data, twice, 6, 7, at + 180'000'000, run);
+  }
+  TraceJson two;
+  trace_json(twice.path(), two);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.warnings("mixed-jobs").find("traces of 2 jobs"), std::string::npos) << two.out;
+  simdjson::dom::array jobs = two.doc["jobs"];
+  ASSERT_EQ(jobs.size(), 2u);
+  for (auto job : jobs) EXPECT_EQ(simdjson::dom::array(job["ranks"]).size(), 8u);
+
+  write_ranks(data, dir, 4, 5, 270'000'000, "copy-");  // after 6..7: 0..3, 4..5, 6..7, 4..5
+  TraceJson unsure;
+  trace_json(dir.path(), unsure);
+  ASSERT_EQ(unsure.exit_code, 0) << unsure.err;
+  const std::string said = unsure.warnings("late-ranks-ambiguous");
+  EXPECT_NE(said.find("ranks 4, 5 began profiling in more than one of the groups"), std::string::npos) << unsure.out;
+  EXPECT_NE(said.find("cannot be told"), std::string::npos) << said;
+  EXPECT_NE(unsure.warnings("mixed-jobs").find("traces of 4 jobs"), std::string::npos) << unsure.out;
+}
+
+// The real DLRM job as it reads when ranks 4..7 reach step 10 `later_us` late on one clock (a slow
+// node): their traces begin that much later; ranks 0..3's first collective waits for them, so it
+// lasts that much longer, as does every event around it, and all they did after it is that much later.
+void write_late_start(const std::filesystem::path& data, const ScratchDir& dir, std::int64_t later_us) {
+  write_ranks(data, dir, 4, 7, later_us);
+  for (const auto& e : std::filesystem::directory_iterator(data / "kineto" / "dlrm-8rank-v100")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("worker", 0) != 0 || name[6] >= '4') continue;
+    const std::string text = scalelens::testing::slurp(e.path());
+    // The first collective kernel's start (kernels' "ts" follows their name).
+    std::int64_t first = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t at = text.find("\"name\": \"ncclKernel"); at != std::string::npos; at = text.find("\"name\": \"ncclKernel", at + 1)) {
+      const std::size_t ts = text.find("\"ts\": ", at) + 6;
+      first = std::min<std::int64_t>(first, std::stoll(text.substr(ts, text.find_first_not_of("0123456789", ts) - ts)));
+    }
+    std::int64_t last_ts = 0;  // each event's "ts" comes before its "dur"
+    dir.write(name, rewrite_times(text, [&](std::string_view key, std::string_view digits) {
+                const std::int64_t v = std::stoll(std::string(digits));
+                if (key == "ts") return std::to_string((last_ts = v) > first ? v + later_us : v);
+                return std::to_string(last_ts <= first && first < last_ts + v ? v + later_us : v);
+              }));
+  }
+}
+
+// Ranks 4..7 joined as the job's late ranks (90 s after 0..3, the same step) are matched as one
+// job: on one clock, ranks 0..3 waited those 90 s in the first collective, and every call pairs up
+// (8 calls; ranks 0..3 wait 90 s, 4..7 milliseconds). Traces whose every event is 90 s apart
+// instead (write_halves) cannot be one clock's: a collective would have held ranks 0..3 for the
+// 90 s, and theirs ended before ranks 4..7 began it. That is a clock-conflict still, naming all
+// four ranks that far off (it named rank 7 alone).
+TEST(TraceCli, LateRanksOnOneClockAreMatchedAsOneJob) {
+  SCALELENS_REQUIRE_REALDATA(data);
+  ScratchDir late;
+  write_late_start(data, late, 90'000'000);
+  TraceJson t;
+  trace_json(late.path(), t);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.warnings("mixed-jobs"), "") << t.out;
+  EXPECT_EQ(t.warnings("clock-conflict"), "") << t.out;
+  EXPECT_EQ(t.warnings("trace").find("lasts longer than the trace"), std::string::npos) << t.out;  // none left out
+  EXPECT_EQ(simdjson::dom::array(t.doc["collective_instances"]).size(), 8u);
+  simdjson::dom::array ranks = t.doc["ranks"];
+  ASSERT_EQ(ranks.size(), 8u);
+  for (auto rank : ranks) {
+    const double wait_us = rank["comm_wait_us"];
+    if (int64_t(rank["rank"]) < 4) EXPECT_NEAR(wait_us, 90e6, 0.1e6) << rank;
+    else EXPECT_LT(wait_us, 0.1e6) << rank;
+  }
+
+  ScratchDir apart;
+  write_halves(data, apart, 90'000'000);
+  TraceJson shifted;
+  trace_json(apart.path(), shifted);
+  ASSERT_EQ(shifted.exit_code, 0) << shifted.err;
+  EXPECT_EQ(shifted.warnings("mixed-jobs"), "") << shifted.out;
+  const std::string said = shifted.warnings("clock-conflict");
+  EXPECT_NE(said.find("ranks 4, 5, 6, 7 started it up to 90.0"), std::string::npos) << shifted.out;
+  EXPECT_EQ(simdjson::dom::array(shifted.doc["collective_instances"]).size(), 0u);
 }
 
 // A rank's trace left empty (the job killed before the profiler wrote it) among the others of a

@@ -48,6 +48,14 @@ void write_job(const ScratchDir& dir, const std::string& folder, int world_size,
   }
 }
 
+// The traces read formed one run of `ranks` ranks: no mixed-jobs, none missing.
+void expect_one_job_of(const Study& study, std::size_t ranks) {
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_EQ(study.runs[0].breakdown.size(), ranks);
+  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
+  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+}
+
 constexpr std::int64_t kStart = 1'730'000'000'000'000;  // 2024-10-27, Unix µs
 
 }  // namespace
@@ -304,11 +312,7 @@ TEST(TracesAlone, LateRanksOfOneJobStayOneJob) {
   ScratchDir dir;
   write_job(dir, "t/ddp-8gpu", 8, kStart, four, 10, "a-rank{}.json");
   write_job(dir, "t/ddp-8gpu", 8, kStart + 90'000'000, four, 10, "b-rank{}.json", 4);
-  auto study = read(dir);
-  ASSERT_EQ(study.runs.size(), 1u);
-  EXPECT_EQ(study.runs[0].breakdown.size(), 8u);
-  EXPECT_EQ(count_code(study.diagnostics, "mixed-jobs"), 0u);
-  EXPECT_EQ(count_code(study.diagnostics, "missing-ranks"), 0u);
+  expect_one_job_of(read(dir), 8);
   // Other steps profiled (10-11, then 110-111): not one job's ranks.
   ScratchDir other;
   write_job(other, "t/ddp-8gpu", 8, kStart, four, 10, "a-rank{}.json");
@@ -324,6 +328,24 @@ TEST(TracesAlone, LateRanksOfOneJobStayOneJob) {
   ASSERT_EQ(two.runs.size(), 2u);
   EXPECT_EQ(two.runs[0].breakdown.size(), 4u);
   EXPECT_NE(find_code(two.diagnostics, "mixed-jobs"), nullptr);
+}
+
+// Ranks 0..3, 4..5 and 6..7 of one job began profiling 90 s apart each: one run of 8 ranks (it was
+// three runs, each missing-ranks). A second group of ranks 4..5 among them could be the job's as well:
+// every group stays a run of its own, and that is said.
+TEST(TracesAlone, LateRanksInThreeGroupsStayOneJob) {
+  const std::vector<std::vector<std::int64_t>> two(2, {300, 100});
+  ScratchDir dir;
+  write_job(dir, "t/ddp-8gpu", 8, kStart, std::vector<std::vector<std::int64_t>>(4, {300, 100}), 10, "a-rank{}.json");
+  write_job(dir, "t/ddp-8gpu", 8, kStart + 90'000'000, two, 10, "b-rank{}.json", 4);
+  write_job(dir, "t/ddp-8gpu", 8, kStart + 180'000'000, two, 10, "c-rank{}.json", 6);
+  expect_one_job_of(read(dir), 8);
+  write_job(dir, "t/ddp-8gpu", 8, kStart + 270'000'000, two, 10, "d-rank{}.json", 4);
+  auto unsure = read(dir);
+  EXPECT_EQ(unsure.runs.size(), 4u);
+  ASSERT_NE(find_code(unsure.diagnostics, "late-ranks-ambiguous"), nullptr);
+  EXPECT_NE(find_code(unsure.diagnostics, "late-ranks-ambiguous")->message.find("ranks 4, 5 began profiling in more than one"),
+            std::string::npos);
 }
 
 // A copy of a rank's trace beside it is the same job: counted once.
