@@ -322,7 +322,6 @@ TEST(RunIdentity, ACopyStatingNoClockIsFoundAfterAFolderThatDefinesNoRun) {
     EXPECT_EQ(copies[0]->path, (dir / "a-copy").string());
     EXPECT_NE(copies[0]->message.find("(the same epochs' first start and last end, to the last digit"), std::string::npos)
         << copies[0]->message;
-    }
   }
 }
 
