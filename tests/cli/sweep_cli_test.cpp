@@ -1132,6 +1132,83 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group)), std::string::npos) << dead.out;
 }
 
+// Between two entries of a live sweep (one ended, the next not yet marked) no entry is marked
+// running: a second sweep whose lock did not keep it out (sweep.lock removed; on NFS without locks
+// no lock at all) found nothing running and launched the entries still planned beside it. The live
+// sweep's own mark (the plan's owner, kept for its whole life) refuses it. The moment is made by
+// taking the running entry's mark out of the live sweep's plan, as its save between entries leaves it.
+TEST(SweepCli, NothingIsLaunchedBetweenTwoEntriesOfALiveSweepWhoseLockFileWasRemoved) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  WaitingSweep sweep(dir, false);
+  ASSERT_TRUE(sweep.started) << sweep.err();
+  fs::remove(study / "sweep.lock");
+  auto between = plan_of(study);
+  EXPECT_TRUE(between.owner && between.owner->pid == sweep.pid) << read(study / "sweep.json");
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  auto& first = between.entries.at(0);
+  first.state = scalelens::sweep::State::failed;  // ended; the next entry not yet marked running
+  first.pid.reset(), first.pid_start.clear(), first.host.clear();
+  ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", between));
+  const std::string plan_before = read(study / "sweep.json");
+  for (const std::string second : {"--resume", "--label v --tasks 1 --launcher local --no-mpirun -- true"}) {
+    // (timeout: a size launched beside the sweep would wait 60 s)
+    auto r = run_scalelens("sweep --study " + quoted(study) + " " + second, "timeout 20");
+    EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("scalelens sweep: another sweep (pid {} on {}) is launching this study's entries and holds no "
+                                     "lock this one could see, so this one launches nothing beside it",
+                                     sweep.pid, host)),
+              std::string::npos)
+        << second << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "started-2")) << "a planned size started beside the live sweep";
+  EXPECT_EQ(read(study / "sweep.json"), plan_before) << "written over by a sweep that launched nothing";
+}
+
+// The owner's mark of a sweep that is gone: on this host (its pid ended) it is taken over; of another
+// host it holds until that host is named gone (--stale-host), as an entry's mark. The sweep that
+// took over leaves no owner behind when it ends.
+TEST(SweepCli, AnOwnerMarkOfAGoneSweepIsTakenOverAndOneOfAnotherHostNeedsStaleHost) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  fs::create_directories(study);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(wait_status(dead), 0);
+  scalelens::sweep::Sizes sizes;
+  sizes.tasks = {1, 2};
+  for (const std::string owner_host : {std::string(host), std::string("node-elsewhere")}) {
+    SCOPED_TRACE(owner_host);
+    fs::remove_all(dir / "ran-1"), fs::remove_all(dir / "ran-2");
+    for (const std::string run : {"w-1n1t-r1", "w-1n2t-r1"}) fs::remove_all(study / run);
+    scalelens::sweep::Plan planned;
+    planned.mpirun = false;
+    planned.workdir = dir.path().string();
+    planned.entries = scalelens::sweep::plan_entries("w", sizes, {"touch", (dir / "ran-{tasks}").string()});
+    planned.owner = scalelens::sweep::Owner{static_cast<int>(dead), "1", owner_host};
+    ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", planned));
+    auto r = run_scalelens("sweep --study " + quoted(study) + " --resume -q");
+    if (owner_host == host) {
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_NE(r.err.find(fmt::format("another sweep (pid {} on node-elsewhere) is launching this study's entries", dead)),
+                std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("--stale-host node-elsewhere takes its mark as stale"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(dir / "ran-1"));
+      r = run_scalelens("sweep --study " + quoted(study) + " --resume -q --stale-host node-elsewhere");
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    }
+    EXPECT_TRUE(fs::exists(dir / "ran-1"));
+    EXPECT_TRUE(fs::exists(dir / "ran-2"));
+    EXPECT_FALSE(plan_of(study).owner) << "the owner's mark outlived its sweep";
+  }
+}
+
 // A mark of another host (a study on a shared file system) cannot be checked by its pid from here,
 // and the study's lock may not reach across hosts (flock on NFS without lock support, Lustre with
 // localflock): --status took the lock it could take as proof that the sweep was gone, marked the
