@@ -1079,29 +1079,47 @@ TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
   EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
 }
 
-// The lock the live sweep holds is on the removed file: a --resume (or a call that plans more) took
-// the new file's and ran the entries still planned (w-1n2t-r1, w-1n3t-r1) beside the live sweep,
-// which runs them itself once its own run ends: each size twice, and two sweeps writing sweep.json.
-TEST(SweepCli, NothingIsLaunchedBesideALiveSweepWhoseLockFileWasRemoved) {
+namespace {
+
+// A live WaitingSweep whose sweep.lock was removed while it runs (a clean-up of "stale" lock files):
+// the kernel's lock stays with the removed file, so a second sweep takes the new file's.
+struct LocklessSweep {
+  LocklessSweep() {
+    if (sweep.started) fs::remove(study / "sweep.lock");
+  }
   ScratchDir dir;
+  WaitingSweep sweep{dir, false};
+  fs::path study = dir / "runs";
+};
+
+// Beside the live WaitingSweep in `dir` (its lock file removed), a --resume and a call that plans
+// more are each refused, saying `said`: no planned size starts, sweep.json stays as it was.
+void expect_nothing_launched_beside(const ScratchDir& dir, const std::string& said) {
   const auto study = dir / "runs";
-  WaitingSweep sweep(dir, false);
-  ASSERT_TRUE(sweep.started) << sweep.err();
-  fs::remove(study / "sweep.lock");
   const std::string plan_before = read(study / "sweep.json");
   for (const std::string second : {"--resume", "--label v --tasks 1 --launcher local --no-mpirun -- true"}) {
     // (timeout: a size launched beside the sweep would wait 60 s)
     auto r = run_scalelens("sweep --study " + quoted(study) + " " + second, "timeout 20");
     EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
-    EXPECT_NE(r.err.find(fmt::format("scalelens sweep: another sweep is running this study, so this one launches nothing beside it "
-                                     "(scalelens sweep --study {} --status follows it):\n  w-1n1t-r1: running in a sweep of this host "
-                                     "(pid {}) that holds no lock (its sweep.lock was removed while it ran)",
-                                     study.string(), sweep.pid)),
-              std::string::npos)
-        << second << r.err;
+    EXPECT_NE(r.err.find(said), std::string::npos) << second << r.err;
   }
   EXPECT_FALSE(fs::exists(dir / "started-2")) << "a planned size started beside the live sweep";
   EXPECT_EQ(read(study / "sweep.json"), plan_before) << "written over by a sweep that launched nothing";
+}
+
+}  // namespace
+
+// The lock the live sweep holds is on the removed file: a --resume (or a call that plans more) took
+// the new file's and ran the entries still planned (w-1n2t-r1, w-1n3t-r1) beside the live sweep,
+// which runs them itself once its own run ends: each size twice, and two sweeps writing sweep.json.
+TEST(SweepCli, NothingIsLaunchedBesideALiveSweepWhoseLockFileWasRemoved) {
+  LocklessSweep live;
+  ASSERT_TRUE(live.sweep.started) << live.sweep.err();
+  expect_nothing_launched_beside(live.dir, fmt::format("scalelens sweep: another sweep is running this study, so this one launches nothing "
+                                                  "beside it (scalelens sweep --study {} --status follows it):\n  w-1n1t-r1: running "
+                                                  "in a sweep of this host (pid {}) that holds no lock (its sweep.lock was removed "
+                                                  "while it ran)",
+                                                  live.study.string(), live.sweep.pid));
 }
 
 // A sweep killed on this host whose pid now belongs to another process (reused) was still
@@ -1138,32 +1156,20 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
 // sweep's own mark (the plan's owner, kept for its whole life) refuses it. The moment is made by
 // taking the running entry's mark out of the live sweep's plan, as its save between entries leaves it.
 TEST(SweepCli, NothingIsLaunchedBetweenTwoEntriesOfALiveSweepWhoseLockFileWasRemoved) {
-  ScratchDir dir;
-  const auto study = dir / "runs";
-  WaitingSweep sweep(dir, false);
-  ASSERT_TRUE(sweep.started) << sweep.err();
-  fs::remove(study / "sweep.lock");
+  LocklessSweep live;
+  ASSERT_TRUE(live.sweep.started) << live.sweep.err();
+  const auto& study = live.study;
   auto between = plan_of(study);
-  EXPECT_TRUE(between.owner && between.owner->pid == sweep.pid) << read(study / "sweep.json");
+  EXPECT_TRUE(between.owner && between.owner->pid == live.sweep.pid) << read(study / "sweep.json");
   char host[256] = {};
   ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
   auto& first = between.entries.at(0);
   first.state = scalelens::sweep::State::failed;  // ended; the next entry not yet marked running
   first.pid.reset(), first.pid_start.clear(), first.host.clear();
   ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", between));
-  const std::string plan_before = read(study / "sweep.json");
-  for (const std::string second : {"--resume", "--label v --tasks 1 --launcher local --no-mpirun -- true"}) {
-    // (timeout: a size launched beside the sweep would wait 60 s)
-    auto r = run_scalelens("sweep --study " + quoted(study) + " " + second, "timeout 20");
-    EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
-    EXPECT_NE(r.err.find(fmt::format("scalelens sweep: another sweep (pid {} on {}) is launching this study's entries and holds no "
-                                     "lock this one could see, so this one launches nothing beside it",
-                                     sweep.pid, host)),
-              std::string::npos)
-        << second << r.err;
-  }
-  EXPECT_FALSE(fs::exists(dir / "started-2")) << "a planned size started beside the live sweep";
-  EXPECT_EQ(read(study / "sweep.json"), plan_before) << "written over by a sweep that launched nothing";
+  expect_nothing_launched_beside(live.dir, fmt::format("scalelens sweep: another sweep (pid {} on {}) is launching this study's entries "
+                                                       "and holds no lock this one could see, so this one launches nothing beside it",
+                                                       live.sweep.pid, host));
 }
 
 // The owner's mark of a sweep that is gone: on this host (its pid ended) it is taken over; of another
