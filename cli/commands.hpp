@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "analysis/option_rules.hpp"
 #include "common/file_io.hpp"
 #include "ingest/ingest.hpp"
 #include "model/limits.hpp"
@@ -40,6 +42,45 @@ inline const CLI::Validator kSamplesCount(
                  : fmt::format("not a number of samples {}: {}", limits::samples_range(), text);
     },
     "", "samples");
+
+// An analysis option checked by its rule (analysis/option_rules.hpp), the Python API's too; CLI11
+// puts the flag before the problem ("--warmup-epochs: must be a number of epochs from 0 to ...").
+inline CLI::Validator rule_validator(const option_rules::CountRule& rule) {
+  return CLI::Validator(
+      [&rule](std::string& text) {
+        std::int64_t v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return option_rules::not_a_number(rule, text);
+        return option_rules::problem(rule, v).value_or(std::string());
+      },
+      fmt::format("in [{} - {}]", rule.min, rule.max));
+}
+inline CLI::Validator rule_validator(const option_rules::NumberRule& rule) {
+  return CLI::Validator(
+      [&rule](std::string& text) {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return option_rules::not_a_number(rule, text);
+        return option_rules::problem(rule, v).value_or(std::string());
+      },
+      fmt::format("in [{:g} - {:g}]", rule.min, rule.max));
+}
+inline CLI::Validator rule_validator(const option_rules::ChoiceRule& rule) {
+  std::string words;
+  for (const auto& w : rule.words) words += (words.empty() ? "" : ",") + w;
+  return CLI::Validator([&rule](std::string& text) { return option_rules::problem(rule, text).value_or(std::string()); },
+                        "{" + words + "}");
+}
+// The option's flag as its rule spells it: the table names each option once for both front ends.
+template <class Rule>
+std::string flag_of(const Rule& rule) {
+  return std::string(rule.name.flag);
+}
+// Options a command filled, against every rule at once (those given were checked as they were
+// parsed; this keeps a default or a value set otherwise to the same rules). Usage error (1) naming it.
+inline bool valid_analysis_options(const AnalysisOptions& options, const char* command) {
+  auto bad = option_rules::validate(options, option_rules::Spelling::flag);
+  if (bad) std::fprintf(stderr, "scalelens %s: %s\n", command, bad->c_str());
+  return !bad;
+}
 
 // Every floating-point option must carry kFiniteNumber: checked over the whole app at start, so an
 // option added without it fails every command (and so every test) rather than letting nan through.
@@ -115,32 +156,57 @@ inline void add_study_default_options(CLI::App* cmd, StudyDefaults& defaults, An
                       ->check(kFiniteNumber)
                       ->check(kSamplesCount);
   global->excludes(per_gpu);
-  cmd->add_option("--predict", analysis.predict,
+  cmd->add_option(flag_of(option_rules::kPredict), analysis.predict,
                   "GPU counts to predict with each curve's scaling model, comma-separated (default: 2x and 4x the "
                   "largest measured; at most 8x it)")
       ->delimiter(',')
       ->allow_extra_args(false)  // never the inputs after it
-      ->check(CLI::Range(1, kMaxRequestedGpus));
-  cmd->add_option("--objective", analysis.choice.objective,
+      ->check(rule_validator(option_rules::kPredict));
+  cmd->add_option(flag_of(option_rules::kObjective), analysis.choice.objective,
                   "What the recommended GPU count per curve minimises: time, energy or edp (energy x time)")
-      ->check(CLI::IsMember(kObjectives))
+      ->check(rule_validator(option_rules::kObjective))
       ->capture_default_str();
-  cmd->add_option("--min-efficiency", analysis.choice.min_efficiency,
+  cmd->add_option(flag_of(option_rules::kMinEfficiency), analysis.choice.min_efficiency,
                   "The recommendation keeps to GPU counts at least this efficient (0..1)")
       ->check(kFiniteNumber)
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(rule_validator(option_rules::kMinEfficiency))
       ->capture_default_str();
-  cmd->add_option_function<int>("--max-gpus", [&analysis](const int& v) { analysis.choice.max_gpus = v; },
+  cmd->add_option_function<int>(flag_of(option_rules::kMaxGpus), [&analysis](const int& v) { analysis.choice.max_gpus = v; },
                                 "The recommendation keeps to at most this many GPUs")
-      ->check(CLI::Range(1, kMaxRequestedGpus));
-  cmd->add_option_function<double>("--carbon-intensity", [&analysis](const double& v) { analysis.choice.carbon_g_per_kwh = v; },
+      ->check(rule_validator(option_rules::kMaxGpus));
+  cmd->add_option_function<double>(flag_of(option_rules::kCarbonIntensity), [&analysis](const double& v) { analysis.choice.carbon_g_per_kwh = v; },
                                    "Grams of CO2e per kWh of the electricity used: CO2e per configuration")
       ->check(kFiniteNumber)
-      ->check(CLI::Range(0.0, kMaxCarbonIntensity));
-  cmd->add_option("--warmup-steps", analysis.warmup_steps,
+      ->check(rule_validator(option_rules::kCarbonIntensity));
+  cmd->add_option(flag_of(option_rules::kWarmupSteps), analysis.warmup_steps,
                   "Profiled steps left out at the start of each run when step time is the time (traces alone)")
-      ->check(CLI::Range(0, 1000000))
+      ->check(rule_validator(option_rules::kWarmupSteps))
       ->capture_default_str();
+}
+
+// --warmup-epochs, into the options a command analyses with (report, serve, compare).
+inline void add_warmup_epochs_option(CLI::App* cmd, AnalysisOptions& analysis, const std::string& help) {
+  cmd->add_option(flag_of(option_rules::kWarmupEpochs), analysis.warmup_epochs, help)
+      ->check(rule_validator(option_rules::kWarmupEpochs))
+      ->capture_default_str();
+}
+
+// --baseline, --baseline-gpus and --scaling of report and serve, into their AnalysisOptions.
+inline void add_baseline_options(CLI::App* cmd, AnalysisOptions& analysis) {
+  cmd->add_option_function<std::string>(
+         flag_of(option_rules::kBaseline), [&analysis](const std::string& v) { analysis.baseline = option_rules::baseline_kind(v); },
+         "per-label: each label's smallest GPU count; common: the fastest label at the smallest GPU count")
+      ->check(rule_validator(option_rules::kBaseline))
+      ->default_str("per-label");
+  cmd->add_option_function<int>(flag_of(option_rules::kBaselineGpus), [&analysis](const int& v) { analysis.baseline_gpus = v; },
+                                "Measure speedup against this GPU count")
+      ->check(rule_validator(option_rules::kBaselineGpus));
+  cmd->add_option_function<std::string>(
+         flag_of(option_rules::kScaling),
+         [&analysis](const std::string& v) { analysis.scaling = v == "auto" ? std::nullopt : std::optional<std::string>(v); },
+         "Strong or weak scaling (auto: from the manifests or the global batch)")
+      ->check(rule_validator(option_rules::kScaling))
+      ->default_str("auto");
 }
 
 void add_report_command(CLI::App& app, int& exit_code);

@@ -31,7 +31,6 @@ struct CompareArgs {
   std::vector<std::string> matches;
   std::string fail_on = "regressed";
   int kernels = 10;
-  int warmup_epochs = 1;
   StudyDefaults defaults;
   AnalysisOptions analysis;
   std::string pattern;
@@ -49,7 +48,6 @@ std::optional<ComparisonSide> load_side(const std::string& input, const char* wh
   ProgressBar bar(fmt::format("reading {}", which), !args.quiet && is_terminal(STDERR_FILENO));
   in.progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
   AnalysisOptions options = args.analysis;
-  options.warmup_epochs = args.warmup_epochs;
   options.threads = args.threads;
   auto side = load_comparison_side(input, in, options);
   bar.finish();
@@ -243,9 +241,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   cmd->add_option("--pattern", args->pattern, "Only runs whose path, label or run name this regex matches (both sides)");
-  cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run (folders)")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
+  add_warmup_epochs_option(cmd, args->analysis, "Epochs left out at the start of each run (folders)");
   add_study_default_options(cmd, args->defaults, args->analysis);
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
   cmd->add_option("--threads", args->threads, "Reader threads (default: every core this process may use)");
@@ -264,6 +260,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       "Exit codes: 0 nothing regressed, 4 something regressed (or inconclusive with --fail-on inconclusive),\n"
       "2 nothing could be matched or read, 1 usage error.");
   cmd->callback([args, &exit_code] {
+    if (!valid_analysis_options(args->analysis, "compare")) {
+      exit_code = 1;
+      return;
+    }
     apply_cache_flags(args->cache);
     exit_code = run_compare(*args);
   });

@@ -28,12 +28,8 @@ struct ReportArgs {
   std::string pattern;
   std::string experiment;
   std::vector<std::string> run_names;
-  int warmup_epochs = 1;
   StudyDefaults defaults;
-  AnalysisOptions analysis;  // warmup_steps
-  std::string baseline = "per-label";
-  int baseline_gpus = 0;
-  std::string scaling = "auto";
+  AnalysisOptions analysis;
   bool strict = false;
   bool quiet = false;
   unsigned threads = 0;
@@ -90,11 +86,7 @@ int run_report(const ReportArgs& args) {
   give_back_freed_memory();  // the readers' heaps: analysis and writing run on this thread
 
   AnalysisOptions options = args.analysis;
-  options.warmup_epochs = args.warmup_epochs;
   options.threads = args.threads;
-  options.baseline = args.baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
-  if (args.baseline_gpus > 0) options.baseline_gpus = args.baseline_gpus;
-  if (args.scaling != "auto") options.scaling = args.scaling;
   Summary summary = analyze_releasing(study, options);  // the study stays for the page and figures
   const double analyze_s = timer.lap();
   const long peak_after_analysis_kib = peak_memory_kib();
@@ -199,17 +191,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--run-names", args->run_names, "MLflow stores: only the train runs with these names (A,B)")
       ->delimiter(',')
       ->allow_extra_args(false);  // never the inputs after it
-  cmd->add_option("--warmup-epochs", args->warmup_epochs, "Epochs left out at the start of each run")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
+  add_warmup_epochs_option(cmd, args->analysis, "Epochs left out at the start of each run");
   add_study_default_options(cmd, args->defaults, args->analysis);
-  cmd->add_option("--baseline", args->baseline, "per-label: each label's smallest GPU count; common: the fastest label at the smallest GPU count")
-      ->check(CLI::IsMember({"per-label", "common"}))
-      ->capture_default_str();
-  cmd->add_option("--baseline-gpus", args->baseline_gpus, "Measure speedup against this GPU count")->check(CLI::PositiveNumber);
-  cmd->add_option("--scaling", args->scaling, "Strong or weak scaling (auto: from the manifests or the global batch)")
-      ->check(CLI::IsMember({"auto", "strong", "weak"}))
-      ->capture_default_str();
+  add_baseline_options(cmd, args->analysis);
   cmd->add_flag("--strict", args->strict, "Exit with code 3 when there are warnings");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar and no closing note");
   cmd->add_option("--threads", args->threads, "Reader threads (default: every core this process may use)");
@@ -233,6 +217,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "Metric definitions: docs/DESIGN.md. Exit codes: 0 written, 1 usage, 2 no usable data, 3 --strict warnings,\n"
       "6 a process of a parallel analysis failed (the file it failed on is named).");
   cmd->callback([args, &exit_code] {
+    if (!valid_analysis_options(args->analysis, "report")) {
+      exit_code = 1;
+      return;
+    }
     apply_cache_flags(args->cache);
     exit_code = run_report(*args);
   });

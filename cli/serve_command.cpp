@@ -10,9 +10,6 @@ namespace scalelens::cli {
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ServeOptions>();
   auto pattern = std::make_shared<std::string>();
-  auto baseline = std::make_shared<std::string>("per-label");
-  auto baseline_gpus = std::make_shared<int>(0);
-  auto scaling = std::make_shared<std::string>("auto");
   auto cache = std::make_shared<CacheArgs>();
   auto* cmd = app.add_subcommand("serve", "Live dashboard over folders of runs (read-only; refreshes as runs land)");
   cmd->add_option("inputs", opts->inputs, "Folders or files, as for 'scalelens report'")->required();
@@ -22,16 +19,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                              "ADDRESS"))
       ->capture_default_str();
   cmd->add_option("--pattern", *pattern, "Only paths (relative to their input) in which this regex matches (RE2 syntax: ECMAScript without backreferences or lookaround)");
-  cmd->add_option("--warmup-epochs", opts->analysis.warmup_epochs, "Epochs left out at the start of each run")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--baseline", *baseline, "per-label or common (as for 'scalelens report')")
-      ->check(CLI::IsMember({"per-label", "common"}))
-      ->capture_default_str();
-  cmd->add_option("--baseline-gpus", *baseline_gpus, "Measure speedup against this GPU count")->check(CLI::PositiveNumber);
-  cmd->add_option("--scaling", *scaling, "Strong or weak scaling (auto: detected)")
-      ->check(CLI::IsMember({"auto", "strong", "weak"}))
-      ->capture_default_str();
+  add_warmup_epochs_option(cmd, opts->analysis, "Epochs left out at the start of each run");
+  add_baseline_options(cmd, opts->analysis);
   cmd->add_option("--poll", opts->poll_s, "Seconds between re-reads of a changing study (and first polling period)")
       ->check(kFiniteNumber)->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
@@ -60,9 +49,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       }
       opts->pattern = *pattern;
     }
-    opts->analysis.baseline = *baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
-    if (*baseline_gpus > 0) opts->analysis.baseline_gpus = *baseline_gpus;
-    if (*scaling != "auto") opts->analysis.scaling = *scaling;
+    if (!valid_analysis_options(opts->analysis, "serve")) {
+      exit_code = 1;
+      return;
+    }
     apply_cache_flags(*cache);
     exit_code = serve(*opts);
   });

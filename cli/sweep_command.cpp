@@ -90,28 +90,34 @@ bool zombie(int pid) {
 }
 
 // A mark of another host than this one (a study on a shared file system).
-bool other_host(const Entry& e) { return !e.host.empty() && e.host != this_host(); }
+bool other_host(const std::string& host) { return !host.empty() && host != this_host(); }
+bool other_host(const Entry& e) { return other_host(e.host); }
 
-// A local entry marked running whose sweep is gone (killed, its machine rebooted) runs no more.
-// A mark of this host names its process by pid and start time: the sweep runs while that process
-// does, whoever holds the lock (a sweep.lock removed and made again while it runs is no sign of its
-// end), and a pid now of another process (reused) runs nothing. A mark of another host cannot be
-// checked from here, nor can the lock be trusted to reach across hosts (flock on NFS without lock
+// Whether the sweep a mark names (an entry's, or the plan's owner) is gone (killed, its machine
+// rebooted). A mark of this host names its process by pid and start time: the sweep runs while that
+// process does, whoever holds the lock (a sweep.lock removed and made again while it runs is no sign
+// of its end), and a pid now of another process (reused) runs nothing. A mark of another host cannot
+// be checked from here, nor can the lock be trusted to reach across hosts (flock on NFS without lock
 // support, Lustre mounted with localflock): it runs until someone names that host's sweeps gone
 // (`stale_hosts`, --stale-host) while no sweep holds the lock (`holding_lock`: this process
-// launches none yet). One without a start time (a plan written before it was kept) is stale where
+// launches none yet). One without a start time (a plan written before it was kept) is gone where
 // no local sweep runs, or where its pid is gone.
-bool stale(const Entry& e, bool holding_lock, const std::vector<std::string>& stale_hosts) {
-  if (e.state != State::running) return false;
-  if (other_host(e)) return holding_lock && std::find(stale_hosts.begin(), stale_hosts.end(), e.host) != stale_hosts.end();
-  const bool here = e.pid && e.host == this_host();
-  if (here && !e.pid_start.empty()) {
-    const std::string started = collect::process_start(*e.pid);
-    if (started != "0") return started != e.pid_start || zombie(*e.pid);
+bool sweep_gone(std::optional<int> pid, const std::string& pid_start, const std::string& host, bool holding_lock,
+                const std::vector<std::string>& stale_hosts) {
+  if (other_host(host)) return holding_lock && std::find(stale_hosts.begin(), stale_hosts.end(), host) != stale_hosts.end();
+  const bool here = pid && host == this_host();
+  if (here && !pid_start.empty()) {
+    const std::string started = collect::process_start(*pid);
+    if (started != "0") return started != pid_start || zombie(*pid);
     // Unreadable: no such process, or no /proc (then the pid alone says).
   }
-  if (holding_lock && (!here || e.pid_start.empty())) return true;
-  return here && ::kill(*e.pid, 0) != 0 && errno == ESRCH;
+  if (holding_lock && (!here || pid_start.empty())) return true;
+  return here && ::kill(*pid, 0) != 0 && errno == ESRCH;
+}
+
+// A local entry marked running whose sweep is gone runs no more.
+bool stale(const Entry& e, bool holding_lock, const std::vector<std::string>& stale_hosts) {
+  return e.state == State::running && sweep_gone(e.pid, e.pid_start, e.host, holding_lock, stale_hosts);
 }
 
 // What a mark of another host says on this one: who runs it, and how to say that sweep is gone.
@@ -253,6 +259,28 @@ bool may_launch_beside(const Plan& plan, const fs::path& study) {
                "scalelens sweep: another sweep is running this study, so this one launches nothing beside it (scalelens sweep "
                "--study %s --status follows it):%s\n",
                shell_quote(study.string()).c_str(), marks.c_str());
+  return false;
+}
+
+// The plan's owner (sweep::Owner) is a sweep that launches this study's entries for as long as it
+// runs, also between two entries, where none is marked running (may_launch_beside finds nothing)
+// and a sweep that its lock did not keep out launched the next entries beside it. Refused (exit 1)
+// naming it; an owner whose sweep is gone (as an entry's mark, sweep_gone) is taken over.
+bool may_launch_beside_owner(Plan& plan, const fs::path& study, bool holding_lock, const std::vector<std::string>& stale_hosts) {
+  if (!plan.owner) return true;
+  const sweep::Owner& o = *plan.owner;
+  if (sweep_gone(o.pid, o.pid_start, o.host, holding_lock, stale_hosts)) {
+    plan.owner.reset();
+    return true;
+  }
+  const std::string how = other_host(o.host)
+                              ? fmt::format("; this host cannot check it: where that sweep is gone, --stale-host {} takes its mark as stale",
+                                            printable(shell_quote(o.host)))
+                              : " (its sweep.lock was removed while it ran)";
+  std::fprintf(stderr,
+               "scalelens sweep: another sweep (pid %d on %s) is launching this study's entries and holds no lock this one could "
+               "see, so this one launches nothing beside it (scalelens sweep --study %s --status follows it)%s\n",
+               o.pid, printable(o.host).c_str(), shell_quote(study.string()).c_str(), how.c_str());
   return false;
 }
 
@@ -671,6 +699,9 @@ int run_sweep(SweepArgs a) {
     return some_run_failed() ? 5 : !learnt.unanswered.empty() ? 1 : 0;
   }
   if (launches && plan.launcher == "local" && !may_launch_beside(plan, study)) return 1;
+  if (launches && !may_launch_beside_owner(plan, study, lock.has_value(), a.stale_hosts)) return 1;
+  // Marked for the sweep's whole life (what launches is this process), cleared as it ends.
+  if (launches) plan.owner = sweep::Owner{static_cast<int>(::getpid()), collect::process_start(::getpid()), this_host()};
   if (!save()) return 1;
 
   // What to launch: planned entries; with --resume also the failed, cancelled and timed-out ones.
@@ -710,6 +741,7 @@ int run_sweep(SweepArgs a) {
   if (local && (stopped_by || (stopped_by = collect::take_pending_stop_signal()))) {
     const auto not_started = std::count_if(plan.entries.begin() + static_cast<std::ptrdiff_t>(next), plan.entries.end(), to_launch);
     refresh(plan, study, true, a.stale_hosts);
+    plan.owner.reset();
     if (!save()) return 1;
     say(a, status_table(plan));
     // The run folder has the last word: a run that completed as the signal came is done.
@@ -771,6 +803,7 @@ int run_sweep(SweepArgs a) {
     }
   }
   refresh(plan, study, lock.has_value() && plan.launcher == "local", a.stale_hosts);
+  plan.owner.reset();
   if (!save()) return 1;
   bool busy = false;
   for (const auto& e : plan.entries) busy |= sweep::in_flight(e.state);

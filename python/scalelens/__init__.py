@@ -74,17 +74,17 @@ def _names(value, what):
         raise UsageError(f"{what} must be a name or a list of names, not {type(value).__name__}") from None
 
 
-def _gpu_count(value, what):
-    """A whole number of GPUs as given (an int, a numpy integer), never a float or bool rounded to
-    one; its range is the library's to check, as the command line's."""
+def _whole_number(value, what, unit):
+    """A whole number (of GPUs, epochs, steps) as given (an int, a numpy integer), never a float or
+    bool rounded to one; its range is the library's to check, by the command line's rules."""
     if isinstance(value, bool):
-        raise UsageError(f"{what} must be a whole number of GPUs, not {value!r}")
+        raise UsageError(f"{what} must be a whole number of {unit}, not {value!r}")
     try:
         count = _operator.index(value)
     except TypeError:
-        raise UsageError(f"{what} must be a whole number of GPUs, not {value!r}") from None
+        raise UsageError(f"{what} must be a whole number of {unit}, not {value!r}") from None
     if not -2**63 <= count < 2**63:
-        raise UsageError(f"{what} must be a whole number of GPUs that fits 64 bits, not {count}")
+        raise UsageError(f"{what} must be a whole number of {unit} that fits 64 bits, not {count}")
     return count
 
 
@@ -96,7 +96,7 @@ def _gpu_counts(value, what):
         values = list(value)
     except TypeError:
         values = [value]
-    return [_gpu_count(v, what) for v in values]
+    return [_whole_number(v, what, "GPUs") for v in values]
 
 
 def _ext():
@@ -273,11 +273,12 @@ def load(*inputs, pattern=None, experiment=None, run_names=(), warmup_epochs=1, 
     warnings go to Study.warnings() and to Python's warnings module."""
     handle = _ext().load([_path(i, "input") for i in inputs], pattern=pattern, experiment=experiment,
                          run_names=_names(run_names, "run_names"),
-                         warmup_epochs=warmup_epochs, warmup_steps=warmup_steps, baseline=baseline, scaling=scaling,
+                         warmup_epochs=_whole_number(warmup_epochs, "warmup_epochs", "epochs"),
+                         warmup_steps=_whole_number(warmup_steps, "warmup_steps", "steps"), baseline=baseline, scaling=scaling,
                          label=label, global_batch_size=global_batch_size, batch_per_gpu=batch_per_gpu,
-                         baseline_gpus=None if baseline_gpus is None else _gpu_count(baseline_gpus, "baseline_gpus"),
+                         baseline_gpus=None if baseline_gpus is None else _whole_number(baseline_gpus, "baseline_gpus", "GPUs"),
                          predict=_gpu_counts(predict, "predict"), objective=objective, min_efficiency=min_efficiency,
-                         max_gpus=None if max_gpus is None else _gpu_count(max_gpus, "max_gpus"),
+                         max_gpus=None if max_gpus is None else _whole_number(max_gpus, "max_gpus", "GPUs"),
                          carbon_intensity=carbon_intensity, threads=threads)
     return Study(handle)
 
@@ -347,7 +348,8 @@ def compare(before, after, threshold=0.05, metrics=(), kernels=10, warmup_epochs
     The whole scalelens.compare/1 document is in the frame's attrs["comparison"] (pandas) ."""
     data = _json.loads(_ext().compare_json(_path(before, "before"), _path(after, "after"), threshold=threshold,
                                            metrics=_names(metrics, "metrics"),
-                                           kernels=kernels, warmup_epochs=warmup_epochs, threads=threads))
+                                           kernels=kernels, warmup_epochs=_whole_number(warmup_epochs, "warmup_epochs", "epochs"),
+                                           threads=threads))
     rows = []
     for c in data["configurations"]:
         for m in c["metrics"]:

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "analysis/option_rules.hpp"
 #include "common/text.hpp"
 #include "common/user_regex.hpp"
 #include "compare/compare.hpp"
@@ -63,38 +64,30 @@ std::string input_errors(const std::vector<Diagnostic>& diagnostics) {
   return out.empty() ? out : " (" + out + ")";
 }
 
+// A keyword's value under its option's rule (analysis/option_rules.hpp, the command line's too).
+template <class Rule, class Value>
+void require(const Rule& rule, const Value& value) {
+  if (auto bad = option_rules::check(rule, value, option_rules::Spelling::keyword)) throw UsageError(*bad);
+}
+
 // The report's options (`scalelens report`'s of the same names) onto the AnalysisOptions the command
-// line fills, with its ranges (analyze.hpp, energy_choice.hpp). GPU counts arrive as Python ints
-// of any size, so they are checked before they become ints.
-AnalysisOptions analysis_options(int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
-                                 std::optional<std::int64_t> baseline_gpus, const std::vector<std::int64_t>& predict,
-                                 const std::string& objective, double min_efficiency, std::optional<std::int64_t> max_gpus,
-                                 std::optional<double> carbon_intensity, unsigned threads) {
-  if (baseline != "per-label" && baseline != "common") throw UsageError("baseline must be 'per-label' or 'common', not '" + baseline + "'");
-  if (scaling != "auto" && scaling != "strong" && scaling != "weak") throw UsageError("scaling must be 'auto', 'strong' or 'weak'");
-  if (warmup_epochs < 0 || warmup_steps < 0) throw UsageError("warmup_epochs and warmup_steps must be 0 or more");
-  if (baseline_gpus && (*baseline_gpus < 1 || *baseline_gpus > std::numeric_limits<int>::max()))
-    throw UsageError(fmt::format("baseline_gpus must be a GPU count, 1 or more, not {}", *baseline_gpus));
-  for (auto p : predict)
-    if (p < 1 || p > kMaxRequestedGpus)
-      throw UsageError(fmt::format("predict must be GPU counts from 1 to {}, not {}", kMaxRequestedGpus, p));
-  if (std::find(kObjectives.begin(), kObjectives.end(), objective) == kObjectives.end()) {
-    std::string names;  // 'time', 'energy' or 'edp'
-    for (std::size_t i = 0; i < kObjectives.size(); ++i)
-      names += (i == 0 ? "" : i + 1 == kObjectives.size() ? " or " : ", ") + ("'" + kObjectives[i] + "'");
-    throw UsageError("objective must be " + names + ", not '" + objective + "'");
-  }
-  if (!(min_efficiency >= 0 && min_efficiency <= 1))  // NaN too
-    throw UsageError(fmt::format("min_efficiency must be a number from 0 to 1, not {}", min_efficiency));
-  if (max_gpus && (*max_gpus < 1 || *max_gpus > kMaxRequestedGpus))
-    throw UsageError(fmt::format("max_gpus must be a GPU count from 1 to {}, not {}", kMaxRequestedGpus, *max_gpus));
-  if (carbon_intensity && !(*carbon_intensity >= 0 && *carbon_intensity <= kMaxCarbonIntensity))
-    throw UsageError(fmt::format("carbon_intensity must be grams of CO2e per kWh from 0 to {:g}, not {}", kMaxCarbonIntensity,
-                                 *carbon_intensity));
+// line fills, by the same rules. Counts arrive as Python ints of any size, so they are held to their
+// rules before they become ints; the rest is checked on the options filled, as the command line's.
+AnalysisOptions analysis_options(std::int64_t warmup_epochs, std::int64_t warmup_steps, const std::string& baseline,
+                                 const std::string& scaling, std::optional<std::int64_t> baseline_gpus,
+                                 const std::vector<std::int64_t>& predict, const std::string& objective, double min_efficiency,
+                                 std::optional<std::int64_t> max_gpus, std::optional<double> carbon_intensity, unsigned threads) {
+  require(option_rules::kBaseline, baseline);
+  require(option_rules::kScaling, scaling);
+  require(option_rules::kWarmupEpochs, warmup_epochs);
+  require(option_rules::kWarmupSteps, warmup_steps);
+  if (baseline_gpus) require(option_rules::kBaselineGpus, *baseline_gpus);
+  for (auto p : predict) require(option_rules::kPredict, p);
+  if (max_gpus) require(option_rules::kMaxGpus, *max_gpus);
   AnalysisOptions a;
-  a.warmup_epochs = warmup_epochs;
-  a.warmup_steps = warmup_steps;
-  a.baseline = baseline == "common" ? BaselineKind::common : BaselineKind::per_label;
+  a.warmup_epochs = static_cast<int>(warmup_epochs);
+  a.warmup_steps = static_cast<int>(warmup_steps);
+  a.baseline = option_rules::baseline_kind(baseline);
   if (baseline_gpus) a.baseline_gpus = static_cast<int>(*baseline_gpus);
   if (scaling != "auto") a.scaling = scaling;
   a.predict.assign(predict.begin(), predict.end());
@@ -103,6 +96,7 @@ AnalysisOptions analysis_options(int warmup_epochs, int warmup_steps, const std:
   if (max_gpus) a.choice.max_gpus = static_cast<int>(*max_gpus);
   a.choice.carbon_g_per_kwh = carbon_intensity;
   a.threads = threads;
+  if (auto bad = option_rules::validate(a, option_rules::Spelling::keyword)) throw UsageError(*bad);
   return a;
 }
 
@@ -134,8 +128,8 @@ IngestOptions ingest_options(const std::vector<std::string>& inputs, const std::
 
 std::unique_ptr<LoadedStudy> load(const std::vector<std::string>& inputs, const std::optional<std::string>& pattern,
                                   const std::optional<std::string>& experiment, const std::vector<std::string>& run_names,
-                                  int warmup_epochs, int warmup_steps, const std::string& baseline, const std::string& scaling,
-                                  const std::optional<std::string>& label, std::optional<double> global_batch_size,
+                                  std::int64_t warmup_epochs, std::int64_t warmup_steps, const std::string& baseline,
+                                  const std::string& scaling, const std::optional<std::string>& label, std::optional<double> global_batch_size,
                                   std::optional<double> batch_per_gpu, std::optional<std::int64_t> baseline_gpus,
                                   const std::vector<std::int64_t>& predict, const std::string& objective, double min_efficiency,
                                   std::optional<std::int64_t> max_gpus, std::optional<double> carbon_intensity, unsigned threads) {
@@ -254,9 +248,9 @@ std::string trace_json(const std::vector<std::string>& paths, bool hta, const st
 }
 
 std::string compare_json(const std::string& before, const std::string& after, double threshold, const std::vector<std::string>& metrics,
-                         int kernels, int warmup_epochs, unsigned threads) {
+                         int kernels, std::int64_t warmup_epochs, unsigned threads) {
   if (!(threshold > 0 && threshold < 1)) throw UsageError("threshold must be between 0 and 1 (0.05 for 5%)");
-  if (warmup_epochs < 0) throw UsageError("warmup_epochs must be 0 or more");
+  require(option_rules::kWarmupEpochs, warmup_epochs);
   checked_path(before, "before");
   checked_path(after, "after");
   CompareOptions options;
@@ -268,7 +262,7 @@ std::string compare_json(const std::string& before, const std::string& after, do
   IngestOptions in;
   in.threads = threads;
   AnalysisOptions a;
-  a.warmup_epochs = warmup_epochs;
+  a.warmup_epochs = static_cast<int>(warmup_epochs);
   a.threads = threads;
   std::string json;
   {

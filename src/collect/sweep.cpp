@@ -194,7 +194,11 @@ std::string plan_json(const Plan& plan) {
     if (e.pid) w.key("pid").value(*e.pid).key("pid_start").value(e.pid_start).key("host").value(e.host);
     w.end_object();
   }
-  w.end_array().end_object();
+  w.end_array();
+  if (plan.owner)
+    w.key("owner").begin_object().key("pid").value(plan.owner->pid).key("pid_start").value(plan.owner->pid_start).key("host").value(
+        plan.owner->host).end_object();
+  w.end_object();
   std::string text = w.take();
   text += '\n';
   return text;
@@ -266,6 +270,18 @@ Result<Plan> read_plan(const std::filesystem::path& file) {
     if (!x["pid_start"].get(s)) e.pid_start = std::string(s);
     if (!x["host"].get(s)) e.host = std::string(s);
     plan.entries.push_back(std::move(e));
+  }
+  // An owner without a pid names no sweep: as none.
+  if (dom::object o; !root["owner"].get(o)) {
+    std::int64_t n;
+    std::string_view s;
+    if (!o["pid"].get(n) && n > 0 && n <= std::numeric_limits<int>::max()) {
+      Owner owner;
+      owner.pid = static_cast<int>(n);
+      if (!o["pid_start"].get(s)) owner.pid_start = std::string(s);
+      if (!o["host"].get(s)) owner.host = std::string(s);
+      plan.owner = std::move(owner);
+    }
   }
   return plan;
 }

@@ -38,6 +38,16 @@ struct Entry {
   std::string host;
 };
 
+// The sweep that launches a study's entries, marked in its plan for as long as it launches them:
+// between two entries no entry is marked running, and a second sweep that its lock did not keep
+// out (sweep.lock removed, a lock that does not reach across hosts) would launch beside it. Named
+// as an entry's mark names its sweep: pid, start time (collect::process_start) and host.
+struct Owner {
+  int pid = 0;
+  std::string pid_start;
+  std::string host;
+};
+
 struct Plan {
   std::string launcher = "local";          // "slurm" | "local"
   std::vector<std::string> sbatch_args;    // --sbatch, split as a shell does
@@ -50,6 +60,7 @@ struct Plan {
   std::vector<std::string> run_args;       // more options for `scalelens run` (--mpi-comm, --global-batch-size N, ...)
   bool mpirun = true;                      // local: start the wrapped command under `mpirun -n {tasks}`
   std::vector<Entry> entries;
+  std::optional<Owner> owner;  // none while no sweep launches (and in plans written before it was kept)
 };
 
 // What a sweep asks for: one of nodes (× tasks per node) or tasks (one node).

@@ -135,6 +135,42 @@ TEST(HostileInput, NonFiniteNumbersOnTheCommandLineAreUsageErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
 }
 
+// The analysis options keep one table of rules with the Python API (analysis/option_rules.hpp):
+// --warmup-epochs was capped at 1,000,000 here and nowhere in Python. Each of report, serve and
+// compare refuses a value out of its rule, the flag named, before it reads anything.
+TEST(HostileInput, AnalysisOptionsOutOfTheirRulesAreUsageErrorsNamingTheFlag) {
+  ScratchDir dir;
+  write_run(dir, "a", "ddp", 1, 10);
+  const std::string study = quoted(dir.path()), out = quoted(dir.path() / "out");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"report -q " + study + " -o " + out + " --warmup-epochs 1000001",
+       "--warmup-epochs: must be a number of epochs from 0 to 1000000, not 1000001"},
+      {"report -q " + study + " -o " + out + " --warmup-epochs=-1", "--warmup-epochs: must be a number of epochs from 0 to 1000000, not -1"},
+      {"report -q " + study + " -o " + out + " --warmup-steps 1099511627776",
+       "--warmup-steps: must be a number of steps from 0 to 1000000, not 1099511627776"},
+      {"report -q " + study + " -o " + out + " --baseline-gpus 0", "--baseline-gpus: must be a GPU count from 1 to 16777216, not 0"},
+      {"report -q " + study + " -o " + out + " --carbon-intensity=-1",
+       "--carbon-intensity: must be grams of CO2e per kWh from 0 to 100000, not -1"},
+      {"report -q " + study + " -o " + out + " --min-efficiency nan", "--min-efficiency: not a finite number: nan"},
+      {"report -q " + study + " -o " + out + " --baseline fastest", "--baseline: must be 'per-label' or 'common', not 'fastest'"},
+      {"report -q " + study + " -o " + out + " --scaling both", "--scaling: must be 'auto', 'strong' or 'weak', not 'both'"},
+      {"report -q " + study + " -o " + out + " --objective cost", "--objective: must be 'time', 'energy' or 'edp', not 'cost'"},
+      {"serve -q --port 0 " + study + " --warmup-epochs 5000000", "--warmup-epochs: must be a number of epochs from 0 to 1000000, not 5000000"},
+      {"serve -q --port 0 " + study + " --scaling both", "--scaling: must be 'auto', 'strong' or 'weak', not 'both'"},
+      {"compare -q " + study + " " + study + " --warmup-epochs=-2", "--warmup-epochs: must be a number of epochs from 0 to 1000000, not -2"},
+  };
+  for (const auto& [line, said] : cases) {
+    SCOPED_TRACE(line);
+    auto r = run_scalelens(line);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
+  // Within the rules, the report is written.
+  auto ok = run_scalelens("report -q " + study + " -o " + out + " --warmup-epochs 1000000 --baseline-gpus 1 --scaling strong");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 // A batch or epoch size on the command line keeps the rule a manifest's keeps (model/limits.hpp), so
 // `run` never writes a scalelens.json that `report` then refuses.
 TEST(HostileInput, SampleCountsOnTheCommandLineKeepTheManifestsRule) {

@@ -1092,29 +1092,47 @@ TEST(SweepCli, ALiveSweepIsRunningAlsoWhereItsLockFileWasRemoved) {
   EXPECT_EQ(plan_of(study).entries.at(0).state, scalelens::sweep::State::running) << plan_of(study).entries.at(0).note;
 }
 
-// The lock the live sweep holds is on the removed file: a --resume (or a call that plans more) took
-// the new file's and ran the entries still planned (w-1n2t-r1, w-1n3t-r1) beside the live sweep,
-// which runs them itself once its own run ends: each size twice, and two sweeps writing sweep.json.
-TEST(SweepCli, NothingIsLaunchedBesideALiveSweepWhoseLockFileWasRemoved) {
+namespace {
+
+// A live WaitingSweep whose sweep.lock was removed while it runs (a clean-up of "stale" lock files):
+// the kernel's lock stays with the removed file, so a second sweep takes the new file's.
+struct LocklessSweep {
+  LocklessSweep() {
+    if (sweep.started) fs::remove(study / "sweep.lock");
+  }
   ScratchDir dir;
+  WaitingSweep sweep{dir, false};
+  fs::path study = dir / "runs";
+};
+
+// Beside the live WaitingSweep in `dir` (its lock file removed), a --resume and a call that plans
+// more are each refused, saying `said`: no planned size starts, sweep.json stays as it was.
+void expect_nothing_launched_beside(const ScratchDir& dir, const std::string& said) {
   const auto study = dir / "runs";
-  WaitingSweep sweep(dir, false);
-  ASSERT_TRUE(sweep.started) << sweep.err();
-  fs::remove(study / "sweep.lock");
   const std::string plan_before = read(study / "sweep.json");
   for (const std::string second : {"--resume", "--label v --tasks 1 --launcher local --no-mpirun -- true"}) {
     // (timeout: a size launched beside the sweep would wait 60 s)
     auto r = run_scalelens("sweep --study " + quoted(study) + " " + second, "timeout 20");
     EXPECT_EQ(r.exit_code, 1) << second << r.out << r.err;
-    EXPECT_NE(r.err.find(fmt::format("scalelens sweep: another sweep is running this study, so this one launches nothing beside it "
-                                     "(scalelens sweep --study {} --status follows it):\n  w-1n1t-r1: running in a sweep of this host "
-                                     "(pid {}) that holds no lock (its sweep.lock was removed while it ran)",
-                                     study.string(), sweep.pid)),
-              std::string::npos)
-        << second << r.err;
+    EXPECT_NE(r.err.find(said), std::string::npos) << second << r.err;
   }
   EXPECT_FALSE(fs::exists(dir / "started-2")) << "a planned size started beside the live sweep";
   EXPECT_EQ(read(study / "sweep.json"), plan_before) << "written over by a sweep that launched nothing";
+}
+
+}  // namespace
+
+// The lock the live sweep holds is on the removed file: a --resume (or a call that plans more) took
+// the new file's and ran the entries still planned (w-1n2t-r1, w-1n3t-r1) beside the live sweep,
+// which runs them itself once its own run ends: each size twice, and two sweeps writing sweep.json.
+TEST(SweepCli, NothingIsLaunchedBesideALiveSweepWhoseLockFileWasRemoved) {
+  LocklessSweep live;
+  ASSERT_TRUE(live.sweep.started) << live.sweep.err();
+  expect_nothing_launched_beside(live.dir, fmt::format("scalelens sweep: another sweep is running this study, so this one launches nothing "
+                                                  "beside it (scalelens sweep --study {} --status follows it):\n  w-1n1t-r1: running "
+                                                  "in a sweep of this host (pid {}) that holds no lock (its sweep.lock was removed "
+                                                  "while it ran)",
+                                                  live.study.string(), live.sweep.pid));
 }
 
 // A sweep killed on this host whose pid now belongs to another process (reused) was still
@@ -1134,6 +1152,71 @@ TEST(SweepCli, AKilledSweepWhosePidWasReusedIsStale) {
   auto dead = status_read_only(study);
   EXPECT_EQ(dead.exit_code, 5) << dead.out << dead.err;
   EXPECT_NE(dead.out.find(fmt::format("stale: the sweep that ran it (pid {} on", group)), std::string::npos) << dead.out;
+}
+
+// Between two entries of a live sweep (one ended, the next not yet marked) no entry is marked
+// running: a second sweep whose lock did not keep it out (sweep.lock removed; on NFS without locks
+// no lock at all) found nothing running and launched the entries still planned beside it. The live
+// sweep's own mark (the plan's owner, kept for its whole life) refuses it. The moment is made by
+// taking the running entry's mark out of the live sweep's plan, as its save between entries leaves it.
+TEST(SweepCli, NothingIsLaunchedBetweenTwoEntriesOfALiveSweepWhoseLockFileWasRemoved) {
+  LocklessSweep live;
+  ASSERT_TRUE(live.sweep.started) << live.sweep.err();
+  const auto& study = live.study;
+  auto between = plan_of(study);
+  EXPECT_TRUE(between.owner && between.owner->pid == live.sweep.pid) << read(study / "sweep.json");
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  auto& first = between.entries.at(0);
+  first.state = scalelens::sweep::State::failed;  // ended; the next entry not yet marked running
+  first.pid.reset(), first.pid_start.clear(), first.host.clear();
+  ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", between));
+  expect_nothing_launched_beside(live.dir, fmt::format("scalelens sweep: another sweep (pid {} on {}) is launching this study's entries "
+                                                       "and holds no lock this one could see, so this one launches nothing beside it",
+                                                       live.sweep.pid, host));
+}
+
+// The owner's mark of a sweep that is gone: on this host (its pid ended) it is taken over; of another
+// host it holds until that host is named gone (--stale-host), as an entry's mark. The sweep that
+// took over leaves no owner behind when it ends.
+TEST(SweepCli, AnOwnerMarkOfAGoneSweepIsTakenOverAndOneOfAnotherHostNeedsStaleHost) {
+  ScratchDir dir;
+  const auto study = dir / "runs";
+  fs::create_directories(study);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(wait_status(dead), 0);
+  scalelens::sweep::Sizes sizes;
+  sizes.tasks = {1, 2};
+  for (const std::string owner_host : {std::string(host), std::string("node-elsewhere")}) {
+    SCOPED_TRACE(owner_host);
+    fs::remove_all(dir / "ran-1"), fs::remove_all(dir / "ran-2");
+    for (const std::string run : {"w-1n1t-r1", "w-1n2t-r1"}) fs::remove_all(study / run);
+    scalelens::sweep::Plan planned;
+    planned.mpirun = false;
+    planned.workdir = dir.path().string();
+    planned.entries = scalelens::sweep::plan_entries("w", sizes, {"touch", (dir / "ran-{tasks}").string()});
+    planned.owner = scalelens::sweep::Owner{static_cast<int>(dead), "1", owner_host};
+    ASSERT_TRUE(scalelens::sweep::write_plan(study / "sweep.json", planned));
+    auto r = run_scalelens("sweep --study " + quoted(study) + " --resume -q");
+    if (owner_host == host) {
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_NE(r.err.find(fmt::format("another sweep (pid {} on node-elsewhere) is launching this study's entries", dead)),
+                std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("--stale-host node-elsewhere takes its mark as stale"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(dir / "ran-1"));
+      r = run_scalelens("sweep --study " + quoted(study) + " --resume -q --stale-host node-elsewhere");
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    }
+    EXPECT_TRUE(fs::exists(dir / "ran-1"));
+    EXPECT_TRUE(fs::exists(dir / "ran-2"));
+    EXPECT_FALSE(plan_of(study).owner) << "the owner's mark outlived its sweep";
+  }
 }
 
 // A mark of another host (a study on a shared file system) cannot be checked by its pid from here,

@@ -187,7 +187,7 @@ def test_report_options_give_the_cli_summary(study_dir, tmp_path, cli_args, kwar
 
 
 def test_report_options_out_of_range_are_refused_by_name(study_dir):
-    for kwargs, message in [({"baseline_gpus": 0}, "baseline_gpus must be a GPU count, 1 or more"),
+    for kwargs, message in [({"baseline_gpus": 0}, "baseline_gpus must be a GPU count from 1 to 16777216, not 0"),
                             ({"baseline_gpus": 2.0}, "baseline_gpus must be a whole number of GPUs"),
                             ({"predict": [8, 0]}, "predict must be GPU counts from 1 to 16777216"),
                             ({"predict": "64"}, "predict must be a GPU count or a list of them"),
@@ -201,6 +201,52 @@ def test_report_options_out_of_range_are_refused_by_name(study_dir):
                             ({"carbon_intensity": float("inf")}, "carbon_intensity must be grams")]:
         with pytest.raises(scalelens.UsageError, match=message):
             scalelens.load(study_dir, **kwargs)
+
+
+# (keyword, flag, value): options out of their rule, each refused by both front ends with the same
+# words after the option's name, the flag or the keyword (analysis/option_rules.hpp holds the rules).
+HOSTILE_OPTIONS = [
+    ("warmup_epochs", "--warmup-epochs", 1000001),  # above the cap the command line kept alone
+    ("warmup_epochs", "--warmup-epochs", -1),
+    ("warmup_steps", "--warmup-steps", 2**40),
+    ("warmup_steps", "--warmup-steps", -3),
+    ("baseline_gpus", "--baseline-gpus", 0),
+    ("baseline_gpus", "--baseline-gpus", 2**31),
+    ("max_gpus", "--max-gpus", 2**24 + 1),
+    ("predict", "--predict", -8),
+    ("min_efficiency", "--min-efficiency", -0.5),
+    ("carbon_intensity", "--carbon-intensity", 1e6),
+    ("baseline", "--baseline", "fastest"),
+    ("scaling", "--scaling", "both"),
+    ("objective", "--objective", "cost"),
+]
+
+
+@pytest.mark.parametrize("keyword,flag,value", HOSTILE_OPTIONS)
+def test_an_option_out_of_its_rule_is_refused_alike_by_python_and_the_command_line(study_dir, tmp_path, keyword, flag, value):
+    with pytest.raises(scalelens.UsageError) as raised:
+        scalelens.load(study_dir, **{keyword: value})
+    said = str(raised.value)
+    assert said.startswith(keyword + " must be "), said
+    cli = subprocess.run([BIN, "report", study_dir, "-q", "-o", str(tmp_path / "out"), f"{flag}={value}"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 1, cli.stderr
+    assert flag + ": " + said[len(keyword) + 1:] in cli.stderr, (said, cli.stderr)
+    assert not (tmp_path / "out").exists()
+
+
+def test_warmup_out_of_its_rule_is_refused_by_compare_and_nan_is_no_count(study_dir):
+    with pytest.raises(scalelens.UsageError, match="warmup_epochs must be a number of epochs from 0 to 1000000, not 1000001"):
+        scalelens.compare(study_dir, study_dir, warmup_epochs=1000001)
+    for bad in (float("nan"), 2.5, True):
+        with pytest.raises(scalelens.UsageError, match="warmup_epochs must be a whole number of epochs, not"):
+            scalelens.load(study_dir, warmup_epochs=bad)
+        with pytest.raises(scalelens.UsageError, match="warmup_steps must be a whole number of steps, not"):
+            scalelens.load(study_dir, warmup_steps=bad)
+    with pytest.raises(scalelens.UsageError, match="warmup_epochs must be a whole number of epochs that fits 64 bits"):
+        scalelens.load(study_dir, warmup_epochs=2**70)
+    with pytest.raises(scalelens.UsageError, match="min_efficiency must be a number from 0 to 1, not nan"):
+        scalelens.load(study_dir, min_efficiency=float("nan"))
 
 
 def test_gpu_samples_long_format_with_nan_where_nothing_was_read(study_dir):
@@ -307,7 +353,7 @@ def test_hostile_arguments_are_refused_by_name(study_dir, tmp_path):
     with pytest.raises(scalelens.UsageError, match="unknown metric 'speedup'"):
         scalelens.compare(study_dir, study_dir, metrics="speedup")
     assert set(scalelens.compare(study_dir, study_dir, metrics="time")["metric"]) == {"time"}
-    with pytest.raises(scalelens.UsageError, match="warmup_epochs must be 0 or more"):
+    with pytest.raises(scalelens.UsageError, match="warmup_epochs must be a number of epochs from 0 to 1000000, not -5"):
         scalelens.compare(study_dir, study_dir, warmup_epochs=-5)
     with pytest.raises(scalelens.InputError, match="/nonexistent"):
         scalelens.load("/nonexistent")
