@@ -330,44 +330,48 @@ TEST(RunIdentity, ACopyStatingNoClockIsFoundAfterAFolderThatDefinesNoRun) {
 // compared. The same logs, node by node, and the same configuration are one execution's: counted
 // once, said. A repeat whose samples differ, and a copy stating another label, are runs of their own.
 TEST(RunIdentity, ACopyStatingNoInstantIsFoundByItsSamples) {
-  auto gpu_log = [](std::int64_t from_s) {
-    std::string text = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
-    for (int i = 0; i < 20; ++i)
-      for (int g = 0; g < 2; ++g)
-        text += fmt::format("{},{},GPU-{},{},40,1000000000,{},,1400,60\n", (from_s + i) * 1'000'000'000LL, g, g, 80 + g, 250 + i);
-    return text;
-  };
-  auto host_log = [](std::int64_t from_s) {
-    std::string text = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
-    for (int i = 0; i < 20; ++i) text += fmt::format("{},30,2000000000,\n", (from_s + i) * 1'000'000'000LL);
-    return text;
-  };
-  const std::string manifest = R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2})";
-  ScratchDir dir;
-  for (const std::string folder : {"ddp-2", "ddp-2-copy"}) {
-    dir.write(folder + "/scalelens.json", manifest);
-    dir.write(folder + "/nodes/n1/gpu.csv", gpu_log(1'700'000'000));
-    dir.write(folder + "/nodes/n1/host.csv", host_log(1'700'000'000));
-  }
-  dir.write("ddp-2-again/scalelens.json", manifest);  // a repeat an hour later
-  dir.write("ddp-2-again/nodes/n1/gpu.csv", gpu_log(1'700'003'600));
-  dir.write("ddp-2-again/nodes/n1/host.csv", host_log(1'700'003'600));
-  dir.write("fsdp-2/scalelens.json", R"({"schema": "scalelens.run/1", "label": "fsdp", "world_size": 2})");
-  dir.write("fsdp-2/nodes/n1/gpu.csv", gpu_log(1'700'000'000));  // a copy stating another configuration
-  dir.write("fsdp-2/nodes/n1/host.csv", host_log(1'700'000'000));
-  for (const auto& study : {read_study(dir), scalelens::testing::read_study_as_report(dir)}) {
-    std::set<std::string> paths;
-    for (const auto& run : study.runs) paths.insert(run.path);
-    EXPECT_EQ(paths, (std::set<std::string>{(dir / "ddp-2").string(), (dir / "ddp-2-again").string(), (dir / "fsdp-2").string()}));
-    const auto copies = with_code(study.diagnostics, "duplicate-run");
-    ASSERT_EQ(copies.size(), 1u);
-    EXPECT_EQ(copies[0]->path, (dir / "ddp-2-copy").string());
-    EXPECT_NE(copies[0]->message.find("the same run as " + (dir / "ddp-2").string() +
-                                      " (GPU and host logs of the same content, node by node; neither states a start or an end"),
-              std::string::npos)
-        << copies[0]->message;
-    const auto s = analyze(study, {});
-    for (const auto& c : s.configurations) EXPECT_EQ(c.runs, c.label == "ddp" ? 2u : 1u) << c.label;
+  // Logs of 20 samples, hashed whole, and of 4,000 (over 128 KiB), fingerprinted by their edges and length.
+  for (const int rows : {20, 4000}) {
+    SCOPED_TRACE(rows);
+    auto gpu_log = [rows](std::int64_t from_s) {
+      std::string text = "t_ns,gpu,uuid,util_pct,mem_util_pct,mem_used_bytes,power_w,energy_mj,sm_clock_mhz,temp_c\n";
+      for (int i = 0; i < rows; ++i)
+        for (int g = 0; g < 2; ++g)
+          text += fmt::format("{},{},GPU-{},{},40,1000000000,{},,1400,60\n", (from_s + i) * 1'000'000'000LL, g, g, 80 + g, 250 + i);
+      return text;
+    };
+    auto host_log = [rows](std::int64_t from_s) {
+      std::string text = "t_ns,cpu_util_pct,mem_used_bytes,cpu_energy_uj\n";
+      for (int i = 0; i < rows; ++i) text += fmt::format("{},30,2000000000,\n", (from_s + i) * 1'000'000'000LL);
+      return text;
+    };
+    const std::string manifest = R"({"schema": "scalelens.run/1", "label": "ddp", "world_size": 2})";
+    ScratchDir dir;
+    for (const std::string folder : {"ddp-2", "ddp-2-copy"}) {
+      dir.write(folder + "/scalelens.json", manifest);
+      dir.write(folder + "/nodes/n1/gpu.csv", gpu_log(1'700'000'000));
+      dir.write(folder + "/nodes/n1/host.csv", host_log(1'700'000'000));
+    }
+    dir.write("ddp-2-again/scalelens.json", manifest);  // a repeat an hour later
+    dir.write("ddp-2-again/nodes/n1/gpu.csv", gpu_log(1'700'003'600));
+    dir.write("ddp-2-again/nodes/n1/host.csv", host_log(1'700'003'600));
+    dir.write("fsdp-2/scalelens.json", R"({"schema": "scalelens.run/1", "label": "fsdp", "world_size": 2})");
+    dir.write("fsdp-2/nodes/n1/gpu.csv", gpu_log(1'700'000'000));  // a copy stating another configuration
+    dir.write("fsdp-2/nodes/n1/host.csv", host_log(1'700'000'000));
+    for (const auto& study : {read_study(dir), scalelens::testing::read_study_as_report(dir)}) {
+      std::set<std::string> paths;
+      for (const auto& run : study.runs) paths.insert(run.path);
+      EXPECT_EQ(paths, (std::set<std::string>{(dir / "ddp-2").string(), (dir / "ddp-2-again").string(), (dir / "fsdp-2").string()}));
+      const auto copies = with_code(study.diagnostics, "duplicate-run");
+      ASSERT_EQ(copies.size(), 1u);
+      EXPECT_EQ(copies[0]->path, (dir / "ddp-2-copy").string());
+      EXPECT_NE(copies[0]->message.find("the same run as " + (dir / "ddp-2").string() +
+                                        " (GPU and host logs of the same content, node by node; neither states a start or an end"),
+                std::string::npos)
+          << copies[0]->message;
+      const auto s = analyze(study, {});
+      for (const auto& c : s.configurations) EXPECT_EQ(c.runs, c.label == "ddp" ? 2u : 1u) << c.label;
+    }
   }
 }
 
