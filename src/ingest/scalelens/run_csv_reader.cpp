@@ -202,8 +202,8 @@ const char* skip_plain_field(const char* p, const char* end, char stop) {
 
 // A node log's samples, as a copy of its run is found by (ingest, kBySamples): its length and its
 // first and last 64 KiB, hashed. Its lines begin with their nanosecond stamps, so logs of two
-// executions differ there; hashing every byte read large logs ~10% slower (std::hash runs at 3-6
-// GB/s, the parse at ~0.3 GB/s a thread) and told nothing more.
+// executions differ there; hashing every byte would cost ~10% of a large log's reading (std::hash
+// runs at 3-6 GB/s, the parse at ~0.3 GB/s a thread) and tell nothing more.
 std::uint64_t fingerprint_of_samples(std::string_view text) {
   constexpr std::size_t kEdge = 64u << 10;
   const std::hash<std::string_view> hash;
