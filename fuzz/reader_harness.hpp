@@ -5,6 +5,7 @@
 // physical limits (model/limits.hpp) reaches the study, and every figure of the summary is finite.
 // Used by the libFuzzer target (fuzz/input_reader_fuzzer.cpp) and by the unit test that replays
 // the seeds and every crash found (tests/unit/fuzz_regressions_test.cpp). Header-only, no gtest.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "compare/summary_reader.hpp"
 #include "collect/sweep.hpp"
 #include "common/file_io.hpp"
+#include "ingest/clock_step.hpp"
 #include "ingest/reader.hpp"
 #include "model/limits.hpp"
 
@@ -234,6 +236,10 @@ inline std::string drive(std::string_view reader, std::string_view input, const 
     ReadContext ctx{file, reader == "mlperf" || reader == "itwinai_csv" || reader == "itwinai_mlflow" ? nullptr : &enclosing};
     ReadOutput out;
     r->read(ctx, out);
+    // As ingest does where no clock step moves their end: rows that ended before they started are
+    // bad lines their reader said and kept only for a step to take back (clock_step.hpp).
+    for (std::vector<Interval>* rows : {&out.attach.epochs, &out.attach.steps})
+      rows->erase(std::remove_if(rows->begin(), rows->end(), ended_before_started), rows->end());
     for (auto& run : out.runs) study.runs.push_back(std::move(run));
     if (out.has_attachment()) {
       Run run = enclosing;
